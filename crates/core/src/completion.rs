@@ -1,0 +1,117 @@
+//! Batched delivery of finished tasks to the JS thread.
+//!
+//! Workers push [`Completion`]s into one shared vector. The first push after the
+//! JS thread last drained raises the `scheduled` flag and calls the waker (in
+//! the binding: one `napi_call_threadsafe_function`); later pushes see the flag
+//! and do nothing more. The JS thread lowers the flag *before* it takes the
+//! vector, so a push that lands after the take always wakes it again: no
+//! completion can be stranded, and a burst of N completions costs one wake-up.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use crate::task::Completion;
+
+/// Something that makes the consumer run [`CompletionQueue::drain`] soon.
+/// Called from worker threads; must not block.
+pub type Waker = Box<dyn Fn() + Send + Sync>;
+
+/// Thread-safe, wake-once-per-batch queue of finished tasks.
+pub struct CompletionQueue {
+    /// Finished tasks not yet taken by the JS thread.
+    ready: Mutex<Vec<Completion>>,
+    /// True while a drain is already due; false once the drainer started.
+    scheduled: AtomicBool,
+    /// Asks the JS thread to drain.
+    waker: Waker,
+}
+
+impl CompletionQueue {
+    /// An empty queue that calls `waker` when a batch starts.
+    pub fn new(waker: Waker) -> Self {
+        CompletionQueue { ready: Mutex::new(Vec::with_capacity(256)), scheduled: AtomicBool::new(false), waker }
+    }
+
+    /// Adds a finished task; wakes the consumer if no drain is due yet.
+    pub fn push(&self, completion: Completion) {
+        self.ready.lock().unwrap_or_else(|e| e.into_inner()).push(completion);
+        self.wake();
+    }
+
+    /// Wakes the consumer unless a drain is already due (also used for events).
+    pub fn wake(&self) {
+        // The plain load keeps the common "already scheduled" case free of a
+        // read-modify-write on a contended cache line.
+        if !self.scheduled.load(Ordering::Acquire) && !self.scheduled.swap(true, Ordering::AcqRel) {
+            (self.waker)();
+        }
+    }
+
+    /// Moves every ready completion into `out` (which should be empty).
+    /// Call from the consumer when woken.
+    pub fn drain(&self, out: &mut Vec<Completion>) {
+        // Lower the flag first: anything pushed from here on wakes us again.
+        self.scheduled.store(false, Ordering::SeqCst);
+        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::swap(&mut *ready, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Output;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    #[test]
+    fn one_wake_per_batch() {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let w = wakes.clone();
+        let q = CompletionQueue::new(Box::new(move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        }));
+        for slot in 0..10 {
+            q.push(Completion { slot, outcome: Ok(Output::EMPTY) });
+        }
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        let mut out = Vec::new();
+        q.drain(&mut out);
+        assert_eq!(out.len(), 10);
+        q.push(Completion { slot: 10, outcome: Ok(Output::EMPTY) });
+        assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn nothing_is_stranded_under_concurrency() {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let w = wakes.clone();
+        let q = Arc::new(CompletionQueue::new(Box::new(move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        })));
+        let producers: Vec<_> = (0..4)
+            .map(|t| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    for i in 0..10_000 {
+                        q.push(Completion { slot: t * 10_000 + i, outcome: Ok(Output::EMPTY) });
+                    }
+                })
+            })
+            .collect();
+        let mut seen = 0;
+        let mut buf = Vec::new();
+        while producers.iter().any(|p| !p.is_finished()) {
+            q.drain(&mut buf);
+            seen += buf.len();
+            buf.clear();
+        }
+        q.drain(&mut buf);
+        seen += buf.len();
+        assert_eq!(seen, 40_000);
+        // After the final drain the flag is down, so the next push wakes.
+        let before = wakes.load(Ordering::SeqCst);
+        q.push(Completion { slot: 0, outcome: Ok(Output::EMPTY) });
+        assert_eq!(wakes.load(Ordering::SeqCst), before + 1);
+    }
+}

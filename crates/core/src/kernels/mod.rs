@@ -1,0 +1,222 @@
+//! Kernels: the computations a task can run, each in a file of its own behind
+//! the small [`Kernel`] trait, registered by name in [`REGISTRY`].
+//!
+//! A kernel reads its [`Input`] through [`RunContext::feed`], which walks the
+//! input in [`CHUNK`]-sized pieces and checks the cancellation flag between
+//! pieces, so a running task can be stopped within one chunk's worth of work
+//! (a few hundred microseconds) without killing the thread.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::input::Input;
+
+mod blake3;
+mod crc32;
+mod crc32c;
+mod digest;
+mod md5;
+mod panic;
+mod sha1;
+mod sha256;
+mod sha384;
+mod sha512;
+mod sleep;
+mod spin;
+mod xxh3;
+mod xxh64;
+
+/// Bytes a kernel processes between two looks at the cancellation flag.
+/// 256 KiB is ~150 µs of SHA-256 on one core: small enough to cancel quickly,
+/// large enough that the check costs nothing measurable.
+pub const CHUNK: usize = 256 * 1024;
+
+/// Largest result a kernel returns inline (SHA-512 is the largest digest).
+pub const MAX_OUTPUT: usize = 64;
+
+/// Why a kernel did not produce a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelError {
+    /// The cancellation flag was raised while the kernel ran.
+    Cancelled,
+    /// The input cannot be processed by this kernel (e.g. too short).
+    InvalidInput(String),
+}
+
+/// A kernel's result: up to [`MAX_OUTPUT`] bytes stored inline, so finishing a
+/// task allocates nothing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    len: u8,
+    bytes: [u8; MAX_OUTPUT],
+}
+
+impl Output {
+    /// An empty result (used by `spin` and `sleep`).
+    pub const EMPTY: Output = Output { len: 0, bytes: [0; MAX_OUTPUT] };
+
+    /// Copies `bytes` into a new output. Panics if longer than [`MAX_OUTPUT`].
+    pub fn from_slice(bytes: &[u8]) -> Output {
+        assert!(bytes.len() <= MAX_OUTPUT, "kernel output larger than MAX_OUTPUT");
+        let mut out = Output::EMPTY;
+        out.bytes[..bytes.len()].copy_from_slice(bytes);
+        out.len = bytes.len() as u8;
+        out
+    }
+
+    /// The result bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for b in self.as_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a kernel may look at while it runs.
+pub struct RunContext<'a> {
+    /// Raised by the pool to stop running tasks (destroy, environment teardown).
+    cancel: &'a AtomicBool,
+}
+
+impl<'a> RunContext<'a> {
+    /// A context whose cancellation flag is `cancel`.
+    pub fn new(cancel: &'a AtomicBool) -> Self {
+        RunContext { cancel }
+    }
+
+    /// `Err(Cancelled)` once cancellation has been requested.
+    #[inline]
+    pub fn check(&self) -> Result<(), KernelError> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Err(KernelError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Feeds every byte of `input` to `sink` in order, in pieces of at most
+    /// [`CHUNK`] bytes, checking for cancellation before each piece.
+    pub fn feed(&self, input: &Input, mut sink: impl FnMut(&[u8])) -> Result<(), KernelError> {
+        input.for_each_part(|part| {
+            for piece in part.chunks(CHUNK) {
+                self.check()?;
+                sink(piece);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A named computation over a task's bytes.
+pub trait Kernel: Send + Sync + 'static {
+    /// The name users pass as `kernel`.
+    fn name(&self) -> &'static str;
+    /// Runs the kernel over the whole input.
+    fn run(&self, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError>;
+}
+
+/// Index of a kernel in [`REGISTRY`]; what crosses the JS boundary per task.
+pub type KernelId = u32;
+
+/// Every kernel, in id order. Ids are stable within a build only.
+pub static REGISTRY: &[&dyn Kernel] = &[
+    &sha256::SHA256,
+    &sha384::SHA384,
+    &sha512::SHA512,
+    &sha1::SHA1,
+    &md5::MD5,
+    &blake3::Blake3,
+    &xxh3::Xxh3,
+    &xxh64::Xxh64,
+    &crc32::Crc32,
+    &crc32c::Crc32c,
+    &spin::Spin,
+    &sleep::Sleep,
+    &panic::Panic,
+];
+
+/// Looks a kernel up by name.
+pub fn find(name: &str) -> Option<KernelId> {
+    REGISTRY.iter().position(|k| k.name() == name).map(|i| i as KernelId)
+}
+
+/// The kernel with id `id`, if any.
+pub fn get(id: KernelId) -> Option<&'static dyn Kernel> {
+    REGISTRY.get(id as usize).copied()
+}
+
+/// Reads the little-endian `u32` duration in microseconds that `spin` and
+/// `sleep` take from the first four bytes of their input.
+fn duration_micros(input: &Input) -> Result<u64, KernelError> {
+    let mut le = [0u8; 4];
+    if input.read_prefix(&mut le) < 4 {
+        return Err(KernelError::InvalidInput(format!(
+            "this kernel reads its duration as a little-endian uint32 of microseconds from the first 4 bytes; the input has {}",
+            input.len()
+        )));
+    }
+    Ok(u32::from_le_bytes(le) as u64)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::input::RawSlice;
+
+    /// Runs kernel `name` over `data` (optionally split in parts).
+    pub(crate) fn run(name: &str, parts: &[&'static [u8]]) -> Result<Output, KernelError> {
+        let flag = AtomicBool::new(false);
+        let input = Input::Many(parts.iter().map(|p| RawSlice::from_static(p)).collect());
+        get(find(name).expect("kernel registered")).unwrap().run(&input, &RunContext::new(&flag))
+    }
+
+    pub(crate) fn hex(name: &str, data: &'static [u8]) -> String {
+        format!("{:?}", run(name, &[data]).unwrap())
+    }
+
+    #[test]
+    fn names_are_unique_and_findable() {
+        for (i, k) in REGISTRY.iter().enumerate() {
+            assert_eq!(find(k.name()), Some(i as KernelId));
+        }
+        assert_eq!(find("nope"), None);
+    }
+
+    #[test]
+    fn split_input_hashes_like_contiguous() {
+        for k in REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic")) {
+            let whole = run(k.name(), &[b"hello, tidepool"]).unwrap();
+            let split = run(k.name(), &[b"hel", b"", b"lo, tide", b"pool"]).unwrap();
+            assert_eq!(whole, split, "{}", k.name());
+        }
+    }
+
+    #[test]
+    fn chunking_does_not_change_digest() {
+        let big: Vec<u8> = (0..CHUNK * 2 + 17).map(|i| (i % 251) as u8).collect();
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        for k in REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic")) {
+            let a = k.run(&Input::Owned(big.clone()), &ctx).unwrap();
+            let mut joined = Vec::new();
+            ctx.feed(&Input::Owned(big.clone()), |p| joined.extend_from_slice(p)).unwrap();
+            assert_eq!(joined, big);
+            let b = k.run(&Input::Owned(joined), &ctx).unwrap();
+            assert_eq!(a, b, "{}", k.name());
+        }
+    }
+
+    #[test]
+    fn cancel_flag_stops_a_kernel() {
+        let flag = AtomicBool::new(true);
+        let ctx = RunContext::new(&flag);
+        let input = Input::Owned(vec![0; CHUNK * 3]);
+        assert_eq!(get(find("sha256").unwrap()).unwrap().run(&input, &ctx), Err(KernelError::Cancelled));
+    }
+}

@@ -1,0 +1,22 @@
+//! tidepool-core: the plain-Rust heart of tidepool, testable with `cargo test`
+//! alone (no Node.js needed).
+//!
+//! * [`pool`]: the queue, the worker threads and the supervisor (mechanism).
+//! * [`policy`]: when to start or retire a thread (a pure function).
+//! * [`completion`]: batched, wake-once delivery of finished tasks.
+//! * [`kernels`]: the computations, one file each behind the `Kernel` trait.
+//! * [`input`]: zero-copy views of the caller's memory.
+//! * [`task`]: what goes in and what comes out.
+
+pub mod completion;
+pub mod input;
+pub mod kernels;
+pub mod policy;
+pub mod pool;
+pub mod task;
+
+pub use completion::Waker;
+pub use input::{Input, RawSlice};
+pub use kernels::{KernelId, Output};
+pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats};
+pub use task::{Completion, Task, TaskError};

@@ -1,0 +1,688 @@
+//! The pool: a queue, worker threads that drain it, and a supervisor thread
+//! that applies the scaling [`policy`](crate::policy).
+//!
+//! # Threads and their states
+//!
+//! Every thread sits in a fixed *seat* (`0..max_threads`). Seat order is not
+//! seniority; each occupant carries a `generation` (spawn order) and the most
+//! senior idle thread is always the one woken first, so the oldest thread (the
+//! "main worker" of the article) does most of the work and keeps its caches warm.
+//!
+//! A worker is in one of these states, all recorded under the pool mutex:
+//!
+//! ```text
+//!            task found                      queue empty
+//!   busy  <--------------  looking  ------------------------>  spinning
+//!    |                        ^                                   |  work seen -> looking
+//!    | task done              |  woken (wake_pending)             |  spin budget spent
+//!    +------------------------+-----------  parked  <-------------+
+//!                                              |
+//!                        retire / stop flag    v
+//!                                            exited
+//! ```
+//!
+//! * `spinning`: the queue was empty; the thread polls the lock-free `queued`
+//!   counter for a few microseconds before parking, because a futex wake costs
+//!   more than a short spin when tasks arrive back to back.
+//! * `parked`: waiting on the seat's own condvar. `submit` wakes a parked
+//!   thread only when the queue holds more tasks than the threads already
+//!   spinning or already being woken can take (`wake_pending`), so a burst of
+//!   posts costs at most one wake per thread.
+//!
+//! The supervisor owns spawning and retiring. It sleeps on its own condvar
+//! with the timeout the policy asks for, or without one when nothing can
+//! change (only core threads, empty queue); `submit` nudges it when the queue
+//! grows past the thread count while it sleeps without a timeout. Threads are
+//! never started on the submitting (JS) thread, except the core threads at
+//! construction.
+//!
+//! # Shutdown
+//!
+//! * [`Pool::close`]: no new tasks; workers finish the queue, then exit.
+//! * [`Pool::abort`]: no new tasks; queued tasks are handed back to the caller,
+//!   running kernels see the cancel flag within one chunk and end `Cancelled`.
+//!
+//! When the last thread (workers and supervisor) has exited, `terminated` is
+//! set and the completion waker fires once more, so the consumer learns of it
+//! without blocking. [`Pool::join`] then returns at once.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::completion::{CompletionQueue, Waker};
+use crate::kernels::{self, KernelError, RunContext};
+use crate::policy::{self, Action, Observation, PolicyConfig, RetireReason, SpawnReason};
+use crate::task::{Completion, Task, TaskError};
+
+/// Prefix of every worker thread's name; the panic hook uses it to stay quiet
+/// about kernel panics (they are reported as rejected promises instead).
+pub const THREAD_NAME_PREFIX: &str = "tidepool-";
+
+/// Options of a pool.
+#[derive(Debug, Clone)]
+pub struct PoolConfig {
+    /// The scaling policy's tunables (thread bounds, delays).
+    pub policy: PolicyConfig,
+    /// How long an idle worker polls for new work before it parks.
+    pub spin: Duration,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        let max = available_parallelism();
+        PoolConfig {
+            policy: PolicyConfig {
+                min_threads: 1,
+                max_threads: max,
+                spawn_delay: Duration::from_millis(1),
+                idle_timeout: Duration::from_millis(1000),
+                check_interval: Duration::from_millis(1),
+            },
+            spin: Duration::from_micros(50),
+        }
+    }
+}
+
+/// CPUs this process may use (honours cgroup quotas and affinity masks).
+pub fn available_parallelism() -> usize {
+    // `std` reads cgroup v1/v2 quotas and sched_getaffinity on Linux; num_cpus
+    // is the fallback for platforms where std cannot tell.
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or_else(|_| num_cpus::get()).max(1)
+}
+
+/// Something that happened to the pool's threads, reported to JavaScript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PoolEvent {
+    /// A thread started.
+    Spawn { thread_id: u32, threads: usize, reason: SpawnReason },
+    /// A thread retired.
+    Retire { thread_id: u32, threads: usize, reason: RetireReason },
+    /// The OS refused to start a thread; the pool goes on with what it has.
+    SpawnError { threads: usize, error: String },
+}
+
+/// A snapshot of the pool for `stats()`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Live worker threads.
+    pub threads: usize,
+    /// Threads running a task.
+    pub busy_threads: usize,
+    /// Tasks waiting in the queue.
+    pub queued: usize,
+    /// Age of the oldest queued task.
+    pub oldest_queued: Duration,
+    /// Threads started since creation.
+    pub spawned: u64,
+    /// Threads retired since creation.
+    pub retired: u64,
+    /// Thread starts the OS refused.
+    pub spawn_errors: u64,
+}
+
+/// Why [`Pool::submit`] refused a task.
+#[derive(Debug)]
+pub struct Closed(pub Task);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifecycle {
+    /// Accepting tasks.
+    Running,
+    /// `close()`: finish the queue, then exit.
+    Draining,
+    /// `abort()`: exit as soon as the running task (if any) is done.
+    Stopping,
+}
+
+/// Per-seat state, under the pool mutex.
+#[derive(Default)]
+struct Seat {
+    /// Someone lives here (starting, running or exiting).
+    occupied: bool,
+    /// Small number shown to users (`threadId`), unique per pool.
+    thread_id: u32,
+    /// Spawn order; lower is more senior.
+    generation: u64,
+    /// Core threads are never retired.
+    core: bool,
+    /// Waiting on the seat's condvar.
+    parked: bool,
+    /// A waker has notified this thread and it has not yet run.
+    wake_pending: bool,
+    /// Told to exit by the supervisor.
+    retire: bool,
+    /// Since when the thread has had nothing to do (None while busy).
+    idle_since: Option<Instant>,
+    /// Handle to join once the thread has exited.
+    handle: Option<JoinHandle<()>>,
+    /// The thread has left its loop; its handle may be joined.
+    exited: bool,
+}
+
+/// Everything under the pool mutex.
+struct State {
+    /// Waiting tasks, oldest first.
+    queue: VecDeque<Task>,
+    /// One entry per possible thread.
+    seats: Vec<Seat>,
+    /// Occupied seats.
+    threads: usize,
+    /// Threads running a task.
+    busy: usize,
+    /// Threads spinning for work (awake, idle).
+    spinning: usize,
+    /// Parked threads that have been notified but not yet run.
+    wakes_pending: usize,
+    /// Running / draining / stopping.
+    lifecycle: Lifecycle,
+    /// A spawned thread has not yet checked in.
+    spawning: bool,
+    /// When the last thread was spawned.
+    last_spawn: Option<Instant>,
+    /// Spawn order counter.
+    next_generation: u64,
+    /// Next `threadId`.
+    next_thread_id: u32,
+    /// The supervisor sleeps without a timeout and must be nudged.
+    supervisor_sleeping: bool,
+    /// The supervisor has left its loop.
+    supervisor_exited: bool,
+    /// Handles of exited threads, waiting to be joined.
+    finished: Vec<JoinHandle<()>>,
+    /// Counters for stats().
+    spawned: u64,
+    retired: u64,
+    spawn_errors: u64,
+}
+
+/// State shared by the pool handle and all its threads.
+struct Shared {
+    config: PoolConfig,
+    state: Mutex<State>,
+    /// One condvar per seat so a specific (the most senior) thread can be woken.
+    seat_cvs: Box<[Condvar]>,
+    /// The supervisor's condvar.
+    supervisor_cv: Condvar,
+    /// Signalled whenever a thread exits (for `join`).
+    exit_cv: Condvar,
+    /// Mirror of `queue.len()` for lock-free polling by spinning threads.
+    queued: AtomicUsize,
+    /// Raised by `abort`: running kernels stop at their next chunk.
+    cancel: AtomicBool,
+    /// Set once every thread has exited after close/abort.
+    terminated: AtomicBool,
+    /// Finished tasks on their way to the consumer.
+    completions: CompletionQueue,
+    /// Thread events on their way to the consumer.
+    events: Mutex<Vec<PoolEvent>>,
+}
+
+/// A pool of worker threads. Dropping it aborts and joins every thread.
+pub struct Pool {
+    shared: Arc<Shared>,
+}
+
+impl Pool {
+    /// Starts the core threads and the supervisor. `waker` is called (from any
+    /// thread) when completions or events are ready to be drained.
+    pub fn new(config: PoolConfig, waker: Waker) -> std::io::Result<Pool> {
+        install_panic_hook();
+        let mut config = config;
+        config.policy.max_threads = config.policy.max_threads.max(1);
+        config.policy.min_threads = config.policy.min_threads.min(config.policy.max_threads);
+        let max = config.policy.max_threads;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: VecDeque::with_capacity(1024),
+                seats: (0..max).map(|_| Seat::default()).collect(),
+                threads: 0,
+                busy: 0,
+                spinning: 0,
+                wakes_pending: 0,
+                lifecycle: Lifecycle::Running,
+                spawning: false,
+                last_spawn: None,
+                next_generation: 0,
+                next_thread_id: 1,
+                supervisor_sleeping: false,
+                supervisor_exited: false,
+                finished: Vec::new(),
+                spawned: 0,
+                retired: 0,
+                spawn_errors: 0,
+            }),
+            seat_cvs: (0..max).map(|_| Condvar::new()).collect(),
+            supervisor_cv: Condvar::new(),
+            exit_cv: Condvar::new(),
+            queued: AtomicUsize::new(0),
+            cancel: AtomicBool::new(false),
+            terminated: AtomicBool::new(false),
+            completions: CompletionQueue::new(waker),
+            events: Mutex::new(Vec::new()),
+            config,
+        });
+        // Core threads start here, on the constructing thread: construction is
+        // not a hot path, and the pool must be able to work at once.
+        for _ in 0..shared.config.policy.min_threads {
+            if let Err(e) = spawn_worker(&shared, SpawnReason::Core) {
+                if shared.lock().threads == 0 {
+                    abort_and_join(&shared);
+                    return Err(e);
+                }
+            }
+        }
+        let supervisor = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("{THREAD_NAME_PREFIX}supervisor"))
+                .stack_size(64 * 1024)
+                .spawn(move || supervisor_main(&shared))
+        };
+        match supervisor {
+            Ok(handle) => shared.lock().finished.push(handle),
+            Err(e) => {
+                shared.lock().supervisor_exited = true;
+                abort_and_join(&shared);
+                return Err(e);
+            }
+        }
+        Ok(Pool { shared })
+    }
+
+    /// Queues a task. Never blocks beyond the pool mutex and never spawns.
+    pub fn submit(&self, task: Task) -> Result<(), Closed> {
+        let shared = &*self.shared;
+        let mut st = shared.lock();
+        if st.lifecycle != Lifecycle::Running {
+            return Err(Closed(task));
+        }
+        st.queue.push_back(task);
+        let queued = st.queue.len();
+        shared.queued.store(queued, Ordering::Release);
+        // Wake a parked thread only if the awake idle ones cannot take it all.
+        let wake = if queued > st.spinning + st.wakes_pending { pick_parked(&mut st) } else { None };
+        let nudge = st.supervisor_sleeping && queued > st.threads;
+        if nudge {
+            st.supervisor_sleeping = false;
+        }
+        drop(st);
+        if let Some(seat) = wake {
+            shared.seat_cvs[seat].notify_one();
+        }
+        if nudge {
+            shared.supervisor_cv.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Moves ready completions into `out`.
+    pub fn drain(&self, out: &mut Vec<Completion>) {
+        self.shared.completions.drain(out);
+    }
+
+    /// Moves pending thread events into `out`.
+    pub fn take_events(&self, out: &mut Vec<PoolEvent>) {
+        let mut events = self.shared.events.lock().unwrap_or_else(|e| e.into_inner());
+        out.append(&mut events);
+    }
+
+    /// Current numbers.
+    pub fn stats(&self) -> PoolStats {
+        let st = self.shared.lock();
+        let oldest = st.queue.front().map(|t| t.enqueued_at.elapsed()).unwrap_or_default();
+        PoolStats {
+            threads: st.threads,
+            busy_threads: st.busy,
+            queued: st.queue.len(),
+            oldest_queued: oldest,
+            spawned: st.spawned,
+            retired: st.retired,
+            spawn_errors: st.spawn_errors,
+        }
+    }
+
+    /// Stops accepting tasks; threads exit once the queue is empty.
+    pub fn close(&self) {
+        let mut st = self.shared.lock();
+        if st.lifecycle == Lifecycle::Running {
+            st.lifecycle = Lifecycle::Draining;
+        }
+        drop(st);
+        self.shared.wake_all();
+    }
+
+    /// Stops accepting tasks, cancels running ones and returns the slots of
+    /// the tasks that were still queued (they will never complete).
+    pub fn abort(&self) -> Vec<u32> {
+        abort_queue(&self.shared)
+    }
+
+    /// True once close/abort has finished and every thread has exited.
+    pub fn is_terminated(&self) -> bool {
+        self.shared.terminated.load(Ordering::Acquire)
+    }
+
+    /// Waits until every thread has exited (after close/abort) and joins them.
+    pub fn join(&self) {
+        join_all(&self.shared);
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        abort_and_join(&self.shared);
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic never happens while the lock is held (kernels run unlocked),
+        // but if one did, the state is still consistent enough to shut down.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wake_all(&self) {
+        for cv in self.seat_cvs.iter() {
+            cv.notify_all();
+        }
+        self.supervisor_cv.notify_all();
+    }
+
+    fn emit(&self, event: PoolEvent) {
+        self.events.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+        self.completions.wake();
+    }
+}
+
+/// The most senior parked thread not already being woken; marks it woken.
+fn pick_parked(st: &mut State) -> Option<usize> {
+    let seat = st
+        .seats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.occupied && s.parked && !s.wake_pending)
+        .min_by_key(|(_, s)| s.generation)
+        .map(|(i, _)| i)?;
+    st.seats[seat].wake_pending = true;
+    st.wakes_pending += 1;
+    Some(seat)
+}
+
+fn abort_queue(shared: &Shared) -> Vec<u32> {
+    let mut st = shared.lock();
+    st.lifecycle = Lifecycle::Stopping;
+    shared.cancel.store(true, Ordering::Release);
+    let slots = st.queue.drain(..).map(|t| t.slot).collect();
+    shared.queued.store(0, Ordering::Release);
+    drop(st);
+    shared.wake_all();
+    slots
+}
+
+fn abort_and_join(shared: &Shared) {
+    abort_queue(shared);
+    join_all(shared);
+}
+
+fn join_all(shared: &Shared) {
+    let mut st = shared.lock();
+    while st.threads > 0 || !st.supervisor_exited {
+        st = shared.exit_cv.wait(st).unwrap_or_else(|e| e.into_inner());
+    }
+    let handles = std::mem::take(&mut st.finished);
+    drop(st);
+    for h in handles {
+        let _ = h.join();
+    }
+}
+
+/// Starts one worker in a free seat. Called by the constructor and the supervisor.
+fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()> {
+    let mut st = shared.lock();
+    let Some(seat) = st.seats.iter().position(|s| !s.occupied) else {
+        return Ok(());
+    };
+    let thread_id = st.next_thread_id;
+    st.next_thread_id += 1;
+    let generation = st.next_generation;
+    st.next_generation += 1;
+    let core = st.threads < shared.config.policy.min_threads;
+    st.seats[seat] = Seat { occupied: true, thread_id, generation, core, ..Seat::default() };
+    st.threads += 1;
+    st.spawning = true;
+    st.last_spawn = Some(Instant::now());
+    drop(st);
+
+    let worker_shared = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name(format!("{THREAD_NAME_PREFIX}{thread_id}"))
+        .spawn(move || worker_main(&worker_shared, seat));
+
+    let mut st = shared.lock();
+    match spawned {
+        Ok(handle) => {
+            st.spawned += 1;
+            if st.seats[seat].exited {
+                st.finished.push(handle);
+            } else {
+                st.seats[seat].handle = Some(handle);
+            }
+            let threads = st.threads;
+            drop(st);
+            shared.emit(PoolEvent::Spawn { thread_id, threads, reason });
+            Ok(())
+        }
+        Err(e) => {
+            st.seats[seat] = Seat::default();
+            st.threads -= 1;
+            st.spawning = false;
+            st.spawn_errors += 1;
+            let threads = st.threads;
+            drop(st);
+            shared.emit(PoolEvent::SpawnError { threads, error: e.to_string() });
+            shared.exit_cv.notify_all();
+            Err(e)
+        }
+    }
+}
+
+fn worker_main(shared: &Arc<Shared>, seat: usize) {
+    let ctx = RunContext::new(&shared.cancel);
+    let mut st = shared.lock();
+    st.spawning = false;
+    loop {
+        if let Some(task) = st.queue.pop_front() {
+            shared.queued.store(st.queue.len(), Ordering::Release);
+            st.busy += 1;
+            st.seats[seat].idle_since = None;
+            drop(st);
+            let outcome = run_task(&task, &ctx);
+            shared.completions.push(Completion { slot: task.slot, outcome });
+            drop(task);
+            st = shared.lock();
+            st.busy -= 1;
+            continue;
+        }
+        match st.lifecycle {
+            Lifecycle::Running => {}
+            Lifecycle::Draining | Lifecycle::Stopping => break,
+        }
+        if st.seats[seat].retire {
+            break;
+        }
+        if st.seats[seat].idle_since.is_none() {
+            st.seats[seat].idle_since = Some(Instant::now());
+        }
+        // Spin briefly before parking: a futex round trip costs more than a
+        // few microseconds of polling when tasks arrive back to back.
+        st.spinning += 1;
+        drop(st);
+        spin_for_work(shared);
+        st = shared.lock();
+        st.spinning -= 1;
+        if !st.queue.is_empty() || st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
+            continue;
+        }
+        st.seats[seat].parked = true;
+        st = shared.seat_cvs[seat].wait(st).unwrap_or_else(|e| e.into_inner());
+        let s = &mut st.seats[seat];
+        s.parked = false;
+        if std::mem::take(&mut s.wake_pending) {
+            st.wakes_pending -= 1;
+        }
+    }
+    // Leave the seat.
+    let s = std::mem::take(&mut st.seats[seat]);
+    if s.wake_pending {
+        st.wakes_pending -= 1;
+    }
+    if let Some(h) = s.handle {
+        st.finished.push(h);
+    } else {
+        // The spawner has not stored the handle yet; tell it we are gone.
+        st.seats[seat].exited = true;
+    }
+    st.threads -= 1;
+    let retired = s.retire && st.lifecycle == Lifecycle::Running;
+    let threads = st.threads;
+    let last = note_exit(shared, &mut st);
+    drop(st);
+    if retired {
+        shared.emit(PoolEvent::Retire { thread_id: s.thread_id, threads, reason: RetireReason::IdleTimeout });
+    }
+    if last {
+        shared.completions.wake();
+    }
+}
+
+/// Records that a thread left; returns true if it was the last one after a
+/// close/abort (then `terminated` is now set).
+fn note_exit(shared: &Shared, st: &mut State) -> bool {
+    shared.exit_cv.notify_all();
+    if st.lifecycle != Lifecycle::Running && st.threads == 0 && st.supervisor_exited {
+        shared.terminated.store(true, Ordering::Release);
+        true
+    } else {
+        false
+    }
+}
+
+fn spin_for_work(shared: &Shared) {
+    let start = Instant::now();
+    loop {
+        for _ in 0..64 {
+            if shared.queued.load(Ordering::Acquire) > 0 || shared.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() >= shared.config.spin {
+            return;
+        }
+    }
+}
+
+fn run_task(task: &Task, ctx: &RunContext<'_>) -> Result<kernels::Output, TaskError> {
+    let Some(kernel) = kernels::get(task.kernel) else {
+        return Err(TaskError::InvalidInput(format!("no kernel with id {}", task.kernel)));
+    };
+    match catch_unwind(AssertUnwindSafe(|| kernel.run(&task.input, ctx))) {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(KernelError::Cancelled)) => Err(TaskError::Cancelled),
+        Ok(Err(KernelError::InvalidInput(m))) => Err(TaskError::InvalidInput(m)),
+        Err(payload) => Err(TaskError::Panic(panic_message(payload.as_ref()))),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "kernel panicked".to_owned()
+    }
+}
+
+/// Keeps kernel panics off stderr (they become rejected promises) while
+/// leaving every other thread's panics to the previous hook.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let ours = std::thread::current().name().is_some_and(|n| n.starts_with(THREAD_NAME_PREFIX));
+            if !ours {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn supervisor_main(shared: &Arc<Shared>) {
+    let cfg = shared.config.policy.clone();
+    let mut st = shared.lock();
+    while st.lifecycle == Lifecycle::Running {
+        let now = Instant::now();
+        let obs = observe(&st, now);
+        let decision = policy::decide(&obs, &cfg);
+        match decision.action {
+            Action::None => {}
+            Action::Spawn(reason) => {
+                drop(st);
+                // Failures are counted and reported by spawn_worker; the pool
+                // goes on with the threads it has and tries again later.
+                let _ = spawn_worker(shared, reason);
+                st = shared.lock();
+                continue;
+            }
+            Action::Retire(seat, _) => {
+                let s = &mut st.seats[seat];
+                if s.occupied && !s.core && s.parked {
+                    s.retire = true;
+                    st.retired += 1;
+                    shared.seat_cvs[seat].notify_one();
+                }
+            }
+        }
+        st = match decision.next_check {
+            Some(timeout) => shared.supervisor_cv.wait_timeout(st, timeout).unwrap_or_else(|e| e.into_inner()).0,
+            None => {
+                st.supervisor_sleeping = true;
+                let mut st = shared.supervisor_cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                st.supervisor_sleeping = false;
+                st
+            }
+        };
+    }
+    st.supervisor_exited = true;
+    let last = note_exit(shared, &mut st);
+    drop(st);
+    if last {
+        shared.completions.wake();
+    }
+}
+
+fn observe(st: &State, now: Instant) -> Observation {
+    let newest_idle_extra = st
+        .seats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.occupied && !s.core && !s.retire && s.parked)
+        .filter_map(|(i, s)| s.idle_since.map(|t| (i, t, s.generation)))
+        .max_by_key(|&(_, _, generation)| generation)
+        .map(|(i, t, _)| (i, t));
+    Observation {
+        now,
+        queued: st.queue.len(),
+        oldest_enqueued: st.queue.front().map(|t| t.enqueued_at),
+        threads: st.threads,
+        spawning: st.spawning,
+        last_spawn: st.last_spawn,
+        newest_idle_extra,
+    }
+}

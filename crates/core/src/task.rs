@@ -1,0 +1,58 @@
+//! What travels through the pool: a [`Task`] in, a [`Completion`] out.
+
+use std::time::Instant;
+
+use crate::input::Input;
+use crate::kernels::{KernelId, Output};
+
+/// One unit of work. Created on the JS thread, run on a worker thread.
+#[derive(Debug)]
+pub struct Task {
+    /// The JS side's handle for this task; returned untouched in the completion.
+    pub slot: u32,
+    /// Which kernel to run.
+    pub kernel: KernelId,
+    /// The bytes to run it on (borrowed from JS memory).
+    pub input: Input,
+    /// When the task entered the queue; the queue age the policy looks at.
+    pub enqueued_at: Instant,
+}
+
+/// Why a task failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskError {
+    /// The kernel panicked; the payload's text if it was a string.
+    Panic(String),
+    /// The task was stopped because the pool was destroyed or torn down.
+    Cancelled,
+    /// The kernel refused the input.
+    InvalidInput(String),
+}
+
+impl TaskError {
+    /// A stable small number for the binding layer (0 is reserved for success).
+    pub fn code(&self) -> u8 {
+        match self {
+            TaskError::Panic(_) => 1,
+            TaskError::Cancelled => 2,
+            TaskError::InvalidInput(_) => 3,
+        }
+    }
+
+    /// Human-readable detail.
+    pub fn detail(&self) -> &str {
+        match self {
+            TaskError::Panic(m) | TaskError::InvalidInput(m) => m,
+            TaskError::Cancelled => "the task was cancelled",
+        }
+    }
+}
+
+/// A finished task, on its way back to the JS thread.
+#[derive(Debug)]
+pub struct Completion {
+    /// The slot the task was submitted with.
+    pub slot: u32,
+    /// The kernel's result or why there is none.
+    pub outcome: Result<Output, TaskError>,
+}

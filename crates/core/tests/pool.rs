@@ -1,0 +1,214 @@
+//! Integration tests of the pool mechanism, driven the way the binding drives
+//! it: submit tasks, wait for the waker, drain completions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use tidepool_core::kernels;
+use tidepool_core::policy::PolicyConfig;
+use tidepool_core::{Completion, Input, Pool, PoolConfig, PoolEvent, Task, TaskError};
+
+/// A consumer that blocks a test thread until the waker fires.
+#[derive(Clone, Default)]
+struct Signal(Arc<(Mutex<bool>, Condvar)>);
+
+impl Signal {
+    fn waker(&self) -> tidepool_core::Waker {
+        let s = self.clone();
+        Box::new(move || {
+            *s.0 .0.lock().unwrap() = true;
+            s.0 .1.notify_all();
+        })
+    }
+    fn wait(&self, timeout: Duration) -> bool {
+        let mut fired = self.0 .0.lock().unwrap();
+        let deadline = Instant::now() + timeout;
+        while !*fired {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            fired = self.0 .1.wait_timeout(fired, left).unwrap().0;
+        }
+        *fired = false;
+        true
+    }
+}
+
+fn config(min: usize, max: usize) -> PoolConfig {
+    PoolConfig {
+        policy: PolicyConfig {
+            min_threads: min,
+            max_threads: max,
+            spawn_delay: Duration::from_millis(1),
+            idle_timeout: Duration::from_millis(50),
+            check_interval: Duration::from_millis(1),
+        },
+        spin: Duration::from_micros(20),
+    }
+}
+
+fn task(slot: u32, kernel: &str, data: Vec<u8>) -> Task {
+    Task { slot, kernel: kernels::find(kernel).unwrap(), input: Input::Owned(data), enqueued_at: Instant::now() }
+}
+
+fn micros(us: u32) -> Vec<u8> {
+    us.to_le_bytes().to_vec()
+}
+
+/// Drains until `n` completions arrived (or panics after 10 s).
+fn collect(pool: &Pool, signal: &Signal, n: usize) -> Vec<Completion> {
+    let mut all = Vec::new();
+    let mut buf = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while all.len() < n {
+        pool.drain(&mut buf);
+        all.append(&mut buf);
+        if all.len() < n {
+            assert!(Instant::now() < deadline, "only {} of {} completions arrived", all.len(), n);
+            signal.wait(Duration::from_millis(100));
+        }
+    }
+    all
+}
+
+#[test]
+fn every_task_completes_once_with_its_own_digest() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 2), signal.waker()).unwrap();
+    let n = 20_000u32;
+    let mut expected = HashMap::new();
+    for slot in 0..n {
+        let data = slot.to_le_bytes().repeat((slot % 7 + 1) as usize);
+        expected.insert(slot, kernels::find("sha256").map(|_| sha256_hex(&data)).unwrap());
+        pool.submit(task(slot, "sha256", data)).unwrap();
+    }
+    let done = collect(&pool, &signal, n as usize);
+    assert_eq!(done.len(), n as usize);
+    for c in done {
+        let want = expected.remove(&c.slot).expect("each slot completes exactly once");
+        assert_eq!(format!("{:?}", c.outcome.unwrap()), want);
+    }
+    assert!(expected.is_empty());
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use std::sync::atomic::AtomicBool;
+    let flag = AtomicBool::new(false);
+    let out = kernels::get(kernels::find("sha256").unwrap())
+        .unwrap()
+        .run(&Input::Owned(data.to_vec()), &kernels::RunContext::new(&flag))
+        .unwrap();
+    format!("{out:?}")
+}
+
+#[test]
+fn a_panicking_kernel_fails_only_its_task() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    pool.submit(task(0, "panic", vec![1, 2, 3])).unwrap();
+    pool.submit(task(1, "sha256", b"abc".to_vec())).unwrap();
+    let mut done = collect(&pool, &signal, 2);
+    done.sort_by_key(|c| c.slot);
+    match &done[0].outcome {
+        Err(TaskError::Panic(m)) => assert!(m.contains("on purpose"), "{m}"),
+        other => panic!("expected a panic, got {other:?}"),
+    }
+    assert!(done[1].outcome.is_ok());
+    assert_eq!(pool.stats().threads, 1, "the thread survives the panic");
+}
+
+#[test]
+fn abort_returns_queued_and_cancels_running() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    pool.submit(task(0, "sleep", micros(5_000_000))).unwrap();
+    // Wait until the sleep is running.
+    let t = Instant::now();
+    while pool.stats().busy_threads == 0 {
+        assert!(t.elapsed() < Duration::from_secs(5));
+        std::thread::yield_now();
+    }
+    pool.submit(task(1, "sha256", vec![0; 10])).unwrap();
+    pool.submit(task(2, "sha256", vec![0; 10])).unwrap();
+    let started = Instant::now();
+    let mut queued = pool.abort();
+    queued.sort();
+    assert_eq!(queued, vec![1, 2]);
+    let done = collect(&pool, &signal, 1);
+    assert_eq!(done[0].slot, 0);
+    assert_eq!(done[0].outcome, Err(TaskError::Cancelled));
+    pool.join();
+    assert!(started.elapsed() < Duration::from_secs(1), "cancel took {:?}", started.elapsed());
+    assert!(pool.is_terminated());
+    assert!(pool.submit(task(3, "sha256", vec![])).is_err(), "no tasks after abort");
+}
+
+#[test]
+fn close_finishes_the_queue_then_terminates() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 2), signal.waker()).unwrap();
+    for slot in 0..100 {
+        pool.submit(task(slot, "spin", micros(200))).unwrap();
+    }
+    pool.close();
+    assert!(pool.submit(task(100, "sha256", vec![])).is_err());
+    let done = collect(&pool, &signal, 100);
+    assert!(done.iter().all(|c| c.outcome.is_ok()));
+    pool.join();
+    assert!(pool.is_terminated());
+    assert_eq!(pool.stats().threads, 0);
+}
+
+#[test]
+fn grows_under_load_and_shrinks_back_to_core_threads() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 2), signal.waker()).unwrap();
+    for slot in 0..400 {
+        pool.submit(task(slot, "spin", micros(100))).unwrap();
+    }
+    collect(&pool, &signal, 400);
+    let mut events = Vec::new();
+    pool.take_events(&mut events);
+    assert!(
+        events.iter().any(|e| matches!(e, PoolEvent::Spawn { reason, .. } if reason.as_str() == "queue-age")),
+        "{events:?}"
+    );
+    assert_eq!(pool.stats().spawned, 2);
+    // Idle extras retire after idle_timeout (50 ms).
+    let t = Instant::now();
+    while pool.stats().threads > 1 {
+        assert!(t.elapsed() < Duration::from_secs(5), "extra thread never retired");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal.wait(Duration::from_millis(100));
+    pool.take_events(&mut events);
+    assert!(events.iter().any(|e| matches!(e, PoolEvent::Retire { threads: 1, .. })), "{events:?}");
+    assert_eq!(pool.stats().retired, 1);
+}
+
+#[test]
+fn trickle_does_not_spawn() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 2), signal.waker()).unwrap();
+    for slot in 0..20 {
+        pool.submit(task(slot, "sha256", vec![0; 64])).unwrap();
+        collect(&pool, &signal, 1);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(pool.stats().spawned, 1);
+}
+
+#[test]
+fn dropping_a_busy_pool_joins_quickly() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(2, 2), signal.waker()).unwrap();
+    for slot in 0..4 {
+        pool.submit(task(slot, "spin", micros(10_000_000))).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let t = Instant::now();
+    drop(pool);
+    assert!(t.elapsed() < Duration::from_millis(500), "drop took {:?}", t.elapsed());
+}
