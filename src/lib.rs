@@ -1,1 +1,44 @@
+//! tidepool's N-API binding: a thin layer between JavaScript and
+//! `tidepool-core`. It does three things and nothing else:
+//!
+//! * [`binary`]: turns the JS values of `post()` into zero-copy [`Input`]s;
+//! * [`native_pool`]: the `NativePool` class (submit, stats, close, destroy)
+//!   and the lifecycle glue (threadsafe function, env teardown, GC);
+//! * [`delivery`]: the JS-thread callback that settles a whole batch of
+//!   finished tasks with one call into JavaScript.
+//!
+//! [`Input`]: tidepool_core::Input
 
+mod binary;
+mod delivery;
+mod native_pool;
+
+use napi_derive::napi;
+
+/// Names of the registered kernels, in id order (the id is the index).
+#[napi]
+pub fn kernel_names() -> Vec<String> {
+    tidepool_core::kernels::REGISTRY.iter().map(|k| k.name().to_owned()).collect()
+}
+
+/// CPUs this process may use (cgroup- and affinity-aware).
+#[napi]
+pub fn available_parallelism() -> u32 {
+    tidepool_core::pool::available_parallelism() as u32
+}
+
+/// Batch geometry shared with index.js: at most this many completions are
+/// handed to JavaScript per call, each with at most this many result bytes.
+#[napi(object)]
+pub struct BatchLayout {
+    /// Completions per call (entries in the meta array / 2).
+    pub capacity: u32,
+    /// Bytes of the result slab.
+    pub slab_bytes: u32,
+}
+
+/// The sizes index.js must allocate the shared meta array and slab with.
+#[napi]
+pub fn batch_layout() -> BatchLayout {
+    BatchLayout { capacity: delivery::BATCH_CAPACITY as u32, slab_bytes: delivery::SLAB_BYTES as u32 }
+}

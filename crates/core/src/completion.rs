@@ -50,8 +50,20 @@ impl CompletionQueue {
     /// Moves every ready completion into `out` (which should be empty).
     /// Call from the consumer when woken.
     pub fn drain(&self, out: &mut Vec<Completion>) {
-        // Lower the flag first: anything pushed from here on wakes us again.
+        self.begin_drain();
+        self.take(out);
+    }
+
+    /// First half of [`drain`](Self::drain): lowers the flag, so anything
+    /// pushed (or any `wake`) from here on schedules another drain. State the
+    /// consumer reads after this call and before [`take`](Self::take) is
+    /// therefore never missed.
+    pub fn begin_drain(&self) {
         self.scheduled.store(false, Ordering::SeqCst);
+    }
+
+    /// Second half of [`drain`](Self::drain): takes what is ready.
+    pub fn take(&self, out: &mut Vec<Completion>) {
         let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
         std::mem::swap(&mut *ready, out);
     }

@@ -319,9 +319,18 @@ impl Pool {
         Ok(())
     }
 
-    /// Moves ready completions into `out`.
-    pub fn drain(&self, out: &mut Vec<Completion>) {
-        self.shared.completions.drain(out);
+    /// Moves ready completions into `out`. Returns true if the pool had
+    /// terminated (after close/abort) before the take: then `out` holds the
+    /// very last completions and no more will come.
+    pub fn drain(&self, out: &mut Vec<Completion>) -> bool {
+        let completions = &self.shared.completions;
+        // Order matters: a thread sets `terminated` and then wakes; lowering
+        // the flag first means that either we see `terminated` here, or its
+        // wake schedules another drain.
+        completions.begin_drain();
+        let terminated = self.is_terminated();
+        completions.take(out);
+        terminated
     }
 
     /// Moves pending thread events into `out`.

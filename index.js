@@ -1,0 +1,494 @@
+'use strict';
+// tidepool: the JavaScript face of the native pool.
+//
+// This file does what must happen on the JS thread and nothing more:
+//   * validate arguments and throw Node-style errors synchronously;
+//   * keep every posted message (and the binary selected from it) reachable
+//     until its task settles, since Rust threads read that memory in place;
+//   * settle a whole batch of finished tasks per call from native code
+//     (`#onBatch`), reading results from memory shared with Rust.
+
+const { EventEmitter } = require('node:events');
+const { isAnyArrayBuffer } = require('node:util').types;
+const path = require('node:path');
+
+const binding = loadBinding();
+
+/** Kernel names in id order (the id is the index). */
+const KERNELS = Object.freeze(binding.kernelNames());
+const KERNEL_IDS = new Map(KERNELS.map((name, id) => [name, id]));
+/** Kernels that read a 4-byte duration from their input. */
+const MIN_INPUT_BYTES = KERNELS.map((name) => (name === 'spin' || name === 'sleep' ? 4 : 0));
+const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
+const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES } = binding.batchLayout();
+const MAX_THREADS_LIMIT = 1024;
+
+const DEFAULTS = Object.freeze({
+  kernel: 'sha256',
+  encoding: 'buffer',
+  minThreads: 1,
+  maxThreads: binding.availableParallelism(),
+  spawnDelayMs: 1,
+  idleTimeoutMs: 1000,
+  checkIntervalMs: 1,
+});
+
+// Native error codes (0 = success); see crates/core/src/task.rs.
+const CODE_PANIC = 1;
+const CODE_CANCELLED = 2;
+const CODE_INVALID_INPUT = 3;
+
+const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
+
+function loadBinding() {
+  const file = path.join(__dirname, 'tidepool.node');
+  try {
+    return require(file);
+  } catch (err) {
+    if (err && err.code === 'MODULE_NOT_FOUND') {
+      const e = new Error(
+        `tidepool: the native addon ${file} is missing. Build it with \`npm run build\` (needs cargo).`,
+      );
+      e.code = 'ERR_TIDEPOOL_NOT_BUILT';
+      e.cause = err;
+      throw e;
+    }
+    throw err;
+  }
+}
+
+function makeError(Ctor, code, message, props) {
+  const err = new Ctor(message);
+  err.code = code;
+  if (props !== undefined) Object.assign(err, props);
+  return err;
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`;
+  if (typeof value === 'object') {
+    const name = value.constructor && value.constructor.name;
+    return name ? `an instance of ${name}` : 'an object';
+  }
+  let shown = String(value);
+  if (shown.length > 28) shown = `${shown.slice(0, 25)}...`;
+  if (typeof value === 'string') shown = `'${shown}'`;
+  return `type ${typeof value} (${shown})`;
+}
+
+function invalidArgType(name, expected, actual) {
+  return makeError(
+    TypeError,
+    'ERR_INVALID_ARG_TYPE',
+    `The "${name}" argument must be ${expected}. Received ${describe(actual)}`,
+  );
+}
+
+function outOfRange(name, range, actual) {
+  return makeError(
+    RangeError,
+    'ERR_OUT_OF_RANGE',
+    `The value of "${name}" is out of range. It must be ${range}. Received ${String(actual)}`,
+  );
+}
+
+function isBinary(value) {
+  return ArrayBuffer.isView(value) || isAnyArrayBuffer(value);
+}
+
+/** Total bytes of a validated binary or array of binaries. */
+function byteLengthOf(data) {
+  if (!Array.isArray(data)) return data.byteLength;
+  let total = 0;
+  for (let i = 0; i < data.length; i++) total += data[i].byteLength;
+  return total;
+}
+
+const BINARY_TYPES = 'a Buffer, TypedArray, DataView, ArrayBuffer, or an Array of those';
+
+/** Throws unless `data` is something the native side can read in place. */
+function checkBinary(data, name) {
+  if (data instanceof Uint8Array || isBinary(data)) return;
+  if (Array.isArray(data)) {
+    for (let i = 0; i < data.length; i++) {
+      if (!isBinary(data[i])) throw invalidArgType(`${name}[${i}]`, 'a Buffer, TypedArray, DataView or ArrayBuffer', data[i]);
+    }
+    return;
+  }
+  throw invalidArgType(name, BINARY_TYPES, data);
+}
+
+/** The default `select`: the message if it is binary, else `message.data`. */
+function defaultSelect(message) {
+  if (message instanceof Uint8Array || isBinary(message) || Array.isArray(message)) return message;
+  if (message !== null && typeof message === 'object' && 'data' in message) return message.data;
+  throw invalidArgType('message', `${BINARY_TYPES}, or an object with such a "data" property`, message);
+}
+
+function kernelId(name, argName) {
+  if (typeof name !== 'string') throw invalidArgType(argName, 'of type string', name);
+  const id = KERNEL_IDS.get(name);
+  if (id === undefined) {
+    throw makeError(
+      TypeError,
+      'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+      `Unknown kernel ${JSON.stringify(name)}. Known kernels: ${KERNELS.join(', ')}`,
+    );
+  }
+  return id;
+}
+
+function integerOption(options, name, min, max) {
+  const value = options[name];
+  if (value === undefined) return DEFAULTS[name];
+  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw outOfRange(`options.${name}`, `an integer >= ${min} and <= ${max}`, value);
+  }
+  return value;
+}
+
+function msOption(options, name, min) {
+  const value = options[name];
+  if (value === undefined) return DEFAULTS[name];
+  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
+  if (!Number.isFinite(value) || value < min || value > 2 ** 31) {
+    throw outOfRange(`options.${name}`, `a finite number >= ${min} and <= 2^31`, value);
+  }
+  return value;
+}
+
+function resolveOptions(options) {
+  if (options === undefined) options = {};
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  const kernel = kernelId(options.kernel === undefined ? DEFAULTS.kernel : options.kernel, 'options.kernel');
+  const encoding = options.encoding === undefined ? DEFAULTS.encoding : options.encoding;
+  if (!ENCODINGS.includes(encoding)) {
+    if (typeof encoding !== 'string') throw invalidArgType('options.encoding', 'of type string', encoding);
+    throw makeError(
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      `The property 'options.encoding' must be one of: ${ENCODINGS.map((e) => `'${e}'`).join(', ')}. Received '${encoding}'`,
+    );
+  }
+  const select = options.select;
+  if (select !== undefined && typeof select !== 'function') {
+    throw invalidArgType('options.select', 'of type function', select);
+  }
+  const maxThreads = integerOption(options, 'maxThreads', 1, MAX_THREADS_LIMIT);
+  const minThreads =
+    options.minThreads === undefined
+      ? Math.min(DEFAULTS.minThreads, maxThreads)
+      : integerOption(options, 'minThreads', 0, maxThreads);
+  return {
+    kernel,
+    encoding,
+    select: select === undefined ? defaultSelect : select,
+    native: {
+      minThreads,
+      maxThreads,
+      spawnDelayMs: msOption(options, 'spawnDelayMs', 0),
+      idleTimeoutMs: msOption(options, 'idleTimeoutMs', 0),
+      checkIntervalMs: msOption(options, 'checkIntervalMs', 0.01),
+    },
+  };
+}
+
+function closedError() {
+  return makeError(Error, 'ERR_TIDEPOOL_CLOSED', 'The pool is closed and accepts no new tasks');
+}
+
+function taskError(code, detail, destroyed) {
+  switch (code) {
+    case CODE_PANIC:
+      return makeError(Error, 'ERR_TIDEPOOL_PANIC', `The kernel panicked: ${detail}`);
+    case CODE_CANCELLED:
+      return destroyed
+        ? makeError(Error, 'ERR_TIDEPOOL_DESTROYED', 'The pool was destroyed before the task finished')
+        : makeError(Error, 'ERR_TIDEPOOL_CANCELLED', 'The task was cancelled');
+    case CODE_INVALID_INPUT:
+      return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
+    default:
+      return makeError(Error, 'ERR_TIDEPOOL_INTERNAL', `Unknown native error code ${code}: ${detail}`);
+  }
+}
+
+/**
+ * A pool of native threads that run kernels (SHA-256, BLAKE3, ...) over
+ * Buffers without copying them. See README.md for every option and event.
+ */
+class Pool extends EventEmitter {
+  #native;
+  #kernel;
+  #encoding;
+  #select;
+  /** Shared with Rust: [slot, code << 24 | length] per finished task. */
+  #meta = new Uint32Array(BATCH_CAPACITY * 2);
+  /** Shared with Rust: result bytes of one batch chunk, back to back. */
+  #slab = Buffer.alloc(SLAB_BYTES);
+  // Per-slot task state. A slot is reused once its task settled.
+  #messages = [];
+  #data = [];
+  #resolves = [];
+  #rejects = [];
+  #freeSlots = [];
+  #nextSlot = 0;
+  #pending = 0;
+  #completed = 0;
+  #failed = 0;
+  #closed = false;
+  #destroyed = false;
+  #terminated = false;
+  #terminationWaiters = [];
+  #terminationPromise = null;
+
+  /** @param {import('./index').PoolOptions} [options] */
+  constructor(options) {
+    super();
+    const resolved = resolveOptions(options);
+    this.#kernel = resolved.kernel;
+    this.#encoding = resolved.encoding;
+    this.#select = resolved.select;
+    this.#native = new binding.NativePool(
+      resolved.native,
+      (count, events, terminated) => this.#onBatch(count, events, terminated),
+      this.#meta,
+      this.#slab,
+    );
+    process.nextTick(() => this.emit('online'));
+  }
+
+  /** Names of every available kernel. */
+  static get kernels() {
+    return KERNELS;
+  }
+
+  /**
+   * Runs the pool's kernel (or `options.kernel`) over the message's binary.
+   * Resolves with `{ result, message }`, `message` being the very object posted.
+   */
+  post(message, options) {
+    const kernel = options === undefined ? this.#kernel : this.#kernelOption(options);
+    const data = this.#select(message);
+    checkBinary(data, this.#select === defaultSelect ? 'message' : 'select(message)');
+    if (MIN_INPUT_BYTES[kernel] !== 0) this.#checkDuration(data, kernel);
+    if (this.#closed) return Promise.reject(closedError());
+    const slot = this.#submit(message, data, kernel);
+    return new Promise((resolve, reject) => {
+      this.#resolves[slot] = resolve;
+      this.#rejects[slot] = reject;
+    });
+  }
+
+  /**
+   * The worker_threads-style API: the result arrives as a `'message'` event
+   * `(result, message)`; a failed task emits `'error'` `(err, message)`.
+   */
+  postMessage(message) {
+    const data = this.#select(message);
+    checkBinary(data, this.#select === defaultSelect ? 'message' : 'select(message)');
+    if (MIN_INPUT_BYTES[this.#kernel] !== 0) this.#checkDuration(data, this.#kernel);
+    if (this.#closed) {
+      process.nextTick(() => this.emit('error', closedError(), message));
+      return;
+    }
+    const slot = this.#submit(message, data, this.#kernel);
+    this.#resolves[slot] = null;
+    this.#rejects[slot] = null;
+  }
+
+  /** A snapshot of the pool's threads, queue and counters. */
+  stats() {
+    const s = this.#native.stats();
+    return {
+      threads: s.threads,
+      idleThreads: s.idleThreads,
+      busyThreads: s.busyThreads,
+      queued: s.queued,
+      oldestQueuedMs: s.oldestQueuedMs,
+      pending: this.#pending,
+      completed: this.#completed,
+      failed: this.#failed,
+      spawned: s.spawned,
+      retired: s.retired,
+      spawnErrors: s.spawnErrors,
+    };
+  }
+
+  /** True once close() or destroy() was called. */
+  get closed() {
+    return this.#closed;
+  }
+
+  /** Stops accepting tasks, finishes the queued ones, joins the threads. */
+  close() {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#native.close();
+    }
+    return this.#whenTerminated();
+  }
+
+  /** Stops accepting tasks, rejects queued ones, cancels running ones, joins the threads. */
+  destroy() {
+    if (this.#terminated) return this.#whenTerminated();
+    this.#closed = true;
+    if (!this.#destroyed) {
+      this.#destroyed = true;
+      const slots = this.#native.destroy();
+      let thrown;
+      for (let i = 0; i < slots.length; i++) {
+        const err = this.#settle(slots[i], false, taskError(CODE_CANCELLED, '', true));
+        if (err !== undefined && thrown === undefined) thrown = { err };
+      }
+      if (thrown !== undefined) process.nextTick(() => { throw thrown.err; });
+    }
+    return this.#whenTerminated();
+  }
+
+  [asyncDispose]() {
+    return this.close();
+  }
+
+  #kernelOption(options) {
+    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+    return options.kernel === undefined ? this.#kernel : kernelId(options.kernel, 'options.kernel');
+  }
+
+  #checkDuration(data, kernel) {
+    const bytes = byteLengthOf(data);
+    if (bytes < MIN_INPUT_BYTES[kernel]) {
+      throw outOfRange(
+        'message',
+        `at least ${MIN_INPUT_BYTES[kernel]} bytes for kernel '${KERNELS[kernel]}' (a little-endian uint32 of microseconds; see micros())`,
+        `${bytes} bytes`,
+      );
+    }
+  }
+
+  #submit(message, data, kernel) {
+    const slot = this.#freeSlots.length !== 0 ? this.#freeSlots.pop() : this.#nextSlot++;
+    try {
+      this.#native.submit(slot, kernel, data);
+    } catch (err) {
+      this.#freeSlots.push(slot);
+      throw err;
+    }
+    this.#messages[slot] = message;
+    this.#data[slot] = data;
+    this.#pending++;
+    return slot;
+  }
+
+  /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
+  #settle(slot, ok, value) {
+    const message = this.#messages[slot];
+    const resolve = this.#resolves[slot];
+    const reject = this.#rejects[slot];
+    this.#messages[slot] = undefined;
+    this.#data[slot] = undefined;
+    this.#resolves[slot] = undefined;
+    this.#rejects[slot] = undefined;
+    this.#freeSlots.push(slot);
+    this.#pending--;
+    if (ok) {
+      this.#completed++;
+      if (resolve !== null) {
+        resolve({ result: value, message });
+        return undefined;
+      }
+    } else {
+      this.#failed++;
+      if (reject !== null) {
+        reject(value);
+        return undefined;
+      }
+    }
+    try {
+      if (ok) this.emit('message', value, message);
+      else this.emit('error', value, message);
+    } catch (err) {
+      return err;
+    }
+    return undefined;
+  }
+
+  #onBatch(count, events, terminated) {
+    const meta = this.#meta;
+    const slab = this.#slab;
+    const encoding = this.#encoding;
+    let thrown;
+    let copy;
+    if (encoding === 'buffer' && count !== 0) {
+      // One allocation per chunk; each result is a view into it (like
+      // Buffer.allocUnsafe's pool), never into the reused slab.
+      let total = 0;
+      for (let i = 0; i < count; i++) total += meta[2 * i + 1] & 0xffffff;
+      copy = Buffer.allocUnsafeSlow(total);
+      slab.copy(copy, 0, 0, total);
+    }
+    let offset = 0;
+    for (let i = 0; i < count; i++) {
+      const slot = meta[2 * i];
+      const word = meta[2 * i + 1];
+      const length = word & 0xffffff;
+      const code = word >>> 24;
+      const end = offset + length;
+      let err;
+      if (code === 0) {
+        const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
+        err = this.#settle(slot, true, result);
+      } else {
+        err = this.#settle(slot, false, taskError(code, slab.toString('utf8', offset, end), this.#destroyed));
+      }
+      if (err !== undefined && thrown === undefined) thrown = { err };
+      offset = end;
+    }
+    if (events !== undefined) {
+      for (const e of events) {
+        try {
+          if (e.type === 'spawnError') this.emit('spawnError', { error: e.error, threads: e.threads });
+          else this.emit(e.type, { threadId: e.threadId, threads: e.threads, reason: e.reason });
+        } catch (err) {
+          if (thrown === undefined) thrown = { err };
+        }
+      }
+    }
+    if (terminated) this.#onTerminated();
+    // A listener threw: surface it as an uncaught exception, as an
+    // EventEmitter would, but only after the whole batch has settled.
+    if (thrown !== undefined) process.nextTick(() => { throw thrown.err; });
+  }
+
+  #onTerminated() {
+    this.#terminated = true;
+    this.#native.join(); // every thread has already exited: returns at once
+    const waiters = this.#terminationWaiters;
+    this.#terminationWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #whenTerminated() {
+    if (this.#terminationPromise === null) {
+      this.#terminationPromise = this.#terminated
+        ? Promise.resolve()
+        : new Promise((resolve) => this.#terminationWaiters.push(resolve));
+    }
+    return this.#terminationPromise;
+  }
+}
+
+/**
+ * The input of the `spin` and `sleep` kernels: a 4-byte Buffer holding
+ * `us` microseconds as a little-endian uint32.
+ */
+function micros(us) {
+  if (typeof us !== 'number') throw invalidArgType('us', 'of type number', us);
+  if (!Number.isInteger(us) || us < 0 || us > 0xffffffff) throw outOfRange('us', 'an integer >= 0 and <= 4294967295', us);
+  const buf = Buffer.allocUnsafe(4);
+  buf.writeUInt32LE(us, 0);
+  return buf;
+}
+
+module.exports = { Pool, kernels: KERNELS, encodings: ENCODINGS, defaults: DEFAULTS, micros };

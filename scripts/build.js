@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+'use strict';
+// Builds the native addon from source with cargo and copies it to
+// ./tidepool.node. Runs as the package's `install` script.
+//
+// A second `npm install` does not rebuild: the build is skipped when
+// tidepool.node exists and a hash of every input of the build (Rust sources,
+// manifests, lock file) matches the one recorded by the last build.
+// `node scripts/build.js --force` (npm run build) always builds.
+
+const { spawnSync } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const output = path.join(root, 'tidepool.node');
+const stampFile = path.join(root, '.build-stamp');
+const force = process.argv.includes('--force');
+const profile = process.env.TIDEPOOL_PROFILE || 'release';
+
+function inputs() {
+  const files = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'crates/core/Cargo.toml'];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.name.endsWith('.rs')) files.push(rel);
+    }
+  };
+  walk('src');
+  walk('crates/core/src');
+  return files.sort();
+}
+
+function stamp() {
+  const hash = crypto.createHash('sha256');
+  hash.update(`${profile}\0${process.platform}\0${process.arch}\0`);
+  for (const rel of inputs()) {
+    const file = path.join(root, rel);
+    if (!fs.existsSync(file)) continue;
+    hash.update(rel);
+    hash.update('\0');
+    hash.update(fs.readFileSync(file));
+  }
+  return hash.digest('hex');
+}
+
+function libraryName() {
+  if (process.platform === 'win32') return 'tidepool.dll';
+  if (process.platform === 'darwin') return 'libtidepool.dylib';
+  return 'libtidepool.so';
+}
+
+function main() {
+  const wanted = stamp();
+  if (!force && fs.existsSync(output) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === wanted) {
+    console.log('tidepool: native addon is up to date, not rebuilding');
+    return;
+  }
+  const cargo = process.env.CARGO || 'cargo';
+  const args = ['build', '-p', 'tidepool', '--locked'];
+  if (profile === 'release') args.push('--release');
+  else args.push('--profile', profile);
+  console.log(`tidepool: building the native addon: ${cargo} ${args.join(' ')}`);
+  const result = spawnSync(cargo, args, { cwd: root, stdio: 'inherit' });
+  if (result.error && result.error.code === 'ENOENT') {
+    console.error('tidepool: cargo was not found. Install Rust (https://rustup.rs) and run `npm install` again.');
+    process.exit(1);
+  }
+  if (result.status !== 0) {
+    console.error(`tidepool: cargo build failed (exit ${result.status})`);
+    process.exit(result.status || 1);
+  }
+  const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+  const built = path.join(targetDir, profile === 'dev' ? 'debug' : profile, libraryName());
+  // Copy to a temporary name and rename, so a process that has the old addon
+  // loaded keeps a valid file and nobody sees a half-written one.
+  const tmp = `${output}.${process.pid}.tmp`;
+  fs.copyFileSync(built, tmp);
+  fs.renameSync(tmp, output);
+  fs.writeFileSync(stampFile, wanted);
+  console.log(`tidepool: built ${path.relative(process.cwd(), output) || output}`);
+}
+
+main();

@@ -1,0 +1,195 @@
+//! Completion delivery: the JS-thread side of the threadsafe function.
+//!
+//! Workers only push to the core's completion queue; the first push of a batch
+//! triggers one `napi_call_threadsafe_function`. When Node runs [`deliver`] on
+//! the JS thread, it drains everything that is ready, writes up to
+//! [`BATCH_CAPACITY`] completions into memory shared with index.js (a
+//! `Uint32Array` of `[slot, code << 24 | length]` pairs and a byte slab with
+//! the results back to back), and calls index.js's batch callback once per
+//! such chunk. index.js then settles every task of the chunk in a plain loop.
+//! No JS object is created here per task.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use napi::sys;
+use tidepool_core::kernels::MAX_OUTPUT;
+use tidepool_core::PoolEvent;
+
+use crate::native_pool::Inner;
+
+/// Completions handed to JavaScript per callback.
+pub const BATCH_CAPACITY: usize = 256;
+/// Result bytes per callback: room for a full chunk of the largest digests.
+pub const SLAB_BYTES: usize = BATCH_CAPACITY * MAX_OUTPUT;
+/// Longest error text passed through the slab.
+const MAX_ERROR_BYTES: usize = 1024;
+
+/// The TSFN's `call_js` callback.
+pub(crate) unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+    if env.is_null() || context.is_null() {
+        return; // the TSFN is being finalized: nothing to deliver to
+    }
+    // SAFETY: `context` is the Rc<Inner> pointer owned by the TSFN, alive until
+    // tsfn_finalize, which Node calls only after the last call_js.
+    let inner = unsafe { &*(context as *const Inner) };
+    if inner.torn_down.get() {
+        return;
+    }
+    // SAFETY: we are on the JS thread of `inner.env` (== env).
+    unsafe { deliver_batch(env, inner) };
+}
+
+/// Writes one completion into the shared arrays. Returns false if the slab
+/// has no room for it (the chunk is then handed over first).
+///
+/// # Safety
+/// `inner.meta` / `inner.slab` must point at the live shared arrays.
+unsafe fn write_entry(inner: &Inner, index: usize, used: &mut usize, slot: u32, code: u8, bytes: &[u8]) -> bool {
+    if *used + bytes.len() > SLAB_BYTES {
+        return false;
+    }
+    // SAFETY: index < BATCH_CAPACITY and the meta array has 2 * BATCH_CAPACITY
+    // u32s; `used + len <= SLAB_BYTES`, the slab's checked minimum size. Only
+    // the JS thread touches these arrays, and JS is not running right now.
+    unsafe {
+        *inner.meta.add(2 * index) = slot;
+        *inner.meta.add(2 * index + 1) = (code as u32) << 24 | bytes.len() as u32;
+        ptr::copy_nonoverlapping(bytes.as_ptr(), inner.slab.add(*used), bytes.len());
+    }
+    *used += bytes.len();
+    true
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+fn truncate(text: &str, max: usize) -> &[u8] {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text.as_bytes()[..end]
+}
+
+/// # Safety
+/// Must run on the JS thread of `env`, which must be `inner.env`.
+unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
+    let pool = inner.pool();
+    let mut scratch = inner.scratch.borrow_mut();
+    let (batch, events) = &mut *scratch;
+    // `drain` reports termination seen before the take, so a terminated
+    // pool's last completions are always in this batch.
+    let terminated = pool.drain(batch) && inner.closing.get();
+    pool.take_events(events);
+    if batch.is_empty() && events.is_empty() && !terminated {
+        return;
+    }
+
+    let mut scope = ptr::null_mut();
+    // SAFETY (whole block): JS thread, live env; every napi_value used was
+    // created in this scope; `callback` is a reference created in this env.
+    unsafe {
+        sys::napi_open_handle_scope(env, &mut scope);
+        let mut callback = ptr::null_mut();
+        sys::napi_get_reference_value(env, inner.callback, &mut callback);
+        let mut undefined = ptr::null_mut();
+        sys::napi_get_undefined(env, &mut undefined);
+        let mut events_arg = if events.is_empty() { undefined } else { events_to_js(env, events) };
+
+        let mut next = 0;
+        loop {
+            let mut count = 0;
+            let mut used = 0;
+            while next < batch.len() && count < BATCH_CAPACITY {
+                let c = &batch[next];
+                let fits = match &c.outcome {
+                    Ok(out) => write_entry(inner, count, &mut used, c.slot, 0, out.as_bytes()),
+                    Err(e) => write_entry(inner, count, &mut used, c.slot, e.code(), truncate(e.detail(), MAX_ERROR_BYTES)),
+                };
+                if !fits {
+                    break;
+                }
+                count += 1;
+                next += 1;
+            }
+            let last = next == batch.len();
+            inner.pending.set(inner.pending.get() - count);
+            if !callback.is_null() {
+                let mut argv = [ptr::null_mut(); 3];
+                sys::napi_create_uint32(env, count as u32, &mut argv[0]);
+                argv[1] = events_arg;
+                sys::napi_get_boolean(env, last && terminated, &mut argv[2]);
+                let mut result = ptr::null_mut();
+                let status = sys::napi_call_function(env, undefined, callback, 3, argv.as_ptr(), &mut result);
+                if status != sys::Status::napi_ok {
+                    // index.js never lets user code throw through here; if it
+                    // happens anyway, report it as an uncaught exception and
+                    // go on delivering the rest of the batch.
+                    let mut error = ptr::null_mut();
+                    if sys::napi_get_and_clear_last_exception(env, &mut error) == sys::Status::napi_ok && !error.is_null() {
+                        sys::napi_fatal_exception(env, error);
+                    }
+                }
+            }
+            events_arg = undefined;
+            if last {
+                break;
+            }
+        }
+        batch.clear();
+        events.clear();
+        if terminated {
+            inner.closing.set(false);
+        }
+        inner.update_hold();
+        sys::napi_close_handle_scope(env, scope);
+    }
+}
+
+/// `[{ type, threadId, threads, reason | error }]` for the thread events.
+///
+/// # Safety
+/// JS thread of `env`, inside an open handle scope.
+unsafe fn events_to_js(env: sys::napi_env, events: &[PoolEvent]) -> sys::napi_value {
+    // SAFETY: as documented for this function; all values are created here.
+    unsafe {
+        let mut array = ptr::null_mut();
+        sys::napi_create_array_with_length(env, events.len(), &mut array);
+        for (i, e) in events.iter().enumerate() {
+            let mut obj = ptr::null_mut();
+            sys::napi_create_object(env, &mut obj);
+            let (kind, thread_id, threads, text) = match e {
+                PoolEvent::Spawn { thread_id, threads, reason } => ("spawn", Some(*thread_id), *threads, reason.as_str()),
+                PoolEvent::Retire { thread_id, threads, reason } => ("retire", Some(*thread_id), *threads, reason.as_str()),
+                PoolEvent::SpawnError { threads, error } => ("spawnError", None, *threads, error.as_str()),
+            };
+            set_str(env, obj, c"type", kind);
+            if let Some(id) = thread_id {
+                set_u32(env, obj, c"threadId", id);
+                set_str(env, obj, c"reason", text);
+            } else {
+                set_str(env, obj, c"error", text);
+            }
+            set_u32(env, obj, c"threads", threads as u32);
+            sys::napi_set_element(env, array, i as u32, obj);
+        }
+        array
+    }
+}
+
+unsafe fn set_str(env: sys::napi_env, obj: sys::napi_value, key: &std::ffi::CStr, value: &str) {
+    let mut v = ptr::null_mut();
+    // SAFETY: JS thread, live env and object; `value` is valid UTF-8 of the given length.
+    unsafe {
+        sys::napi_create_string_utf8(env, value.as_ptr() as *const _, value.len() as isize, &mut v);
+        sys::napi_set_named_property(env, obj, key.as_ptr(), v);
+    }
+}
+
+unsafe fn set_u32(env: sys::napi_env, obj: sys::napi_value, key: &std::ffi::CStr, value: u32) {
+    let mut v = ptr::null_mut();
+    // SAFETY: JS thread, live env and object.
+    unsafe {
+        sys::napi_create_uint32(env, value, &mut v);
+        sys::napi_set_named_property(env, obj, key.as_ptr(), v);
+    }
+}

@@ -1,0 +1,364 @@
+//! The `NativePool` class: what index.js calls per task and per lifecycle step.
+//!
+//! # Ownership and teardown
+//!
+//! [`Inner`] holds everything the JS thread needs. It is shared (`Rc`) by the
+//! JS object and by the threadsafe function (TSFN) that workers use to wake the
+//! JS thread; whichever goes last frees it. Worker threads never see `Inner`:
+//! they only hold the raw TSFN handle, inside the core pool's waker.
+//!
+//! The TSFN handle must not be used after Node frees it, so every path that
+//! can free it first stops and joins the worker threads:
+//!
+//! * GC of the JS object: `Drop` aborts + joins (the pool is idle then, since
+//!   pending tasks keep it strongly referenced), then releases the TSFN.
+//! * Environment teardown (process exit, a Worker ending): our cleanup hook,
+//!   registered after the TSFN's own so that it runs before it, aborts running
+//!   kernels (they stop within one chunk) and joins. Nothing else is touched
+//!   afterwards (`torn_down`).
+//!
+//! # Keeping the process alive
+//!
+//! While tasks are pending (or a close/destroy is in progress) the TSFN is
+//! ref'd, so the event loop waits for the results, and the JS batch callback is
+//! held strongly, so the pool cannot be collected under running tasks. When the
+//! pool goes idle both are released: an idle pool neither keeps the process
+//! alive nor escapes garbage collection.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::ffi::c_void;
+use std::ptr;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use napi::bindgen_prelude::*;
+use napi::{check_status, sys, JsValue};
+use napi_derive::napi;
+use tidepool_core::policy::PolicyConfig;
+use tidepool_core::{kernels, Completion, Pool, PoolConfig, PoolEvent, Task};
+
+use crate::binary;
+use crate::delivery;
+
+/// Resolved pool options (index.js validates and fills in defaults).
+#[napi(object)]
+pub struct NativeOptions {
+    pub min_threads: u32,
+    pub max_threads: u32,
+    pub spawn_delay_ms: f64,
+    pub idle_timeout_ms: f64,
+    pub check_interval_ms: f64,
+}
+
+/// Numbers for `pool.stats()`.
+#[napi(object)]
+pub struct NativeStats {
+    pub threads: u32,
+    pub busy_threads: u32,
+    pub idle_threads: u32,
+    pub queued: u32,
+    pub oldest_queued_ms: f64,
+    pub spawned: f64,
+    pub retired: f64,
+    pub spawn_errors: f64,
+}
+
+/// The raw TSFN handle, moved into the core pool's waker.
+struct TsfnHandle(sys::napi_threadsafe_function);
+// SAFETY: N-API documents napi_call_threadsafe_function as callable from any
+// thread; the handle outlives every worker thread (see the module docs).
+unsafe impl Send for TsfnHandle {}
+// SAFETY: as above; the handle is only passed to thread-safe N-API calls.
+unsafe impl Sync for TsfnHandle {}
+
+/// JS-thread state of one pool.
+pub(crate) struct Inner {
+    /// The environment this pool lives in.
+    pub(crate) env: sys::napi_env,
+    /// The core pool (set right after construction of the TSFN it needs).
+    pub(crate) pool: OnceCell<Pool>,
+    /// Wakes the JS thread; released on drop.
+    tsfn: Cell<sys::napi_threadsafe_function>,
+    /// index.js's batch callback; strong while `held`, weak otherwise.
+    pub(crate) callback: sys::napi_ref,
+    /// Strong references keeping the shared meta array and slab alive.
+    buffers: [sys::napi_ref; 2],
+    /// Shared `Uint32Array`: `[slot, code << 24 | len]` per completion.
+    pub(crate) meta: *mut u32,
+    /// Shared byte slab: result bytes (or error text) back to back.
+    pub(crate) slab: *mut u8,
+    /// Tasks submitted and not yet handed back to JavaScript.
+    pub(crate) pending: Cell<usize>,
+    /// close() or destroy() was called and termination not yet delivered.
+    pub(crate) closing: Cell<bool>,
+    /// The TSFN is ref'd and `callback` strong.
+    held: Cell<bool>,
+    /// The environment is being torn down: touch nothing of N-API any more.
+    pub(crate) torn_down: Cell<bool>,
+    /// Reused buffers for draining (no allocation per batch).
+    pub(crate) scratch: RefCell<(Vec<Completion>, Vec<PoolEvent>)>,
+}
+
+impl Inner {
+    pub(crate) fn pool(&self) -> &Pool {
+        self.pool.get().expect("pool is set in the constructor")
+    }
+
+    /// Refs or unrefs the TSFN and the callback to match the pending work.
+    pub(crate) fn update_hold(&self) {
+        let want = self.pending.get() > 0 || self.closing.get();
+        if want == self.held.get() || self.torn_down.get() {
+            return;
+        }
+        self.held.set(want);
+        // SAFETY: JS thread, live env; the TSFN and reference were created in
+        // this env and are only released in Drop (after which `self` is no
+        // longer reachable from JS) or abandoned at teardown (`torn_down`).
+        unsafe {
+            let mut count = 0;
+            if want {
+                sys::napi_reference_ref(self.env, self.callback, &mut count);
+                sys::napi_ref_threadsafe_function(self.env, self.tsfn.get());
+            } else {
+                sys::napi_reference_unref(self.env, self.callback, &mut count);
+                sys::napi_unref_threadsafe_function(self.env, self.tsfn.get());
+            }
+        }
+    }
+}
+
+/// Frees the TSFN's share of `Inner` when Node finalizes the TSFN.
+unsafe extern "C" fn tsfn_finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the pointer produced by `Rc::into_raw` in the
+    // constructor, and Node calls this finalizer exactly once.
+    drop(unsafe { Rc::from_raw(data as *const Inner) });
+}
+
+/// Environment teardown: stop and join the threads before the heap (and the
+/// TSFN) go away, since workers may be reading JS memory right now.
+unsafe extern "C" fn env_teardown(arg: *mut c_void) {
+    // SAFETY: `arg` points at an `Inner` kept alive by the TSFN's Rc, which
+    // Node finalizes only after this hook (hooks run in reverse order of
+    // registration, and this one was added after the TSFN was created).
+    let inner = unsafe { &*(arg as *const Inner) };
+    inner.torn_down.set(true);
+    if let Some(pool) = inner.pool.get() {
+        pool.abort();
+        pool.join();
+    }
+}
+
+fn typed_array_data(env: sys::napi_env, value: sys::napi_value, what: &str) -> Result<(*mut c_void, usize)> {
+    let mut kind = 0;
+    let mut len = 0;
+    let mut data = ptr::null_mut();
+    // SAFETY: live env/value, out-pointers to locals.
+    check_status!(
+        unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) },
+        "{what} must be a TypedArray"
+    )?;
+    Ok((data, len))
+}
+
+fn duration_ms(ms: f64) -> Duration {
+    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+}
+
+/// A pool of Rust threads; JavaScript talks to it through index.js.
+#[napi]
+pub struct NativePool {
+    inner: Rc<Inner>,
+}
+
+#[napi]
+impl NativePool {
+    /// `new NativePool(options, onBatch, meta: Uint32Array, slab: Uint8Array)`.
+    #[napi(constructor)]
+    pub fn new(env: Env, options: NativeOptions, on_batch: Unknown, meta: Unknown, slab: Unknown) -> Result<Self> {
+        let raw_env = env.raw();
+        let (meta_ptr, meta_len) = typed_array_data(raw_env, meta.raw(), "meta")?;
+        let (slab_ptr, slab_len) = typed_array_data(raw_env, slab.raw(), "slab")?;
+        if meta_len < delivery::BATCH_CAPACITY * 2 || slab_len < delivery::SLAB_BYTES {
+            return Err(Error::new(Status::InvalidArg, "meta or slab is smaller than batchLayout()".to_owned()));
+        }
+        let mut callback = ptr::null_mut();
+        let mut buffers = [ptr::null_mut(); 2];
+        // SAFETY: live env and values of this call; out-pointers to locals.
+        unsafe {
+            check_status!(sys::napi_create_reference(raw_env, on_batch.raw(), 0, &mut callback))?;
+            check_status!(sys::napi_create_reference(raw_env, meta.raw(), 1, &mut buffers[0]))?;
+            check_status!(sys::napi_create_reference(raw_env, slab.raw(), 1, &mut buffers[1]))?;
+        }
+        let inner = Rc::new(Inner {
+            env: raw_env,
+            pool: OnceCell::new(),
+            tsfn: Cell::new(ptr::null_mut()),
+            callback,
+            buffers,
+            meta: meta_ptr as *mut u32,
+            slab: slab_ptr as *mut u8,
+            pending: Cell::new(0),
+            closing: Cell::new(false),
+            held: Cell::new(false),
+            torn_down: Cell::new(false),
+            scratch: RefCell::new((Vec::with_capacity(delivery::BATCH_CAPACITY), Vec::new())),
+        });
+
+        let context = Rc::into_raw(inner.clone()) as *mut c_void;
+        let mut tsfn = ptr::null_mut();
+        let mut name = ptr::null_mut();
+        // SAFETY: live env; `context` stays valid until tsfn_finalize frees it.
+        let created = unsafe {
+            check_status!(sys::napi_create_string_utf8(raw_env, c"tidepool".as_ptr(), 8, &mut name)).and_then(|_| {
+                check_status!(sys::napi_create_threadsafe_function(
+                    raw_env,
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                    name,
+                    0,
+                    1,
+                    context,
+                    Some(tsfn_finalize),
+                    context,
+                    Some(delivery::deliver),
+                    &mut tsfn,
+                ))
+            })
+        };
+        if let Err(e) = created {
+            // SAFETY: the TSFN was not created, so this is the only owner.
+            drop(unsafe { Rc::from_raw(context as *const Inner) });
+            return Err(e);
+        }
+        inner.tsfn.set(tsfn);
+        // SAFETY: JS thread, live env and TSFN. Idle pools must not keep the
+        // process alive: start unref'd.
+        unsafe { sys::napi_unref_threadsafe_function(raw_env, tsfn) };
+
+        let handle = TsfnHandle(tsfn);
+        let waker = Box::new(move || {
+            let h = &handle;
+            // SAFETY: see TsfnHandle. A failure (closing) only happens during
+            // shutdown, when nobody waits for the batch any more.
+            unsafe { sys::napi_call_threadsafe_function(h.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+        });
+        let config = PoolConfig {
+            policy: PolicyConfig {
+                min_threads: options.min_threads as usize,
+                max_threads: options.max_threads as usize,
+                spawn_delay: duration_ms(options.spawn_delay_ms),
+                idle_timeout: duration_ms(options.idle_timeout_ms),
+                check_interval: duration_ms(options.check_interval_ms),
+            },
+            ..PoolConfig::default()
+        };
+        let pool = match Pool::new(config, waker) {
+            Ok(pool) => pool,
+            Err(e) => {
+                let me = NativePool { inner };
+                drop(me); // releases the TSFN and references
+                return Err(Error::new(Status::GenericFailure, format!("could not start pool threads: {e}")));
+            }
+        };
+        let _ = inner.pool.set(pool);
+        // SAFETY: live env; `Inner` outlives the hook (see env_teardown).
+        check_status!(unsafe {
+            sys::napi_add_env_cleanup_hook(raw_env, Some(env_teardown), Rc::as_ptr(&inner) as *mut c_void)
+        })?;
+        Ok(NativePool { inner })
+    }
+
+    /// Queues one task. `data` is a binary or an Array of binaries; it must
+    /// stay reachable (index.js keeps it) until the task is delivered.
+    #[napi]
+    pub fn submit(&self, slot: u32, kernel: u32, data: Unknown) -> Result<()> {
+        let inner = &*self.inner;
+        if kernels::get(kernel).is_none() {
+            return Err(Error::new(Status::InvalidArg, format!("unknown kernel id {kernel}")));
+        }
+        // SAFETY: live env and value of this call; index.js keeps `data`
+        // reachable until the completion for `slot` is delivered.
+        let input = unsafe { binary::input_of(inner.env, data.raw()) }?;
+        let task = Task { slot, kernel, input, enqueued_at: Instant::now() };
+        if inner.pool().submit(task).is_err() {
+            return Err(Error::new(Status::GenericFailure, "ERR_TIDEPOOL_CLOSED".to_owned()));
+        }
+        let pending = inner.pending.get() + 1;
+        inner.pending.set(pending);
+        if pending == 1 {
+            inner.update_hold();
+        }
+        Ok(())
+    }
+
+    /// Current numbers of the native side.
+    #[napi]
+    pub fn stats(&self) -> NativeStats {
+        let s = self.inner.pool().stats();
+        NativeStats {
+            threads: s.threads as u32,
+            busy_threads: s.busy_threads as u32,
+            idle_threads: (s.threads - s.busy_threads) as u32,
+            queued: s.queued as u32,
+            oldest_queued_ms: s.oldest_queued.as_secs_f64() * 1000.0,
+            spawned: s.spawned as f64,
+            retired: s.retired as f64,
+            spawn_errors: s.spawn_errors as f64,
+        }
+    }
+
+    /// Stops accepting tasks; threads finish the queue and exit. Termination
+    /// is reported through the batch callback.
+    #[napi]
+    pub fn close(&self) {
+        self.inner.pool().close();
+        self.inner.closing.set(true);
+        self.inner.update_hold();
+    }
+
+    /// Stops accepting tasks, cancels running kernels and returns the slots
+    /// of the tasks that were still queued (they will not be delivered).
+    #[napi]
+    pub fn destroy(&self) -> Vec<u32> {
+        let inner = &*self.inner;
+        let slots = inner.pool().abort();
+        inner.pending.set(inner.pending.get() - slots.len());
+        inner.closing.set(true);
+        inner.update_hold();
+        slots
+    }
+
+    /// Joins the exited threads. Call after termination was delivered; it
+    /// then returns at once.
+    #[napi]
+    pub fn join(&self) {
+        self.inner.pool().join();
+    }
+}
+
+impl Drop for NativePool {
+    fn drop(&mut self) {
+        let inner = &*self.inner;
+        if inner.torn_down.get() {
+            return; // env_teardown already stopped everything; N-API is gone.
+        }
+        if let Some(pool) = inner.pool.get() {
+            pool.abort();
+            pool.join();
+        }
+        // SAFETY: JS thread (finalizer or constructor failure), live env; the
+        // threads are joined so nobody calls the TSFN again; each handle is
+        // released exactly once here.
+        unsafe {
+            sys::napi_remove_env_cleanup_hook(inner.env, Some(env_teardown), Rc::as_ptr(&self.inner) as *mut c_void);
+            let tsfn = inner.tsfn.replace(ptr::null_mut());
+            if !tsfn.is_null() {
+                sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort);
+            }
+            sys::napi_delete_reference(inner.env, inner.callback);
+            for r in inner.buffers {
+                sys::napi_delete_reference(inner.env, r);
+            }
+        }
+    }
+}
