@@ -148,6 +148,75 @@ unsafe extern "C" fn env_teardown(arg: *mut c_void) {
     }
 }
 
+/// Finalizer of the `submit` function: releases its share of `Inner`.
+unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` came from `Rc::into_raw` in `submitter`; called once.
+    drop(unsafe { Rc::from_raw(data as *const Inner) });
+}
+
+/// `submit(slot, kernel, data)`: queues one task. `data` is a binary or an
+/// Array of binaries; index.js keeps it reachable until the task is delivered.
+unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 3;
+    let mut argv = [ptr::null_mut(); 3];
+    let mut data = ptr::null_mut();
+    // SAFETY: live env and callback info of this call; out-pointers to locals.
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
+    if status != sys::Status::napi_ok || argc < 3 || data.is_null() {
+        throw(env, "ERR_INVALID_ARG_TYPE", "submit(slot, kernel, data) takes three arguments");
+        return ptr::null_mut();
+    }
+    // SAFETY: `data` is the Rc<Inner> share owned by this function object,
+    // alive for as long as the function can be called.
+    let inner = unsafe { &*(data as *const Inner) };
+    // SAFETY: the arguments are live values of this call.
+    if let Err((code, message)) = unsafe { submit(inner, env, argv) } {
+        throw(env, code, &message);
+    }
+    ptr::null_mut()
+}
+
+/// The body of `submit`, with errors as `(code, message)`.
+///
+/// # Safety
+/// `env` and `argv` must be the live env and arguments of the current call.
+unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 3]) -> std::result::Result<(), (&'static str, String)> {
+    let mut slot = 0u32;
+    let mut kernel = 0u32;
+    // SAFETY: live env and values; out-pointers to locals.
+    let numbers_ok = unsafe {
+        sys::napi_get_value_uint32(env, argv[0], &mut slot) == sys::Status::napi_ok
+            && sys::napi_get_value_uint32(env, argv[1], &mut kernel) == sys::Status::napi_ok
+    };
+    if !numbers_ok || kernels::get(kernel).is_none() {
+        return Err(("ERR_INVALID_ARG_TYPE", "submit: slot and kernel must be valid uint32 ids".to_owned()));
+    }
+    if inner.torn_down.get() {
+        return Err(("ERR_TIDEPOOL_CLOSED", "the environment is shutting down".to_owned()));
+    }
+    // SAFETY: live env and value; index.js keeps `data` reachable until the
+    // completion for `slot` is delivered.
+    let input = unsafe { binary::input_of(env, argv[2]) }.map_err(|e| ("ERR_INVALID_ARG_TYPE", e.reason.clone()))?;
+    let task = Task { slot, kernel, input, enqueued_at: Instant::now() };
+    if inner.pool().submit(task).is_err() {
+        return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned()));
+    }
+    let pending = inner.pending.get() + 1;
+    inner.pending.set(pending);
+    if pending == 1 {
+        inner.update_hold();
+    }
+    Ok(())
+}
+
+/// Throws a JS `Error` with `code`.
+fn throw(env: sys::napi_env, code: &str, message: &str) {
+    let code = std::ffi::CString::new(code).unwrap_or_default();
+    let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: live env; NUL-terminated strings that outlive the call.
+    unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
+}
+
 fn typed_array_data(env: sys::napi_env, value: sys::napi_value, what: &str) -> Result<(*mut c_void, usize)> {
     let mut kind = 0;
     let mut len = 0;
@@ -268,27 +337,45 @@ impl NativePool {
         Ok(NativePool { inner })
     }
 
-    /// Queues one task. `data` is a binary or an Array of binaries; it must
-    /// stay reachable (index.js keeps it) until the task is delivered.
+    /// Returns this pool's `submit(slot, kernel, data)` function.
+    ///
+    /// `submit` is the one call made per task, so it is a plain N-API function
+    /// bound to this pool's `Inner` (its callback data) rather than a method:
+    /// that skips the wrapper's `this` unwrapping and argument machinery,
+    /// which cost more than the submit itself. The function owns a share of
+    /// `Inner`, dropped by a finalizer when the function is collected.
     #[napi]
-    pub fn submit(&self, slot: u32, kernel: u32, data: Unknown) -> Result<()> {
-        let inner = &*self.inner;
-        if kernels::get(kernel).is_none() {
-            return Err(Error::new(Status::InvalidArg, format!("unknown kernel id {kernel}")));
+    pub fn submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        let raw_env = env.raw();
+        let data = Rc::into_raw(self.inner.clone()) as *mut c_void;
+        let mut function = ptr::null_mut();
+        // SAFETY: live env; `data` is a leaked Rc<Inner> that the finalizer
+        // added right below frees exactly once, after the last call.
+        unsafe {
+            let created = check_status!(sys::napi_create_function(
+                raw_env,
+                c"submit".as_ptr(),
+                6,
+                Some(submit_callback),
+                data,
+                &mut function
+            ))
+            .and_then(|_| {
+                check_status!(sys::napi_add_finalizer(
+                    raw_env,
+                    function,
+                    data,
+                    Some(drop_inner_share),
+                    ptr::null_mut(),
+                    ptr::null_mut()
+                ))
+            });
+            if let Err(e) = created {
+                drop(Rc::from_raw(data as *const Inner));
+                return Err(e);
+            }
+            Unknown::from_napi_value(raw_env, function)
         }
-        // SAFETY: live env and value of this call; index.js keeps `data`
-        // reachable until the completion for `slot` is delivered.
-        let input = unsafe { binary::input_of(inner.env, data.raw()) }?;
-        let task = Task { slot, kernel, input, enqueued_at: Instant::now() };
-        if inner.pool().submit(task).is_err() {
-            return Err(Error::new(Status::GenericFailure, "ERR_TIDEPOOL_CLOSED".to_owned()));
-        }
-        let pending = inner.pending.get() + 1;
-        inner.pending.set(pending);
-        if pending == 1 {
-            inner.update_hold();
-        }
-        Ok(())
     }
 
     /// Current numbers of the native side.

@@ -38,6 +38,15 @@ impl CompletionQueue {
         self.wake();
     }
 
+    /// Adds several finished tasks under one lock (leaves `batch` empty).
+    pub fn push_all(&self, batch: &mut Vec<Completion>) {
+        if batch.is_empty() {
+            return;
+        }
+        self.ready.lock().unwrap_or_else(|e| e.into_inner()).append(batch);
+        self.wake();
+    }
+
     /// Wakes the consumer unless a drain is already due (also used for events).
     pub fn wake(&self) {
         // The plain load keeps the common "already scheduled" case free of a

@@ -82,7 +82,7 @@ impl Default for PoolConfig {
                 idle_timeout: Duration::from_millis(1000),
                 check_interval: Duration::from_millis(1),
             },
-            spin: Duration::from_micros(50),
+            spin: Duration::from_micros(20),
         }
     }
 }
@@ -499,19 +499,45 @@ fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()
     }
 }
 
+/// How much work (in nanoseconds) a worker takes from the queue at once.
+/// Tiny tasks are taken in batches so that the queue lock and the completion
+/// queue are touched once per batch instead of once per task; tasks that take
+/// longer than this are taken one at a time, so a batch never holds back work
+/// another thread could start.
+const BATCH_BUDGET_NS: f64 = 20_000.0;
+/// Upper bound on tasks taken at once.
+const MAX_BATCH: usize = 64;
+
 fn worker_main(shared: &Arc<Shared>, seat: usize) {
     let ctx = RunContext::new(&shared.cancel);
+    let mut batch: Vec<Task> = Vec::with_capacity(MAX_BATCH);
+    let mut done: Vec<Completion> = Vec::with_capacity(MAX_BATCH);
+    // Moving average of one task's run time; starts high so the first tasks
+    // are taken one by one until we know they are cheap.
+    let mut avg_task_ns = BATCH_BUDGET_NS;
     let mut st = shared.lock();
     st.spawning = false;
     loop {
-        if let Some(task) = st.queue.pop_front() {
+        let queued = st.queue.len();
+        if queued > 0 {
+            // Take this thread's fair share of the queue, within the budget.
+            let share = queued.div_ceil(st.threads.max(1));
+            let budget = (BATCH_BUDGET_NS / avg_task_ns.max(1.0)) as usize;
+            let take = share.min(budget).clamp(1, MAX_BATCH);
+            batch.extend(st.queue.drain(..take));
             shared.queued.store(st.queue.len(), Ordering::Release);
             st.busy += 1;
             st.seats[seat].idle_since = None;
             drop(st);
-            let outcome = run_task(&task, &ctx);
-            shared.completions.push(Completion { slot: task.slot, outcome });
-            drop(task);
+            let started = Instant::now();
+            let n = batch.len();
+            for task in batch.drain(..) {
+                let outcome = run_task(&task, &ctx);
+                done.push(Completion { slot: task.slot, outcome });
+            }
+            let per_task = started.elapsed().as_nanos() as f64 / n as f64;
+            avg_task_ns = 0.75 * avg_task_ns + 0.25 * per_task;
+            shared.completions.push_all(&mut done);
             st = shared.lock();
             st.busy -= 1;
             continue;
@@ -526,15 +552,19 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
         if st.seats[seat].idle_since.is_none() {
             st.seats[seat].idle_since = Some(Instant::now());
         }
-        // Spin briefly before parking: a futex round trip costs more than a
-        // few microseconds of polling when tasks arrive back to back.
-        st.spinning += 1;
-        drop(st);
-        spin_for_work(shared);
-        st = shared.lock();
-        st.spinning -= 1;
-        if !st.queue.is_empty() || st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
-            continue;
+        // One idle thread at a time spins briefly before parking: a futex
+        // round trip costs more than a few microseconds of polling when tasks
+        // arrive back to back, but more spinners would only steal the CPU the
+        // JS thread needs to produce those tasks.
+        if st.spinning == 0 {
+            st.spinning += 1;
+            drop(st);
+            spin_for_work(shared);
+            st = shared.lock();
+            st.spinning -= 1;
+            if !st.queue.is_empty() || st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
+                continue;
+            }
         }
         st.seats[seat].parked = true;
         st = shared.seat_cvs[seat].wait(st).unwrap_or_else(|e| e.into_inner());
