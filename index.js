@@ -9,7 +9,7 @@
 //     (`#onBatch`), reading results from memory shared with Rust.
 
 const { EventEmitter } = require('node:events');
-const { isAnyArrayBuffer } = require('node:util').types;
+const { isAnyArrayBuffer, isSharedArrayBuffer } = require('node:util').types;
 const path = require('node:path');
 
 const binding = loadBinding();
@@ -107,14 +107,27 @@ function byteLengthOf(data) {
 
 const BINARY_TYPES = 'a Buffer, TypedArray, DataView, ArrayBuffer, or an Array of those';
 
-/** Throws unless `data` is something the native side can read in place. */
+/** N-API (before Node 22) cannot read a SharedArrayBuffer itself, only views of it. */
+function viewable(value) {
+  return isSharedArrayBuffer(value) ? new Uint8Array(value) : value;
+}
+
+/**
+ * Throws unless `data` is something the native side can read in place;
+ * returns what to hand to it (the same value, except that SharedArrayBuffers
+ * are wrapped in a Uint8Array view).
+ */
 function checkBinary(data, name) {
-  if (data instanceof Uint8Array || isBinary(data)) return;
+  if (data instanceof Uint8Array || ArrayBuffer.isView(data)) return data;
+  if (isAnyArrayBuffer(data)) return viewable(data);
   if (Array.isArray(data)) {
+    let shared = false;
     for (let i = 0; i < data.length; i++) {
-      if (!isBinary(data[i])) throw invalidArgType(`${name}[${i}]`, 'a Buffer, TypedArray, DataView or ArrayBuffer', data[i]);
+      const part = data[i];
+      if (!isBinary(part)) throw invalidArgType(`${name}[${i}]`, 'a Buffer, TypedArray, DataView or ArrayBuffer', part);
+      if (isSharedArrayBuffer(part)) shared = true;
     }
-    return;
+    return shared ? data.map(viewable) : data;
   }
   throw invalidArgType(name, BINARY_TYPES, data);
 }
@@ -280,8 +293,7 @@ class Pool extends EventEmitter {
    */
   post(message, options) {
     const kernel = options === undefined ? this.#kernel : this.#kernelOption(options);
-    const data = this.#select(message);
-    checkBinary(data, this.#select === defaultSelect ? 'message' : 'select(message)');
+    const data = checkBinary(this.#select(message), this.#select === defaultSelect ? 'message' : 'select(message)');
     if (MIN_INPUT_BYTES[kernel] !== 0) this.#checkDuration(data, kernel);
     if (this.#closed) return Promise.reject(closedError());
     const slot = this.#submit(message, data, kernel);
@@ -297,8 +309,7 @@ class Pool extends EventEmitter {
    * `(result, message)`; a failed task emits `'error'` `(err, message)`.
    */
   postMessage(message) {
-    const data = this.#select(message);
-    checkBinary(data, this.#select === defaultSelect ? 'message' : 'select(message)');
+    const data = checkBinary(this.#select(message), this.#select === defaultSelect ? 'message' : 'select(message)');
     if (MIN_INPUT_BYTES[this.#kernel] !== 0) this.#checkDuration(data, this.#kernel);
     if (this.#closed) {
       process.nextTick(() => this.emit('error', closedError(), message));

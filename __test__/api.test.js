@@ -1,0 +1,212 @@
+'use strict';
+// The JavaScript contract: post() / postMessage(), message identity, select,
+// events and stats.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const { once } = require('node:events');
+const { Pool, micros } = require('..');
+
+const sha256 = (data) => crypto.createHash('sha256').update(data).digest();
+
+test('post resolves with the result and the very message posted', async () => {
+  const pool = new Pool();
+  try {
+    const message = { id: 7, fn: 'file', data: crypto.randomBytes(100) };
+    const out = await pool.post(message);
+    assert.deepEqual(Object.keys(out).sort(), ['message', 'result']);
+    assert.equal(out.message, message, 'same object, not a copy');
+    assert.deepEqual(out.result, sha256(message.data));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('200,000 tasks all settle with the digest of their own message', async () => {
+  const pool = new Pool({ encoding: 'hex' });
+  try {
+    const n = 200_000;
+    const messages = [];
+    for (let i = 0; i < n; i++) {
+      const data = Buffer.allocUnsafe(8 + (i % 56));
+      data.fill(i % 251);
+      data.writeUInt32LE(i, 0);
+      messages.push({ i, data });
+    }
+    const results = await Promise.all(messages.map((m) => pool.post(m)));
+    assert.equal(results.length, n);
+    for (let i = 0; i < n; i++) {
+      const { result, message } = results[i];
+      if (message !== messages[i]) assert.fail(`task ${i} resolved with another message`);
+      const want = crypto.createHash('sha256').update(message.data).digest('hex');
+      if (result !== want) assert.fail(`task ${i}: digest ${result} != ${want}`);
+    }
+    const s = pool.stats();
+    assert.equal(s.completed, n);
+    assert.equal(s.failed, 0);
+    assert.equal(s.pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('select picks the binary part; default select uses message.data', async () => {
+  const parts = { head: Buffer.from('head-'), body: crypto.randomBytes(500) };
+  const pool = new Pool({ select: (m) => [m.head, m.body] });
+  try {
+    const { result, message } = await pool.post(parts);
+    assert.equal(message, parts);
+    assert.deepEqual(result, sha256(Buffer.concat([parts.head, parts.body])));
+  } finally {
+    await pool.close();
+  }
+  const plain = new Pool();
+  try {
+    const msg = { data: Buffer.from('x') };
+    assert.deepEqual((await plain.post(msg)).result, sha256(msg.data));
+  } finally {
+    await plain.close();
+  }
+});
+
+test('a per-post kernel overrides the pool kernel', async () => {
+  const pool = new Pool({ kernel: 'md5', encoding: 'hex' });
+  try {
+    const data = Buffer.from('abc');
+    assert.equal((await pool.post(data)).result, '900150983cd24fb0d6963f7d28e17f72');
+    assert.equal(
+      (await pool.post(data, { kernel: 'sha1' })).result,
+      'a9993e364706816aba3e25717850c26c9cd0d89d',
+    );
+    assert.equal((await pool.post(data, {})).result, '900150983cd24fb0d6963f7d28e17f72');
+  } finally {
+    await pool.close();
+  }
+});
+
+test("'online' is emitted once, asynchronously, to a listener attached after new Pool()", async () => {
+  const pool = new Pool();
+  let count = 0;
+  let sync = true;
+  pool.on('online', () => {
+    count++;
+    assert.equal(sync, false, 'not emitted synchronously from the constructor');
+  });
+  sync = false;
+  await new Promise((r) => setImmediate(r));
+  assert.equal(count, 1);
+  await pool.close();
+});
+
+test("postMessage delivers ('message', result, message) like the article's Coordinator", async () => {
+  const pool = new Pool({ encoding: 'hex' });
+  const sent = Array.from({ length: 1000 }, (_, id) => ({ id, data: crypto.randomBytes(64) }));
+  const got = new Map();
+  const done = new Promise((resolve) => {
+    pool.on('message', (result, message) => {
+      got.set(message, result);
+      if (got.size === sent.length) resolve();
+    });
+  });
+  for (const m of sent) pool.postMessage(m);
+  await done;
+  for (const m of sent) assert.equal(got.get(m), crypto.createHash('sha256').update(m.data).digest('hex'));
+  await pool.close();
+});
+
+test("a failing postMessage task emits 'error' with the message; it is never silent", async () => {
+  const pool = new Pool({ kernel: 'panic' });
+  const message = { data: Buffer.from('boom') };
+  pool.postMessage(message);
+  const [err, msg] = await once(pool, 'error');
+  assert.equal(err.code, 'ERR_TIDEPOOL_PANIC');
+  assert.equal(msg, message);
+  await pool.close();
+});
+
+test('an exception thrown by a message listener surfaces as uncaught, after the batch settled', async () => {
+  const pool = new Pool();
+  const boom = new Error('listener failure');
+  let seen = 0;
+  pool.on('message', () => {
+    seen++;
+    if (seen === 1) throw boom;
+  });
+  const uncaught = new Promise((resolve) => {
+    const listeners = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    process.once('uncaughtException', (err) => {
+      for (const l of listeners) process.on('uncaughtException', l);
+      resolve(err);
+    });
+  });
+  for (let i = 0; i < 50; i++) pool.postMessage(Buffer.from([i]));
+  assert.equal(await uncaught, boom);
+  while (pool.stats().completed < 50) await new Promise((r) => setImmediate(r));
+  assert.equal(seen, 50, 'the rest of the batch was still delivered');
+  await pool.close();
+});
+
+test('stats() reports threads, queue and counters', async () => {
+  const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 1 });
+  try {
+    const s0 = pool.stats();
+    for (const key of ['threads', 'idleThreads', 'busyThreads', 'queued', 'oldestQueuedMs', 'completed', 'failed', 'pending']) {
+      assert.equal(typeof s0[key], 'number', key);
+    }
+    assert.equal(s0.threads, 1);
+    const running = pool.post(micros(100_000));
+    const queued = [pool.post(micros(1000)), pool.post(micros(1000))];
+    await new Promise((r) => setTimeout(r, 30));
+    const s1 = pool.stats();
+    assert.equal(s1.busyThreads, 1);
+    assert.equal(s1.idleThreads, 0);
+    assert.equal(s1.queued, 2);
+    assert.ok(s1.oldestQueuedMs >= 20, `oldest queued ${s1.oldestQueuedMs} ms`);
+    assert.equal(s1.pending, 3);
+    await Promise.all([running, ...queued]);
+    await assert.rejects(pool.post(micros(10), { kernel: 'panic' }));
+    const s2 = pool.stats();
+    assert.equal(s2.completed, 3);
+    assert.equal(s2.failed, 1);
+    assert.equal(s2.queued, 0);
+    assert.equal(s2.oldestQueuedMs, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('spin and sleep take their duration in microseconds from micros()', async () => {
+  const pool = new Pool();
+  try {
+    for (const kernel of ['spin', 'sleep']) {
+      const t = process.hrtime.bigint();
+      const { result } = await pool.post(micros(20_000), { kernel });
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      assert.ok(ms >= 19, `${kernel} returned after ${ms} ms`);
+      assert.equal(result.length, 0);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('the pool grows under load and reports spawn events', async () => {
+  const pool = new Pool({ kernel: 'spin', minThreads: 1, maxThreads: 2, spawnDelayMs: 1 });
+  const spawns = [];
+  pool.on('spawn', (e) => spawns.push(e));
+  try {
+    await Promise.all(Array.from({ length: 200 }, () => pool.post(micros(500))));
+    assert.ok(spawns.length >= 2, 'core thread and one extra');
+    assert.equal(spawns[0].reason, 'core');
+    assert.equal(spawns[1].reason, 'queue-age');
+    for (const e of spawns) {
+      assert.equal(typeof e.threadId, 'number');
+      assert.equal(typeof e.threads, 'number');
+    }
+    assert.equal(pool.stats().spawned, 2);
+  } finally {
+    await pool.close();
+  }
+});

@@ -1,0 +1,116 @@
+'use strict';
+// Bad input gets a clear, typed, synchronous error; kernel failures reject
+// only their own task; every task settles exactly once.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { Pool, micros } = require('..');
+
+function throwsCode(fn, Ctor, code) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof Ctor, `${err} is not a ${Ctor.name}`);
+    assert.equal(err.code, code, err.message);
+    return true;
+  });
+}
+
+test('non-binary messages throw ERR_INVALID_ARG_TYPE synchronously', async () => {
+  const pool = new Pool();
+  try {
+    for (const bad of [undefined, null, 42, 'text', true, Symbol('s'), {}, { data: 'str' }, [Buffer.alloc(1), 'x'], [[Buffer.alloc(1)]], () => {}]) {
+      throwsCode(() => pool.post(bad), TypeError, 'ERR_INVALID_ARG_TYPE');
+      throwsCode(() => pool.postMessage(bad), TypeError, 'ERR_INVALID_ARG_TYPE');
+    }
+    const custom = new Pool({ select: (m) => m.payload });
+    throwsCode(() => custom.post({ payload: 5 }), TypeError, 'ERR_INVALID_ARG_TYPE');
+    await custom.close();
+    assert.equal(pool.stats().pending, 0, 'nothing was queued');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('unknown kernels throw ERR_TIDEPOOL_UNKNOWN_KERNEL', async () => {
+  throwsCode(() => new Pool({ kernel: 'sha3' }), TypeError, 'ERR_TIDEPOOL_UNKNOWN_KERNEL');
+  throwsCode(() => new Pool({ kernel: 5 }), TypeError, 'ERR_INVALID_ARG_TYPE');
+  const pool = new Pool();
+  try {
+    throwsCode(() => pool.post(Buffer.alloc(1), { kernel: 'nope' }), TypeError, 'ERR_TIDEPOOL_UNKNOWN_KERNEL');
+    throwsCode(() => pool.post(Buffer.alloc(1), 'sha1'), TypeError, 'ERR_INVALID_ARG_TYPE');
+    throwsCode(() => pool.post(Buffer.alloc(1), null), TypeError, 'ERR_INVALID_ARG_TYPE');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('bad pool options throw TypeError or RangeError with Node codes', () => {
+  throwsCode(() => new Pool(5), TypeError, 'ERR_INVALID_ARG_TYPE');
+  throwsCode(() => new Pool(null), TypeError, 'ERR_INVALID_ARG_TYPE');
+  throwsCode(() => new Pool({ maxThreads: '2' }), TypeError, 'ERR_INVALID_ARG_TYPE');
+  for (const maxThreads of [0, -1, 1.5, NaN, Infinity, 100000]) {
+    throwsCode(() => new Pool({ maxThreads }), RangeError, 'ERR_OUT_OF_RANGE');
+  }
+  throwsCode(() => new Pool({ minThreads: 3, maxThreads: 2 }), RangeError, 'ERR_OUT_OF_RANGE');
+  throwsCode(() => new Pool({ minThreads: -1 }), RangeError, 'ERR_OUT_OF_RANGE');
+  for (const key of ['spawnDelayMs', 'idleTimeoutMs', 'checkIntervalMs']) {
+    throwsCode(() => new Pool({ [key]: -5 }), RangeError, 'ERR_OUT_OF_RANGE');
+    throwsCode(() => new Pool({ [key]: '5' }), TypeError, 'ERR_INVALID_ARG_TYPE');
+  }
+  throwsCode(() => new Pool({ checkIntervalMs: 0 }), RangeError, 'ERR_OUT_OF_RANGE');
+  throwsCode(() => new Pool({ encoding: 'utf9' }), TypeError, 'ERR_INVALID_ARG_VALUE');
+  throwsCode(() => new Pool({ encoding: 1 }), TypeError, 'ERR_INVALID_ARG_TYPE');
+  throwsCode(() => new Pool({ select: 'data' }), TypeError, 'ERR_INVALID_ARG_TYPE');
+  throwsCode(() => micros(-1), RangeError, 'ERR_OUT_OF_RANGE');
+  throwsCode(() => micros('1'), TypeError, 'ERR_INVALID_ARG_TYPE');
+});
+
+test('spin/sleep inputs shorter than 4 bytes throw ERR_OUT_OF_RANGE', async () => {
+  const pool = new Pool({ kernel: 'sleep' });
+  try {
+    throwsCode(() => pool.post(Buffer.alloc(3)), RangeError, 'ERR_OUT_OF_RANGE');
+    throwsCode(() => pool.post(Buffer.alloc(3), { kernel: 'spin' }), RangeError, 'ERR_OUT_OF_RANGE');
+    // Four bytes spread over an array are fine.
+    await pool.post([Buffer.from([1, 0]), Buffer.from([0, 0])]);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a kernel panic rejects that task with ERR_TIDEPOOL_PANIC and the pool keeps its capacity', async () => {
+  const pool = new Pool({ minThreads: 2, maxThreads: 2 });
+  try {
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 100 }, (_, i) => pool.post(Buffer.from([i]), { kernel: i % 2 ? 'panic' : 'sha256' })),
+    );
+    for (let i = 0; i < outcomes.length; i++) {
+      if (i % 2) {
+        assert.equal(outcomes[i].status, 'rejected');
+        assert.equal(outcomes[i].reason.code, 'ERR_TIDEPOOL_PANIC');
+        assert.match(outcomes[i].reason.message, /panicked on purpose/);
+      } else {
+        assert.equal(outcomes[i].status, 'fulfilled');
+      }
+    }
+    assert.equal(pool.stats().threads, 2, 'no thread was lost');
+    assert.equal(pool.stats().failed, 50);
+    const after = await pool.post(Buffer.from('still works'), { kernel: 'sha1' });
+    assert.equal(after.result.length, 20);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('posts after close() reject with ERR_TIDEPOOL_CLOSED; postMessage emits error', async () => {
+  const pool = new Pool();
+  const closing = pool.close();
+  await assert.rejects(pool.post(Buffer.alloc(1)), { code: 'ERR_TIDEPOOL_CLOSED' });
+  const message = Buffer.alloc(2);
+  const errored = new Promise((resolve) => pool.once('error', (err, msg) => resolve([err, msg])));
+  pool.postMessage(message);
+  const [err, msg] = await errored;
+  assert.equal(err.code, 'ERR_TIDEPOOL_CLOSED');
+  assert.equal(msg, message);
+  await closing;
+  // Bad arguments still throw synchronously after close.
+  assert.throws(() => pool.post(42), { code: 'ERR_INVALID_ARG_TYPE' });
+});
