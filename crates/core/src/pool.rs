@@ -507,6 +507,15 @@ fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()
 const BATCH_BUDGET_NS: f64 = 20_000.0;
 /// Upper bound on tasks taken at once.
 const MAX_BATCH: usize = 64;
+/// While the queue still holds work, a worker keeps finished tasks for up to
+/// this long before handing them to the JS thread, so that a steady stream of
+/// medium tasks (say 64 KiB hashes, ~50 µs each) wakes the JS thread once per
+/// few dozen results instead of once per result: on a machine with as many
+/// workers as cores every wake-up steals a core from a worker. With an empty
+/// queue the results go out at once, so latency is only added under backlog.
+const HOLD_COMPLETIONS_NS: f64 = 1_000_000.0;
+/// Upper bound on finished tasks a worker holds back.
+const MAX_HELD: usize = 256;
 
 fn worker_main(shared: &Arc<Shared>, seat: usize) {
     let ctx = RunContext::new(&shared.cancel);
@@ -515,6 +524,8 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
     // Moving average of one task's run time; starts high so the first tasks
     // are taken one by one until we know they are cheap.
     let mut avg_task_ns = BATCH_BUDGET_NS;
+    // When the oldest result in `done` was started (None: nothing held).
+    let mut held_since: Option<Instant> = None;
     let mut st = shared.lock();
     st.spawning = false;
     loop {
@@ -535,11 +546,31 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
                 let outcome = run_task(&task, &ctx);
                 done.push(Completion { slot: task.slot, outcome });
             }
-            let per_task = started.elapsed().as_nanos() as f64 / n as f64;
+            let now = Instant::now();
+            let per_task = now.duration_since(started).as_nanos() as f64 / n as f64;
             avg_task_ns = 0.75 * avg_task_ns + 0.25 * per_task;
-            shared.completions.push_all(&mut done);
+            let oldest_held = *held_since.get_or_insert(started);
+            // Hold the results back only while more work is queued, the next
+            // task is expected to be short, and the oldest held result is young.
+            let hold = shared.queued.load(Ordering::Acquire) > 0
+                && done.len() < MAX_HELD
+                && avg_task_ns * 4.0 < HOLD_COMPLETIONS_NS
+                && (now.duration_since(oldest_held).as_nanos() as f64) < HOLD_COMPLETIONS_NS
+                && !shared.cancel.load(Ordering::Relaxed);
+            if !hold {
+                shared.completions.push_all(&mut done);
+                held_since = None;
+            }
             st = shared.lock();
             st.busy -= 1;
+            continue;
+        }
+        if !done.is_empty() {
+            // Nothing left to run: hand over what we held back, unlocked.
+            drop(st);
+            shared.completions.push_all(&mut done);
+            held_since = None;
+            st = shared.lock();
             continue;
         }
         match st.lifecycle {
