@@ -1,0 +1,306 @@
+#!/usr/bin/env node
+'use strict';
+// tidepool benchmark harness.
+//
+//   npm run bench                     # 5 repetitions of every case
+//   npm run bench -- --reps 9         # more repetitions
+//   npm run bench -- --only tiny      # cases whose name contains "tiny"
+//   npm run bench -- --json out.json  # also write the raw results
+//
+// Every measurement runs in a fresh child process (no JIT or heap state
+// carried between cases), and the cases alternate within each repetition, so
+// that a noisy neighbour on this shared machine hits every case alike. The
+// table shows the median with [min - max], and ratios against baselines
+// measured in the same run.
+
+const { spawnSync, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+
+const ROOT = path.join(__dirname, '..');
+const TINY_TASKS = 200_000;
+const TINY_BYTES = 64;
+const DEMO_MESSAGES = 4096;
+const DEMO_BYTES = 64 * 1024;
+
+/** Each case: `run` executes in the child and returns { value, unit, ... }. */
+const CASES = {
+  'tiny: tidepool post(), all at once': {
+    unit: 'round trips/s',
+    async run() {
+      const { Pool } = require(ROOT);
+      const msgs = tinyMessages();
+      const pool = new Pool();
+      await Promise.all(msgs.slice(0, 10000).map((m) => pool.post(m))); // warm-up
+      const t = now();
+      const out = await Promise.all(msgs.map((m) => pool.post(m)));
+      const s = seconds(t);
+      check(out.length === msgs.length && out[123].message === msgs[123]);
+      await pool.close();
+      return { value: msgs.length / s };
+    },
+  },
+  'tiny: tidepool post(), 1024 in flight': {
+    unit: 'round trips/s',
+    async run() {
+      const { Pool } = require(ROOT);
+      const msgs = tinyMessages();
+      const pool = new Pool();
+      await inFlight(msgs.slice(0, 10000), 1024, (m) => pool.post(m));
+      const t = now();
+      await inFlight(msgs, 1024, (m) => pool.post(m));
+      const s = seconds(t);
+      await pool.close();
+      return { value: msgs.length / s };
+    },
+  },
+  "tiny: tidepool postMessage() + 'message', all at once": {
+    unit: 'round trips/s',
+    async run() {
+      const { Pool } = require(ROOT);
+      const msgs = tinyMessages();
+      const pool = new Pool();
+      const once = (list) =>
+        new Promise((resolve) => {
+          let left = list.length;
+          const on = () => {
+            if (--left === 0) {
+              pool.off('message', on);
+              resolve();
+            }
+          };
+          pool.on('message', on);
+          for (const m of list) pool.postMessage(m);
+        });
+      await once(msgs.slice(0, 10000));
+      const t = now();
+      await once(msgs);
+      const s = seconds(t);
+      await pool.close();
+      return { value: msgs.length / s };
+    },
+  },
+  'tiny: crypto.subtle.digest (libuv pool), 1024 in flight': {
+    unit: 'round trips/s',
+    async run() {
+      const { subtle } = require('node:crypto').webcrypto;
+      const msgs = tinyMessages();
+      await inFlight(msgs.slice(0, 10000), 1024, (m) => subtle.digest('SHA-256', m));
+      const t = now();
+      await inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m));
+      return { value: msgs.length / seconds(t) };
+    },
+  },
+  'demo: tidepool, cold (first round after new Pool())': {
+    unit: 'MB/s',
+    async run() {
+      const { Pool } = require(ROOT);
+      const msgs = demoMessages();
+      const pool = new Pool();
+      const t = now();
+      await demoRound(pool, msgs);
+      const s = seconds(t);
+      const threads = pool.stats().threads;
+      await pool.close();
+      return { value: mb(msgs) / s, threads };
+    },
+  },
+  'demo: tidepool, warm (third round)': {
+    unit: 'MB/s',
+    async run() {
+      const { Pool } = require(ROOT);
+      const msgs = demoMessages();
+      const pool = new Pool();
+      await demoRound(pool, msgs);
+      await demoRound(pool, msgs);
+      const t = now();
+      await demoRound(pool, msgs);
+      const s = seconds(t);
+      const threads = pool.stats().threads;
+      await pool.close();
+      return { value: mb(msgs) / s, threads };
+    },
+  },
+  'demo: crypto.createHash on the main thread': {
+    unit: 'MB/s',
+    async run() {
+      const crypto = require('node:crypto');
+      const msgs = demoMessages();
+      for (const m of msgs.slice(0, 256)) crypto.createHash('sha256').update(m.data).digest();
+      const t = now();
+      for (const m of msgs) crypto.createHash('sha256').update(m.data).digest();
+      return { value: mb(msgs) / seconds(t) };
+    },
+  },
+  'demo: Rust SHA-256 called directly, 1 thread (no pool)': {
+    unit: 'MB/s',
+    native: 1,
+  },
+  'demo: Rust SHA-256 called directly, 2 threads (no pool)': {
+    unit: 'MB/s',
+    native: 2,
+  },
+};
+
+const RATIOS = [
+  ['demo: tidepool, warm (third round)', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
+  ['demo: tidepool, cold (first round after new Pool())', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
+  ['demo: tidepool, warm (third round)', 'demo: crypto.createHash on the main thread'],
+  ['tiny: tidepool post(), all at once', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
+  ['tiny: tidepool post(), 1024 in flight', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
+  ["tiny: tidepool postMessage() + 'message', all at once", 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
+];
+
+// ---- helpers used inside the child ----------------------------------------
+
+function now() {
+  return process.hrtime.bigint();
+}
+function seconds(t) {
+  return Number(process.hrtime.bigint() - t) / 1e9;
+}
+function check(ok) {
+  if (!ok) throw new Error('benchmark self-check failed');
+}
+function tinyMessages() {
+  const crypto = require('node:crypto');
+  return Array.from({ length: TINY_TASKS }, () => crypto.randomBytes(TINY_BYTES));
+}
+function demoMessages() {
+  const crypto = require('node:crypto');
+  return Array.from({ length: DEMO_MESSAGES }, (_, id) => ({ id, data: crypto.randomBytes(DEMO_BYTES) }));
+}
+function mb(msgs) {
+  return (msgs.length * DEMO_BYTES) / 1e6;
+}
+function inFlight(items, width, start) {
+  return new Promise((resolve, reject) => {
+    let next = 0;
+    let done = 0;
+    const launch = () => {
+      if (next >= items.length) return;
+      start(items[next++]).then(() => {
+        if (++done === items.length) resolve();
+        else launch();
+      }, reject);
+    };
+    for (let i = 0; i < width; i++) launch();
+  });
+}
+/** One round of the article's workload; every digest is checked. */
+function demoRound(pool, msgs) {
+  const crypto = require('node:crypto');
+  return new Promise((resolve, reject) => {
+    let left = msgs.length;
+    const checkEvery = 97; // checking all 4096 on the main thread would measure node:crypto
+    const on = (result, message) => {
+      if (message.id % checkEvery === 0 && !crypto.createHash('sha256').update(message.data).digest().equals(result)) {
+        reject(new Error(`wrong digest for message ${message.id}`));
+      }
+      if (--left === 0) {
+        pool.off('message', on);
+        resolve();
+      }
+    };
+    pool.on('message', on);
+    for (const m of msgs) pool.postMessage(m);
+  });
+}
+
+// ---- parent -----------------------------------------------------------------
+
+function nativeDirect(threads) {
+  const exe = path.join(ROOT, 'target', 'release', 'examples', process.platform === 'win32' ? 'direct.exe' : 'direct');
+  const out = execFileSync(exe, [String(threads), String(DEMO_MESSAGES), String(DEMO_BYTES), '3'], { encoding: 'utf8' });
+  const rounds = out.trim().split('\n').map((l) => JSON.parse(l));
+  return { value: rounds[rounds.length - 1].mb_per_s, threads };
+}
+
+function runCase(name) {
+  const c = CASES[name];
+  if (c.native) return nativeDirect(c.native);
+  const r = spawnSync(process.execPath, [__filename, '--child', name], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`case "${name}" failed:\n${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function fmt(x) {
+  if (x >= 1e6) return `${(x / 1e6).toFixed(2)}M`;
+  if (x >= 1e4) return `${(x / 1e3).toFixed(0)}k`;
+  return x.toFixed(0);
+}
+
+async function parent() {
+  const { values } = parseArgs({
+    options: { reps: { type: 'string', default: '5' }, only: { type: 'string' }, json: { type: 'string' } },
+  });
+  const reps = Number(values.reps);
+  const names = Object.keys(CASES).filter((n) => !values.only || n.includes(values.only));
+  process.stderr.write('building the direct-Rust baseline (cargo build --release --example direct)...\n');
+  execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct'], { cwd: ROOT, stdio: 'ignore' });
+  const results = Object.fromEntries(names.map((n) => [n, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    for (const name of names) {
+      process.stderr.write(`\r[${rep + 1}/${reps}] ${name}`.padEnd(90));
+      results[name].push(runCase(name));
+    }
+  }
+  process.stderr.write('\r'.padEnd(90) + '\r');
+  const cpu = os.cpus()[0] ? os.cpus()[0].model : 'unknown CPU';
+  console.log(`tidepool benchmark: node ${process.version}, ${os.availableParallelism()} CPUs (${cpu}), ${reps} repetitions`);
+  console.log(`tiny = ${TINY_TASKS} tasks of ${TINY_BYTES} B (SHA-256); demo = ${DEMO_MESSAGES} messages of ${DEMO_BYTES / 1024} KiB (SHA-256)\n`);
+  const rows = names.map((name) => {
+    const vals = results[name].map((r) => r.value);
+    const threads = results[name][0].threads;
+    return [name, `${fmt(median(vals))} ${CASES[name].unit}`, `[${fmt(Math.min(...vals))} - ${fmt(Math.max(...vals))}]`, threads ?? ''];
+  });
+  printTable(['case', 'median', '[min - max]', 'threads'], rows);
+  const ratioRows = RATIOS.filter(([a, b]) => results[a] && results[b]).map(([a, b]) => {
+    const ra = results[a].map((r) => r.value);
+    const rb = results[b].map((r) => r.value);
+    // Ratio per repetition (both measured back to back), then the median.
+    const per = ra.map((x, i) => x / rb[i]);
+    return [a, b, `${median(per).toFixed(2)}x`, `[${Math.min(...per).toFixed(2)} - ${Math.max(...per).toFixed(2)}]`];
+  });
+  if (ratioRows.length) {
+    console.log('');
+    printTable(['case', 'versus (same run)', 'ratio', '[min - max]'], ratioRows);
+  }
+  if (values.json) {
+    fs.writeFileSync(values.json, JSON.stringify({ node: process.version, cpus: os.availableParallelism(), cpu, reps, results }, null, 2));
+    console.log(`\nraw results written to ${values.json}`);
+  }
+}
+
+function printTable(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(r));
+}
+
+async function child(name) {
+  const result = await CASES[name].run();
+  console.log(JSON.stringify(result));
+}
+
+const childIndex = process.argv.indexOf('--child');
+if (childIndex !== -1) {
+  child(process.argv[childIndex + 1]).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  parent().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
