@@ -277,7 +277,12 @@ class Pool extends EventEmitter {
     // (so an idle pool can be garbage-collected) and strongly while tasks are
     // pending; this field is what keeps it alive as long as the pool is.
     this.#onBatchCallback = (count, events, terminated) => this.#onBatch(count, events, terminated);
-    this.#native = new binding.NativePool(resolved.native, this.#onBatchCallback, this.#meta, this.#slab);
+    try {
+      this.#native = new binding.NativePool(resolved.native, this.#onBatchCallback, this.#meta, this.#slab);
+    } catch (err) {
+      // The only runtime failure here: the OS refused to start the threads.
+      throw makeError(Error, 'ERR_TIDEPOOL_SPAWN_FAILED', `Could not start the pool: ${err.message}`, { cause: err });
+    }
     this.#nativeSubmit = this.#native.submitter();
     process.nextTick(() => this.emit('online'));
   }

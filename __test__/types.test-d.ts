@@ -1,0 +1,169 @@
+// Type-level test of index.d.ts; never run, only compiled:
+//   tsc --noEmit --strict --esModuleInterop --types node index.d.ts __test__/types.test-d.ts
+// Lines marked @ts-expect-error must fail to type-check.
+
+import { EventEmitter } from 'node:events';
+import tidepoolDefault from '..';
+import tidepool = require('..');
+import {
+  Pool,
+  kernels,
+  encodings,
+  defaults,
+  micros,
+  type KernelName,
+  type Encoding,
+  type PoolOptions,
+  type PoolStats,
+  type PostResult,
+  type TidepoolError,
+  type TidepoolErrorCode,
+} from '..';
+
+type Equal<A, B> = (<X>() => X extends A ? 1 : 2) extends <X>() => X extends B ? 1 : 2 ? true : false;
+function assertType<T extends true>(): void {}
+function expectType<T>(value: T): T {
+  return value;
+}
+
+// The three import styles see the same module.
+assertType<Equal<typeof tidepoolDefault, typeof tidepool>>();
+assertType<Equal<typeof tidepool.Pool, typeof Pool>>();
+
+// Module-level exports.
+assertType<Equal<typeof kernels, readonly KernelName[]>>();
+assertType<Equal<typeof encodings, readonly Encoding[]>>();
+assertType<Equal<typeof Pool.kernels, readonly KernelName[]>>();
+assertType<Equal<typeof defaults.encoding, 'buffer'>>();
+assertType<Equal<typeof defaults.maxThreads, number>>();
+expectType<Buffer>(micros(1000));
+// @ts-expect-error: micros takes a number
+micros('1000');
+// @ts-expect-error: defaults is read-only
+defaults.maxThreads = 4;
+// @ts-expect-error: kernels is read-only
+kernels.push('sha256');
+
+async function main(): Promise<void> {
+  // Default pool: Buffer results, binary or { data } messages.
+  const pool = new Pool();
+  assertType<Equal<typeof pool, Pool<'buffer', tidepool.DefaultMessage>>>();
+  const buf = Buffer.from('abc');
+  const r1 = await pool.post(buf);
+  expectType<Buffer>(r1.result);
+  assertType<Equal<typeof r1.message, typeof buf>>();
+  const job = { id: 7, data: new Uint8Array(8) };
+  const r2 = await pool.post(job, { kernel: 'blake3' });
+  expectType<Buffer>(r2.result);
+  expectType<number>(r2.message.id);
+  await pool.post([buf, new ArrayBuffer(4), new SharedArrayBuffer(4), new DataView(new ArrayBuffer(2))]);
+  await pool.post({ data: [buf, buf] });
+  await pool.post(new Float64Array(2), {});
+  // @ts-expect-error: unknown kernel name
+  await pool.post(buf, { kernel: 'sha3' });
+  // @ts-expect-error: a string is not a binary
+  await pool.post('abc');
+  // @ts-expect-error: data must be binary
+  await pool.post({ data: 'abc' });
+  // @ts-expect-error: post options cannot be null
+  await pool.post(buf, null);
+
+  // A literal encoding flows into the results.
+  const hex = new Pool({ encoding: 'hex', kernel: 'sha256', maxThreads: 4 });
+  const r3 = await hex.post(buf);
+  expectType<string>(r3.result);
+  assertType<Equal<typeof r3, PostResult<typeof buf, 'hex'>>>();
+  // @ts-expect-error: a hex pool's results are strings
+  expectType<Buffer>(r3.result);
+  // @ts-expect-error: unknown encoding
+  new Pool({ encoding: 'utf8' });
+  // @ts-expect-error: unknown kernel name
+  new Pool({ kernel: 'sha3-256' });
+  // @ts-expect-error: maxThreads is a number
+  new Pool({ maxThreads: '4' });
+
+  // A non-literal encoding gives Buffer | string.
+  const enc: Encoding = Math.random() > 0.5 ? 'buffer' : 'base64';
+  const any = new Pool({ encoding: enc });
+  const r4 = await any.post(buf);
+  assertType<Equal<typeof r4.result, Buffer | string>>();
+
+  // select types the messages the pool accepts.
+  interface Job {
+    name: string;
+    bytes: Uint8Array;
+  }
+  const jobs = new Pool({ encoding: 'base64url', select: (m: Job) => m.bytes });
+  const r5 = await jobs.post({ name: 'a', bytes: new Uint8Array(1) });
+  expectType<string>(r5.result);
+  expectType<string>(r5.message.name);
+  jobs.postMessage({ name: 'b', bytes: new Uint8Array(1) });
+  // @ts-expect-error: not a Job
+  jobs.postMessage(buf);
+  // @ts-expect-error: select must return a binary
+  new Pool({ select: (m: Job) => m.name });
+
+  // Options objects can be typed ahead of time.
+  const options: PoolOptions = { kernel: 'xxh3', minThreads: 0, spawnDelayMs: 0.5, idleTimeoutMs: 10, checkIntervalMs: 0.1 };
+  const fromOptions = new Pool(options);
+  assertType<Equal<Awaited<ReturnType<typeof fromOptions.post<Buffer>>>['result'], Buffer | string>>();
+
+  // Events.
+  pool.on('online', () => {});
+  pool.on('message', (result, message) => {
+    expectType<Buffer>(result);
+    expectType<tidepool.DefaultMessage>(message);
+  });
+  jobs.once('message', (result, message) => {
+    expectType<string>(result);
+    expectType<Job>(message);
+  });
+  pool.on('error', (err, message) => {
+    expectType<TidepoolErrorCode>(err.code);
+    expectType<tidepool.DefaultMessage>(message);
+  });
+  pool.addListener('spawn', (e) => {
+    expectType<number>(e.threadId);
+    expectType<number>(e.threads);
+    expectType<string>(e.reason);
+  });
+  pool.off('retire', (e) => expectType<'idle-timeout'>(e.reason));
+  pool.on('spawnError', (e) => {
+    expectType<string>(e.error);
+    expectType<number>(e.threads);
+  });
+  pool.on('newListener', (name: string | symbol) => {}); // EventEmitter's own events still work
+  pool.on(Symbol('custom'), () => {});
+  pool.emit('online');
+  pool.emit('spawn', { threadId: 1, threads: 1, reason: 'core' });
+  // @ts-expect-error: 'message' listeners get a Buffer result on a 'buffer' pool
+  pool.on('message', (result: string) => {});
+  // @ts-expect-error: spawn events carry an object
+  pool.emit('spawn', 1);
+  // Still an EventEmitter.
+  const emitter: EventEmitter = pool;
+  emitter.on('message', () => {});
+
+  // stats(), lifecycle.
+  const stats: PoolStats = pool.stats();
+  expectType<number>(stats.threads + stats.idleThreads + stats.busyThreads + stats.queued + stats.oldestQueuedMs);
+  expectType<number>(stats.pending + stats.completed + stats.failed + stats.spawned + stats.retired + stats.spawnErrors);
+  expectType<boolean>(pool.closed);
+  // @ts-expect-error: closed is read-only
+  pool.closed = true;
+  expectType<Promise<void>>(pool.close());
+  expectType<Promise<void>>(pool.destroy());
+  expectType<Promise<void>>(pool[Symbol.asyncDispose]());
+
+  // Errors.
+  try {
+    await pool.post(buf);
+  } catch (e) {
+    const err = e as TidepoolError;
+    if (err.code === 'ERR_TIDEPOOL_CLOSED') expectType<Error>(err);
+    // @ts-expect-error: not a tidepool error code
+    if (err.code === 'ERR_SOMETHING_ELSE') return;
+  }
+}
+
+void main;

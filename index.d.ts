@@ -1,0 +1,395 @@
+/// <reference types="node" />
+// Type declarations for tidepool (index.js). CommonJS: `module.exports = { Pool, kernels, encodings, defaults, micros }`.
+// Works with `const { Pool } = require('tidepool')`, `import { Pool } from 'tidepool'`
+// and, under esModuleInterop, `import tidepool from 'tidepool'`.
+
+import { EventEmitter } from 'node:events';
+
+declare namespace tidepool {
+  /**
+   * Name of a kernel: the function a pool thread runs over a message's bytes.
+   * Digest kernels produce the digest bytes; `spin`, `sleep` and `panic` exist
+   * for tests and benchmarks (`spin`/`sleep` read a duration made by {@link micros};
+   * `panic` always fails with `ERR_TIDEPOOL_PANIC`).
+   */
+  export type KernelName =
+    | 'sha256'
+    | 'sha384'
+    | 'sha512'
+    | 'sha1'
+    | 'md5'
+    | 'blake3'
+    | 'xxh3'
+    | 'xxh64'
+    | 'crc32'
+    | 'crc32c'
+    | 'spin'
+    | 'sleep'
+    | 'panic';
+
+  /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
+  export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';
+
+  /** The type of a result for encoding `E`: `Buffer` for `'buffer'`, otherwise `string`. */
+  export type ResultOf<E extends Encoding> = E extends 'buffer' ? Buffer : string;
+
+  /**
+   * Bytes a kernel can read in place: a Buffer, any TypedArray, a DataView,
+   * an ArrayBuffer or a SharedArrayBuffer.
+   */
+  export type Binary = ArrayBufferView | ArrayBuffer | SharedArrayBuffer;
+
+  /** One {@link Binary}, or an array of them (hashed as if concatenated, in order). */
+  export type BinaryInput = Binary | readonly Binary[];
+
+  /**
+   * What a pool without a `select` option accepts: the binary itself, an array
+   * of binaries, or any object whose `data` property holds one of those.
+   */
+  export type DefaultMessage = BinaryInput | { readonly data: BinaryInput };
+
+  /** Options of `new Pool(options)`. Every option is optional. */
+  export interface PoolOptions<E extends Encoding = Encoding, T = DefaultMessage> {
+    /**
+     * The kernel `post()` and `postMessage()` run unless `post()` names another.
+     * An unknown name throws `ERR_TIDEPOOL_UNKNOWN_KERNEL`.
+     * @default 'sha256'
+     */
+    kernel?: KernelName;
+    /**
+     * The form of each result: `'buffer'` (a `Buffer` of its own, safe to keep)
+     * or a string in `'hex'`, `'base64'` or `'base64url'`. Anything else throws
+     * `ERR_INVALID_ARG_VALUE`.
+     * @default 'buffer'
+     */
+    encoding?: E;
+    /**
+     * Picks the bytes to process out of a posted message. Called synchronously
+     * on the JavaScript thread by `post()`/`postMessage()`; what it returns is
+     * read in place (not copied) and kept reachable until the task settles.
+     * The default returns the message itself if it is a binary or an array,
+     * else `message.data`. Annotate the parameter (`(m: Job) => m.bytes`) to
+     * type the messages the pool accepts.
+     */
+    select?: (message: T) => BinaryInput;
+    /**
+     * Core threads: started by the constructor and never retired. An integer
+     * from 0 to `maxThreads`.
+     * @default 1
+     */
+    minThreads?: number;
+    /**
+     * Upper bound on threads, core and extra. An integer from 1 to 1024.
+     * @default the number of CPUs this process may use (cgroup- and affinity-aware), see `defaults.maxThreads`
+     */
+    maxThreads?: number;
+    /**
+     * Queue-age unit of the autoscaling rule, in milliseconds: one more thread is
+     * started when the queue holds more tasks than there are threads and the
+     * oldest queued task has waited longer than `spawnDelayMs × threads`; spawns
+     * are at least `spawnDelayMs` apart. A finite number from 0 to 2^31.
+     * @default 1
+     */
+    spawnDelayMs?: number;
+    /**
+     * How long, in milliseconds, an extra (non-core) thread may stay idle before
+     * it retires (newest first). A finite number from 0 to 2^31.
+     * @default 1000
+     */
+    idleTimeoutMs?: number;
+    /**
+     * How often, in milliseconds, the supervisor re-evaluates the autoscaling
+     * rule while there is something to watch. A finite number from 0.01 to 2^31.
+     * @default 1
+     */
+    checkIntervalMs?: number;
+  }
+
+  /** Options of {@link Pool.post}. */
+  export interface PostOptions {
+    /** Run this kernel instead of the pool's `kernel` option for this task. */
+    kernel?: KernelName;
+  }
+
+  /** What {@link Pool.post} resolves with. */
+  export interface PostResult<M, E extends Encoding = 'buffer'> {
+    /** The kernel's output: a `Buffer` when the pool's encoding is `'buffer'`, else a string. */
+    result: ResultOf<E>;
+    /** The very message that was posted (the same object, not a copy). */
+    message: M;
+  }
+
+  /** A snapshot returned by {@link Pool.stats}. */
+  export interface PoolStats {
+    /** Live threads, core and extra. */
+    threads: number;
+    /** Threads not running a task (`threads - busyThreads`). */
+    idleThreads: number;
+    /** Threads running a task. */
+    busyThreads: number;
+    /** Tasks waiting for a thread. */
+    queued: number;
+    /** Age of the oldest queued task in milliseconds (fractional; 0 when nothing is queued). */
+    oldestQueuedMs: number;
+    /** Tasks posted and not yet settled (queued, running, or finished but not yet delivered). */
+    pending: number;
+    /** Tasks that settled with a result since the pool was created. */
+    completed: number;
+    /** Tasks that settled with an error since the pool was created (including those cancelled by `destroy()`). */
+    failed: number;
+    /** Threads started since the pool was created (core threads included). */
+    spawned: number;
+    /** Threads retired for idleness since the pool was created. */
+    retired: number;
+    /** Failed attempts to start a thread since the pool was created. */
+    spawnErrors: number;
+  }
+
+  /** Argument of the `'spawn'` event. */
+  export interface SpawnEvent {
+    /** The pool's own id of the thread (sequential per pool; not a `worker_threads` id). */
+    threadId: number;
+    /** Live threads after the spawn. */
+    threads: number;
+    /** `'core'`: below `minThreads` (start-up); `'queue-age'`: the autoscaling rule fired. */
+    reason: 'core' | 'queue-age';
+  }
+
+  /** Argument of the `'retire'` event. */
+  export interface RetireEvent {
+    /** The pool's own id of the thread (sequential per pool; not a `worker_threads` id). */
+    threadId: number;
+    /** Live threads after the retirement. */
+    threads: number;
+    /** `'idle-timeout'`: an extra thread stayed idle for `idleTimeoutMs`. */
+    reason: 'idle-timeout';
+  }
+
+  /** Argument of the `'spawnError'` event. */
+  export interface SpawnErrorEvent {
+    /** The operating system's error message. */
+    error: string;
+    /** Live threads after the failed attempt. */
+    threads: number;
+  }
+
+  /**
+   * The events of a `Pool<E, T>` and their listener arguments.
+   * Listeners run on the JavaScript thread; an exception thrown by one is
+   * re-thrown as an uncaught exception once the current batch has settled.
+   */
+  export interface PoolEvents<E extends Encoding = 'buffer', T = DefaultMessage> {
+    /** Emitted once, on the tick after construction. */
+    online: [];
+    /** A task posted with `postMessage()` finished. */
+    message: [result: ResultOf<E>, message: T];
+    /**
+     * A task posted with `postMessage()` failed, or `postMessage()` was called
+     * on a closed pool (`ERR_TIDEPOOL_CLOSED`). Without an `'error'` listener
+     * the error is thrown as an uncaught exception.
+     */
+    error: [error: TidepoolError, message: T];
+    /** A thread started. */
+    spawn: [event: SpawnEvent];
+    /** A thread retired. */
+    retire: [event: RetireEvent];
+    /** Starting a thread failed (the pool keeps running with the threads it has). */
+    spawnError: [event: SpawnErrorEvent];
+  }
+
+  /** Name of a {@link PoolEvents pool event}. */
+  export type PoolEventName = keyof PoolEvents;
+
+  /**
+   * Any event name other than the pool's own (the fallback overload of the
+   * listener methods, kept for `EventEmitter` compatibility).
+   */
+  export type OtherEventName<N extends string | symbol> = N extends PoolEventName ? never : N;
+
+  /**
+   * Every error code tidepool sets. Argument errors are thrown synchronously;
+   * task errors reject the `post()` promise (or are emitted as `'error'` for
+   * `postMessage()`).
+   *
+   * - `ERR_INVALID_ARG_TYPE` (TypeError): an argument or option has the wrong
+   *   type, e.g. a message that is not (and does not select) a binary.
+   * - `ERR_INVALID_ARG_VALUE` (TypeError): `options.encoding` is not a known encoding.
+   * - `ERR_OUT_OF_RANGE` (RangeError): a numeric option or `micros()` argument
+   *   is out of range, or the input of `spin`/`sleep` is shorter than 4 bytes.
+   * - `ERR_TIDEPOOL_UNKNOWN_KERNEL` (TypeError): no kernel has that name.
+   * - `ERR_TIDEPOOL_CLOSED`: a task was posted after `close()`/`destroy()`.
+   * - `ERR_TIDEPOOL_DESTROYED`: `destroy()` cancelled the task.
+   * - `ERR_TIDEPOOL_CANCELLED`: the task was cancelled otherwise.
+   * - `ERR_TIDEPOOL_PANIC`: the kernel panicked (the message carries the panic's).
+   * - `ERR_TIDEPOOL_INVALID_INPUT` (RangeError): the kernel rejected its input.
+   * - `ERR_TIDEPOOL_INTERNAL`: unknown native error code (a bug in tidepool).
+   * - `ERR_TIDEPOOL_NOT_BUILT`: thrown by `require('tidepool')` when the native
+   *   addon has not been built (`cause` holds the loader's error).
+   * - `ERR_TIDEPOOL_SPAWN_FAILED`: thrown by `new Pool()` when the OS refused
+   *   to start its threads (`cause` holds the underlying error).
+   */
+  export type TidepoolErrorCode =
+    | 'ERR_INVALID_ARG_TYPE'
+    | 'ERR_INVALID_ARG_VALUE'
+    | 'ERR_OUT_OF_RANGE'
+    | 'ERR_TIDEPOOL_UNKNOWN_KERNEL'
+    | 'ERR_TIDEPOOL_CLOSED'
+    | 'ERR_TIDEPOOL_DESTROYED'
+    | 'ERR_TIDEPOOL_CANCELLED'
+    | 'ERR_TIDEPOOL_PANIC'
+    | 'ERR_TIDEPOOL_INVALID_INPUT'
+    | 'ERR_TIDEPOOL_INTERNAL'
+    | 'ERR_TIDEPOOL_NOT_BUILT'
+    | 'ERR_TIDEPOOL_SPAWN_FAILED';
+
+  /**
+   * An error thrown, rejected or emitted by tidepool: an `Error`, `TypeError`
+   * or `RangeError` carrying a {@link TidepoolErrorCode} in `code`.
+   */
+  export interface TidepoolError extends Error {
+    /** What went wrong; see {@link TidepoolErrorCode}. */
+    code: TidepoolErrorCode;
+    /** The underlying error (set for `ERR_TIDEPOOL_NOT_BUILT` and `ERR_TIDEPOOL_SPAWN_FAILED`). */
+    cause?: unknown;
+  }
+
+  /**
+   * A pool of native threads that run a kernel (SHA-256, BLAKE3, ...) over
+   * binaries without copying them, growing with the age of its queue and
+   * shrinking when threads idle.
+   *
+   * @typeParam E - The `encoding` option, inferred from a literal: results are
+   *   `Buffer`s for `'buffer'` (the default), strings otherwise.
+   * @typeParam T - The messages the pool accepts: {@link DefaultMessage}, or
+   *   the parameter type of the `select` option.
+   */
+  export class Pool<E extends Encoding = 'buffer', T = DefaultMessage> extends EventEmitter {
+    /**
+     * Creates a pool and starts its `minThreads` core threads.
+     * @throws {TidepoolError} `ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`,
+     *   `ERR_OUT_OF_RANGE` or `ERR_TIDEPOOL_UNKNOWN_KERNEL` for a bad option;
+     *   an `Error` if the core threads cannot be started.
+     */
+    constructor(options?: PoolOptions<E, T>);
+
+    /** Names of every available kernel, in id order (the same array as the module's `kernels`). */
+    static get kernels(): readonly KernelName[];
+
+    /**
+     * Runs the pool's kernel (or `options.kernel`) over the message's binary
+     * (see the `select` option) on a pool thread.
+     *
+     * Buffer contract: the binary is read in place by Rust threads, not copied.
+     * Do not mutate, transfer or detach it (nor resize its ArrayBuffer) until the
+     * returned promise settles, exactly as with `fs.write`.
+     *
+     * @returns A promise of `{ result, message }`, `message` being the very
+     *   object posted. It rejects with `ERR_TIDEPOOL_CLOSED` if the pool is
+     *   closed, and with a task error (`ERR_TIDEPOOL_PANIC`,
+     *   `ERR_TIDEPOOL_DESTROYED`, ...) if the task fails.
+     * @throws {TidepoolError} synchronously, for an invalid message or options
+     *   (`ERR_INVALID_ARG_TYPE`, `ERR_TIDEPOOL_UNKNOWN_KERNEL`, `ERR_OUT_OF_RANGE`).
+     */
+    post<M extends T>(message: M, options?: PostOptions): Promise<PostResult<M, E>>;
+
+    /**
+     * The `worker_threads`-style API: runs the pool's kernel over the message's
+     * binary; the result arrives as a `'message'` event `(result, message)`, a
+     * failure (or a closed pool) as an `'error'` event `(err, message)`.
+     * The same buffer contract as {@link Pool.post} applies until then.
+     * @throws {TidepoolError} synchronously, for an invalid message.
+     */
+    postMessage(message: T): void;
+
+    /** A snapshot of the pool's threads, queue and counters. */
+    stats(): PoolStats;
+
+    /** True once `close()` or `destroy()` was called. */
+    get closed(): boolean;
+
+    /**
+     * Stops accepting tasks, lets the queued and running ones finish, then
+     * joins the threads. Resolves when every thread has exited. Idempotent.
+     */
+    close(): Promise<void>;
+
+    /**
+     * Stops accepting tasks, rejects the queued ones and cancels the running
+     * ones (`ERR_TIDEPOOL_DESTROYED`), then joins the threads. Resolves when
+     * every thread has exited. Idempotent.
+     */
+    destroy(): Promise<void>;
+
+    /** `await using pool = new Pool()`: calls {@link Pool.close}. */
+    [Symbol.asyncDispose](): Promise<void>;
+
+    /** Adds a listener for a pool event (see {@link PoolEvents}). */
+    on<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
+    on<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+
+    /** Adds a one-time listener for a pool event (see {@link PoolEvents}). */
+    once<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
+    once<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+
+    /** Removes a listener of a pool event (alias of `removeListener`). */
+    off<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
+    off<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+
+    /** Adds a listener for a pool event (alias of `on`). */
+    addListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
+    addListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+
+    /** Removes a listener of a pool event. */
+    removeListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
+    removeListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+
+    /** Adds a listener for a pool event at the front of the listener list. */
+    prependListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
+    prependListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+
+    /** Adds a one-time listener for a pool event at the front of the listener list. */
+    prependOnceListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
+    prependOnceListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+
+    /** Emits a pool event (the pool does this itself; rarely useful from outside). */
+    emit<K extends PoolEventName>(event: K, ...args: PoolEvents<E, T>[K]): boolean;
+    emit<N extends string | symbol>(event: OtherEventName<N>, ...args: any[]): boolean;
+  }
+
+  /** The default values of the {@link PoolOptions} (a frozen object). */
+  export interface PoolDefaults {
+    /** `'sha256'`. */
+    readonly kernel: 'sha256';
+    /** `'buffer'`. */
+    readonly encoding: 'buffer';
+    /** `1`. */
+    readonly minThreads: number;
+    /** The number of CPUs this process may use (cgroup- and affinity-aware), at least 1. */
+    readonly maxThreads: number;
+    /** `1` millisecond. */
+    readonly spawnDelayMs: number;
+    /** `1000` milliseconds. */
+    readonly idleTimeoutMs: number;
+    /** `1` millisecond. */
+    readonly checkIntervalMs: number;
+  }
+
+  /** Names of every available kernel, in id order (a frozen array). */
+  export const kernels: readonly KernelName[];
+
+  /** Every valid `encoding` option: `['buffer', 'hex', 'base64', 'base64url']` (a frozen array). */
+  export const encodings: readonly Encoding[];
+
+  /** The default option values (a frozen object). */
+  export const defaults: PoolDefaults;
+
+  /**
+   * The input of the `spin` and `sleep` kernels: a new 4-byte Buffer holding
+   * `us` microseconds as a little-endian uint32.
+   * @param us An integer from 0 to 4294967295.
+   * @throws {TidepoolError} `ERR_INVALID_ARG_TYPE` or `ERR_OUT_OF_RANGE`.
+   */
+  export function micros(us: number): Buffer;
+}
+
+export = tidepool;
