@@ -1,14 +1,15 @@
 //! Batched delivery of finished tasks to the JS thread.
 //!
-//! Workers push [`Completion`]s into one shared vector. The first push after the
+//! Workers push [`Completion`]s into one shared channel. The first push after the
 //! JS thread last drained raises the `scheduled` flag and calls the waker (in
 //! the binding: one `napi_call_threadsafe_function`); later pushes see the flag
-//! and do nothing more. The JS thread lowers the flag *before* it takes the
-//! vector, so a push that lands after the take always wakes it again: no
+//! and do nothing more. The JS thread lowers the flag *before* it takes from the
+//! channel, so a push that lands after the take always wakes it again: no
 //! completion can be stranded, and a burst of N completions costs one wake-up.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+
+use crossbeam_channel::{Receiver, Sender};
 
 use crate::task::Completion;
 
@@ -18,8 +19,11 @@ pub type Waker = Box<dyn Fn() + Send + Sync>;
 
 /// Thread-safe, wake-once-per-batch queue of finished tasks.
 pub struct CompletionQueue {
-    /// Finished tasks not yet taken by the JS thread.
-    ready: Mutex<Vec<Completion>>,
+    /// Producers' end: lock-free, so workers never wait for each other or
+    /// for the JS thread when they hand results over.
+    tx: Sender<Completion>,
+    /// Consumer's end, read by the JS thread only.
+    rx: Receiver<Completion>,
     /// True while a drain is already due; false once the drainer started.
     scheduled: AtomicBool,
     /// Asks the JS thread to drain.
@@ -29,21 +33,25 @@ pub struct CompletionQueue {
 impl CompletionQueue {
     /// An empty queue that calls `waker` when a batch starts.
     pub fn new(waker: Waker) -> Self {
-        CompletionQueue { ready: Mutex::new(Vec::with_capacity(256)), scheduled: AtomicBool::new(false), waker }
+        let (tx, rx) = crossbeam_channel::unbounded();
+        CompletionQueue { tx, rx, scheduled: AtomicBool::new(false), waker }
     }
 
     /// Adds a finished task; wakes the consumer if no drain is due yet.
     pub fn push(&self, completion: Completion) {
-        self.ready.lock().unwrap_or_else(|e| e.into_inner()).push(completion);
+        // Cannot fail: `self` owns the receiver, so it outlives the sender.
+        let _ = self.tx.send(completion);
         self.wake();
     }
 
-    /// Adds several finished tasks under one lock (leaves `batch` empty).
+    /// Adds several finished tasks, then wakes once (leaves `batch` empty).
     pub fn push_all(&self, batch: &mut Vec<Completion>) {
         if batch.is_empty() {
             return;
         }
-        self.ready.lock().unwrap_or_else(|e| e.into_inner()).append(batch);
+        for completion in batch.drain(..) {
+            let _ = self.tx.send(completion);
+        }
         self.wake();
     }
 
@@ -56,7 +64,7 @@ impl CompletionQueue {
         }
     }
 
-    /// Moves every ready completion into `out` (which should be empty).
+    /// Moves every ready completion into `out`.
     /// Call from the consumer when woken.
     pub fn drain(&self, out: &mut Vec<Completion>) {
         self.begin_drain();
@@ -73,8 +81,7 @@ impl CompletionQueue {
 
     /// Second half of [`drain`](Self::drain): takes what is ready.
     pub fn take(&self, out: &mut Vec<Completion>) {
-        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        std::mem::swap(&mut *ready, out);
+        out.extend(self.rx.try_iter());
     }
 }
 

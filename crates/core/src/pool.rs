@@ -217,8 +217,9 @@ struct Shared {
     terminated: AtomicBool,
     /// Finished tasks on their way to the consumer.
     completions: CompletionQueue,
-    /// Thread events on their way to the consumer.
-    events: Mutex<Vec<PoolEvent>>,
+    /// Thread events on their way to the consumer (workers and supervisor
+    /// send, the JS thread receives).
+    events: (crossbeam_channel::Sender<PoolEvent>, crossbeam_channel::Receiver<PoolEvent>),
 }
 
 /// A pool of worker threads. Dropping it aborts and joins every thread.
@@ -262,7 +263,7 @@ impl Pool {
             cancel: AtomicBool::new(false),
             terminated: AtomicBool::new(false),
             completions: CompletionQueue::new(waker),
-            events: Mutex::new(Vec::new()),
+            events: crossbeam_channel::unbounded(),
             config,
         });
         // Core threads start here, on the constructing thread: construction is
@@ -335,8 +336,7 @@ impl Pool {
 
     /// Moves pending thread events into `out`.
     pub fn take_events(&self, out: &mut Vec<PoolEvent>) {
-        let mut events = self.shared.events.lock().unwrap_or_else(|e| e.into_inner());
-        out.append(&mut events);
+        out.extend(self.shared.events.1.try_iter());
     }
 
     /// Current numbers.
@@ -402,7 +402,8 @@ impl Shared {
     }
 
     fn emit(&self, event: PoolEvent) {
-        self.events.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+        // Cannot fail: `self` owns the receiver too.
+        let _ = self.events.0.send(event);
         self.completions.wake();
     }
 }
