@@ -82,6 +82,28 @@ const CASES = {
       return { value: msgs.length / s };
     },
   },
+  'tiny: floor: bare Promises, created and resolved in JS, all at once': {
+    unit: 'round trips/s',
+    // What any promise-per-task API costs on this machine with 200k promises
+    // pending at once (no native call, no hashing): the ceiling for post().
+    async run() {
+      const msgs = tinyMessages();
+      const once = () => {
+        const resolvers = new Array(msgs.length);
+        const all = Promise.all(
+          msgs.map((m, i) => new Promise((resolve) => { resolvers[i] = resolve; })),
+        );
+        setImmediate(() => {
+          for (let i = 0; i < msgs.length; i++) resolvers[i]({ result: msgs[i].subarray(0, 32), message: msgs[i] });
+        });
+        return all;
+      };
+      await once();
+      const t = now();
+      await once();
+      return { value: msgs.length / seconds(t) };
+    },
+  },
   'tiny: crypto.subtle.digest (libuv pool), 1024 in flight': {
     unit: 'round trips/s',
     async run() {
@@ -148,6 +170,7 @@ const RATIOS = [
   ['demo: tidepool, warm (third round)', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
   ['demo: tidepool, cold (first round after new Pool())', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
   ['demo: tidepool, warm (third round)', 'demo: crypto.createHash on the main thread'],
+  ['tiny: tidepool post(), all at once', 'tiny: floor: bare Promises, created and resolved in JS, all at once'],
   ['tiny: tidepool post(), all at once', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ['tiny: tidepool post(), 1024 in flight', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ["tiny: tidepool postMessage() + 'message', all at once", 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
