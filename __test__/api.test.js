@@ -210,3 +210,15 @@ test('the pool grows under load and reports spawn events', async () => {
     await pool.close();
   }
 });
+
+test('minThreads: 0 starts without threads and starts one when work arrives', async () => {
+  const pool = new Pool({ minThreads: 0 });
+  try {
+    assert.equal(pool.stats().threads, 0);
+    const { result } = await pool.post(Buffer.from('abc'), { kernel: 'crc32' });
+    assert.equal(result.toString('hex'), '352441c2');
+    assert.ok(pool.stats().spawned >= 1);
+  } finally {
+    await pool.close();
+  }
+});

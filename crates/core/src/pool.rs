@@ -270,7 +270,11 @@ impl Pool {
         // not a hot path, and the pool must be able to work at once.
         for _ in 0..shared.config.policy.min_threads {
             if let Err(e) = spawn_worker(&shared, SpawnReason::Core) {
-                if shared.lock().threads == 0 {
+                let mut st = shared.lock();
+                if st.threads == 0 {
+                    // No supervisor yet: say so, or join_all would wait for it.
+                    st.supervisor_exited = true;
+                    drop(st);
                     abort_and_join(&shared);
                     return Err(e);
                 }
