@@ -107,6 +107,17 @@ pub fn oldest_age(obs: &Observation) -> Duration {
     obs.oldest_enqueued.map(|t| obs.now.saturating_duration_since(t)).unwrap_or_default()
 }
 
+/// May an idle *extra* (non-core) thread be woken for queued work?
+///
+/// The article's "the queue exceeds the capacity of one thread" test: more
+/// than one task is waiting and the oldest has waited longer than
+/// `spawn_delay`. Until then the core threads (the most senior first) take
+/// everything, keeping their caches warm and the extras asleep. An extra that
+/// is already running keeps taking tasks until the queue is empty.
+pub fn extras_may_take(queued: usize, oldest_age: Duration, cfg: &PolicyConfig) -> bool {
+    queued > 1 && oldest_age > cfg.spawn_delay
+}
+
 /// The decision for `obs` under `cfg`.
 pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
     let action = choose(obs, cfg);
@@ -169,6 +180,14 @@ mod tests {
             last_spawn: None,
             newest_idle_extra: None,
         }
+    }
+
+    #[test]
+    fn extras_wait_until_the_queue_exceeds_one_thread() {
+        let c = cfg();
+        assert!(!extras_may_take(1, Duration::from_secs(1), &c), "one task: a core thread can take it");
+        assert!(!extras_may_take(100, Duration::from_millis(5), &c), "young queue: the core keeps up");
+        assert!(extras_may_take(2, Duration::from_millis(11), &c));
     }
 
     #[test]

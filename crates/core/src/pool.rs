@@ -305,11 +305,20 @@ impl Pool {
         if st.lifecycle != Lifecycle::Running {
             return Err(Closed(task));
         }
+        let now = task.enqueued_at;
         st.queue.push_back(task);
         let queued = st.queue.len();
         shared.queued.store(queued, Ordering::Release);
-        // Wake a parked thread only if the awake idle ones cannot take it all.
-        let wake = if queued > st.spinning + st.wakes_pending { pick_parked(&mut st) } else { None };
+        // Wake a parked thread only if the awake idle ones cannot take it all;
+        // a core thread if one is parked, an extra only once the queue is more
+        // than one thread can handle.
+        let wake = if queued > st.spinning + st.wakes_pending {
+            let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
+            let extras = policy::extras_may_take(queued, oldest_age, &shared.config.policy);
+            pick_parked(&mut st, extras)
+        } else {
+            None
+        };
         let nudge = st.supervisor_sleeping && queued > st.threads;
         if nudge {
             st.supervisor_sleeping = false;
@@ -412,13 +421,14 @@ impl Shared {
     }
 }
 
-/// The most senior parked thread not already being woken; marks it woken.
-fn pick_parked(st: &mut State) -> Option<usize> {
+/// The most senior parked thread not already being woken (core threads
+/// only, unless `extras`); marks it woken.
+fn pick_parked(st: &mut State, extras: bool) -> Option<usize> {
     let seat = st
         .seats
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.occupied && s.parked && !s.wake_pending)
+        .filter(|(_, s)| s.occupied && s.parked && !s.wake_pending && (s.core || extras))
         .min_by_key(|(_, s)| s.generation)
         .map(|(i, _)| i)?;
     st.seats[seat].wake_pending = true;
@@ -588,11 +598,12 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
         if st.seats[seat].idle_since.is_none() {
             st.seats[seat].idle_since = Some(Instant::now());
         }
-        // One idle thread at a time spins briefly before parking: a futex
-        // round trip costs more than a few microseconds of polling when tasks
-        // arrive back to back, but more spinners would only steal the CPU the
-        // JS thread needs to produce those tasks.
-        if st.spinning == 0 {
+        // One idle core thread at a time spins briefly before parking: a
+        // futex round trip costs more than a few microseconds of polling when
+        // tasks arrive back to back, but more spinners would only steal the
+        // CPU the JS thread needs to produce those tasks. Extra threads park
+        // at once: they are only wanted when the queue backs up.
+        if st.spinning == 0 && st.seats[seat].core {
             st.spinning += 1;
             drop(st);
             spin_for_work(shared);
@@ -706,7 +717,6 @@ fn supervisor_main(shared: &Arc<Shared>) {
         let obs = observe(&st, now);
         let decision = policy::decide(&obs, &cfg);
         match decision.action {
-            Action::None => {}
             Action::Spawn(reason) => {
                 drop(st);
                 // Failures are counted and reported by spawn_worker; the pool
@@ -715,6 +725,21 @@ fn supervisor_main(shared: &Arc<Shared>) {
                 st = shared.lock();
                 continue;
             }
+            Action::None if policy::extras_may_take(obs.queued, policy::oldest_age(&obs), &cfg) => {
+                // Tasks have waited too long for the core threads alone: put
+                // parked extras to work, most senior first, as many as needed.
+                let mut woken = Vec::new();
+                while st.queue.len() > st.spinning + st.wakes_pending {
+                    match pick_parked(&mut st, true) {
+                        Some(seat) => woken.push(seat),
+                        None => break,
+                    }
+                }
+                for seat in woken {
+                    shared.seat_cvs[seat].notify_one();
+                }
+            }
+            Action::None => {}
             Action::Retire(seat, _) => {
                 let s = &mut st.seats[seat];
                 if s.occupied && !s.core && s.parked {
