@@ -143,6 +143,25 @@ declare namespace tidepool {
     retired: number;
     /** Failed attempts to start a thread since the pool was created. */
     spawnErrors: number;
+    /** Queue wait of tasks (from post to the kernel's start), since creation or the last `stats({ reset: true })`. */
+    waitTime: LatencySummary;
+    /** Kernel run time of tasks, over the same window as `waitTime`. */
+    runTime: LatencySummary;
+  }
+
+  /** Percentiles of a latency, in milliseconds (within 12.5 %; `max` is exact; all 0 when `count` is 0). */
+  export interface LatencySummary {
+    p50: number;
+    p99: number;
+    max: number;
+    /** Number of tasks measured. */
+    count: number;
+  }
+
+  /** Options of {@link Pool.stats}. */
+  export interface StatsOptions {
+    /** Restart the `waitTime` / `runTime` window after this snapshot. Default `false`. */
+    reset?: boolean;
   }
 
   /** Argument of the `'spawn'` event. */
@@ -301,8 +320,8 @@ declare namespace tidepool {
      */
     postMessage(message: T): void;
 
-    /** A snapshot of the pool's threads, queue and counters. */
-    stats(): PoolStats;
+    /** A snapshot of the pool's threads, queue, counters and latencies. */
+    stats(options?: StatsOptions): PoolStats;
 
     /** True once `close()` or `destroy()` was called. */
     get closed(): boolean;

@@ -325,9 +325,21 @@ class Pool extends EventEmitter {
     this.#rejects[slot] = null;
   }
 
-  /** A snapshot of the pool's threads, queue and counters. */
-  stats() {
-    const s = this.#native.stats();
+  /**
+   * A snapshot of the pool's threads, queue and counters. `waitTime` (queue
+   * wait) and `runTime` (kernel time) cover every task since the pool was
+   * created, or since the last `stats({ reset: true })`.
+   */
+  stats(options) {
+    let reset = false;
+    if (options !== undefined) {
+      if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+      if (options.reset !== undefined && typeof options.reset !== 'boolean') {
+        throw invalidArgType('options.reset', 'of type boolean', options.reset);
+      }
+      reset = options.reset === true;
+    }
+    const s = this.#native.stats(reset);
     return {
       threads: s.threads,
       idleThreads: s.idleThreads,
@@ -340,6 +352,8 @@ class Pool extends EventEmitter {
       spawned: s.spawned,
       retired: s.retired,
       spawnErrors: s.spawnErrors,
+      waitTime: s.waitTime,
+      runTime: s.runTime,
     };
   }
 

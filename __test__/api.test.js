@@ -222,3 +222,29 @@ test('minThreads: 0 starts without threads and starts one when work arrives', as
     await pool.close();
   }
 });
+
+test('stats() reports queue wait and run time percentiles; reset restarts them', async () => {
+  const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 1 });
+  try {
+    await Promise.all(Array.from({ length: 20 }, () => pool.post(micros(2000))));
+    const { waitTime, runTime } = pool.stats({ reset: true });
+    for (const key of ['p50', 'p99', 'max', 'count']) {
+      assert.equal(typeof waitTime[key], 'number');
+      assert.equal(typeof runTime[key], 'number');
+    }
+    assert.equal(runTime.count, 20);
+    assert.equal(waitTime.count, 20);
+    // Each task sleeps 2 ms (percentiles are exact to 12.5 %).
+    assert.ok(runTime.p50 >= 1.75 && runTime.p50 < 10, `run p50 ${runTime.p50}`);
+    assert.ok(runTime.max >= 2, `run max ${runTime.max}`);
+    // One thread: the last task waited for the 19 before it.
+    assert.ok(waitTime.max >= 19 * 2 * 0.875, `wait max ${waitTime.max}`);
+    assert.ok(waitTime.p50 <= waitTime.p99 && waitTime.p99 <= waitTime.max);
+    const after = pool.stats();
+    assert.equal(after.runTime.count, 0);
+    assert.equal(after.waitTime.max, 0);
+    assert.throws(() => pool.stats({ reset: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
+  } finally {
+    await pool.close();
+  }
+});

@@ -50,6 +50,22 @@ pub struct NativeOptions {
     pub check_interval_ms: f64,
 }
 
+/// Latency percentiles in milliseconds.
+#[napi(object)]
+pub struct NativeLatency {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub count: f64,
+}
+
+impl NativeLatency {
+    fn of(s: &tidepool_core::histogram::Summary) -> Self {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        NativeLatency { p50: ms(s.quantile(0.5)), p99: ms(s.quantile(0.99)), max: ms(s.max()), count: s.count() as f64 }
+    }
+}
+
 /// Numbers for `pool.stats()`.
 #[napi(object)]
 pub struct NativeStats {
@@ -61,6 +77,8 @@ pub struct NativeStats {
     pub spawned: f64,
     pub retired: f64,
     pub spawn_errors: f64,
+    pub wait_time: NativeLatency,
+    pub run_time: NativeLatency,
 }
 
 /// The raw TSFN handle, moved into the core pool's waker.
@@ -378,10 +396,11 @@ impl NativePool {
         }
     }
 
-    /// Current numbers of the native side.
+    /// Current numbers of the native side; `reset` restarts the latency
+    /// histograms after reading them.
     #[napi]
-    pub fn stats(&self) -> NativeStats {
-        let s = self.inner.pool().stats();
+    pub fn stats(&self, reset: bool) -> NativeStats {
+        let s = self.inner.pool().stats(reset);
         NativeStats {
             threads: s.threads as u32,
             busy_threads: s.busy_threads as u32,
@@ -391,6 +410,8 @@ impl NativePool {
             spawned: s.spawned as f64,
             retired: s.retired as f64,
             spawn_errors: s.spawn_errors as f64,
+            wait_time: NativeLatency::of(&s.wait),
+            run_time: NativeLatency::of(&s.run),
         }
     }
 

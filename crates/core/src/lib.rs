@@ -9,6 +9,7 @@
 //! * [`task`]: what goes in and what comes out.
 
 pub mod completion;
+pub mod histogram;
 pub mod input;
 pub mod kernels;
 pub mod policy;

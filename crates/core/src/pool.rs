@@ -54,6 +54,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::completion::{CompletionQueue, Waker};
+use crate::histogram::{Histogram, Summary};
 use crate::kernels::{self, KernelError, RunContext};
 use crate::policy::{self, Action, Observation, PolicyConfig, RetireReason, SpawnReason};
 use crate::task::{Completion, Task, TaskError};
@@ -122,6 +123,19 @@ pub struct PoolStats {
     pub retired: u64,
     /// Thread starts the OS refused.
     pub spawn_errors: u64,
+    /// How long tasks waited in the queue (since creation or the last reset).
+    pub wait: Summary,
+    /// How long kernels ran (since creation or the last reset).
+    pub run: Summary,
+}
+
+/// Latency histograms of one seat; the seat's current thread is the only writer.
+#[derive(Default)]
+struct SeatMetrics {
+    /// Queue wait: from submit to the kernel's start.
+    wait: Histogram,
+    /// Kernel run time.
+    run: Histogram,
 }
 
 /// Why [`Pool::submit`] refused a task.
@@ -205,6 +219,8 @@ struct Shared {
     state: Mutex<State>,
     /// One condvar per seat so a specific (the most senior) thread can be woken.
     seat_cvs: Box<[Condvar]>,
+    /// Latency histograms per seat (kept when a seat changes hands).
+    metrics: Box<[SeatMetrics]>,
     /// The supervisor's condvar.
     supervisor_cv: Condvar,
     /// Signalled whenever a thread exits (for `join`).
@@ -257,6 +273,7 @@ impl Pool {
                 spawn_errors: 0,
             }),
             seat_cvs: (0..max).map(|_| Condvar::new()).collect(),
+            metrics: (0..max).map(|_| SeatMetrics::default()).collect(),
             supervisor_cv: Condvar::new(),
             exit_cv: Condvar::new(),
             queued: AtomicUsize::new(0),
@@ -352,8 +369,19 @@ impl Pool {
         out.extend(self.shared.events.1.try_iter());
     }
 
-    /// Current numbers.
-    pub fn stats(&self) -> PoolStats {
+    /// Current numbers. With `reset_latency`, the wait / run histograms
+    /// start afresh after being read.
+    pub fn stats(&self, reset_latency: bool) -> PoolStats {
+        let mut wait = Summary::default();
+        let mut run = Summary::default();
+        for m in self.shared.metrics.iter() {
+            m.wait.merge_into(&mut wait);
+            m.run.merge_into(&mut run);
+            if reset_latency {
+                m.wait.reset();
+                m.run.reset();
+            }
+        }
         let st = self.shared.lock();
         let oldest = st.queue.front().map(|t| t.enqueued_at.elapsed()).unwrap_or_default();
         PoolStats {
@@ -364,6 +392,8 @@ impl Pool {
             spawned: st.spawned,
             retired: st.retired,
             spawn_errors: st.spawn_errors,
+            wait,
+            run,
         }
     }
 
@@ -555,13 +585,19 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
             st.busy += 1;
             st.seats[seat].idle_since = None;
             drop(st);
+            let metrics = &shared.metrics[seat];
             let started = Instant::now();
             let n = batch.len();
+            let mut task_start = started;
             for task in batch.drain(..) {
+                metrics.wait.record(task_start.saturating_duration_since(task.enqueued_at));
                 let outcome = run_task(&task, &ctx);
+                let task_end = Instant::now();
+                metrics.run.record(task_end - task_start);
+                task_start = task_end;
                 done.push(Completion { slot: task.slot, outcome });
             }
-            let now = Instant::now();
+            let now = task_start;
             let per_task = now.duration_since(started).as_nanos() as f64 / n as f64;
             avg_task_ns = 0.75 * avg_task_ns + 0.25 * per_task;
             let oldest_held = *held_since.get_or_insert(started);

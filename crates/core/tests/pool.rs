@@ -116,7 +116,7 @@ fn a_panicking_kernel_fails_only_its_task() {
         other => panic!("expected a panic, got {other:?}"),
     }
     assert!(done[1].outcome.is_ok());
-    assert_eq!(pool.stats().threads, 1, "the thread survives the panic");
+    assert_eq!(pool.stats(false).threads, 1, "the thread survives the panic");
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn abort_returns_queued_and_cancels_running() {
     pool.submit(task(0, "sleep", micros(5_000_000))).unwrap();
     // Wait until the sleep is running.
     let t = Instant::now();
-    while pool.stats().busy_threads == 0 {
+    while pool.stats(false).busy_threads == 0 {
         assert!(t.elapsed() < Duration::from_secs(5));
         std::thread::yield_now();
     }
@@ -158,7 +158,7 @@ fn close_finishes_the_queue_then_terminates() {
     assert!(done.iter().all(|c| c.outcome.is_ok()));
     pool.join();
     assert!(pool.is_terminated());
-    assert_eq!(pool.stats().threads, 0);
+    assert_eq!(pool.stats(false).threads, 0);
 }
 
 #[test]
@@ -175,17 +175,17 @@ fn grows_under_load_and_shrinks_back_to_core_threads() {
         events.iter().any(|e| matches!(e, PoolEvent::Spawn { reason, .. } if reason.as_str() == "queue-age")),
         "{events:?}"
     );
-    assert_eq!(pool.stats().spawned, 2);
+    assert_eq!(pool.stats(false).spawned, 2);
     // Idle extras retire after idle_timeout (50 ms).
     let t = Instant::now();
-    while pool.stats().threads > 1 {
+    while pool.stats(false).threads > 1 {
         assert!(t.elapsed() < Duration::from_secs(5), "extra thread never retired");
         std::thread::sleep(Duration::from_millis(5));
     }
     signal.wait(Duration::from_millis(100));
     pool.take_events(&mut events);
     assert!(events.iter().any(|e| matches!(e, PoolEvent::Retire { threads: 1, .. })), "{events:?}");
-    assert_eq!(pool.stats().retired, 1);
+    assert_eq!(pool.stats(false).retired, 1);
 }
 
 #[test]
@@ -197,7 +197,7 @@ fn trickle_does_not_spawn() {
         collect(&pool, &signal, 1);
         std::thread::sleep(Duration::from_millis(2));
     }
-    assert_eq!(pool.stats().spawned, 1);
+    assert_eq!(pool.stats(false).spawned, 1);
 }
 
 #[test]
