@@ -39,6 +39,11 @@ const CODE_CANCELLED = 2;
 const CODE_INVALID_INPUT = 3;
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
+/**
+ * Test-only option key (not part of the API): thread starts after this many
+ * successful ones fail as if the OS refused them with EAGAIN.
+ */
+const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
 
 function loadBinding() {
   const file = path.join(__dirname, 'tidepool.node');
@@ -204,6 +209,7 @@ function resolveOptions(options) {
       spawnDelayMs: msOption(options, 'spawnDelayMs', 0),
       idleTimeoutMs: msOption(options, 'idleTimeoutMs', 0),
       checkIntervalMs: msOption(options, 'checkIntervalMs', 0.01),
+      failSpawnsAfter: options[kFailSpawnsAfter],
     },
   };
 }

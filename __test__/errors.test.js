@@ -114,3 +114,27 @@ test('posts after close() reject with ERR_TIDEPOOL_CLOSED; postMessage emits err
   // Bad arguments still throw synchronously after close.
   assert.throws(() => pool.post(42), { code: 'ERR_INVALID_ARG_TYPE' });
 });
+
+const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
+
+test('a thread the OS refuses to start: spawnError event, stats, and the pool works on', async () => {
+  const pool = new Pool({ kernel: 'spin', minThreads: 1, maxThreads: 2, [kFailSpawnsAfter]: 1 });
+  const errors = [];
+  pool.on('spawnError', (e) => errors.push(e));
+  try {
+    const results = await Promise.all(Array.from({ length: 200 }, () => pool.post(micros(300))));
+    assert.equal(results.length, 200);
+    assert.ok(errors.length >= 1, 'spawnError emitted');
+    assert.match(errors[0].error, /EAGAIN/);
+    assert.equal(errors[0].threads, 1);
+    const s = pool.stats();
+    assert.equal(s.threads, 1);
+    assert.equal(s.spawnErrors, errors.length);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('no core thread can start: the constructor throws ERR_TIDEPOOL_SPAWN_FAILED', () => {
+  throwsCode(() => new Pool({ [kFailSpawnsAfter]: 0 }), Error, 'ERR_TIDEPOOL_SPAWN_FAILED');
+});

@@ -48,6 +48,8 @@ pub struct NativeOptions {
     pub spawn_delay_ms: f64,
     pub idle_timeout_ms: f64,
     pub check_interval_ms: f64,
+    /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
+    pub fail_spawns_after: Option<u32>,
 }
 
 /// Latency percentiles in milliseconds.
@@ -337,6 +339,7 @@ impl NativePool {
                 idle_timeout: duration_ms(options.idle_timeout_ms),
                 check_interval: duration_ms(options.check_interval_ms),
             },
+            fail_spawns_after: options.fail_spawns_after.map(u64::from),
             ..PoolConfig::default()
         };
         let pool = match Pool::new(config, waker) {

@@ -43,6 +43,8 @@ pub struct Observation {
     pub spawning: bool,
     /// When the last thread was spawned.
     pub last_spawn: Option<Instant>,
+    /// After a failed spawn: no new attempt before this instant.
+    pub spawn_backoff_until: Option<Instant>,
     /// The newest extra thread that is idle, and since when: `(seat, idle_since)`.
     pub newest_idle_extra: Option<(usize, Instant)>,
 }
@@ -137,8 +139,8 @@ pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
 }
 
 fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
-    if obs.spawning {
-        return Action::None; // one spawn at a time
+    if obs.spawning || obs.spawn_backoff_until.is_some_and(|t| obs.now < t) {
+        return Action::None; // one spawn at a time; none while backing off
     }
     if obs.threads < cfg.min_threads.min(cfg.max_threads) {
         return Action::Spawn(SpawnReason::Core);
@@ -178,8 +180,19 @@ mod tests {
             threads: 1,
             spawning: false,
             last_spawn: None,
+            spawn_backoff_until: None,
             newest_idle_extra: None,
         }
+    }
+
+    #[test]
+    fn no_spawn_attempt_while_backing_off_after_a_failure() {
+        let t0 = Instant::now();
+        let loaded = Observation { queued: 1000, oldest_enqueued: Some(t0), ..obs(t0, 1000) };
+        let backing_off = Observation { spawn_backoff_until: Some(t0 + Duration::from_millis(1010)), ..loaded.clone() };
+        assert_eq!(decide(&backing_off, &cfg()).action, Action::None);
+        let after = Observation { now: t0 + Duration::from_millis(1010), ..backing_off };
+        assert_eq!(decide(&after, &cfg()).action, Action::Spawn(SpawnReason::QueueAge));
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct PoolConfig {
     pub policy: PolicyConfig,
     /// How long an idle worker polls for new work before it parks.
     pub spin: Duration,
+    /// Fault injection for tests: every thread start after this many
+    /// successful ones fails as if the OS said EAGAIN.
+    #[doc(hidden)]
+    pub fail_spawns_after: Option<u64>,
 }
 
 impl Default for PoolConfig {
@@ -84,6 +88,7 @@ impl Default for PoolConfig {
                 check_interval: Duration::from_millis(1),
             },
             spin: Duration::from_micros(20),
+            fail_spawns_after: None,
         }
     }
 }
@@ -207,6 +212,10 @@ struct State {
     supervisor_exited: bool,
     /// Handles of exited threads, waiting to be joined.
     finished: Vec<JoinHandle<()>>,
+    /// Failed thread starts since the last successful one.
+    spawn_failures_in_a_row: u32,
+    /// No spawn attempt before this instant (after a failure).
+    spawn_backoff_until: Option<Instant>,
     /// Counters for stats().
     spawned: u64,
     retired: u64,
@@ -268,6 +277,8 @@ impl Pool {
                 supervisor_sleeping: false,
                 supervisor_exited: false,
                 finished: Vec::new(),
+                spawn_failures_in_a_row: 0,
+                spawn_backoff_until: None,
                 spawned: 0,
                 retired: 0,
                 spawn_errors: 0,
@@ -511,15 +522,21 @@ fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()
     st.last_spawn = Some(Instant::now());
     drop(st);
 
-    let worker_shared = shared.clone();
-    let spawned = std::thread::Builder::new()
-        .name(format!("{THREAD_NAME_PREFIX}{thread_id}"))
-        .spawn(move || worker_main(&worker_shared, seat));
+    let injected_failure = shared.config.fail_spawns_after.is_some_and(|n| shared.lock().spawned >= n);
+    let spawned = if injected_failure {
+        Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "Resource temporarily unavailable (EAGAIN, injected)"))
+    } else {
+        let worker_shared = shared.clone();
+        std::thread::Builder::new()
+            .name(format!("{THREAD_NAME_PREFIX}{thread_id}"))
+            .spawn(move || worker_main(&worker_shared, seat))
+    };
 
     let mut st = shared.lock();
     match spawned {
         Ok(handle) => {
             st.spawned += 1;
+            st.spawn_failures_in_a_row = 0;
             if st.seats[seat].exited {
                 st.finished.push(handle);
             } else {
@@ -535,6 +552,11 @@ fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()
             st.threads -= 1;
             st.spawning = false;
             st.spawn_errors += 1;
+            // Back off before the next attempt: 10 ms, doubling up to 1 s, so
+            // a system out of threads is not asked again every check.
+            let backoff = Duration::from_millis(10 << st.spawn_failures_in_a_row.min(7)).min(Duration::from_secs(1));
+            st.spawn_failures_in_a_row += 1;
+            st.spawn_backoff_until = Some(Instant::now() + backoff);
             let threads = st.threads;
             drop(st);
             shared.emit(PoolEvent::SpawnError { threads, error: e.to_string() });
@@ -819,6 +841,7 @@ fn observe(st: &State, now: Instant) -> Observation {
         threads: st.threads,
         spawning: st.spawning,
         last_spawn: st.last_spawn,
+        spawn_backoff_until: st.spawn_backoff_until,
         newest_idle_extra,
     }
 }

@@ -46,6 +46,7 @@ fn config(min: usize, max: usize) -> PoolConfig {
             check_interval: Duration::from_millis(1),
         },
         spin: Duration::from_micros(20),
+        fail_spawns_after: None,
     }
 }
 
@@ -211,4 +212,30 @@ fn dropping_a_busy_pool_joins_quickly() {
     let t = Instant::now();
     drop(pool);
     assert!(t.elapsed() < Duration::from_millis(500), "drop took {:?}", t.elapsed());
+}
+
+#[test]
+fn a_thread_that_fails_to_start_leaves_the_pool_working() {
+    let signal = Signal::default();
+    let pool = Pool::new(PoolConfig { fail_spawns_after: Some(1), ..config(1, 2) }, signal.waker()).unwrap();
+    for slot in 0..300 {
+        pool.submit(task(slot, "spin", micros(200))).unwrap();
+    }
+    let done = collect(&pool, &signal, 300);
+    assert!(done.iter().all(|c| c.outcome.is_ok()));
+    let stats = pool.stats(false);
+    assert_eq!(stats.threads, 1);
+    assert!(stats.spawn_errors >= 1);
+    // Backoff: ~60 ms of backlog must not cause dozens of attempts.
+    assert!(stats.spawn_errors <= 6, "{} attempts", stats.spawn_errors);
+    let mut events = Vec::new();
+    pool.take_events(&mut events);
+    assert!(events.iter().any(|e| matches!(e, PoolEvent::SpawnError { threads: 1, error } if error.contains("EAGAIN"))));
+}
+
+#[test]
+fn no_core_thread_at_all_is_an_error_not_a_hang() {
+    let signal = Signal::default();
+    let err = Pool::new(PoolConfig { fail_spawns_after: Some(0), ..config(1, 2) }, signal.waker()).err().expect("must fail");
+    assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
 }
