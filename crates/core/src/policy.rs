@@ -254,4 +254,185 @@ mod tests {
         let core_only = obs(t0, 10_000);
         assert_eq!(decide(&core_only, &cfg()), Decision { action: Action::None, next_check: None });
     }
+
+    /// A discrete-time model of the pool driven only through `decide` and
+    /// `extras_may_take`, with a fake clock: tasks of a fixed cost arrive at
+    /// given times; idle threads take them (core threads first, extras only
+    /// when the policy lets them or while they are still busy with a run);
+    /// the policy is asked every `check_interval`.
+    struct Sim {
+        cfg: PolicyConfig,
+        t0: Instant,
+        /// Per thread: (core, busy until, idle since, generation).
+        threads: Vec<(bool, Option<Duration>, Duration, u64)>,
+        queue: std::collections::VecDeque<Duration>,
+        generation: u64,
+        last_spawn: Option<Duration>,
+        spawns: Vec<Duration>,
+        retires: Vec<Duration>,
+        max_wait: Duration,
+    }
+
+    impl Sim {
+        fn new(cfg: PolicyConfig) -> Sim {
+            let mut sim = Sim {
+                cfg,
+                t0: Instant::now(),
+                threads: Vec::new(),
+                queue: Default::default(),
+                generation: 0,
+                last_spawn: None,
+                spawns: Vec::new(),
+                retires: Vec::new(),
+                max_wait: Duration::ZERO,
+            };
+            for _ in 0..sim.cfg.min_threads {
+                sim.threads.push((true, None, Duration::ZERO, sim.generation));
+                sim.generation += 1;
+            }
+            sim
+        }
+
+        /// Runs until `end`, with tasks of cost `cost` arriving at `arrivals` (sorted).
+        fn run(&mut self, arrivals: &[Duration], cost: Duration, end: Duration) {
+            let dt = Duration::from_micros(50);
+            let mut next = 0;
+            let mut now = Duration::ZERO;
+            let mut next_check = Duration::ZERO;
+            while now < end {
+                while next < arrivals.len() && arrivals[next] <= now {
+                    self.queue.push_back(arrivals[next]);
+                    next += 1;
+                }
+                // Finish tasks; busy threads keep taking from the queue.
+                for th in self.threads.iter_mut() {
+                    if th.1.is_some_and(|until| until <= now) {
+                        th.1 = None;
+                        th.2 = now;
+                        if let Some(at) = self.queue.pop_front() {
+                            self.max_wait = self.max_wait.max(now - at);
+                            th.1 = Some(now + cost);
+                        }
+                    }
+                }
+                // Idle threads take work: core always, extras per the policy.
+                let age = self.queue.front().map(|&at| now - at).unwrap_or_default();
+                let extras = extras_may_take(self.queue.len(), age, &self.cfg);
+                let mut order: Vec<usize> = (0..self.threads.len()).collect();
+                order.sort_by_key(|&i| self.threads[i].3);
+                for i in order {
+                    let th = &mut self.threads[i];
+                    if th.1.is_none() && (th.0 || extras) {
+                        if let Some(at) = self.queue.pop_front() {
+                            self.max_wait = self.max_wait.max(now - at);
+                            th.1 = Some(now + cost);
+                        }
+                    }
+                }
+                if now >= next_check {
+                    let newest_idle_extra = self
+                        .threads
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, th)| !th.0 && th.1.is_none())
+                        .max_by_key(|(_, th)| th.3)
+                        .map(|(i, th)| (i, self.t0 + th.2));
+                    let obs = Observation {
+                        now: self.t0 + now,
+                        queued: self.queue.len(),
+                        oldest_enqueued: self.queue.front().map(|&at| self.t0 + at),
+                        threads: self.threads.len(),
+                        spawning: false,
+                        last_spawn: self.last_spawn.map(|t| self.t0 + t),
+                        spawn_backoff_until: None,
+                        newest_idle_extra,
+                    };
+                    match decide(&obs, &self.cfg).action {
+                        Action::Spawn(_) => {
+                            assert!(self.threads.len() < self.cfg.max_threads, "spawned past max_threads");
+                            if let Some(last) = self.last_spawn {
+                                assert!(now - last >= self.cfg.spawn_delay, "spawns closer than spawn_delay");
+                            }
+                            self.threads.push((false, None, now, self.generation));
+                            self.generation += 1;
+                            self.last_spawn = Some(now);
+                            self.spawns.push(now);
+                        }
+                        Action::Retire(i, _) => {
+                            assert!(!self.threads[i].0, "a core thread was retired");
+                            self.threads.remove(i);
+                            self.retires.push(now);
+                        }
+                        Action::None => {}
+                    }
+                    next_check = now + self.cfg.check_interval;
+                }
+                now += dt;
+            }
+        }
+    }
+
+    fn every(start_ms: u64, end_ms: u64, gap: Duration) -> Vec<Duration> {
+        let mut out = Vec::new();
+        let mut t = Duration::from_millis(start_ms);
+        while t < Duration::from_millis(end_ms) {
+            out.push(t);
+            t += gap;
+        }
+        out
+    }
+
+    fn sim_cfg() -> PolicyConfig {
+        PolicyConfig {
+            min_threads: 1,
+            max_threads: 4,
+            spawn_delay: Duration::from_millis(1),
+            idle_timeout: Duration::from_millis(200),
+            check_interval: Duration::from_millis(1),
+        }
+    }
+
+    #[test]
+    fn sim_trickle_never_spawns() {
+        // One 0.5 ms task every 2 ms: a quarter of one thread.
+        let mut sim = Sim::new(sim_cfg());
+        sim.run(&every(0, 2000, Duration::from_millis(2)), Duration::from_micros(500), Duration::from_millis(2100));
+        assert!(sim.spawns.is_empty(), "spawned under a trickle at {:?}", sim.spawns);
+    }
+
+    #[test]
+    fn sim_step_of_load_spawns_one_at_a_time_up_to_the_cap() {
+        // 3 threads' worth of 1 ms tasks for 300 ms.
+        let mut sim = Sim::new(sim_cfg());
+        sim.run(&every(0, 300, Duration::from_micros(333)), Duration::from_millis(1), Duration::from_millis(300));
+        assert!(sim.spawns.len() >= 2, "reacted with {:?}", sim.spawns);
+        assert!(sim.threads.len() <= 4);
+        assert!(sim.spawns[0] < Duration::from_millis(10), "first spawn at {:?}", sim.spawns[0]);
+    }
+
+    #[test]
+    fn sim_idle_extras_retire_and_core_stays() {
+        let mut sim = Sim::new(sim_cfg());
+        sim.run(&every(0, 100, Duration::from_micros(250)), Duration::from_millis(1), Duration::from_millis(600));
+        assert!(!sim.spawns.is_empty());
+        assert_eq!(sim.retires.len(), sim.spawns.len(), "every extra retired after the load");
+        assert_eq!(sim.threads.len(), 1);
+        // Back to the core thread within idle_timeout (+ drain time + checks) of the load's end.
+        assert!(*sim.retires.last().unwrap() < Duration::from_millis(100 + 200 + 150));
+    }
+
+    #[test]
+    fn sim_periodic_bursts_do_not_flap() {
+        // A 30 ms burst at 3x capacity every 150 ms (shorter than idle_timeout):
+        // threads grow during the first burst and are then kept.
+        let mut arrivals = Vec::new();
+        for burst in 0..10u64 {
+            arrivals.extend(every(burst * 150, burst * 150 + 30, Duration::from_micros(333)));
+        }
+        let mut sim = Sim::new(sim_cfg());
+        sim.run(&arrivals, Duration::from_millis(1), Duration::from_millis(1500));
+        let late_spawns = sim.spawns.iter().filter(|&&t| t > Duration::from_millis(300)).count();
+        assert!(sim.retires.is_empty(), "retired between bursts: {:?}", sim.retires);
+        assert!(late_spawns <= 1, "kept spawning: {:?}", sim.spawns);
+    }
 }
