@@ -1,0 +1,353 @@
+#!/usr/bin/env node
+'use strict';
+// Autoscaling benchmark: one load profile, open-loop arrivals of `spin` tasks
+// of known cost, played against several pool configurations.
+//
+//   npm run bench:autoscale                  # table + docs/autoscale.svg
+//   npm run bench:autoscale -- --reps 3      # median of 3 runs per configuration
+//   npm run bench:autoscale -- --json out.json
+//
+// Profile: idle -> trickle -> ramp -> overload step -> drop -> periodic bursts
+// -> idle. Each configuration runs in a fresh process. The "oracle" is not a
+// pool: it is the same arrival schedule served by a model with exactly
+// ceil(load) threads at every instant (Little's law: busy threads = arrival
+// rate x service time), computed here, so the table shows how far each real
+// configuration is from a policy that knows the future load.
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+
+const ROOT = path.join(__dirname, '..');
+const COST_US = 1000; // one task = 1 ms of CPU
+const TICK_MS = 1; // arrivals are posted on a 1 ms timer (open loop)
+const SAMPLE_EVERY = 5; // ticks between two samples of stats()
+const CORES = require('node:os').availableParallelism();
+const MAX = Math.max(2, CORES);
+
+/** Load in "threads' worth" (1 = one thread kept busy), by phase. */
+const PHASES = [
+  { name: 'idle', ms: 500, load: () => 0 },
+  { name: 'trickle', ms: 1000, load: () => 0.2 },
+  { name: 'ramp', ms: 1500, load: (f) => 0.2 + f * (MAX * 0.75 - 0.2) },
+  { name: 'step', ms: 1500, load: () => MAX * 0.8 },
+  { name: 'drop', ms: 1000, load: () => 0.3 },
+  { name: 'bursts', ms: 2500, load: (f, t) => (t % 500 < 100 ? MAX * 0.9 : 0.1) },
+  { name: 'idle', ms: 2500, load: () => 0 },
+];
+const TOTAL_MS = PHASES.reduce((a, p) => a + p.ms, 0);
+
+const CONFIGS = {
+  'tidepool defaults': {},
+  'fixed 1 thread': { minThreads: 1, maxThreads: 1 },
+  [`fixed ${MAX} threads`]: { minThreads: MAX, maxThreads: MAX },
+};
+
+/** Load (threads' worth) at time t ms, and the phase. */
+function loadAt(t) {
+  let start = 0;
+  for (const p of PHASES) {
+    if (t < start + p.ms) return { load: p.load((t - start) / p.ms, t - start), phase: p.name };
+    start += p.ms;
+  }
+  return { load: 0, phase: 'end' };
+}
+
+/** Arrival times (ms) of the whole profile: the integral of the rate. */
+function schedule() {
+  const out = [];
+  let acc = 0;
+  for (let t = 0; t < TOTAL_MS; t += 0.1) {
+    acc += (loadAt(t).load * 0.1) / (COST_US / 1000);
+    while (acc >= 1) {
+      out.push(t);
+      acc -= 1;
+    }
+  }
+  return out;
+}
+
+// ---- child: play the profile against one pool configuration ---------------
+
+async function child(name) {
+  const { Pool, micros } = require(ROOT);
+  const pool = new Pool({ kernel: 'spin', ...CONFIGS[name] });
+  const input = micros(COST_US);
+  const arrivals = schedule();
+  const samples = [];
+  const events = [];
+  const phases = [];
+  const t0 = performance.now();
+  const at = () => performance.now() - t0;
+  pool.on('spawn', (e) => {
+    // The core threads' start is not part of the profile.
+    if (e.reason !== 'core') events.push({ t: at(), type: 'spawn', threads: e.threads, reason: e.reason });
+  });
+  pool.on('retire', (e) => events.push({ t: at(), type: 'retire', threads: e.threads, reason: e.reason }));
+  let next = 0;
+  let posted = 0;
+  let settled = 0;
+  let phaseIndex = 0;
+  let phaseEnd = PHASES[0].ms;
+  pool.stats({ reset: true });
+  await new Promise((resolve) => {
+    let ticks = 0;
+    const tick = () => {
+      const t = at();
+      while (next < arrivals.length && arrivals[next] <= t) {
+        posted++;
+        pool.post(input).then(() => settled++);
+        next++;
+      }
+      if (ticks++ % SAMPLE_EVERY === 0 || t >= phaseEnd) {
+        const s = pool.stats();
+        samples.push({ t, threads: s.threads, busy: s.busyThreads, queued: s.queued, age: s.oldestQueuedMs, done: s.completed });
+      }
+      if (t >= phaseEnd) {
+        const { waitTime } = pool.stats({ reset: true });
+        phases.push({ name: PHASES[phaseIndex].name, waitTime });
+        phaseIndex++;
+        if (phaseIndex === PHASES.length) {
+          resolve();
+          return;
+        }
+        phaseEnd += PHASES[phaseIndex].ms;
+      }
+      setTimeout(tick, TICK_MS);
+    };
+    tick();
+  });
+  // Idle CPU of the pool: one second with nothing running and no sampling.
+  const before = process.cpuUsage();
+  const wallBefore = performance.now();
+  await new Promise((r) => setTimeout(r, 1000));
+  const cpu = process.cpuUsage(before);
+  const idleCpu = (cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore);
+  const final = pool.stats();
+  await pool.close();
+  return { name, samples, events, phases, posted, settled, idleCpu, threadsAtEnd: final.threads };
+}
+
+// ---- the oracle: ceil(load) threads, FIFO, deterministic service ----------
+
+function oracle() {
+  const arrivals = schedule();
+  const dt = 0.1;
+  const servers = []; // busy-until times
+  const waits = [];
+  const byPhase = new Map();
+  let threadMs = 0;
+  let i = 0;
+  const queue = [];
+  for (let t = 0; t < TOTAL_MS + 200; t += dt) {
+    const { load, phase } = loadAt(t);
+    const want = Math.max(1, Math.ceil(load - 1e-9));
+    // Arrivals reach the model when the real harness would post them: on
+    // its next 1 ms tick.
+    while (i < arrivals.length && Math.ceil(arrivals[i] / TICK_MS) * TICK_MS <= t) queue.push(arrivals[i++]);
+    for (let s = 0; s < servers.length; s++) if (servers[s] <= t) servers[s] = -1;
+    let busy = servers.filter((s) => s > t).length;
+    for (let s = 0; s < want && queue.length; s++) {
+      if (servers[s] === undefined || servers[s] <= t) {
+        const a = queue.shift();
+        waits.push(t - a);
+        if (!byPhase.has(phase)) byPhase.set(phase, []);
+        byPhase.get(phase).push(t - a);
+        servers[s] = t + COST_US / 1000;
+        busy++;
+      }
+    }
+    threadMs += Math.max(want, busy) * dt;
+  }
+  return { threadSeconds: threadMs / 1000, waits, byPhase };
+}
+
+// ---- parent: run, summarise, draw -----------------------------------------
+
+function quantile(xs, p) {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
+}
+function median(xs) {
+  return quantile(xs, 0.5);
+}
+
+function phaseStart(name) {
+  let start = 0;
+  for (const p of PHASES) {
+    if (p.name === name) return start;
+    start += p.ms;
+  }
+  return start;
+}
+
+function summarise(run) {
+  const { samples, events, phases } = run;
+  let threadMs = 0;
+  for (let k = 1; k < samples.length; k++) threadMs += samples[k - 1].threads * (samples[k].t - samples[k - 1].t);
+  const step = phases.find((p) => p.name === 'step').waitTime;
+  const all = phases.map((p) => p.waitTime);
+  const stepStart = phaseStart('step');
+  const stepWant = Math.ceil(loadAt(stepStart + 1).load);
+  const reached = samples.find((s) => s.t >= stepStart && s.threads >= stepWant);
+  const lastIdle = TOTAL_MS - PHASES[PHASES.length - 1].ms;
+  const minThreads = samples.length ? Math.min(...samples.map((s) => s.threads)) : 1;
+  const backToCore = samples.find((s) => s.t >= lastIdle && s.threads === minThreads && s.queued === 0 && s.busy === 0);
+  const burstStart = phaseStart('bursts');
+  const burstEvents = events.filter((e) => e.t >= burstStart && e.t < burstStart + 2500);
+  return {
+    stepWait: step,
+    overallMaxWait: Math.max(...all.map((w) => w.max)),
+    threadSeconds: threadMs / 1000,
+    spawns: events.filter((e) => e.type === 'spawn').length,
+    retires: events.filter((e) => e.type === 'retire').length,
+    burstPairs: Math.min(burstEvents.filter((e) => e.type === 'spawn').length, burstEvents.filter((e) => e.type === 'retire').length),
+    reactMs: reached ? Math.max(0, reached.t - stepStart) : NaN,
+    backToCoreMs: backToCore ? backToCore.t - lastIdle : NaN,
+    idleCpuPct: run.idleCpu * 100,
+  };
+}
+
+function svg(runs) {
+  const W = 960;
+  const panelH = 150;
+  const left = 50;
+  const right = 60;
+  const names = Object.keys(runs);
+  const H = 60 + names.length * (panelH + 40);
+  const x = (t) => left + (t / TOTAL_MS) * (W - left - right);
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${left}" y="16" font-size="13">tidepool autoscaling: threads (blue, left axis), oracle threads (dashed), load in threads' worth (grey area),</text>`,
+    `<text x="${left}" y="31" font-size="13">age of the oldest queued task (red, right axis in ms, scaled per panel)</text>`,
+  ];
+  names.forEach((name, k) => {
+    const top = 60 + k * (panelH + 40);
+    const y = (v) => top + panelH - (v / (MAX + 0.5)) * panelH;
+    const maxAge = Math.max(10, ...runs[name].samples.map((s) => s.age));
+    const ya = (v) => top + panelH - (v / maxAge) * panelH;
+    parts.push(`<text x="${left}" y="${top - 6}" font-size="12" font-weight="bold">${name}</text>`);
+    parts.push(`<rect x="${left}" y="${top}" width="${W - left - right}" height="${panelH}" fill="none" stroke="#999"/>`);
+    // load area
+    const pts = [];
+    for (let t = 0; t <= TOTAL_MS; t += 10) pts.push(`${x(t).toFixed(1)},${y(loadAt(t).load).toFixed(1)}`);
+    parts.push(`<polygon points="${x(0)},${y(0)} ${pts.join(' ')} ${x(TOTAL_MS)},${y(0)}" fill="#ddd"/>`);
+    // oracle threads
+    const op = [];
+    for (let t = 0; t <= TOTAL_MS; t += 10) op.push(`${x(t).toFixed(1)},${y(Math.max(1, Math.ceil(loadAt(t).load - 1e-9))).toFixed(1)}`);
+    parts.push(`<polyline points="${op.join(' ')}" fill="none" stroke="#555" stroke-dasharray="4 3"/>`);
+    // queue age
+    const ap = runs[name].samples.map((s) => `${x(s.t).toFixed(1)},${ya(s.age).toFixed(1)}`);
+    parts.push(`<polyline points="${ap.join(' ')}" fill="none" stroke="#d33" stroke-width="1"/>`);
+    // threads (step line)
+    const tp = [];
+    let prev = null;
+    for (const s of runs[name].samples) {
+      if (prev !== null) tp.push(`${x(s.t).toFixed(1)},${y(prev).toFixed(1)}`);
+      tp.push(`${x(s.t).toFixed(1)},${y(s.threads).toFixed(1)}`);
+      prev = s.threads;
+    }
+    parts.push(`<polyline points="${tp.join(' ')}" fill="none" stroke="#1f5fbf" stroke-width="2"/>`);
+    // axes
+    for (let v = 0; v <= MAX; v++) parts.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${v}</text>`);
+    parts.push(`<text x="${W - right + 6}" y="${top + 10}" fill="#d33">${maxAge.toFixed(0)} ms</text>`);
+    parts.push(`<text x="${W - right + 6}" y="${top + panelH}" fill="#d33">0</text>`);
+    let start = 0;
+    for (const p of PHASES) {
+      parts.push(`<line x1="${x(start)}" y1="${top}" x2="${x(start)}" y2="${top + panelH}" stroke="#ccc"/>`);
+      parts.push(`<text x="${x(start) + 3}" y="${top + panelH + 14}" fill="#666">${p.name}</text>`);
+      start += p.ms;
+    }
+  });
+  parts.push(`<text x="${W - right}" y="${H - 6}" text-anchor="end" fill="#666">time: 0 - ${TOTAL_MS / 1000} s; spin tasks of ${COST_US / 1000} ms</text>`);
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+function fmt(x, digits = 1) {
+  return Number.isFinite(x) ? x.toFixed(digits) : 'n/a';
+}
+
+async function parent() {
+  const { values } = parseArgs({
+    options: { reps: { type: 'string', default: '1' }, json: { type: 'string' }, svg: { type: 'string', default: path.join(ROOT, 'docs', 'autoscale.svg') } },
+  });
+  const reps = Number(values.reps);
+  const results = Object.fromEntries(Object.keys(CONFIGS).map((n) => [n, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    for (const name of Object.keys(CONFIGS)) {
+      process.stderr.write(`\r[${rep + 1}/${reps}] ${name} (${TOTAL_MS / 1000 + 2} s)`.padEnd(60));
+      const r = spawnSync(process.execPath, [__filename, '--child', name], { cwd: ROOT, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+      if (r.status !== 0) throw new Error(`${name} failed:\n${r.stderr}`);
+      results[name].push(JSON.parse(r.stdout));
+    }
+  }
+  process.stderr.write('\r'.padEnd(60) + '\r');
+  const orc = oracle();
+  const orcStep = orc.byPhase.get('step') || [];
+  const rows = [];
+  const summaries = {};
+  for (const [name, runs] of Object.entries(results)) {
+    const ss = runs.map(summarise);
+    const m = (f) => median(ss.map(f));
+    summaries[name] = ss;
+    rows.push([
+      name,
+      `${fmt(m((s) => s.stepWait.p50), 2)} / ${fmt(m((s) => s.stepWait.p99), 2)} / ${fmt(m((s) => s.stepWait.max), 1)}`,
+      fmt(m((s) => s.overallMaxWait), 1),
+      fmt(m((s) => s.threadSeconds), 2),
+      `${m((s) => s.spawns)} / ${m((s) => s.retires)}`,
+      fmt(m((s) => s.burstPairs), 0),
+      fmt(m((s) => s.reactMs), 0),
+      fmt(m((s) => s.backToCoreMs), 0),
+      fmt(m((s) => s.idleCpuPct), 2),
+    ]);
+  }
+  rows.push([
+    'oracle (model: ceil(load) threads)',
+    `${fmt(quantile(orcStep, 0.5), 2)} / ${fmt(quantile(orcStep, 0.99), 2)} / ${fmt(quantile(orcStep, 1), 1)}`,
+    fmt(quantile(orc.waits, 1), 1),
+    fmt(orc.threadSeconds, 2),
+    '-',
+    '-',
+    '0',
+    '0',
+    '-',
+  ]);
+  console.log(`autoscale benchmark: ${CORES} CPUs, maxThreads ${MAX}, spin tasks of ${COST_US / 1000} ms, ${reps} run(s) per configuration, profile ${PHASES.map((p) => `${p.name} ${p.ms / 1000}s`).join(' -> ')}\n`);
+  const header = ['configuration', 'step wait p50 / p99 / max (ms)', 'max wait (ms)', 'thread-seconds', 'spawns / retires', 'spawn+retire pairs in bursts', 'react to step (ms)', 'back to core (ms)', 'idle CPU (% core)'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(r));
+  const def = summaries['tidepool defaults'];
+  if (def) {
+    const p99 = median(def.map((s) => s.stepWait.p99));
+    const ts = median(def.map((s) => s.threadSeconds));
+    console.log(`\ndefaults vs oracle: step p99 wait ${fmt(p99 / Math.max(quantile(orcStep, 0.99), 1e-3), 2)}x (oracle p99 ${fmt(quantile(orcStep, 0.99), 2)} ms), thread-seconds ${fmt(ts / orc.threadSeconds, 2)}x`);
+  }
+  fs.mkdirSync(path.dirname(values.svg), { recursive: true });
+  fs.writeFileSync(values.svg, svg(Object.fromEntries(Object.entries(results).map(([n, r]) => [n, r[0]]))));
+  console.log(`timeline written to ${path.relative(process.cwd(), values.svg)}`);
+  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ results, oracle: { threadSeconds: orc.threadSeconds } }, null, 1));
+}
+
+const childIndex = process.argv.indexOf('--child');
+if (childIndex !== -1) {
+  child(process.argv[childIndex + 1]).then(
+    (r) => console.log(JSON.stringify(r)),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+} else {
+  parent().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
