@@ -7,9 +7,11 @@
 //! channel, so a push that lands after the take always wakes it again: no
 //! completion can be stranded, and a burst of N completions costs one wake-up.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use crossbeam_channel::{Receiver, Sender};
+
+use crate::sync::AtomicBool;
 
 use crate::task::Completion;
 

@@ -14,6 +14,7 @@ pub mod input;
 pub mod kernels;
 pub mod policy;
 pub mod pool;
+mod sync;
 pub mod task;
 
 pub use completion::Waker;

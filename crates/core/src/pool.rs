@@ -48,15 +48,16 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once};
-use std::thread::JoinHandle;
+use std::sync::atomic::Ordering;
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use crate::completion::{CompletionQueue, Waker};
 use crate::histogram::{Histogram, Summary};
 use crate::kernels::{self, KernelError, RunContext};
 use crate::policy::{self, Action, Observation, PolicyConfig, RetireReason, SpawnReason};
+use crate::sync::thread::{self, JoinHandle};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard};
 use crate::task::{Completion, Task, TaskError};
 
 /// Prefix of every worker thread's name; the panic hook uses it to stay quiet
@@ -236,8 +237,9 @@ struct Shared {
     exit_cv: Condvar,
     /// Mirror of `queue.len()` for lock-free polling by spinning threads.
     queued: AtomicUsize,
-    /// Raised by `abort`: running kernels stop at their next chunk.
-    cancel: AtomicBool,
+    /// Raised by `abort`: running kernels stop at their next chunk. (A plain
+    /// std flag: kernels read it, it takes no part in the wake protocol.)
+    cancel: std::sync::atomic::AtomicBool,
     /// Set once every thread has exited after close/abort.
     terminated: AtomicBool,
     /// Finished tasks on their way to the consumer.
@@ -288,7 +290,7 @@ impl Pool {
             supervisor_cv: Condvar::new(),
             exit_cv: Condvar::new(),
             queued: AtomicUsize::new(0),
-            cancel: AtomicBool::new(false),
+            cancel: std::sync::atomic::AtomicBool::new(false),
             terminated: AtomicBool::new(false),
             completions: CompletionQueue::new(waker),
             events: crossbeam_channel::unbounded(),
@@ -310,7 +312,7 @@ impl Pool {
         }
         let supervisor = {
             let shared = shared.clone();
-            std::thread::Builder::new()
+            thread::Builder::new()
                 .name(format!("{THREAD_NAME_PREFIX}supervisor"))
                 .stack_size(64 * 1024)
                 .spawn(move || supervisor_main(&shared))
@@ -527,7 +529,7 @@ fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()
         Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "Resource temporarily unavailable (EAGAIN, injected)"))
     } else {
         let worker_shared = shared.clone();
-        std::thread::Builder::new()
+        thread::Builder::new()
             .name(format!("{THREAD_NAME_PREFIX}{thread_id}"))
             .spawn(move || worker_main(&worker_shared, seat))
     };
@@ -759,7 +761,7 @@ fn install_panic_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let ours = std::thread::current().name().is_some_and(|n| n.starts_with(THREAD_NAME_PREFIX));
+            let ours = thread::current().name().is_some_and(|n| n.starts_with(THREAD_NAME_PREFIX));
             if !ours {
                 previous(info);
             }

@@ -1,0 +1,130 @@
+//! Interleaving tests of the pool's wake / park / spawn / retire / shutdown
+//! protocol under Shuttle's randomized scheduler (a thread may be preempted at
+//! every lock, condvar and atomic operation of the protocol).
+//!
+//!   cargo test -p tidepool-core --features shuttle --test shuttle
+//!
+//! Each test runs its scenario many times with different schedules and checks
+//! that every task completes exactly once, nothing hangs (Shuttle reports a
+//! deadlock if every thread is blocked) and the pool shuts down cleanly.
+#![cfg(feature = "shuttle")]
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use shuttle::sync::atomic::{AtomicUsize, Ordering};
+use shuttle::sync::Arc;
+use tidepool_core::kernels;
+use tidepool_core::policy::PolicyConfig;
+use tidepool_core::{Completion, Input, Pool, PoolConfig, Task};
+
+const ITERATIONS: usize = 300;
+
+fn config(min: usize, max: usize, idle_timeout: Duration) -> PoolConfig {
+    PoolConfig {
+        policy: PolicyConfig {
+            min_threads: min,
+            max_threads: max,
+            spawn_delay: Duration::ZERO,
+            idle_timeout,
+            check_interval: Duration::from_micros(10),
+        },
+        spin: Duration::ZERO,
+        fail_spawns_after: None,
+    }
+}
+
+fn task(slot: u32) -> Task {
+    Task { slot, kernel: kernels::find("crc32").unwrap(), input: Input::Owned(vec![slot as u8; 16]), enqueued_at: Instant::now() }
+}
+
+/// Drains until `n` completions arrived, yielding to the scheduler between
+/// looks; asserts each slot completes exactly once.
+fn collect(pool: &Pool, n: usize) -> Vec<Completion> {
+    let mut all = Vec::new();
+    let mut buf = Vec::new();
+    while all.len() < n {
+        pool.drain(&mut buf);
+        all.append(&mut buf);
+        shuttle::thread::yield_now();
+    }
+    let slots: HashSet<u32> = all.iter().map(|c| c.slot).collect();
+    assert_eq!(slots.len(), all.len(), "a task completed twice");
+    all
+}
+
+fn counting_waker() -> (tidepool_core::Waker, Arc<AtomicUsize>) {
+    let wakes = Arc::new(AtomicUsize::new(0));
+    let w = wakes.clone();
+    (Box::new(move || { w.fetch_add(1, Ordering::SeqCst); }), wakes)
+}
+
+#[test]
+fn submit_wake_park_never_strands_a_task() {
+    shuttle::check_random(
+        || {
+            let (waker, wakes) = counting_waker();
+            let pool = Pool::new(config(1, 2, Duration::from_secs(60)), waker).unwrap();
+            for slot in 0..4 {
+                pool.submit(task(slot)).unwrap();
+                shuttle::thread::yield_now();
+            }
+            let done = collect(&pool, 4);
+            assert!(done.iter().all(|c| c.outcome.is_ok()));
+            assert!(wakes.load(Ordering::SeqCst) >= 1, "the consumer was never woken");
+            pool.close();
+            pool.join();
+            assert!(pool.is_terminated());
+        },
+        ITERATIONS,
+    );
+}
+
+#[test]
+fn retire_racing_with_submit_loses_nothing() {
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            // Extras retire as soon as they are idle, while tasks keep coming.
+            let pool = Pool::new(config(1, 2, Duration::ZERO), waker).unwrap();
+            for slot in 0..6 {
+                pool.submit(task(slot)).unwrap();
+                if slot % 2 == 1 {
+                    shuttle::thread::yield_now();
+                }
+            }
+            collect(&pool, 6);
+            pool.close();
+            pool.join();
+            assert_eq!(pool.stats(false).threads, 0);
+        },
+        ITERATIONS,
+    );
+}
+
+#[test]
+fn abort_racing_with_running_tasks_settles_each_once() {
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            let pool = Pool::new(config(2, 2, Duration::from_secs(60)), waker).unwrap();
+            for slot in 0..5 {
+                pool.submit(task(slot)).unwrap();
+            }
+            shuttle::thread::yield_now();
+            let returned = pool.abort();
+            pool.join();
+            let mut done = Vec::new();
+            pool.drain(&mut done);
+            let mut seen: HashSet<u32> = returned.iter().copied().collect();
+            assert_eq!(seen.len(), returned.len());
+            for c in &done {
+                assert!(seen.insert(c.slot), "slot {} both returned and completed, or completed twice", c.slot);
+            }
+            assert_eq!(seen.len(), 5, "every task is either handed back or completed");
+            assert!(pool.is_terminated());
+            assert!(pool.submit(task(9)).is_err());
+        },
+        ITERATIONS,
+    );
+}
