@@ -103,7 +103,18 @@ declare namespace tidepool {
      * @default 1
      */
     checkIntervalMs?: number;
+    /**
+     * The test that starts a thread once the queue holds more tasks than
+     * threads: `'queue-age'` (the article's rule: the oldest task has waited
+     * longer than `spawnDelayMs × threads`) or `'backlog'` (draining the queue
+     * would take longer than `spawnDelayMs`: `queued × mean run time / threads`).
+     * @default 'queue-age'
+     */
+    scaleRule?: ScaleRule;
   }
+
+  /** The autoscaling spawn tests; see {@link PoolOptions.scaleRule}. */
+  export type ScaleRule = 'queue-age' | 'backlog';
 
   /** Options of {@link Pool.post}. */
   export interface PostOptions {
@@ -170,8 +181,8 @@ declare namespace tidepool {
     threadId: number;
     /** Live threads after the spawn. */
     threads: number;
-    /** `'core'`: below `minThreads` (start-up); `'queue-age'`: the autoscaling rule fired. */
-    reason: 'core' | 'queue-age';
+    /** `'core'`: below `minThreads` (start-up); `'queue-age'` / `'backlog'`: that autoscaling rule fired. */
+    reason: 'core' | ScaleRule;
   }
 
   /** Argument of the `'retire'` event. */
@@ -232,7 +243,7 @@ declare namespace tidepool {
    *
    * - `ERR_INVALID_ARG_TYPE` (TypeError): an argument or option has the wrong
    *   type, e.g. a message that is not (and does not select) a binary.
-   * - `ERR_INVALID_ARG_VALUE` (TypeError): `options.encoding` is not a known encoding.
+   * - `ERR_INVALID_ARG_VALUE` (TypeError): `options.encoding` or `options.scaleRule` is not one of its values.
    * - `ERR_OUT_OF_RANGE` (RangeError): a numeric option or `micros()` argument
    *   is out of range, or the input of `spin`/`sleep` is shorter than 4 bytes.
    * - `ERR_TIDEPOOL_UNKNOWN_KERNEL` (TypeError): no kernel has that name.
@@ -391,6 +402,8 @@ declare namespace tidepool {
     readonly idleTimeoutMs: number;
     /** `1` millisecond. */
     readonly checkIntervalMs: number;
+    /** `'queue-age'`. */
+    readonly scaleRule: ScaleRule;
   }
 
   /** Names of every available kernel, in id order (a frozen array). */

@@ -20,6 +20,7 @@ const KERNEL_IDS = new Map(KERNELS.map((name, id) => [name, id]));
 /** Kernels that read a 4-byte duration from their input. */
 const MIN_INPUT_BYTES = KERNELS.map((name) => (name === 'spin' || name === 'sleep' ? 4 : 0));
 const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
+const SCALE_RULES = Object.freeze(['queue-age', 'backlog']);
 const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES } = binding.batchLayout();
 const MAX_THREADS_LIMIT = 1024;
 
@@ -31,6 +32,7 @@ const DEFAULTS = Object.freeze({
   spawnDelayMs: 1,
   idleTimeoutMs: 1000,
   checkIntervalMs: 1,
+  scaleRule: 'queue-age',
 });
 
 // Native error codes (0 = success); see crates/core/src/task.rs.
@@ -194,6 +196,15 @@ function resolveOptions(options) {
   if (select !== undefined && typeof select !== 'function') {
     throw invalidArgType('options.select', 'of type function', select);
   }
+  const scaleRule = options.scaleRule === undefined ? DEFAULTS.scaleRule : options.scaleRule;
+  if (!SCALE_RULES.includes(scaleRule)) {
+    if (typeof scaleRule !== 'string') throw invalidArgType('options.scaleRule', 'of type string', scaleRule);
+    throw makeError(
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      `The property 'options.scaleRule' must be one of: ${SCALE_RULES.map((e) => `'${e}'`).join(', ')}. Received '${scaleRule}'`,
+    );
+  }
   const maxThreads = integerOption(options, 'maxThreads', 1, MAX_THREADS_LIMIT);
   const minThreads =
     options.minThreads === undefined
@@ -209,6 +220,7 @@ function resolveOptions(options) {
       spawnDelayMs: msOption(options, 'spawnDelayMs', 0),
       idleTimeoutMs: msOption(options, 'idleTimeoutMs', 0),
       checkIntervalMs: msOption(options, 'checkIntervalMs', 0.01),
+      scaleRule,
       failSpawnsAfter: options[kFailSpawnsAfter],
     },
   };

@@ -248,3 +248,15 @@ test('stats() reports queue wait and run time percentiles; reset restarts them',
     await pool.close();
   }
 });
+
+test("scaleRule 'backlog' scales on the backlog estimate and says so", async () => {
+  const pool = new Pool({ kernel: 'spin', maxThreads: 2, scaleRule: 'backlog' });
+  const spawns = [];
+  pool.on('spawn', (e) => spawns.push(e.reason));
+  try {
+    await Promise.all(Array.from({ length: 100 }, () => pool.post(micros(1000))));
+    assert.deepEqual(spawns, ['core', 'backlog']);
+  } finally {
+    await pool.close();
+  }
+});

@@ -58,6 +58,8 @@ test('bad pool options throw TypeError or RangeError with Node codes', () => {
   }
   throwsCode(() => new Pool({ checkIntervalMs: 0 }), RangeError, 'ERR_OUT_OF_RANGE');
   throwsCode(() => new Pool({ encoding: 'utf9' }), TypeError, 'ERR_INVALID_ARG_VALUE');
+  throwsCode(() => new Pool({ scaleRule: 'fastest' }), TypeError, 'ERR_INVALID_ARG_VALUE');
+  throwsCode(() => new Pool({ scaleRule: 1 }), TypeError, 'ERR_INVALID_ARG_TYPE');
   throwsCode(() => new Pool({ encoding: 1 }), TypeError, 'ERR_INVALID_ARG_TYPE');
   throwsCode(() => new Pool({ select: 'data' }), TypeError, 'ERR_INVALID_ARG_TYPE');
   throwsCode(() => micros(-1), RangeError, 'ERR_OUT_OF_RANGE');

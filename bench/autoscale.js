@@ -39,7 +39,8 @@ const PHASES = [
 const TOTAL_MS = PHASES.reduce((a, p) => a + p.ms, 0);
 
 const CONFIGS = {
-  'tidepool defaults': {},
+  'tidepool defaults (queue-age rule)': {},
+  "tidepool scaleRule 'backlog'": { scaleRule: 'backlog' },
   'fixed 1 thread': { minThreads: 1, maxThreads: 1 },
   [`fixed ${MAX} threads`]: { minThreads: MAX, maxThreads: MAX },
 };
@@ -324,7 +325,7 @@ async function parent() {
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const r of rows) console.log(line(r));
-  const def = summaries['tidepool defaults'];
+  const def = summaries['tidepool defaults (queue-age rule)'];
   if (def) {
     const p99 = median(def.map((s) => s.stepWait.p99));
     const ts = median(def.map((s) => s.threadSeconds));

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
-use tidepool_core::policy::PolicyConfig;
+use tidepool_core::policy::{PolicyConfig, SpawnRule};
 use tidepool_core::{kernels, Completion, Pool, PoolConfig, PoolEvent, Task};
 
 use crate::binary;
@@ -48,6 +48,8 @@ pub struct NativeOptions {
     pub spawn_delay_ms: f64,
     pub idle_timeout_ms: f64,
     pub check_interval_ms: f64,
+    /// `"queue-age"` (the article's rule) or `"backlog"`.
+    pub scale_rule: String,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
     pub fail_spawns_after: Option<u32>,
 }
@@ -338,6 +340,10 @@ impl NativePool {
                 spawn_delay: duration_ms(options.spawn_delay_ms),
                 idle_timeout: duration_ms(options.idle_timeout_ms),
                 check_interval: duration_ms(options.check_interval_ms),
+                rule: match options.scale_rule.as_str() {
+                    "backlog" => SpawnRule::Backlog,
+                    _ => SpawnRule::QueueAge,
+                },
             },
             fail_spawns_after: options.fail_spawns_after.map(u64::from),
             ..PoolConfig::default()

@@ -87,6 +87,7 @@ impl Default for PoolConfig {
                 spawn_delay: Duration::from_millis(1),
                 idle_timeout: Duration::from_millis(1000),
                 check_interval: Duration::from_millis(1),
+                rule: Default::default(),
             },
             spin: Duration::from_micros(20),
             fail_spawns_after: None,
@@ -213,6 +214,8 @@ struct State {
     supervisor_exited: bool,
     /// Handles of exited threads, waiting to be joined.
     finished: Vec<JoinHandle<()>>,
+    /// Moving average of task run time over recent batches (0: unknown).
+    mean_run_ns: f64,
     /// Failed thread starts since the last successful one.
     spawn_failures_in_a_row: u32,
     /// No spawn attempt before this instant (after a failure).
@@ -279,6 +282,7 @@ impl Pool {
                 supervisor_sleeping: false,
                 supervisor_exited: false,
                 finished: Vec::new(),
+                mean_run_ns: 0.0,
                 spawn_failures_in_a_row: 0,
                 spawn_backoff_until: None,
                 spawned: 0,
@@ -638,6 +642,7 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
             }
             st = shared.lock();
             st.busy -= 1;
+            st.mean_run_ns = if st.mean_run_ns == 0.0 { per_task } else { 0.8 * st.mean_run_ns + 0.2 * per_task };
             continue;
         }
         if !done.is_empty() {
@@ -844,6 +849,7 @@ fn observe(st: &State, now: Instant) -> Observation {
         spawning: st.spawning,
         last_spawn: st.last_spawn,
         spawn_backoff_until: st.spawn_backoff_until,
+        mean_run: (st.mean_run_ns > 0.0).then(|| Duration::from_nanos(st.mean_run_ns as u64)),
         newest_idle_extra,
     }
 }

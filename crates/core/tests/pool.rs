@@ -44,6 +44,7 @@ fn config(min: usize, max: usize) -> PoolConfig {
             spawn_delay: Duration::from_millis(1),
             idle_timeout: Duration::from_millis(50),
             check_interval: Duration::from_millis(1),
+            rule: Default::default(),
         },
         spin: Duration::from_micros(20),
         fail_spawns_after: None,

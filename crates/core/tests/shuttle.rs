@@ -28,6 +28,7 @@ fn config(min: usize, max: usize, idle_timeout: Duration) -> PoolConfig {
             spawn_delay: Duration::ZERO,
             idle_timeout,
             check_interval: Duration::from_micros(10),
+            rule: Default::default(),
         },
         spin: Duration::ZERO,
         fail_spawns_after: None,

@@ -5,13 +5,34 @@
 //! Nothing here reads a clock or touches a thread, so tests drive it with
 //! made-up instants (a fake clock).
 //!
-//! The rule is the one from the queue-age article: start one more thread only
-//! when the queue holds more tasks than there are threads *and* the oldest
-//! queued task has waited longer than `spawn_delay × threads`; start them one at
-//! a time, at least `spawn_delay` apart, never more than `max_threads`. Extra
-//! (non-core) threads idle for `idle_timeout` retire, newest first.
+//! The default rule is the one from the queue-age article: start one more
+//! thread only when the queue holds more tasks than there are threads *and*
+//! the oldest queued task has waited longer than `spawn_delay × threads`;
+//! start them one at a time, at least `spawn_delay` apart, never more than
+//! `max_threads`. Extra (non-core) threads idle for `idle_timeout` retire,
+//! newest first.
+//!
+//! [`SpawnRule::Backlog`] replaces the age test with an estimate of how long
+//! the backlog takes to drain (`queued × mean run time / threads`). Under a
+//! slight overload the oldest task ages slowly, and the article's `× threads`
+//! factor makes each further spawn wait longer than the last (the n-th spawn
+//! waits about n² times longer); the backlog estimate grows with the queue
+//! itself and does not have that factor.
 
 use std::time::{Duration, Instant};
+
+pub mod sim;
+
+/// Which test starts an extra thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SpawnRule {
+    /// The article's: oldest queued task older than `spawn_delay × threads`.
+    #[default]
+    QueueAge,
+    /// Estimated time to drain the queue with the current threads
+    /// (`queued × mean run time / threads`) longer than `spawn_delay`.
+    Backlog,
+}
 
 /// Tunables of the policy (copied from the pool options).
 #[derive(Debug, Clone)]
@@ -26,6 +47,8 @@ pub struct PolicyConfig {
     pub idle_timeout: Duration,
     /// How often to look again while there is something to watch.
     pub check_interval: Duration,
+    /// Which test starts an extra thread.
+    pub rule: SpawnRule,
 }
 
 /// What the policy may look at.
@@ -45,6 +68,8 @@ pub struct Observation {
     pub last_spawn: Option<Instant>,
     /// After a failed spawn: no new attempt before this instant.
     pub spawn_backoff_until: Option<Instant>,
+    /// Recent mean run time of a task (None until tasks have run).
+    pub mean_run: Option<Duration>,
     /// The newest extra thread that is idle, and since when: `(seat, idle_since)`.
     pub newest_idle_extra: Option<(usize, Instant)>,
 }
@@ -56,6 +81,8 @@ pub enum SpawnReason {
     Core,
     /// The queue-age rule fired.
     QueueAge,
+    /// The backlog rule fired.
+    Backlog,
 }
 
 /// Why a thread is retired.
@@ -71,6 +98,7 @@ impl SpawnReason {
         match self {
             SpawnReason::Core => "core",
             SpawnReason::QueueAge => "queue-age",
+            SpawnReason::Backlog => "backlog",
         }
     }
 }
@@ -138,6 +166,21 @@ pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
     Decision { action, next_check }
 }
 
+/// The rule's own test (the queue is already known to exceed the threads).
+fn spawn_test(obs: &Observation, cfg: &PolicyConfig) -> Option<SpawnReason> {
+    let threads = obs.threads.max(1) as u32;
+    let age_rule = || (oldest_age(obs) > cfg.spawn_delay * threads).then_some(SpawnReason::QueueAge);
+    match (cfg.rule, obs.mean_run) {
+        (SpawnRule::QueueAge, _) | (SpawnRule::Backlog, None) => age_rule(),
+        (SpawnRule::Backlog, Some(mean_run)) => {
+            // The oldest task must have waited at least one spawn delay, so
+            // that a burst the threads drain at once starts nothing.
+            let drain = mean_run.mul_f64(obs.queued as f64 / threads as f64);
+            (drain > cfg.spawn_delay && oldest_age(obs) > cfg.spawn_delay).then_some(SpawnReason::Backlog)
+        }
+    }
+}
+
 fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
     if obs.spawning || obs.spawn_backoff_until.is_some_and(|t| obs.now < t) {
         return Action::None; // one spawn at a time; none while backing off
@@ -146,9 +189,10 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
         return Action::Spawn(SpawnReason::Core);
     }
     let spaced = obs.last_spawn.is_none_or(|t| obs.now.saturating_duration_since(t) >= cfg.spawn_delay);
-    let threshold = cfg.spawn_delay * obs.threads.max(1) as u32;
-    if obs.threads < cfg.max_threads && obs.queued > obs.threads && oldest_age(obs) > threshold && spaced {
-        return Action::Spawn(SpawnReason::QueueAge);
+    if obs.threads < cfg.max_threads && obs.queued > obs.threads && spaced {
+        if let Some(reason) = spawn_test(obs, cfg) {
+            return Action::Spawn(reason);
+        }
     }
     if let Some((seat, idle_since)) = obs.newest_idle_extra {
         if obs.queued == 0 && obs.now.saturating_duration_since(idle_since) >= cfg.idle_timeout {
@@ -169,6 +213,7 @@ mod tests {
             spawn_delay: Duration::from_millis(10),
             idle_timeout: Duration::from_millis(100),
             check_interval: Duration::from_millis(5),
+            rule: SpawnRule::QueueAge,
         }
     }
 
@@ -181,6 +226,7 @@ mod tests {
             spawning: false,
             last_spawn: None,
             spawn_backoff_until: None,
+            mean_run: None,
             newest_idle_extra: None,
         }
     }
@@ -201,6 +247,29 @@ mod tests {
         assert!(!extras_may_take(1, Duration::from_secs(1), &c), "one task: a core thread can take it");
         assert!(!extras_may_take(100, Duration::from_millis(5), &c), "young queue: the core keeps up");
         assert!(extras_may_take(2, Duration::from_millis(11), &c));
+    }
+
+    #[test]
+    fn backlog_rule_weighs_queue_length_by_run_time() {
+        let t0 = Instant::now();
+        let backlog = PolicyConfig { rule: SpawnRule::Backlog, ..cfg() };
+        let base = Observation { queued: 50, oldest_enqueued: Some(t0), mean_run: Some(Duration::from_millis(1)), ..obs(t0, 11) };
+        // 50 tasks of 1 ms on one thread: 50 ms to drain, and waiting: spawn.
+        assert_eq!(decide(&base, &backlog).action, Action::Spawn(SpawnReason::Backlog));
+        // 50 tasks of 10 µs drain in 0.5 ms < spawn_delay: no spawn.
+        let tiny = Observation { mean_run: Some(Duration::from_micros(10)), ..base.clone() };
+        assert_eq!(decide(&tiny, &backlog).action, Action::None);
+        // Not yet waited one spawn delay: no spawn.
+        let fresh = Observation { now: t0 + Duration::from_millis(5), ..base.clone() };
+        assert_eq!(decide(&fresh, &backlog).action, Action::None);
+        // With 3 threads the article's rule wants 30 ms of age; the backlog
+        // rule does not multiply by the thread count.
+        let three = Observation { threads: 3, ..base.clone() };
+        assert_eq!(decide(&three, &backlog).action, Action::Spawn(SpawnReason::Backlog));
+        assert_eq!(decide(&three, &cfg()).action, Action::None);
+        // No run time known yet: falls back to the age test.
+        let unknown = Observation { mean_run: None, ..base };
+        assert_eq!(decide(&unknown, &backlog).action, Action::Spawn(SpawnReason::QueueAge));
     }
 
     #[test]
@@ -255,122 +324,7 @@ mod tests {
         assert_eq!(decide(&core_only, &cfg()), Decision { action: Action::None, next_check: None });
     }
 
-    /// A discrete-time model of the pool driven only through `decide` and
-    /// `extras_may_take`, with a fake clock: tasks of a fixed cost arrive at
-    /// given times; idle threads take them (core threads first, extras only
-    /// when the policy lets them or while they are still busy with a run);
-    /// the policy is asked every `check_interval`.
-    struct Sim {
-        cfg: PolicyConfig,
-        t0: Instant,
-        /// Per thread: (core, busy until, idle since, generation).
-        threads: Vec<(bool, Option<Duration>, Duration, u64)>,
-        queue: std::collections::VecDeque<Duration>,
-        generation: u64,
-        last_spawn: Option<Duration>,
-        spawns: Vec<Duration>,
-        retires: Vec<Duration>,
-        max_wait: Duration,
-    }
-
-    impl Sim {
-        fn new(cfg: PolicyConfig) -> Sim {
-            let mut sim = Sim {
-                cfg,
-                t0: Instant::now(),
-                threads: Vec::new(),
-                queue: Default::default(),
-                generation: 0,
-                last_spawn: None,
-                spawns: Vec::new(),
-                retires: Vec::new(),
-                max_wait: Duration::ZERO,
-            };
-            for _ in 0..sim.cfg.min_threads {
-                sim.threads.push((true, None, Duration::ZERO, sim.generation));
-                sim.generation += 1;
-            }
-            sim
-        }
-
-        /// Runs until `end`, with tasks of cost `cost` arriving at `arrivals` (sorted).
-        fn run(&mut self, arrivals: &[Duration], cost: Duration, end: Duration) {
-            let dt = Duration::from_micros(50);
-            let mut next = 0;
-            let mut now = Duration::ZERO;
-            let mut next_check = Duration::ZERO;
-            while now < end {
-                while next < arrivals.len() && arrivals[next] <= now {
-                    self.queue.push_back(arrivals[next]);
-                    next += 1;
-                }
-                // Finish tasks; busy threads keep taking from the queue.
-                for th in self.threads.iter_mut() {
-                    if th.1.is_some_and(|until| until <= now) {
-                        th.1 = None;
-                        th.2 = now;
-                        if let Some(at) = self.queue.pop_front() {
-                            self.max_wait = self.max_wait.max(now - at);
-                            th.1 = Some(now + cost);
-                        }
-                    }
-                }
-                // Idle threads take work: core always, extras per the policy.
-                let age = self.queue.front().map(|&at| now - at).unwrap_or_default();
-                let extras = extras_may_take(self.queue.len(), age, &self.cfg);
-                let mut order: Vec<usize> = (0..self.threads.len()).collect();
-                order.sort_by_key(|&i| self.threads[i].3);
-                for i in order {
-                    let th = &mut self.threads[i];
-                    if th.1.is_none() && (th.0 || extras) {
-                        if let Some(at) = self.queue.pop_front() {
-                            self.max_wait = self.max_wait.max(now - at);
-                            th.1 = Some(now + cost);
-                        }
-                    }
-                }
-                if now >= next_check {
-                    let newest_idle_extra = self
-                        .threads
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, th)| !th.0 && th.1.is_none())
-                        .max_by_key(|(_, th)| th.3)
-                        .map(|(i, th)| (i, self.t0 + th.2));
-                    let obs = Observation {
-                        now: self.t0 + now,
-                        queued: self.queue.len(),
-                        oldest_enqueued: self.queue.front().map(|&at| self.t0 + at),
-                        threads: self.threads.len(),
-                        spawning: false,
-                        last_spawn: self.last_spawn.map(|t| self.t0 + t),
-                        spawn_backoff_until: None,
-                        newest_idle_extra,
-                    };
-                    match decide(&obs, &self.cfg).action {
-                        Action::Spawn(_) => {
-                            assert!(self.threads.len() < self.cfg.max_threads, "spawned past max_threads");
-                            if let Some(last) = self.last_spawn {
-                                assert!(now - last >= self.cfg.spawn_delay, "spawns closer than spawn_delay");
-                            }
-                            self.threads.push((false, None, now, self.generation));
-                            self.generation += 1;
-                            self.last_spawn = Some(now);
-                            self.spawns.push(now);
-                        }
-                        Action::Retire(i, _) => {
-                            assert!(!self.threads[i].0, "a core thread was retired");
-                            self.threads.remove(i);
-                            self.retires.push(now);
-                        }
-                        Action::None => {}
-                    }
-                    next_check = now + self.cfg.check_interval;
-                }
-                now += dt;
-            }
-        }
-    }
+    use super::sim::Sim;
 
     fn every(start_ms: u64, end_ms: u64, gap: Duration) -> Vec<Duration> {
         let mut out = Vec::new();
@@ -389,6 +343,7 @@ mod tests {
             spawn_delay: Duration::from_millis(1),
             idle_timeout: Duration::from_millis(200),
             check_interval: Duration::from_millis(1),
+            rule: SpawnRule::QueueAge,
         }
     }
 
@@ -419,6 +374,32 @@ mod tests {
         assert_eq!(sim.threads.len(), 1);
         // Back to the core thread within idle_timeout (+ drain time + checks) of the load's end.
         assert!(*sim.retires.last().unwrap() < Duration::from_millis(100 + 200 + 150));
+    }
+
+    #[test]
+    fn sim_backlog_rule_scales_sooner_under_slight_overload() {
+        // Load rising slowly to 7.5 threads' worth: every new thread is
+        // needed under a slight overload, where the age rule is slowest.
+        let mut arrivals = Vec::new();
+        let mut acc = 0.0;
+        for step in 0..(4000 * 20) {
+            let t = step as f64 / 20.0;
+            acc += 7.5 * (t / 4000.0) / 20.0;
+            while acc >= 1.0 {
+                arrivals.push(Duration::from_secs_f64(t / 1000.0));
+                acc -= 1.0;
+            }
+        }
+        let p99 = |rule| {
+            let mut sim = Sim::new(PolicyConfig { max_threads: 8, rule, ..sim_cfg() });
+            sim.run(&arrivals, Duration::from_millis(1), Duration::from_millis(4100));
+            let mut w = sim.waits.clone();
+            w.sort();
+            w[w.len() * 99 / 100]
+        };
+        let age = p99(SpawnRule::QueueAge);
+        let backlog = p99(SpawnRule::Backlog);
+        assert!(backlog * 2 < age, "backlog p99 {backlog:?} vs queue-age p99 {age:?}");
     }
 
     #[test]

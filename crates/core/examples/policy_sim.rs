@@ -1,0 +1,73 @@
+//! Compares the spawn rules on a modelled machine with more cores than the
+//! development box has (the policy is a pure function, so a fake clock and a
+//! model of the threads are enough): the article's queue-age rule against the
+//! backlog rule.
+//!
+//!   cargo run --release -p tidepool-core --example policy_sim
+//!
+//! Scenarios (1 ms tasks, 8 threads at most, spawnDelay 1 ms):
+//! * ramp: load rises slowly from 0 to 7.5 threads' worth over 6 s, so each
+//!   new thread is needed under a slight overload;
+//! * step: load jumps from 0.5 to 6.5 threads' worth.
+
+use std::time::Duration;
+
+use tidepool_core::policy::sim::Sim;
+use tidepool_core::policy::{PolicyConfig, SpawnRule};
+
+fn arrivals(load: impl Fn(f64) -> f64, end_ms: f64) -> Vec<Duration> {
+    // Deterministic: integrate the rate (tasks/ms = load for 1 ms tasks).
+    let mut out = Vec::new();
+    let mut acc = 0.0;
+    let mut t = 0.0;
+    while t < end_ms {
+        acc += load(t) * 0.05;
+        while acc >= 1.0 {
+            out.push(Duration::from_secs_f64(t / 1000.0));
+            acc -= 1.0;
+        }
+        t += 0.05;
+    }
+    out
+}
+
+fn quantile(waits: &[Duration], q: f64) -> f64 {
+    let mut w: Vec<f64> = waits.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    w.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    if w.is_empty() {
+        return 0.0;
+    }
+    w[((q * w.len() as f64).ceil() as usize).clamp(1, w.len()) - 1]
+}
+
+fn main() {
+    let scenarios: Vec<(&str, Box<dyn Fn(f64) -> f64>, f64)> = vec![
+        ("ramp 0 -> 7.5 over 6 s", Box::new(|t: f64| 7.5 * (t / 6000.0).min(1.0)), 6500.0),
+        ("step 0.5 -> 6.5 at 0.5 s", Box::new(|t: f64| if t < 500.0 { 0.5 } else { 6.5 }), 3000.0),
+    ];
+    println!("| scenario | rule | p50 wait (ms) | p99 wait (ms) | max wait (ms) | thread-seconds | spawns |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, load, end) in &scenarios {
+        let times = arrivals(load, *end);
+        for rule in [SpawnRule::QueueAge, SpawnRule::Backlog] {
+            let cfg = PolicyConfig {
+                min_threads: 1,
+                max_threads: 8,
+                spawn_delay: Duration::from_millis(1),
+                idle_timeout: Duration::from_millis(1000),
+                check_interval: Duration::from_millis(1),
+                rule,
+            };
+            let mut sim = Sim::new(cfg);
+            sim.run(&times, Duration::from_millis(1), Duration::from_secs_f64(end / 1000.0));
+            println!(
+                "| {name} | {rule:?} | {:.2} | {:.2} | {:.1} | {:.2} | {} |",
+                quantile(&sim.waits, 0.5),
+                quantile(&sim.waits, 0.99),
+                sim.max_wait.as_secs_f64() * 1000.0,
+                sim.thread_seconds,
+                sim.spawns.len()
+            );
+        }
+    }
+}

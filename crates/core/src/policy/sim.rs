@@ -1,0 +1,135 @@
+//! A discrete-time model of a pool driven only by this policy, with a fake
+//! clock: used by the policy's tests and by `examples/policy_sim.rs` to
+//! compare spawn rules on machines larger than the one at hand.
+
+use std::time::{Duration, Instant};
+
+use super::{decide, extras_may_take, Action, Observation, PolicyConfig};
+
+/// A pool modelled through `decide` and
+/// `extras_may_take`, with a fake clock: tasks of a fixed cost arrive at
+/// given times; idle threads take them (core threads first, extras only
+/// when the policy lets them or while they are still busy with a run);
+/// the policy is asked every `check_interval`.
+pub struct Sim {
+    pub cfg: PolicyConfig,
+    pub t0: Instant,
+    /// Per thread: (core, busy until, idle since, generation).
+    pub threads: Vec<(bool, Option<Duration>, Duration, u64)>,
+    pub queue: std::collections::VecDeque<Duration>,
+    pub generation: u64,
+    pub last_spawn: Option<Duration>,
+    pub spawns: Vec<Duration>,
+    pub retires: Vec<Duration>,
+    pub max_wait: Duration,
+    /// Every task's queue wait, in arrival order of service.
+    pub waits: Vec<Duration>,
+    /// Integral of live threads over time, in thread-seconds.
+    pub thread_seconds: f64,
+}
+
+impl Sim {
+    pub fn new(cfg: PolicyConfig) -> Sim {
+        let mut sim = Sim {
+            cfg,
+            t0: Instant::now(),
+            threads: Vec::new(),
+            queue: Default::default(),
+            generation: 0,
+            last_spawn: None,
+            spawns: Vec::new(),
+            retires: Vec::new(),
+            max_wait: Duration::ZERO,
+            waits: Vec::new(),
+            thread_seconds: 0.0,
+        };
+        for _ in 0..sim.cfg.min_threads {
+            sim.threads.push((true, None, Duration::ZERO, sim.generation));
+            sim.generation += 1;
+        }
+        sim
+    }
+
+    /// Runs until `end`, with tasks of cost `cost` arriving at `arrivals` (sorted).
+    pub fn run(&mut self, arrivals: &[Duration], cost: Duration, end: Duration) {
+        let dt = Duration::from_micros(50);
+        let mut next = 0;
+        let mut now = Duration::ZERO;
+        let mut next_check = Duration::ZERO;
+        while now < end {
+            while next < arrivals.len() && arrivals[next] <= now {
+                self.queue.push_back(arrivals[next]);
+                next += 1;
+            }
+            // Finish tasks; busy threads keep taking from the queue.
+            for th in self.threads.iter_mut() {
+                if th.1.is_some_and(|until| until <= now) {
+                    th.1 = None;
+                    th.2 = now;
+                    if let Some(at) = self.queue.pop_front() {
+                        self.max_wait = self.max_wait.max(now - at);
+                        self.waits.push(now - at);
+                        th.1 = Some(now + cost);
+                    }
+                }
+            }
+            // Idle threads take work: core always, extras per the policy.
+            let age = self.queue.front().map(|&at| now - at).unwrap_or_default();
+            let extras = extras_may_take(self.queue.len(), age, &self.cfg);
+            let mut order: Vec<usize> = (0..self.threads.len()).collect();
+            order.sort_by_key(|&i| self.threads[i].3);
+            for i in order {
+                let th = &mut self.threads[i];
+                if th.1.is_none() && (th.0 || extras) {
+                    if let Some(at) = self.queue.pop_front() {
+                        self.max_wait = self.max_wait.max(now - at);
+                        self.waits.push(now - at);
+                        th.1 = Some(now + cost);
+                    }
+                }
+            }
+            if now >= next_check {
+                let newest_idle_extra = self
+                    .threads
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, th)| !th.0 && th.1.is_none())
+                    .max_by_key(|(_, th)| th.3)
+                    .map(|(i, th)| (i, self.t0 + th.2));
+                let obs = Observation {
+                    now: self.t0 + now,
+                    queued: self.queue.len(),
+                    oldest_enqueued: self.queue.front().map(|&at| self.t0 + at),
+                    threads: self.threads.len(),
+                    spawning: false,
+                    last_spawn: self.last_spawn.map(|t| self.t0 + t),
+                    spawn_backoff_until: None,
+                    mean_run: Some(cost),
+                    newest_idle_extra,
+                };
+                match decide(&obs, &self.cfg).action {
+                    Action::Spawn(_) => {
+                        assert!(self.threads.len() < self.cfg.max_threads, "spawned past max_threads");
+                        if let Some(last) = self.last_spawn {
+                            assert!(now - last >= self.cfg.spawn_delay, "spawns closer than spawn_delay");
+                        }
+                        self.threads.push((false, None, now, self.generation));
+                        self.generation += 1;
+                        self.last_spawn = Some(now);
+                        self.spawns.push(now);
+                    }
+                    Action::Retire(i, _) => {
+                        assert!(!self.threads[i].0, "a core thread was retired");
+                        self.threads.remove(i);
+                        self.retires.push(now);
+                    }
+                    Action::None => {}
+                }
+                next_check = now + self.cfg.check_interval;
+            }
+            self.thread_seconds += self.threads.len() as f64 * dt.as_secs_f64();
+            now += dt;
+        }
+    }
+}
+
