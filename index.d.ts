@@ -94,7 +94,7 @@ declare namespace tidepool {
     /**
      * How long, in milliseconds, an extra (non-core) thread may stay idle before
      * it retires (newest first). A finite number from 0 to 2^31.
-     * @default 1000
+     * @default 250
      */
     idleTimeoutMs?: number;
     /**
@@ -398,7 +398,7 @@ declare namespace tidepool {
     readonly maxThreads: number;
     /** `1` millisecond. */
     readonly spawnDelayMs: number;
-    /** `1000` milliseconds. */
+    /** `250` milliseconds. */
     readonly idleTimeoutMs: number;
     /** `1` millisecond. */
     readonly checkIntervalMs: number;

@@ -30,7 +30,7 @@ const DEFAULTS = Object.freeze({
   minThreads: 1,
   maxThreads: binding.availableParallelism(),
   spawnDelayMs: 1,
-  idleTimeoutMs: 1000,
+  idleTimeoutMs: 250,
   checkIntervalMs: 1,
   scaleRule: 'queue-age',
 });

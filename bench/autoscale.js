@@ -41,6 +41,7 @@ const TOTAL_MS = PHASES.reduce((a, p) => a + p.ms, 0);
 const CONFIGS = {
   'tidepool defaults (queue-age rule)': {},
   "tidepool scaleRule 'backlog'": { scaleRule: 'backlog' },
+  'tidepool idleTimeoutMs 1000': { idleTimeoutMs: 1000 },
   'fixed 1 thread': { minThreads: 1, maxThreads: 1 },
   [`fixed ${MAX} threads`]: { minThreads: MAX, maxThreads: MAX },
 };

@@ -5,7 +5,7 @@
 // threads coming and going.
 //
 //   npm run demo                 # defaults
-//   node examples/demo.js --rounds 3 --idle-timeout 200
+//   node examples/demo.js --rounds 3 --idle-timeout 1000
 //
 // The article's Coordinator took `dataField: message => message.data`; here the
 // default `select` does the same, and 'spawn' / 'retire' play the part of its
@@ -20,13 +20,14 @@ const { values: args } = parseArgs({
     messages: { type: 'string', default: '4096' },
     size: { type: 'string', default: String(64 * 1024) },
     rounds: { type: 'string', default: '1' },
-    'idle-timeout': { type: 'string', default: '1000' },
+    'idle-timeout': { type: 'string' },
   },
 });
 const COUNT = Number(args.messages);
 const SIZE = Number(args.size);
 const ROUNDS = Number(args.rounds);
-const IDLE_TIMEOUT_MS = Number(args['idle-timeout']);
+const { defaults } = require('..');
+const IDLE_TIMEOUT_MS = args['idle-timeout'] === undefined ? defaults.idleTimeoutMs : Number(args['idle-timeout']);
 
 const t0 = performance.now();
 const stamp = () => `+${(performance.now() - t0).toFixed(1).padStart(8)} ms`;
@@ -74,7 +75,7 @@ function round(n) {
 }
 
 pool.once('online', async () => {
-  log(`Pool : online (${pool.stats().threads} core thread, up to ${require('..').defaults.maxThreads})`);
+  log(`Pool : online (${pool.stats().threads} core thread, up to ${defaults.maxThreads})`);
   for (let n = 1; n <= ROUNDS; n++) await round(n);
   // Wait for the extra threads to retire, as the article's timeline shows.
   const waitUntil = performance.now() + IDLE_TIMEOUT_MS * 3 + 500;
