@@ -152,7 +152,7 @@ pub fn extras_may_take(queued: usize, oldest_age: Duration, cfg: &PolicyConfig) 
 pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
     let action = choose(obs, cfg);
     let next_check = if obs.queued > 0 || obs.spawning || action != Action::None {
-        Some(cfg.check_interval)
+        Some(next_backlog_check(obs, cfg))
     } else if let Some((_, idle_since)) = obs.newest_idle_extra {
         // Sleep until that thread's idle time is up, but not past one interval.
         let elapsed = obs.now.saturating_duration_since(idle_since);
@@ -179,6 +179,30 @@ fn spawn_test(obs: &Observation, cfg: &PolicyConfig) -> Option<SpawnReason> {
             (drain > cfg.spawn_delay && oldest_age(obs) > cfg.spawn_delay).then_some(SpawnReason::Backlog)
         }
     }
+}
+
+/// While tasks are queued: look again after `check_interval`, or sooner, at
+/// the instant the oldest task crosses a threshold that is still ahead (the
+/// extras' gate, the spawn threshold), so that acting on it does not wait
+/// for the next periodic check.
+fn next_backlog_check(obs: &Observation, cfg: &PolicyConfig) -> Duration {
+    let mut wait = cfg.check_interval;
+    if obs.oldest_enqueued.is_some() {
+        let age = oldest_age(obs);
+        let mut ahead = |threshold: Duration| {
+            if age < threshold {
+                wait = wait.min(threshold - age);
+            }
+        };
+        if obs.queued > 1 && obs.newest_idle_extra.is_some() {
+            ahead(cfg.spawn_delay);
+        }
+        if obs.threads < cfg.max_threads && obs.queued > obs.threads {
+            ahead(cfg.spawn_delay * obs.threads.max(1) as u32);
+        }
+    }
+    // Never spin: timers are not finer than this anyway.
+    wait.max(Duration::from_micros(50))
 }
 
 fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
@@ -270,6 +294,22 @@ mod tests {
         // No run time known yet: falls back to the age test.
         let unknown = Observation { mean_run: None, ..base };
         assert_eq!(decide(&unknown, &backlog).action, Action::Spawn(SpawnReason::QueueAge));
+    }
+
+    #[test]
+    fn looks_again_when_the_oldest_task_crosses_a_threshold() {
+        let t0 = Instant::now();
+        let c = PolicyConfig { check_interval: Duration::from_millis(5), ..cfg() };
+        // 2 threads, spawn threshold 20 ms, oldest task 18 ms old: look in 2 ms.
+        let o = Observation { threads: 2, queued: 10, oldest_enqueued: Some(t0), ..obs(t0, 18) };
+        assert_eq!(decide(&o, &c).next_check, Some(Duration::from_millis(2)));
+        // A parked extra and a 7 ms old queue: the extras' gate opens at 10 ms.
+        let e = Observation { threads: 2, queued: 10, oldest_enqueued: Some(t0), newest_idle_extra: Some((1, t0)), ..obs(t0, 7) };
+        assert_eq!(decide(&e, &c).next_check, Some(Duration::from_millis(3)));
+        // Thresholds already behind: the periodic check.
+        let late = Observation { threads: 4, ..o.clone() };
+        let late = Observation { now: t0 + Duration::from_millis(100), ..late };
+        assert_eq!(decide(&late, &c).next_check, Some(Duration::from_millis(5)));
     }
 
     #[test]
