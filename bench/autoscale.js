@@ -43,6 +43,7 @@ const CONFIGS = {
   'tidepool defaults (queue-age rule)': {},
   "tidepool scaleRule 'backlog'": { scaleRule: 'backlog' },
   'tidepool idleTimeoutMs 1000': { idleTimeoutMs: 1000 },
+  'tidepool spawnDelayMs 0.5': { spawnDelayMs: 0.5 },
   'fixed 1 thread': { minThreads: 1, maxThreads: 1 },
   [`fixed ${MAX} threads`]: { minThreads: MAX, maxThreads: MAX },
 };
