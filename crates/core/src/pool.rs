@@ -214,6 +214,8 @@ struct State {
     supervisor_exited: bool,
     /// Handles of exited threads, waiting to be joined.
     finished: Vec<JoinHandle<()>>,
+    /// Idle extras may be woken until then (see `policy::extras_window`).
+    extras_open_until: Option<Instant>,
     /// Moving average of task run time over recent batches (0: unknown).
     mean_run_ns: f64,
     /// Failed thread starts since the last successful one.
@@ -282,6 +284,7 @@ impl Pool {
                 supervisor_sleeping: false,
                 supervisor_exited: false,
                 finished: Vec::new(),
+                extras_open_until: None,
                 mean_run_ns: 0.0,
                 spawn_failures_in_a_row: 0,
                 spawn_backoff_until: None,
@@ -348,7 +351,7 @@ impl Pool {
         // than one thread can handle.
         let wake = if queued > st.spinning + st.wakes_pending {
             let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
-            let extras = policy::extras_may_take(queued, oldest_age, &shared.config.policy);
+            let extras = extras_allowed(&mut st, queued, oldest_age, now, &shared.config.policy);
             pick_parked(&mut st, extras)
         } else {
             None
@@ -466,6 +469,16 @@ impl Shared {
         let _ = self.events.0.send(event);
         self.completions.wake();
     }
+}
+
+/// Whether idle extra threads may be woken now: the policy's gate, kept open
+/// for [`policy::extras_window`] after it last held.
+fn extras_allowed(st: &mut State, queued: usize, oldest_age: Duration, now: Instant, cfg: &PolicyConfig) -> bool {
+    if policy::extras_may_take(queued, oldest_age, cfg) {
+        st.extras_open_until = Some(now + policy::extras_window(cfg));
+        return true;
+    }
+    st.extras_open_until.is_some_and(|until| now < until)
 }
 
 /// The most senior parked thread not already being woken (core threads
@@ -790,7 +803,7 @@ fn supervisor_main(shared: &Arc<Shared>) {
                 st = shared.lock();
                 continue;
             }
-            Action::None if policy::extras_may_take(obs.queued, policy::oldest_age(&obs), &cfg) => {
+            Action::None if extras_allowed(&mut st, obs.queued, policy::oldest_age(&obs), now, &cfg) => {
                 // Tasks have waited too long for the core threads alone: put
                 // parked extras to work, most senior first, as many as needed.
                 let mut woken = Vec::new();

@@ -148,6 +148,18 @@ pub fn extras_may_take(queued: usize, oldest_age: Duration, cfg: &PolicyConfig) 
     queued > 1 && oldest_age > cfg.spawn_delay
 }
 
+/// How long idle extra threads stay eligible for new work after
+/// [`extras_may_take`] last held: `10 × spawn_delay`.
+///
+/// Without it, a steady load between one and two threads' worth makes the
+/// extra thread park between tasks and every few tasks wait `spawn_delay` for
+/// the gate to reopen. With it, the gate only decides when the extras are
+/// first needed; once the backlog has gone for this long, the core threads
+/// take everything again (and an unused extra retires after `idle_timeout`).
+pub fn extras_window(cfg: &PolicyConfig) -> Duration {
+    cfg.spawn_delay * 10
+}
+
 /// The decision for `obs` under `cfg`.
 pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
     let action = choose(obs, cfg);

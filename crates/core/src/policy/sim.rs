@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{decide, extras_may_take, Action, Observation, PolicyConfig};
+use super::{decide, extras_may_take, extras_window, Action, Observation, PolicyConfig};
 
 /// A pool modelled through `decide` and
 /// `extras_may_take`, with a fake clock: tasks of a fixed cost arrive at
@@ -56,6 +56,7 @@ impl Sim {
         let mut next = 0;
         let mut now = Duration::ZERO;
         let mut next_check = Duration::ZERO;
+        let mut extras_open_until = Duration::ZERO;
         while now < end {
             while next < arrivals.len() && arrivals[next] <= now {
                 self.queue.push_back(arrivals[next]);
@@ -75,7 +76,10 @@ impl Sim {
             }
             // Idle threads take work: core always, extras per the policy.
             let age = self.queue.front().map(|&at| now - at).unwrap_or_default();
-            let extras = extras_may_take(self.queue.len(), age, &self.cfg);
+            if extras_may_take(self.queue.len(), age, &self.cfg) {
+                extras_open_until = now + extras_window(&self.cfg);
+            }
+            let extras = now < extras_open_until;
             let mut order: Vec<usize> = (0..self.threads.len()).collect();
             order.sort_by_key(|&i| self.threads[i].3);
             for i in order {
