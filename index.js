@@ -179,32 +179,28 @@ function msOption(options, name, min) {
   return value;
 }
 
+/** A string option that must be one of `values`. */
+function oneOfOption(options, name, values) {
+  const value = options[name] === undefined ? DEFAULTS[name] : options[name];
+  if (values.includes(value)) return value;
+  if (typeof value !== 'string') throw invalidArgType(`options.${name}`, 'of type string', value);
+  throw makeError(
+    TypeError,
+    'ERR_INVALID_ARG_VALUE',
+    `The property 'options.${name}' must be one of: ${values.map((e) => `'${e}'`).join(', ')}. Received '${value}'`,
+  );
+}
+
 function resolveOptions(options) {
   if (options === undefined) options = {};
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
   const kernel = kernelId(options.kernel === undefined ? DEFAULTS.kernel : options.kernel, 'options.kernel');
-  const encoding = options.encoding === undefined ? DEFAULTS.encoding : options.encoding;
-  if (!ENCODINGS.includes(encoding)) {
-    if (typeof encoding !== 'string') throw invalidArgType('options.encoding', 'of type string', encoding);
-    throw makeError(
-      TypeError,
-      'ERR_INVALID_ARG_VALUE',
-      `The property 'options.encoding' must be one of: ${ENCODINGS.map((e) => `'${e}'`).join(', ')}. Received '${encoding}'`,
-    );
-  }
+  const encoding = oneOfOption(options, 'encoding', ENCODINGS);
   const select = options.select;
   if (select !== undefined && typeof select !== 'function') {
     throw invalidArgType('options.select', 'of type function', select);
   }
-  const scaleRule = options.scaleRule === undefined ? DEFAULTS.scaleRule : options.scaleRule;
-  if (!SCALE_RULES.includes(scaleRule)) {
-    if (typeof scaleRule !== 'string') throw invalidArgType('options.scaleRule', 'of type string', scaleRule);
-    throw makeError(
-      TypeError,
-      'ERR_INVALID_ARG_VALUE',
-      `The property 'options.scaleRule' must be one of: ${SCALE_RULES.map((e) => `'${e}'`).join(', ')}. Received '${scaleRule}'`,
-    );
-  }
+  const scaleRule = oneOfOption(options, 'scaleRule', SCALE_RULES);
   const maxThreads = integerOption(options, 'maxThreads', 1, MAX_THREADS_LIMIT);
   const minThreads =
     options.minThreads === undefined

@@ -354,18 +354,4 @@ async function parent() {
   if (values.json) fs.writeFileSync(values.json, JSON.stringify({ results, oracle: { threadSeconds: orcQ((o) => o.threadSeconds), stepP99: orcStepP99 } }, null, 1));
 }
 
-const childIndex = process.argv.indexOf('--child');
-if (childIndex !== -1) {
-  child(process.argv[childIndex + 1]).then(
-    (r) => console.log(JSON.stringify(r)),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-} else {
-  parent().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+require('./main').main(child, parent);

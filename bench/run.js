@@ -305,20 +305,8 @@ function printTable(header, rows) {
   for (const r of rows) console.log(line(r));
 }
 
-async function child(name) {
-  const result = await CASES[name].run();
-  console.log(JSON.stringify(result));
+function child(name) {
+  return CASES[name].run();
 }
 
-const childIndex = process.argv.indexOf('--child');
-if (childIndex !== -1) {
-  child(process.argv[childIndex + 1]).catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  parent().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+require('./main').main(child, parent);
