@@ -21,6 +21,7 @@ const KERNEL_IDS = new Map(KERNELS.map((name, id) => [name, id]));
 const MIN_INPUT_BYTES = KERNELS.map((name) => (name === 'spin' || name === 'sleep' ? 4 : 0));
 const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
 const SCALE_RULES = Object.freeze(['queue-age', 'backlog']);
+const QUEUE_FULL_POLICIES = Object.freeze(['reject', 'drop-oldest', 'wait']);
 const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES } = binding.batchLayout();
 const MAX_THREADS_LIMIT = 1024;
 
@@ -33,12 +34,17 @@ const DEFAULTS = Object.freeze({
   idleTimeoutMs: 250,
   checkIntervalMs: 1,
   scaleRule: 'queue-age',
+  maxQueue: Infinity,
+  queueFull: 'reject',
+  maxQueueAgeMs: Infinity,
+  maxInputBytes: Infinity,
 });
 
 // Native error codes (0 = success); see crates/core/src/task.rs.
 const CODE_PANIC = 1;
 const CODE_CANCELLED = 2;
 const CODE_INVALID_INPUT = 3;
+const CODE_EXPIRED = 4;
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 /**
@@ -179,6 +185,17 @@ function msOption(options, name, min) {
   return value;
 }
 
+/** A limit that may be `Infinity` (the default: no limit). */
+function limitOption(options, name, min, max, integer) {
+  const value = options[name];
+  if (value === undefined || value === Infinity) return Infinity;
+  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
+  if (Number.isNaN(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
+    throw outOfRange(`options.${name}`, `${integer ? 'an integer' : 'a number'} >= ${min} and <= ${max}, or Infinity`, value);
+  }
+  return value;
+}
+
 /** A string option that must be one of `values`. */
 function oneOfOption(options, name, values) {
   const value = options[name] === undefined ? DEFAULTS[name] : options[name];
@@ -206,10 +223,15 @@ function resolveOptions(options) {
     options.minThreads === undefined
       ? Math.min(DEFAULTS.minThreads, maxThreads)
       : integerOption(options, 'minThreads', 0, maxThreads);
+  const maxQueue = limitOption(options, 'maxQueue', 1, 0xffffffff, true);
+  const maxQueueAgeMs = limitOption(options, 'maxQueueAgeMs', 0, 2 ** 31, false);
   return {
     kernel,
     encoding,
     select: select === undefined ? defaultSelect : select,
+    maxQueue,
+    queueFull: oneOfOption(options, 'queueFull', QUEUE_FULL_POLICIES),
+    maxInputBytes: limitOption(options, 'maxInputBytes', 0, Number.MAX_SAFE_INTEGER, true),
     native: {
       minThreads,
       maxThreads,
@@ -217,6 +239,8 @@ function resolveOptions(options) {
       idleTimeoutMs: msOption(options, 'idleTimeoutMs', 0),
       checkIntervalMs: msOption(options, 'checkIntervalMs', 0.01),
       scaleRule,
+      maxQueue: maxQueue === Infinity ? undefined : maxQueue,
+      maxQueueAgeMs: maxQueueAgeMs === Infinity ? undefined : maxQueueAgeMs,
       failSpawnsAfter: options[kFailSpawnsAfter],
     },
   };
@@ -224,6 +248,10 @@ function resolveOptions(options) {
 
 function closedError() {
   return makeError(Error, 'ERR_TIDEPOOL_CLOSED', 'The pool is closed and accepts no new tasks');
+}
+
+function queueFullError() {
+  return makeError(Error, 'ERR_TIDEPOOL_QUEUE_FULL', 'The queue is full (maxQueue tasks are waiting)');
 }
 
 function taskError(code, detail, destroyed) {
@@ -236,6 +264,8 @@ function taskError(code, detail, destroyed) {
         : makeError(Error, 'ERR_TIDEPOOL_CANCELLED', 'The task was cancelled');
     case CODE_INVALID_INPUT:
       return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
+    case CODE_EXPIRED:
+      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:
       return makeError(Error, 'ERR_TIDEPOOL_INTERNAL', `Unknown native error code ${code}: ${detail}`);
   }
@@ -260,6 +290,15 @@ class Pool extends EventEmitter {
   #kernel;
   #encoding;
   #select;
+  #maxQueue;
+  #queueFull;
+  #maxInputBytes;
+  /** Posts waiting for room in a full queue (queueFull: 'wait'), oldest first from #waitingHead. */
+  #waiting = [];
+  #waitingHead = 0;
+  #needsDrain = false;
+  /** close() was called while posts were still waiting for room. */
+  #closeDeferred = false;
   /** Shared with Rust: [slot, code << 24 | length] per finished task. */
   #meta = new Uint32Array(BATCH_CAPACITY * 2);
   /** Shared with Rust: result bytes of one batch chunk, back to back. */
@@ -287,10 +326,13 @@ class Pool extends EventEmitter {
     this.#kernel = resolved.kernel;
     this.#encoding = resolved.encoding;
     this.#select = resolved.select;
+    this.#maxQueue = resolved.maxQueue;
+    this.#queueFull = resolved.queueFull;
+    this.#maxInputBytes = resolved.maxInputBytes;
     // The native side holds this callback only weakly while the pool is idle
     // (so an idle pool can be garbage-collected) and strongly while tasks are
     // pending; this field is what keeps it alive as long as the pool is.
-    this.#onBatchCallback = (count, events, terminated) => this.#onBatch(count, events, terminated);
+    this.#onBatchCallback = (count, events, terminated, queued) => this.#onBatch(count, events, terminated, queued);
     try {
       this.#native = new binding.NativePool(resolved.native, this.#onBatchCallback, this.#meta, this.#slab);
     } catch (err) {
@@ -312,14 +354,11 @@ class Pool extends EventEmitter {
    */
   post(message, options) {
     const kernel = options === undefined ? this.#kernel : this.#kernelOption(options);
-    const data = checkBinary(this.#select(message), this.#select === defaultSelect ? 'message' : 'select(message)');
-    if (MIN_INPUT_BYTES[kernel] !== 0) this.#checkDuration(data, kernel);
+    const data = this.#checkedData(message, kernel);
     if (this.#closed) return Promise.reject(closedError());
-    const slot = this.#submit(message, data, kernel);
     // One shared executor instead of a closure per task: less garbage.
     const promise = new Promise(captureResolvers);
-    this.#resolves[slot] = capturedResolve;
-    this.#rejects[slot] = capturedReject;
+    this.#enqueue(message, data, kernel, capturedResolve, capturedReject);
     return promise;
   }
 
@@ -328,15 +367,20 @@ class Pool extends EventEmitter {
    * `(result, message)`; a failed task emits `'error'` `(err, message)`.
    */
   postMessage(message) {
-    const data = checkBinary(this.#select(message), this.#select === defaultSelect ? 'message' : 'select(message)');
-    if (MIN_INPUT_BYTES[this.#kernel] !== 0) this.#checkDuration(data, this.#kernel);
+    const data = this.#checkedData(message, this.#kernel);
     if (this.#closed) {
       process.nextTick(() => this.emit('error', closedError(), message));
       return;
     }
-    const slot = this.#submit(message, data, this.#kernel);
-    this.#resolves[slot] = null;
-    this.#rejects[slot] = null;
+    this.#enqueue(message, data, this.#kernel, null, null);
+  }
+
+  /**
+   * True while the queue holds `maxQueue` tasks or posts wait for room; a
+   * `'drain'` event follows when it falls back below.
+   */
+  get needsDrain() {
+    return this.#needsDrain;
   }
 
   /**
@@ -380,7 +424,9 @@ class Pool extends EventEmitter {
   close() {
     if (!this.#closed) {
       this.#closed = true;
-      this.#native.close();
+      // Posts still waiting for room were accepted: queue them first.
+      if (this.#waitingHead !== this.#waiting.length) this.#closeDeferred = true;
+      else this.#native.close();
     }
     return this.#whenTerminated();
   }
@@ -393,6 +439,23 @@ class Pool extends EventEmitter {
       this.#destroyed = true;
       const slots = this.#native.destroy();
       let thrown;
+      // Posts waiting for room never reached the queue: reject them too.
+      const waiting = this.#waiting.slice(this.#waitingHead);
+      this.#waiting = [];
+      this.#waitingHead = 0;
+      this.#closeDeferred = false;
+      for (const w of waiting) {
+        this.#failed++;
+        const err = taskError(CODE_CANCELLED, '', true);
+        if (w.reject !== null) w.reject(err);
+        else if (thrown === undefined) {
+          try {
+            this.emit('error', err, w.message);
+          } catch (e) {
+            thrown = { err: e };
+          }
+        }
+      }
       for (let i = 0; i < slots.length; i++) {
         const err = this.#settle(slots[i], false, taskError(CODE_CANCELLED, '', true));
         if (err !== undefined && thrown === undefined) thrown = { err };
@@ -422,18 +485,87 @@ class Pool extends EventEmitter {
     }
   }
 
-  #submit(message, data, kernel) {
+  /** Validates the binary of a message; all of these throw synchronously. */
+  #checkedData(message, kernel) {
+    const data = checkBinary(this.#select(message), this.#select === defaultSelect ? 'message' : 'select(message)');
+    if (MIN_INPUT_BYTES[kernel] !== 0) this.#checkDuration(data, kernel);
+    if (this.#maxInputBytes !== Infinity) {
+      const bytes = byteLengthOf(data);
+      if (bytes > this.#maxInputBytes) throw outOfRange('message', `at most maxInputBytes (${this.#maxInputBytes}) bytes`, `${bytes} bytes`);
+    }
+    return data;
+  }
+
+  /** Queues a task, applying the queueFull policy; `resolve === null` for postMessage. */
+  #enqueue(message, data, kernel, resolve, reject) {
+    if (this.#waitingHead !== this.#waiting.length) {
+      // Posts are already waiting for room: keep their order.
+      this.#waiting.push({ message, data, kernel, resolve, reject });
+      return;
+    }
+    if (this.#trySubmit(message, data, kernel, resolve, reject) !== 0) return;
+    if (this.#queueFull === 'wait') {
+      this.#waiting.push({ message, data, kernel, resolve, reject });
+      this.#needsDrain = true;
+      return;
+    }
+    if (this.#queueFull === 'drop-oldest') {
+      const dropped = this.#native.dropOldest();
+      if (dropped >= 0) {
+        const err = this.#settle(dropped, false, makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one'));
+        if (err !== undefined) process.nextTick(() => { throw err; });
+      }
+      if (this.#trySubmit(message, data, kernel, resolve, reject) !== 0) return;
+    }
+    this.#failed++;
+    const err = queueFullError();
+    if (reject !== null) reject(err);
+    else process.nextTick(() => this.emit('error', err, message));
+  }
+
+  /** Submits to the native queue; returns its length after, or 0 if it was full. */
+  #trySubmit(message, data, kernel, resolve, reject) {
     const slot = this.#freeSlots.length !== 0 ? this.#freeSlots.pop() : this.#nextSlot++;
+    let queued;
     try {
-      this.#nativeSubmit(slot, kernel, data);
+      queued = this.#nativeSubmit(slot, kernel, data);
     } catch (err) {
       this.#freeSlots.push(slot);
       throw err;
     }
+    if (queued === 0) {
+      this.#freeSlots.push(slot);
+      return 0;
+    }
     this.#messages[slot] = message;
     this.#data[slot] = data;
+    this.#resolves[slot] = resolve;
+    this.#rejects[slot] = reject;
     this.#pending++;
-    return slot;
+    if (queued >= this.#maxQueue) this.#needsDrain = true;
+    return queued;
+  }
+
+  /** After a batch: move waiting posts into the queue; emit 'drain' when there is room. */
+  #pump(queued) {
+    const waiting = this.#waiting;
+    while (this.#waitingHead !== waiting.length) {
+      const w = waiting[this.#waitingHead];
+      const q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject);
+      if (q === 0) return;
+      queued = q;
+      waiting[this.#waitingHead++] = undefined;
+    }
+    waiting.length = 0;
+    this.#waitingHead = 0;
+    if (this.#closeDeferred) {
+      this.#closeDeferred = false;
+      this.#native.close();
+    }
+    if (queued < this.#maxQueue) {
+      this.#needsDrain = false;
+      this.emit('drain');
+    }
   }
 
   /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
@@ -469,7 +601,7 @@ class Pool extends EventEmitter {
     return undefined;
   }
 
-  #onBatch(count, events, terminated) {
+  #onBatch(count, events, terminated, queued) {
     const meta = this.#meta;
     const slab = this.#slab;
     const encoding = this.#encoding;
@@ -508,6 +640,13 @@ class Pool extends EventEmitter {
         } catch (err) {
           if (thrown === undefined) thrown = { err };
         }
+      }
+    }
+    if (this.#needsDrain) {
+      try {
+        this.#pump(queued);
+      } catch (err) {
+        if (thrown === undefined) thrown = { err };
       }
     }
     if (terminated) this.#onTerminated();

@@ -35,7 +35,7 @@ use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
 use tidepool_core::policy::{PolicyConfig, SpawnRule};
-use tidepool_core::{kernels, Completion, Pool, PoolConfig, PoolEvent, Task};
+use tidepool_core::{kernels, Completion, Pool, PoolConfig, PoolEvent, Refused, Task};
 
 use crate::binary;
 use crate::delivery;
@@ -50,6 +50,10 @@ pub struct NativeOptions {
     pub check_interval_ms: f64,
     /// `"queue-age"` (the article's rule) or `"backlog"`.
     pub scale_rule: String,
+    /// Most tasks waiting in the queue (None: unbounded).
+    pub max_queue: Option<u32>,
+    /// Tasks older than this when a thread takes them expire (None: never).
+    pub max_queue_age_ms: Option<f64>,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
     pub fail_spawns_after: Option<u32>,
 }
@@ -192,17 +196,26 @@ unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callbac
     // alive for as long as the function can be called.
     let inner = unsafe { &*(data as *const Inner) };
     // SAFETY: the arguments are live values of this call.
-    if let Err((code, message)) = unsafe { submit(inner, env, argv) } {
-        throw(env, code, &message);
+    match unsafe { submit(inner, env, argv) } {
+        Ok(queued) => {
+            let mut result = ptr::null_mut();
+            // SAFETY: live env; out-pointer to a local.
+            unsafe { sys::napi_create_uint32(env, queued, &mut result) };
+            result
+        }
+        Err((code, message)) => {
+            throw(env, code, &message);
+            ptr::null_mut()
+        }
     }
-    ptr::null_mut()
 }
 
-/// The body of `submit`, with errors as `(code, message)`.
+/// The body of `submit`: the queue length after the task was queued, or 0
+/// when the queue was full (nothing queued); errors as `(code, message)`.
 ///
 /// # Safety
 /// `env` and `argv` must be the live env and arguments of the current call.
-unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 3]) -> std::result::Result<(), (&'static str, String)> {
+unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 3]) -> std::result::Result<u32, (&'static str, String)> {
     let mut slot = 0u32;
     let mut kernel = 0u32;
     // SAFETY: live env and values; out-pointers to locals.
@@ -220,15 +233,19 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 3]) 
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, argv[2]) }.map_err(|e| ("ERR_INVALID_ARG_TYPE", e.reason.clone()))?;
     let task = Task { slot, kernel, input, enqueued_at: Instant::now() };
-    if inner.pool().submit(task).is_err() {
-        return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned()));
-    }
+    let queued = match inner.pool().submit(task) {
+        Ok(queued) => queued,
+        Err(Refused::Full(_)) => return Ok(0),
+        Err(Refused::Closed(_)) => {
+            return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned()))
+        }
+    };
     let pending = inner.pending.get() + 1;
     inner.pending.set(pending);
     if pending == 1 {
         inner.update_hold();
     }
-    Ok(())
+    Ok(queued.min(u32::MAX as usize) as u32)
 }
 
 /// Throws a JS `Error` with `code`.
@@ -345,6 +362,8 @@ impl NativePool {
                     _ => SpawnRule::QueueAge,
                 },
             },
+            max_queue: options.max_queue.map_or(usize::MAX, |n| n.max(1) as usize),
+            max_queue_age: options.max_queue_age_ms.map(duration_ms),
             fail_spawns_after: options.fail_spawns_after.map(u64::from),
             ..PoolConfig::default()
         };
@@ -443,6 +462,21 @@ impl NativePool {
         inner.closing.set(true);
         inner.update_hold();
         slots
+    }
+
+    /// Removes the oldest queued task (the `drop-oldest` policy) and returns
+    /// its slot, or -1 if the queue is empty. It will not be delivered.
+    #[napi]
+    pub fn drop_oldest(&self) -> i64 {
+        let inner = &*self.inner;
+        match inner.pool().drop_oldest() {
+            Some(slot) => {
+                inner.pending.set(inner.pending.get() - 1);
+                inner.update_hold();
+                slot as i64
+            }
+            None => -1,
+        }
     }
 
     /// Joins the exited threads. Call after termination was delivered; it

@@ -20,5 +20,5 @@ pub mod task;
 pub use completion::Waker;
 pub use input::{Input, RawSlice};
 pub use kernels::{KernelId, Output};
-pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats};
+pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
 pub use task::{Completion, Task, TaskError};

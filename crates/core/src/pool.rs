@@ -71,6 +71,11 @@ pub struct PoolConfig {
     pub policy: PolicyConfig,
     /// How long an idle worker polls for new work before it parks.
     pub spin: Duration,
+    /// Most tasks waiting in the queue; `submit` refuses more (`Full`).
+    pub max_queue: usize,
+    /// A task that has waited longer than this when a thread takes it is
+    /// completed as `Expired` instead of being run late.
+    pub max_queue_age: Option<Duration>,
     /// Fault injection for tests: every thread start after this many
     /// successful ones fails as if the OS said EAGAIN.
     #[doc(hidden)]
@@ -90,6 +95,8 @@ impl Default for PoolConfig {
                 rule: Default::default(),
             },
             spin: Duration::from_micros(20),
+            max_queue: usize::MAX,
+            max_queue_age: None,
             fail_spawns_after: None,
         }
     }
@@ -145,9 +152,14 @@ struct SeatMetrics {
     run: Histogram,
 }
 
-/// Why [`Pool::submit`] refused a task.
+/// Why [`Pool::submit`] refused a task (which it hands back).
 #[derive(Debug)]
-pub struct Closed(pub Task);
+pub enum Refused {
+    /// The pool was closed or aborted.
+    Closed(Task),
+    /// The queue already holds `max_queue` tasks.
+    Full(Task),
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lifecycle {
@@ -335,12 +347,16 @@ impl Pool {
         Ok(Pool { shared })
     }
 
-    /// Queues a task. Never blocks beyond the pool mutex and never spawns.
-    pub fn submit(&self, task: Task) -> Result<(), Closed> {
+    /// Queues a task; returns the queue length after it. Never blocks beyond
+    /// the pool mutex and never spawns.
+    pub fn submit(&self, task: Task) -> Result<usize, Refused> {
         let shared = &*self.shared;
         let mut st = shared.lock();
         if st.lifecycle != Lifecycle::Running {
-            return Err(Closed(task));
+            return Err(Refused::Closed(task));
+        }
+        if st.queue.len() >= shared.config.max_queue {
+            return Err(Refused::Full(task));
         }
         let now = task.enqueued_at;
         st.queue.push_back(task);
@@ -367,7 +383,21 @@ impl Pool {
         if nudge {
             shared.supervisor_cv.notify_one();
         }
-        Ok(())
+        Ok(queued)
+    }
+
+    /// Removes the oldest queued task (for the `drop-oldest` queue policy)
+    /// and returns its slot; `None` if the queue is empty.
+    pub fn drop_oldest(&self) -> Option<u32> {
+        let mut st = self.shared.lock();
+        let task = st.queue.pop_front()?;
+        self.shared.queued.store(st.queue.len(), Ordering::Release);
+        Some(task.slot)
+    }
+
+    /// Tasks waiting in the queue right now (lock-free; may be stale).
+    pub fn queued(&self) -> usize {
+        self.shared.queued.load(Ordering::Acquire)
     }
 
     /// Moves ready completions into `out`. Returns true if the pool had
@@ -631,8 +661,13 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
             let n = batch.len();
             let mut task_start = started;
             for task in batch.drain(..) {
-                metrics.wait.record(task_start.saturating_duration_since(task.enqueued_at));
-                let outcome = run_task(&task, &ctx);
+                let waited = task_start.saturating_duration_since(task.enqueued_at);
+                metrics.wait.record(waited);
+                let outcome = if shared.config.max_queue_age.is_some_and(|max| waited > max) {
+                    Err(TaskError::Expired)
+                } else {
+                    run_task(&task, &ctx)
+                };
                 let task_end = Instant::now();
                 metrics.run.record(task_end - task_start);
                 task_start = task_end;

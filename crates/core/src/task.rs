@@ -27,6 +27,8 @@ pub enum TaskError {
     Cancelled,
     /// The kernel refused the input.
     InvalidInput(String),
+    /// The task waited in the queue longer than `max_queue_age` and was not run.
+    Expired,
 }
 
 impl TaskError {
@@ -36,6 +38,7 @@ impl TaskError {
             TaskError::Panic(_) => 1,
             TaskError::Cancelled => 2,
             TaskError::InvalidInput(_) => 3,
+            TaskError::Expired => 4,
         }
     }
 
@@ -44,6 +47,7 @@ impl TaskError {
         match self {
             TaskError::Panic(m) | TaskError::InvalidInput(m) => m,
             TaskError::Cancelled => "the task was cancelled",
+            TaskError::Expired => "the task waited in the queue longer than maxQueueAgeMs",
         }
     }
 }

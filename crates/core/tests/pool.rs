@@ -47,6 +47,8 @@ fn config(min: usize, max: usize) -> PoolConfig {
             rule: Default::default(),
         },
         spin: Duration::from_micros(20),
+        max_queue: usize::MAX,
+        max_queue_age: None,
         fail_spawns_after: None,
     }
 }
@@ -239,4 +241,48 @@ fn no_core_thread_at_all_is_an_error_not_a_hang() {
     let signal = Signal::default();
     let err = Pool::new(PoolConfig { fail_spawns_after: Some(0), ..config(1, 2) }, signal.waker()).err().expect("must fail");
     assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
+}
+
+fn wait_until_busy(pool: &Pool) {
+    let t = Instant::now();
+    while pool.stats(false).busy_threads == 0 {
+        assert!(t.elapsed() < Duration::from_secs(5));
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_full_queue_refuses_and_drop_oldest_makes_room() {
+    let signal = Signal::default();
+    let pool = Pool::new(PoolConfig { max_queue: 2, ..config(1, 1) }, signal.waker()).unwrap();
+    pool.submit(task(0, "sleep", micros(200_000))).unwrap();
+    wait_until_busy(&pool);
+    assert_eq!(pool.submit(task(1, "crc32", vec![1])).unwrap(), 1);
+    assert_eq!(pool.submit(task(2, "crc32", vec![2])).unwrap(), 2);
+    assert_eq!(pool.queued(), 2);
+    match pool.submit(task(3, "crc32", vec![3])) {
+        Err(tidepool_core::Refused::Full(t)) => assert_eq!(t.slot, 3),
+        other => panic!("expected Full, got {other:?}"),
+    }
+    assert_eq!(pool.drop_oldest(), Some(1));
+    assert_eq!(pool.submit(task(3, "crc32", vec![3])).unwrap(), 2);
+    let mut slots: Vec<u32> = collect(&pool, &signal, 3).into_iter().map(|c| c.slot).collect();
+    slots.sort();
+    assert_eq!(slots, vec![0, 2, 3]);
+}
+
+#[test]
+fn tasks_older_than_max_queue_age_expire_unrun() {
+    let signal = Signal::default();
+    let cfg = PoolConfig { max_queue_age: Some(Duration::from_millis(20)), ..config(1, 1) };
+    let pool = Pool::new(cfg, signal.waker()).unwrap();
+    pool.submit(task(0, "sleep", micros(60_000))).unwrap();
+    wait_until_busy(&pool);
+    pool.submit(task(1, "spin", micros(1_000_000))).unwrap();
+    let t = Instant::now();
+    let mut done = collect(&pool, &signal, 2);
+    done.sort_by_key(|c| c.slot);
+    assert!(done[0].outcome.is_ok());
+    assert_eq!(done[1].outcome, Err(TaskError::Expired));
+    assert!(t.elapsed() < Duration::from_millis(500), "the expired 1 s spin was not run");
 }

@@ -31,6 +31,8 @@ fn config(min: usize, max: usize, idle_timeout: Duration) -> PoolConfig {
             rule: Default::default(),
         },
         spin: Duration::ZERO,
+        max_queue: usize::MAX,
+        max_queue_age: None,
         fail_spawns_after: None,
     }
 }

@@ -1,0 +1,130 @@
+'use strict';
+// Bounded queue, its three policies, needsDrain / 'drain', queue-age
+// deadlines and the input size limit.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { once } = require('node:events');
+const { Pool, micros } = require('..');
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+/** A 1-thread sleep pool whose only thread is busy with a long task. */
+async function busyPool(options) {
+  const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 1, ...options });
+  const running = pool.post(micros(80_000));
+  while (pool.stats().busyThreads === 0) await tick();
+  return { pool, running };
+}
+
+test("queueFull 'reject' (default): a post to a full queue rejects with ERR_TIDEPOOL_QUEUE_FULL", async () => {
+  const { pool, running } = await busyPool({ maxQueue: 2 });
+  const queued = [pool.post(micros(1000)), pool.post(micros(1000))];
+  assert.equal(pool.needsDrain, true);
+  await assert.rejects(pool.post(micros(1000)), { code: 'ERR_TIDEPOOL_QUEUE_FULL' });
+  const drained = once(pool, 'drain');
+  await running;
+  await drained;
+  assert.equal(pool.needsDrain, false);
+  await Promise.all(queued);
+  assert.equal(pool.stats().failed, 1);
+  await pool.close();
+});
+
+test("queueFull 'drop-oldest': the oldest queued task rejects with ERR_TIDEPOOL_DROPPED", async () => {
+  const { pool, running } = await busyPool({ maxQueue: 2, queueFull: 'drop-oldest' });
+  const first = pool.post(micros(1000));
+  const second = pool.post(micros(1000));
+  const third = pool.post(micros(1000));
+  await assert.rejects(first, { code: 'ERR_TIDEPOOL_DROPPED' });
+  await Promise.all([running, second, third]);
+  assert.equal(pool.stats().completed, 3);
+  await pool.close();
+});
+
+test("queueFull 'wait': posts wait for room in order, without blocking the event loop", async () => {
+  const { pool, running } = await busyPool({ maxQueue: 2, queueFull: 'wait' });
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  const order = [];
+  const posts = Array.from({ length: 12 }, (_, i) => pool.post(micros(2000)).then(() => order.push(i)));
+  assert.equal(pool.needsDrain, true);
+  assert.equal(pool.stats().queued, 2, 'only maxQueue tasks reach the queue');
+  const drained = once(pool, 'drain');
+  await Promise.all([running, ...posts]);
+  await drained;
+  clearInterval(timer);
+  assert.deepEqual(order, [...Array(12).keys()], 'settled in post order');
+  assert.ok(ticks > 10, `the event loop kept running (${ticks} timer ticks)`);
+  assert.equal(pool.needsDrain, false);
+  await pool.close();
+});
+
+test("queueFull 'wait': close() still runs the waiting posts; destroy() rejects them", async () => {
+  const a = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  const waiting = Array.from({ length: 4 }, () => a.pool.post(micros(1000)));
+  await a.pool.close();
+  await Promise.all([a.running, ...waiting]);
+  assert.equal(a.pool.stats().completed, 5);
+
+  const b = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  const doomed = Promise.allSettled(Array.from({ length: 4 }, () => b.pool.post(micros(1000))));
+  const runningOutcome = b.running.catch((e) => e);
+  await b.pool.destroy();
+  for (const o of await doomed) assert.equal(o.reason.code, 'ERR_TIDEPOOL_DESTROYED');
+  assert.equal((await runningOutcome).code, 'ERR_TIDEPOOL_DESTROYED');
+  assert.equal(b.pool.stats().pending, 0);
+});
+
+test('postMessage on a full queue emits error with the message', async () => {
+  const { pool, running } = await busyPool({ maxQueue: 1 });
+  pool.postMessage(micros(1000));
+  const message = micros(1000);
+  pool.postMessage(message);
+  const [err, msg] = await once(pool, 'error');
+  assert.equal(err.code, 'ERR_TIDEPOOL_QUEUE_FULL');
+  assert.equal(msg, message);
+  await running;
+  await pool.close();
+});
+
+test('maxQueueAgeMs: a task that waited too long rejects with ERR_TIDEPOOL_TIMEOUT instead of running late', async () => {
+  const { pool, running } = await busyPool({ maxQueueAgeMs: 20 });
+  const t = Date.now();
+  const late = pool.post(micros(2_000_000)); // would take 2 s if it ran
+  await assert.rejects(late, { code: 'ERR_TIDEPOOL_TIMEOUT' });
+  assert.ok(Date.now() - t < 1000, 'it was not run');
+  await running;
+  // A fresh task on an idle pool is well within the limit.
+  await pool.post(micros(1000));
+  await pool.close();
+});
+
+test('maxInputBytes: larger inputs throw ERR_OUT_OF_RANGE synchronously, before they are queued', async () => {
+  const pool = new Pool({ maxInputBytes: 16 });
+  try {
+    assert.throws(() => pool.post(Buffer.alloc(17)), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.post([Buffer.alloc(10), Buffer.alloc(7)]), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.postMessage(Buffer.alloc(17)), { code: 'ERR_OUT_OF_RANGE' });
+    await pool.post(Buffer.alloc(16));
+    assert.equal(pool.stats().completed, 1);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('backpressure options are validated', () => {
+  for (const [options, code] of [
+    [{ maxQueue: 0 }, 'ERR_OUT_OF_RANGE'],
+    [{ maxQueue: 1.5 }, 'ERR_OUT_OF_RANGE'],
+    [{ maxQueue: '10' }, 'ERR_INVALID_ARG_TYPE'],
+    [{ queueFull: 'caller-runs' }, 'ERR_INVALID_ARG_VALUE'],
+    [{ maxQueueAgeMs: -1 }, 'ERR_OUT_OF_RANGE'],
+    [{ maxInputBytes: -1 }, 'ERR_OUT_OF_RANGE'],
+    [{ maxInputBytes: NaN }, 'ERR_OUT_OF_RANGE'],
+  ]) {
+    assert.throws(() => new Pool(options), { code }, JSON.stringify(options));
+  }
+  const unlimited = new Pool({ maxQueue: Infinity, maxQueueAgeMs: Infinity, maxInputBytes: Infinity });
+  return unlimited.close();
+});
