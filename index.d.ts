@@ -111,7 +111,34 @@ declare namespace tidepool {
      * @default 'queue-age'
      */
     scaleRule?: ScaleRule;
+    /**
+     * Most tasks waiting in the queue (running tasks are not counted); an
+     * integer >= 1, or `Infinity`.
+     * @default Infinity
+     */
+    maxQueue?: number;
+    /**
+     * A post to a full queue: `'reject'` (`ERR_TIDEPOOL_QUEUE_FULL`),
+     * `'drop-oldest'` (the oldest queued task rejects with
+     * `ERR_TIDEPOOL_DROPPED`) or `'wait'` (the promise waits for room, in order).
+     * @default 'reject'
+     */
+    queueFull?: QueueFullPolicy;
+    /**
+     * A task that waited longer than this (ms) when a thread takes it rejects
+     * with `ERR_TIDEPOOL_TIMEOUT` instead of running late.
+     * @default Infinity
+     */
+    maxQueueAgeMs?: number;
+    /**
+     * Inputs larger than this many bytes throw `ERR_OUT_OF_RANGE` synchronously.
+     * @default Infinity
+     */
+    maxInputBytes?: number;
   }
+
+  /** What a post to a full queue does; see {@link PoolOptions.queueFull}. */
+  export type QueueFullPolicy = 'reject' | 'drop-oldest' | 'wait';
 
   /** The autoscaling spawn tests; see {@link PoolOptions.scaleRule}. */
   export type ScaleRule = 'queue-age' | 'backlog';
@@ -211,6 +238,8 @@ declare namespace tidepool {
   export interface PoolEvents<E extends Encoding = 'buffer', T = DefaultMessage> {
     /** Emitted once, on the tick after construction. */
     online: [];
+    /** `needsDrain` went back to false: the queue has room again. */
+    drain: [];
     /** A task posted with `postMessage()` finished. */
     message: [result: ResultOf<E>, message: T];
     /**
@@ -255,6 +284,9 @@ declare namespace tidepool {
    * - `ERR_TIDEPOOL_INTERNAL`: unknown native error code (a bug in tidepool).
    * - `ERR_TIDEPOOL_NOT_BUILT`: thrown by `require('tidepool')` when the native
    *   addon has not been built (`cause` holds the loader's error).
+   * - `ERR_TIDEPOOL_QUEUE_FULL`: the queue held `maxQueue` tasks (`queueFull: 'reject'`).
+   * - `ERR_TIDEPOOL_DROPPED`: dropped from a full queue (`queueFull: 'drop-oldest'`).
+   * - `ERR_TIDEPOOL_TIMEOUT`: waited longer than `maxQueueAgeMs`; not run.
    * - `ERR_TIDEPOOL_SPAWN_FAILED`: thrown by `new Pool()` when the OS refused
    *   to start its threads (`cause` holds the underlying error).
    */
@@ -270,7 +302,10 @@ declare namespace tidepool {
     | 'ERR_TIDEPOOL_INVALID_INPUT'
     | 'ERR_TIDEPOOL_INTERNAL'
     | 'ERR_TIDEPOOL_NOT_BUILT'
-    | 'ERR_TIDEPOOL_SPAWN_FAILED';
+    | 'ERR_TIDEPOOL_SPAWN_FAILED'
+    | 'ERR_TIDEPOOL_QUEUE_FULL'
+    | 'ERR_TIDEPOOL_DROPPED'
+    | 'ERR_TIDEPOOL_TIMEOUT';
 
   /**
    * An error thrown, rejected or emitted by tidepool: an `Error`, `TypeError`
@@ -336,6 +371,12 @@ declare namespace tidepool {
 
     /** True once `close()` or `destroy()` was called. */
     get closed(): boolean;
+
+    /**
+     * True while the queue holds `maxQueue` tasks or posts wait for room; a
+     * `'drain'` event follows when it falls back below.
+     */
+    get needsDrain(): boolean;
 
     /**
      * Stops accepting tasks, lets the queued and running ones finish, then
@@ -404,6 +445,14 @@ declare namespace tidepool {
     readonly checkIntervalMs: number;
     /** `'queue-age'`. */
     readonly scaleRule: ScaleRule;
+    /** `Infinity`. */
+    readonly maxQueue: number;
+    /** `'reject'`. */
+    readonly queueFull: QueueFullPolicy;
+    /** `Infinity`. */
+    readonly maxQueueAgeMs: number;
+    /** `Infinity`. */
+    readonly maxInputBytes: number;
   }
 
   /** Names of every available kernel, in id order (a frozen array). */

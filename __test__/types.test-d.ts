@@ -167,3 +167,13 @@ async function main(): Promise<void> {
 }
 
 void main;
+
+// Backpressure options, needsDrain and 'drain'.
+{
+  const bounded = new Pool({ maxQueue: 100, queueFull: 'wait', maxQueueAgeMs: 50, maxInputBytes: 1 << 20 });
+  const needs: boolean = bounded.needsDrain;
+  bounded.on('drain', () => {});
+  // @ts-expect-error not a queue-full policy
+  new Pool({ queueFull: 'caller-runs' });
+  void needs;
+}
