@@ -45,6 +45,7 @@ const CODE_PANIC = 1;
 const CODE_CANCELLED = 2;
 const CODE_INVALID_INPUT = 3;
 const CODE_EXPIRED = 4;
+const CODE_TIMED_OUT = 5;
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 /**
@@ -250,6 +251,14 @@ function closedError() {
   return makeError(Error, 'ERR_TIDEPOOL_CLOSED', 'The pool is closed and accepts no new tasks');
 }
 
+/** Node's convention for aborted operations (as fs, timers/promises, events.once). */
+function abortError(reason) {
+  const err = new Error('The operation was aborted', { cause: reason });
+  err.name = 'AbortError';
+  err.code = 'ABORT_ERR';
+  return err;
+}
+
 function queueFullError() {
   return makeError(Error, 'ERR_TIDEPOOL_QUEUE_FULL', 'The queue is full (maxQueue tasks are waiting)');
 }
@@ -264,6 +273,8 @@ function taskError(code, detail, destroyed) {
         : makeError(Error, 'ERR_TIDEPOOL_CANCELLED', 'The task was cancelled');
     case CODE_INVALID_INPUT:
       return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
+    case CODE_TIMED_OUT:
+      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task ran longer than its timeoutMs and was stopped');
     case CODE_EXPIRED:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:
@@ -299,6 +310,12 @@ class Pool extends EventEmitter {
   #needsDrain = false;
   /** close() was called while posts were still waiting for room. */
   #closeDeferred = false;
+  // Per-slot AbortSignal bookkeeping, used only while #signalsInUse > 0.
+  #signalsInUse = 0;
+  #signals = [];
+  #abortListeners = [];
+  /** The running task in this slot was told to stop because its signal fired. */
+  #aborted = [];
   /** Shared with Rust: [slot, code << 24 | length] per finished task. */
   #meta = new Uint32Array(BATCH_CAPACITY * 2);
   /** Shared with Rust: result bytes of one batch chunk, back to back. */
@@ -353,12 +370,32 @@ class Pool extends EventEmitter {
    * Resolves with `{ result, message }`, `message` being the very object posted.
    */
   post(message, options) {
-    const kernel = options === undefined ? this.#kernel : this.#kernelOption(options);
+    let kernel = this.#kernel;
+    let signal;
+    let timeoutMs;
+    if (options !== undefined) {
+      if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+      if (options.kernel !== undefined) kernel = kernelId(options.kernel, 'options.kernel');
+      signal = options.signal;
+      if (signal !== undefined && !(signal instanceof AbortSignal)) {
+        throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+      }
+      timeoutMs = options.timeoutMs;
+      if (timeoutMs !== undefined) {
+        if (typeof timeoutMs !== 'number') throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
+        if (!(timeoutMs > 0) || (timeoutMs > 2 ** 31 && timeoutMs !== Infinity)) {
+          throw outOfRange('options.timeoutMs', 'a number > 0 and <= 2^31, or Infinity', timeoutMs);
+        }
+        if (timeoutMs === Infinity) timeoutMs = undefined;
+      }
+    }
     const data = this.#checkedData(message, kernel);
+    // An already-aborted signal is an early error: thrown, like bad arguments.
+    if (signal !== undefined && signal.aborted) throw abortError(signal.reason);
     if (this.#closed) return Promise.reject(closedError());
     // One shared executor instead of a closure per task: less garbage.
     const promise = new Promise(captureResolvers);
-    this.#enqueue(message, data, kernel, capturedResolve, capturedReject);
+    this.#enqueue(message, data, kernel, capturedResolve, capturedReject, signal, timeoutMs);
     return promise;
   }
 
@@ -445,6 +482,10 @@ class Pool extends EventEmitter {
       this.#waitingHead = 0;
       this.#closeDeferred = false;
       for (const w of waiting) {
+        if (w.onAbort !== undefined) {
+          if (w.signal === undefined) continue; // aborted while waiting: already settled
+          w.signal.removeEventListener('abort', w.onAbort);
+        }
         this.#failed++;
         const err = taskError(CODE_CANCELLED, '', true);
         if (w.reject !== null) w.reject(err);
@@ -469,10 +510,6 @@ class Pool extends EventEmitter {
     return this.close();
   }
 
-  #kernelOption(options) {
-    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-    return options.kernel === undefined ? this.#kernel : kernelId(options.kernel, 'options.kernel');
-  }
 
   #checkDuration(data, kernel) {
     const bytes = byteLengthOf(data);
@@ -496,16 +533,19 @@ class Pool extends EventEmitter {
     return data;
   }
 
-  /** Queues a task, applying the queueFull policy; `resolve === null` for postMessage. */
-  #enqueue(message, data, kernel, resolve, reject) {
+  /**
+   * Queues a task, applying the queueFull policy; `resolve === null` for
+   * postMessage. `signal` and `timeoutMs` are optional.
+   */
+  #enqueue(message, data, kernel, resolve, reject, signal, timeoutMs) {
     if (this.#waitingHead !== this.#waiting.length) {
       // Posts are already waiting for room: keep their order.
-      this.#waiting.push({ message, data, kernel, resolve, reject });
+      this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs);
       return;
     }
-    if (this.#trySubmit(message, data, kernel, resolve, reject) !== 0) return;
+    if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) !== 0) return;
     if (this.#queueFull === 'wait') {
-      this.#waiting.push({ message, data, kernel, resolve, reject });
+      this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs);
       this.#needsDrain = true;
       return;
     }
@@ -515,7 +555,7 @@ class Pool extends EventEmitter {
         const err = this.#settle(dropped, false, makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one'));
         if (err !== undefined) process.nextTick(() => { throw err; });
       }
-      if (this.#trySubmit(message, data, kernel, resolve, reject) !== 0) return;
+      if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) !== 0) return;
     }
     this.#failed++;
     const err = queueFullError();
@@ -523,12 +563,31 @@ class Pool extends EventEmitter {
     else process.nextTick(() => this.emit('error', err, message));
   }
 
+  /** Parks a post until the queue has room; an abort while waiting rejects it at once. */
+  #wait(message, data, kernel, resolve, reject, signal, timeoutMs) {
+    const entry = { message, data, kernel, resolve, reject, signal, timeoutMs, onAbort: undefined };
+    if (signal !== undefined) {
+      entry.onAbort = () => {
+        entry.signal = undefined; // marks the entry as settled; #pump skips it
+        this.#failed++;
+        const err = abortError(signal.reason);
+        if (reject !== null) reject(err);
+        else this.emit('error', err, message);
+      };
+      signal.addEventListener('abort', entry.onAbort, { once: true });
+    }
+    this.#waiting.push(entry);
+  }
+
   /** Submits to the native queue; returns its length after, or 0 if it was full. */
-  #trySubmit(message, data, kernel, resolve, reject) {
+  #trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) {
     const slot = this.#freeSlots.length !== 0 ? this.#freeSlots.pop() : this.#nextSlot++;
     let queued;
     try {
-      queued = this.#nativeSubmit(slot, kernel, data);
+      queued =
+        signal === undefined && timeoutMs === undefined
+          ? this.#nativeSubmit(slot, kernel, data)
+          : this.#nativeSubmit(slot, kernel, data, timeoutMs ?? 0, signal !== undefined);
     } catch (err) {
       this.#freeSlots.push(slot);
       throw err;
@@ -542,8 +601,28 @@ class Pool extends EventEmitter {
     this.#resolves[slot] = resolve;
     this.#rejects[slot] = reject;
     this.#pending++;
+    if (signal !== undefined) this.#watch(slot, signal);
     if (queued >= this.#maxQueue) this.#needsDrain = true;
     return queued;
+  }
+
+  /** Cancels the task in `slot` when `signal` fires. */
+  #watch(slot, signal) {
+    const listener = () => {
+      const outcome = this.#native.cancel(slot);
+      if (outcome === 1) {
+        // Still queued: removed, so it settles now.
+        const err = this.#settle(slot, false, abortError(signal.reason));
+        if (err !== undefined) process.nextTick(() => { throw err; });
+      } else if (outcome === 2) {
+        // Running: it stops at its next chunk and is delivered as cancelled.
+        this.#aborted[slot] = true;
+      }
+    };
+    signal.addEventListener('abort', listener, { once: true });
+    this.#signals[slot] = signal;
+    this.#abortListeners[slot] = listener;
+    this.#signalsInUse++;
   }
 
   /** After a batch: move waiting posts into the queue; emit 'drain' when there is room. */
@@ -551,8 +630,16 @@ class Pool extends EventEmitter {
     const waiting = this.#waiting;
     while (this.#waitingHead !== waiting.length) {
       const w = waiting[this.#waitingHead];
-      const q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject);
-      if (q === 0) return;
+      if (w.onAbort !== undefined && w.signal === undefined) {
+        waiting[this.#waitingHead++] = undefined; // aborted while waiting: already settled
+        continue;
+      }
+      if (w.onAbort !== undefined) w.signal.removeEventListener('abort', w.onAbort);
+      const q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs);
+      if (q === 0) {
+        if (w.onAbort !== undefined) w.signal.addEventListener('abort', w.onAbort, { once: true });
+        return;
+      }
       queued = q;
       waiting[this.#waitingHead++] = undefined;
     }
@@ -570,6 +657,13 @@ class Pool extends EventEmitter {
 
   /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
   #settle(slot, ok, value) {
+    if (this.#signalsInUse !== 0 && this.#signals[slot] !== undefined) {
+      this.#signals[slot].removeEventListener('abort', this.#abortListeners[slot]);
+      this.#signals[slot] = undefined;
+      this.#abortListeners[slot] = undefined;
+      this.#aborted[slot] = undefined;
+      this.#signalsInUse--;
+    }
     const message = this.#messages[slot];
     const resolve = this.#resolves[slot];
     const reject = this.#rejects[slot];
@@ -627,7 +721,11 @@ class Pool extends EventEmitter {
         const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
         err = this.#settle(slot, true, result);
       } else {
-        err = this.#settle(slot, false, taskError(code, slab.toString('utf8', offset, end), this.#destroyed));
+        const error =
+          code === CODE_CANCELLED && this.#signalsInUse !== 0 && this.#aborted[slot] === true
+            ? abortError(this.#signals[slot].reason)
+            : taskError(code, slab.toString('utf8', offset, end), this.#destroyed);
+        err = this.#settle(slot, false, error);
       }
       if (err !== undefined && thrown === undefined) thrown = { err };
       offset = end;

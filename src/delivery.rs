@@ -114,6 +114,12 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
             }
             let last = next == batch.len();
             inner.pending.set(inner.pending.get() - count);
+            if !inner.cancel_flags.borrow().is_empty() {
+                let mut flags = inner.cancel_flags.borrow_mut();
+                for c in &batch[next - count..next] {
+                    flags.remove(&c.slot);
+                }
+            }
             if !callback.is_null() {
                 let mut argv = [ptr::null_mut(); 4];
                 sys::napi_create_uint32(env, count as u32, &mut argv[0]);

@@ -26,6 +26,9 @@
 //! alive nor escapes garbage collection.
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::ffi::c_void;
 use std::ptr;
 use std::rc::Rc;
@@ -123,6 +126,9 @@ pub(crate) struct Inner {
     pub(crate) torn_down: Cell<bool>,
     /// Reused buffers for draining (no allocation per batch).
     pub(crate) scratch: RefCell<(Vec<Completion>, Vec<PoolEvent>)>,
+    /// Cancel flags of the pending tasks posted with an AbortSignal, by slot.
+    /// Empty (and never looked at per task) when no signal is in use.
+    pub(crate) cancel_flags: RefCell<HashMap<u32, Arc<AtomicBool>>>,
 }
 
 impl Inner {
@@ -180,11 +186,11 @@ unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _h
     drop(unsafe { Rc::from_raw(data as *const Inner) });
 }
 
-/// `submit(slot, kernel, data)`: queues one task. `data` is a binary or an
+/// `submit(slot, kernel, data, timeoutMs?, cancellable?)`: queues one task. `data` is a binary or an
 /// Array of binaries; index.js keeps it reachable until the task is delivered.
 unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = 3;
-    let mut argv = [ptr::null_mut(); 3];
+    let mut argc = 5;
+    let mut argv = [ptr::null_mut(); 5];
     let mut data = ptr::null_mut();
     // SAFETY: live env and callback info of this call; out-pointers to locals.
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
@@ -215,7 +221,7 @@ unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callbac
 ///
 /// # Safety
 /// `env` and `argv` must be the live env and arguments of the current call.
-unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 3]) -> std::result::Result<u32, (&'static str, String)> {
+unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 5]) -> std::result::Result<u32, (&'static str, String)> {
     let mut slot = 0u32;
     let mut kernel = 0u32;
     // SAFETY: live env and values; out-pointers to locals.
@@ -232,7 +238,20 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 3]) 
     // SAFETY: live env and value; index.js keeps `data` reachable until the
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, argv[2]) }.map_err(|e| ("ERR_INVALID_ARG_TYPE", e.reason.clone()))?;
-    let task = Task { slot, kernel, input, enqueued_at: Instant::now() };
+    let mut task = Task::new(slot, kernel, input, Instant::now());
+    // Optional: a run-time limit in ms (a positive number) and whether the
+    // task can be cancelled alone (true when it was posted with a signal).
+    let mut timeout_ms = 0.0f64;
+    let mut cancellable = false;
+    // SAFETY: live env and values (undefined when not passed); out-pointers to locals.
+    unsafe {
+        if sys::napi_get_value_double(env, argv[3], &mut timeout_ms) == sys::Status::napi_ok && timeout_ms > 0.0 && timeout_ms.is_finite() {
+            task.timeout = Some(Duration::from_secs_f64(timeout_ms / 1000.0));
+        }
+        sys::napi_get_value_bool(env, argv[4], &mut cancellable);
+    }
+    let flag = cancellable.then(|| Arc::new(AtomicBool::new(false)));
+    task.cancel = flag.clone();
     let queued = match inner.pool().submit(task) {
         Ok(queued) => queued,
         Err(Refused::Full(_)) => return Ok(0),
@@ -240,6 +259,9 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 3]) 
             return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned()))
         }
     };
+    if let Some(flag) = flag {
+        inner.cancel_flags.borrow_mut().insert(slot, flag);
+    }
     let pending = inner.pending.get() + 1;
     inner.pending.set(pending);
     if pending == 1 {
@@ -310,6 +332,7 @@ impl NativePool {
             held: Cell::new(false),
             torn_down: Cell::new(false),
             scratch: RefCell::new((Vec::with_capacity(delivery::BATCH_CAPACITY), Vec::new())),
+            cancel_flags: RefCell::new(HashMap::new()),
         });
 
         let context = Rc::into_raw(inner.clone()) as *mut c_void;
@@ -459,9 +482,36 @@ impl NativePool {
         let inner = &*self.inner;
         let slots = inner.pool().abort();
         inner.pending.set(inner.pending.get() - slots.len());
+        let mut flags = inner.cancel_flags.borrow_mut();
+        for slot in &slots {
+            flags.remove(slot);
+        }
+        drop(flags);
         inner.closing.set(true);
         inner.update_hold();
         slots
+    }
+
+    /// Cancels the task in `slot` (its AbortSignal fired): 1 if it was still
+    /// queued and has been removed (it will not be delivered), 2 if it is
+    /// running and has been told to stop (it will be delivered as cancelled),
+    /// 0 if it is already finished.
+    #[napi]
+    pub fn cancel(&self, slot: u32) -> u32 {
+        let inner = &*self.inner;
+        if inner.pool().remove_queued(slot) {
+            inner.cancel_flags.borrow_mut().remove(&slot);
+            inner.pending.set(inner.pending.get() - 1);
+            inner.update_hold();
+            return 1;
+        }
+        match inner.cancel_flags.borrow().get(&slot) {
+            Some(flag) => {
+                flag.store(true, Ordering::Relaxed);
+                2
+            }
+            None => 0,
+        }
     }
 
     /// Removes the oldest queued task (the `drop-oldest` policy) and returns
@@ -471,6 +521,7 @@ impl NativePool {
         let inner = &*self.inner;
         match inner.pool().drop_oldest() {
             Some(slot) => {
+                inner.cancel_flags.borrow_mut().remove(&slot);
                 inner.pending.set(inner.pending.get() - 1);
                 inner.update_hold();
                 slot as i64

@@ -386,6 +386,19 @@ impl Pool {
         Ok(queued)
     }
 
+    /// Removes the queued task with `slot` (its AbortSignal fired before it
+    /// started); false if it is not in the queue (running or done).
+    pub fn remove_queued(&self, slot: u32) -> bool {
+        let mut st = self.shared.lock();
+        // Aborts are rare and usually hit recent posts: search from the back.
+        let Some(i) = st.queue.iter().rposition(|t| t.slot == slot) else {
+            return false;
+        };
+        st.queue.remove(i);
+        self.shared.queued.store(st.queue.len(), Ordering::Release);
+        true
+    }
+
     /// Removes the oldest queued task (for the `drop-oldest` queue policy)
     /// and returns its slot; `None` if the queue is empty.
     pub fn drop_oldest(&self) -> Option<u32> {
@@ -634,7 +647,6 @@ const HOLD_COMPLETIONS_NS: f64 = 1_000_000.0;
 const MAX_HELD: usize = 256;
 
 fn worker_main(shared: &Arc<Shared>, seat: usize) {
-    let ctx = RunContext::new(&shared.cancel);
     let mut batch: Vec<Task> = Vec::with_capacity(MAX_BATCH);
     let mut done: Vec<Completion> = Vec::with_capacity(MAX_BATCH);
     // Moving average of one task's run time; starts high so the first tasks
@@ -666,6 +678,8 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
                 let outcome = if shared.config.max_queue_age.is_some_and(|max| waited > max) {
                     Err(TaskError::Expired)
                 } else {
+                    let deadline = task.timeout.map(|t| task_start + t);
+                    let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
                     run_task(&task, &ctx)
                 };
                 let task_end = Instant::now();
@@ -793,6 +807,7 @@ fn run_task(task: &Task, ctx: &RunContext<'_>) -> Result<kernels::Output, TaskEr
         Ok(Ok(out)) => Ok(out),
         Ok(Err(KernelError::Cancelled)) => Err(TaskError::Cancelled),
         Ok(Err(KernelError::InvalidInput(m))) => Err(TaskError::InvalidInput(m)),
+        Ok(Err(KernelError::TimedOut)) => Err(TaskError::TimedOut),
         Err(payload) => Err(TaskError::Panic(panic_message(payload.as_ref()))),
     }
 }

@@ -1,6 +1,8 @@
 //! What travels through the pool: a [`Task`] in, a [`Completion`] out.
 
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::input::Input;
 use crate::kernels::{KernelId, Output};
@@ -16,6 +18,18 @@ pub struct Task {
     pub input: Input,
     /// When the task entered the queue; the queue age the policy looks at.
     pub enqueued_at: Instant,
+    /// Raised to cancel this task while it runs (set for tasks posted with an
+    /// AbortSignal; `None` costs nothing).
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Run-time limit, counted from when a thread starts the task.
+    pub timeout: Option<Duration>,
+}
+
+impl Task {
+    /// A task with no per-task cancellation and no run-time limit.
+    pub fn new(slot: u32, kernel: KernelId, input: Input, enqueued_at: Instant) -> Task {
+        Task { slot, kernel, input, enqueued_at, cancel: None, timeout: None }
+    }
 }
 
 /// Why a task failed.
@@ -29,6 +43,8 @@ pub enum TaskError {
     InvalidInput(String),
     /// The task waited in the queue longer than `max_queue_age` and was not run.
     Expired,
+    /// The task ran longer than its `timeout` and was stopped.
+    TimedOut,
 }
 
 impl TaskError {
@@ -39,6 +55,7 @@ impl TaskError {
             TaskError::Cancelled => 2,
             TaskError::InvalidInput(_) => 3,
             TaskError::Expired => 4,
+            TaskError::TimedOut => 5,
         }
     }
 
@@ -48,6 +65,7 @@ impl TaskError {
             TaskError::Panic(m) | TaskError::InvalidInput(m) => m,
             TaskError::Cancelled => "the task was cancelled",
             TaskError::Expired => "the task waited in the queue longer than maxQueueAgeMs",
+            TaskError::TimedOut => "the task ran longer than its timeoutMs",
         }
     }
 }

@@ -54,7 +54,7 @@ fn config(min: usize, max: usize) -> PoolConfig {
 }
 
 fn task(slot: u32, kernel: &str, data: Vec<u8>) -> Task {
-    Task { slot, kernel: kernels::find(kernel).unwrap(), input: Input::Owned(data), enqueued_at: Instant::now() }
+    Task::new(slot, kernels::find(kernel).unwrap(), Input::Owned(data), Instant::now())
 }
 
 fn micros(us: u32) -> Vec<u8> {
@@ -285,4 +285,42 @@ fn tasks_older_than_max_queue_age_expire_unrun() {
     assert!(done[0].outcome.is_ok());
     assert_eq!(done[1].outcome, Err(TaskError::Expired));
     assert!(t.elapsed() < Duration::from_millis(500), "the expired 1 s spin was not run");
+}
+
+#[test]
+fn a_queued_task_can_be_removed_and_a_running_one_cancelled_alone() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut running = task(0, "sleep", micros(5_000_000));
+    running.cancel = Some(flag.clone());
+    pool.submit(running).unwrap();
+    wait_until_busy(&pool);
+    pool.submit(task(1, "crc32", vec![1])).unwrap();
+    pool.submit(task(2, "crc32", vec![2])).unwrap();
+    assert!(pool.remove_queued(1));
+    assert!(!pool.remove_queued(1), "already removed");
+    assert!(!pool.remove_queued(0), "running tasks are not in the queue");
+    let t = Instant::now();
+    flag.store(true, Ordering::Relaxed);
+    let mut done = collect(&pool, &signal, 2);
+    done.sort_by_key(|c| c.slot);
+    assert_eq!(done[0].outcome, Err(TaskError::Cancelled));
+    assert!(t.elapsed() < Duration::from_millis(500));
+    assert!(done[1].outcome.is_ok(), "the next task ran normally on the same thread");
+    assert_eq!(pool.stats(false).threads, 1);
+}
+
+#[test]
+fn a_task_running_past_its_timeout_is_stopped() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    let mut slow = task(0, "spin", micros(5_000_000));
+    slow.timeout = Some(Duration::from_millis(30));
+    let t = Instant::now();
+    pool.submit(slow).unwrap();
+    let done = collect(&pool, &signal, 1);
+    assert_eq!(done[0].outcome, Err(TaskError::TimedOut));
+    assert!(t.elapsed() >= Duration::from_millis(30) && t.elapsed() < Duration::from_millis(500));
 }

@@ -38,7 +38,7 @@ fn config(min: usize, max: usize, idle_timeout: Duration) -> PoolConfig {
 }
 
 fn task(slot: u32) -> Task {
-    Task { slot, kernel: kernels::find("crc32").unwrap(), input: Input::Owned(vec![slot as u8; 16]), enqueued_at: Instant::now() }
+    Task::new(slot, kernels::find("crc32").unwrap(), Input::Owned(vec![slot as u8; 16]), Instant::now())
 }
 
 /// Drains until `n` completions arrived, yielding to the scheduler between

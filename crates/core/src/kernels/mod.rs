@@ -7,6 +7,7 @@
 //! (a few hundred microseconds) without killing the thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use crate::input::Input;
 
@@ -40,6 +41,8 @@ pub enum KernelError {
     Cancelled,
     /// The input cannot be processed by this kernel (e.g. too short).
     InvalidInput(String),
+    /// The task's run-time deadline passed while the kernel ran.
+    TimedOut,
 }
 
 /// A kernel's result: up to [`MAX_OUTPUT`] bytes stored inline, so finishing a
@@ -82,22 +85,34 @@ impl std::fmt::Debug for Output {
 pub struct RunContext<'a> {
     /// Raised by the pool to stop running tasks (destroy, environment teardown).
     cancel: &'a AtomicBool,
+    /// Raised to stop this task only (its AbortSignal fired).
+    task_cancel: Option<&'a AtomicBool>,
+    /// The task must be done by then (`timeoutMs`, counted from its start).
+    deadline: Option<Instant>,
 }
 
 impl<'a> RunContext<'a> {
     /// A context whose cancellation flag is `cancel`.
     pub fn new(cancel: &'a AtomicBool) -> Self {
-        RunContext { cancel }
+        RunContext { cancel, task_cancel: None, deadline: None }
     }
 
-    /// `Err(Cancelled)` once cancellation has been requested.
+    /// A context that also stops when `task_cancel` is raised or `deadline` passes.
+    pub fn for_task(cancel: &'a AtomicBool, task_cancel: Option<&'a AtomicBool>, deadline: Option<Instant>) -> Self {
+        RunContext { cancel, task_cancel, deadline }
+    }
+
+    /// `Err(Cancelled)` once cancellation has been requested, `Err(TimedOut)`
+    /// once the deadline has passed.
     #[inline]
     pub fn check(&self) -> Result<(), KernelError> {
-        if self.cancel.load(Ordering::Relaxed) {
-            Err(KernelError::Cancelled)
-        } else {
-            Ok(())
+        if self.cancel.load(Ordering::Relaxed) || self.task_cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(KernelError::Cancelled);
         }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(KernelError::TimedOut);
+        }
+        Ok(())
     }
 
     /// Feeds every byte of `input` to `sink` in order, in pieces of at most
@@ -210,6 +225,21 @@ pub(crate) mod tests {
             let b = k.run(&Input::Owned(joined), &ctx).unwrap();
             assert_eq!(a, b, "{}", k.name());
         }
+    }
+
+    #[test]
+    fn task_flag_and_deadline_stop_a_kernel() {
+        let pool_flag = AtomicBool::new(false);
+        let task_flag = AtomicBool::new(true);
+        let input = Input::Owned(vec![0; CHUNK * 3]);
+        let sha = get(find("sha256").unwrap()).unwrap();
+        let ctx = RunContext::for_task(&pool_flag, Some(&task_flag), None);
+        assert_eq!(sha.run(&input, &ctx), Err(KernelError::Cancelled));
+        let past = Instant::now() - std::time::Duration::from_millis(1);
+        let ctx = RunContext::for_task(&pool_flag, None, Some(past));
+        assert_eq!(sha.run(&input, &ctx), Err(KernelError::TimedOut));
+        let ctx = RunContext::for_task(&pool_flag, None, Some(Instant::now() + std::time::Duration::from_secs(60)));
+        assert!(sha.run(&input, &ctx).is_ok());
     }
 
     #[test]

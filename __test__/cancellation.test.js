@@ -1,0 +1,160 @@
+'use strict';
+// AbortSignal and per-task deadlines: queued tasks leave the queue at once,
+// running ones stop cooperatively and the thread stays in the pool.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { getEventListeners } = require('node:events');
+const { Pool, micros } = require('..');
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+function isAbortError(err, reason) {
+  assert.equal(err.name, 'AbortError');
+  assert.equal(err.code, 'ABORT_ERR');
+  if (reason !== undefined) assert.equal(err.cause, reason);
+  return true;
+}
+
+test('an already-aborted signal throws an AbortError synchronously', async () => {
+  const pool = new Pool();
+  try {
+    const reason = new Error('changed my mind');
+    assert.throws(() => pool.post(Buffer.from('x'), { signal: AbortSignal.abort(reason) }), (e) => isAbortError(e, reason));
+    assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('aborting a queued task removes it and rejects it at once', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    const running = pool.post(micros(100_000));
+    while (pool.stats().busyThreads === 0) await tick();
+    const ac = new AbortController();
+    const queued = pool.post(micros(1000), { signal: ac.signal });
+    const other = pool.post(micros(1000));
+    assert.equal(pool.stats().queued, 2);
+    const t = Date.now();
+    ac.abort('stop');
+    await assert.rejects(queued, (e) => isAbortError(e, 'stop'));
+    assert.ok(Date.now() - t < 50, 'rejected before the running task finished');
+    assert.equal(pool.stats().queued, 1);
+    await Promise.all([running, other]);
+    assert.equal(pool.stats().failed, 1);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('aborting a running task stops it within a chunk; the thread stays', async () => {
+  const pool = new Pool({ kernel: 'spin', minThreads: 1, maxThreads: 1 });
+  try {
+    const ac = new AbortController();
+    const running = pool.post(micros(10_000_000), { signal: ac.signal });
+    while (pool.stats().busyThreads === 0) await tick();
+    const t = Date.now();
+    ac.abort();
+    await assert.rejects(running, (e) => isAbortError(e));
+    assert.ok(Date.now() - t < 200, `took ${Date.now() - t} ms`);
+    assert.equal(pool.stats().threads, 1);
+    assert.equal(pool.stats().spawned, 1, 'no thread was replaced');
+    await pool.post(micros(1000));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a 1 GiB hash works and an abort of it settles quickly', async () => {
+  const pool = new Pool({ kernel: 'sha256' });
+  try {
+    const big = Buffer.alloc(2 ** 30); // zero pages, mapped lazily
+    const ac = new AbortController();
+    const hashing = pool.post(big, { signal: ac.signal, kernel: 'crc32' });
+    await new Promise((r) => setTimeout(r, 30));
+    const t = process.hrtime.bigint();
+    ac.abort();
+    await assert.rejects(hashing, (e) => isAbortError(e));
+    const ms = Number(process.hrtime.bigint() - t) / 1e6;
+    assert.ok(ms < 100, `abort took ${ms} ms`);
+    const small = big.subarray(0, 2 ** 20);
+    const { result } = await pool.post(small);
+    assert.equal(result.toString('hex'), require('node:crypto').createHash('sha256').update(small).digest('hex'));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('timeoutMs counts from the start of the run and rejects with ERR_TIDEPOOL_TIMEOUT', async () => {
+  const pool = new Pool({ kernel: 'spin', maxThreads: 1 });
+  try {
+    const t = Date.now();
+    await assert.rejects(pool.post(micros(5_000_000), { timeoutMs: 30 }), { code: 'ERR_TIDEPOOL_TIMEOUT' });
+    assert.ok(Date.now() - t < 1000);
+    // Queued behind 60 ms of work with a 40 ms budget of its own: it still runs.
+    const first = pool.post(micros(60_000));
+    const second = pool.post(micros(5_000), { timeoutMs: 40 });
+    await Promise.all([first, second]);
+    assert.equal(pool.stats().threads, 1);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('AbortSignal.timeout() gives a deadline counted from the post', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    const blocker = pool.post(micros(80_000));
+    const late = pool.post(micros(1000), { signal: AbortSignal.timeout(20) });
+    await assert.rejects(late, (e) => isAbortError(e));
+    await blocker;
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a post waiting for room (queueFull 'wait') can be aborted", async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 1, queueFull: 'wait' });
+  try {
+    const running = pool.post(micros(60_000));
+    while (pool.stats().busyThreads === 0) await tick();
+    const queued = pool.post(micros(1000));
+    const ac = new AbortController();
+    const waiting = pool.post(micros(1000), { signal: ac.signal });
+    const after = pool.post(micros(1000));
+    ac.abort();
+    await assert.rejects(waiting, (e) => isAbortError(e));
+    await Promise.all([running, queued, after]);
+    assert.equal(pool.stats().completed, 3);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('abort listeners are removed when tasks settle (no leak on long-lived signals)', async () => {
+  const pool = new Pool();
+  try {
+    const ac = new AbortController();
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => pool.post(Buffer.from([i & 255]), { signal: ac.signal })));
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+    ac.abort(); // nothing left to cancel
+    await pool.post(Buffer.from('still fine'));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('bad signal and timeoutMs arguments throw', async () => {
+  const pool = new Pool();
+  try {
+    assert.throws(() => pool.post(Buffer.alloc(1), { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => pool.post(Buffer.alloc(1), { timeoutMs: '5' }), { code: 'ERR_INVALID_ARG_TYPE' });
+    for (const timeoutMs of [0, -1, NaN, 2 ** 32]) {
+      assert.throws(() => pool.post(Buffer.alloc(1), { timeoutMs }), { code: 'ERR_OUT_OF_RANGE' });
+    }
+    await pool.post(Buffer.alloc(1), { timeoutMs: Infinity });
+  } finally {
+    await pool.close();
+  }
+});
