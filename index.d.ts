@@ -147,6 +147,21 @@ declare namespace tidepool {
   export interface PostOptions {
     /** Run this kernel instead of the pool's `kernel` option for this task. */
     kernel?: KernelName;
+    /**
+     * Cancels the task: a queued task leaves the queue and rejects at once, a
+     * running one stops at its next 256 KiB chunk (the thread stays in the
+     * pool); either way with an `AbortError` (`name: 'AbortError'`,
+     * `code: 'ABORT_ERR'`, `cause`: the signal's reason). An already-aborted
+     * signal throws synchronously. `AbortSignal.timeout(ms)` gives a deadline
+     * counted from the post.
+     */
+    signal?: AbortSignal;
+    /**
+     * Run-time limit in ms, counted from when a thread starts the task; past
+     * it the task stops and rejects with `ERR_TIDEPOOL_TIMEOUT`.
+     * @default Infinity
+     */
+    timeoutMs?: number;
   }
 
   /** What {@link Pool.post} resolves with. */
@@ -286,7 +301,8 @@ declare namespace tidepool {
    *   addon has not been built (`cause` holds the loader's error).
    * - `ERR_TIDEPOOL_QUEUE_FULL`: the queue held `maxQueue` tasks (`queueFull: 'reject'`).
    * - `ERR_TIDEPOOL_DROPPED`: dropped from a full queue (`queueFull: 'drop-oldest'`).
-   * - `ERR_TIDEPOOL_TIMEOUT`: waited longer than `maxQueueAgeMs`; not run.
+   * - `ERR_TIDEPOOL_TIMEOUT`: waited longer than `maxQueueAgeMs` (not run), or ran longer than `timeoutMs` (stopped).
+   * - `ABORT_ERR` (an `AbortError`): the task's `signal` fired.
    * - `ERR_TIDEPOOL_SPAWN_FAILED`: thrown by `new Pool()` when the OS refused
    *   to start its threads (`cause` holds the underlying error).
    */
@@ -305,7 +321,8 @@ declare namespace tidepool {
     | 'ERR_TIDEPOOL_SPAWN_FAILED'
     | 'ERR_TIDEPOOL_QUEUE_FULL'
     | 'ERR_TIDEPOOL_DROPPED'
-    | 'ERR_TIDEPOOL_TIMEOUT';
+    | 'ERR_TIDEPOOL_TIMEOUT'
+    | 'ABORT_ERR';
 
   /**
    * An error thrown, rejected or emitted by tidepool: an `Error`, `TypeError`

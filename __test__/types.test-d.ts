@@ -177,3 +177,12 @@ void main;
   new Pool({ queueFull: 'caller-runs' });
   void needs;
 }
+
+// Cancellation options.
+{
+  const p = new Pool();
+  const ac = new AbortController();
+  void p.post(Buffer.alloc(1), { signal: ac.signal, timeoutMs: 100, kernel: 'md5' });
+  // @ts-expect-error a signal must be an AbortSignal
+  void p.post(Buffer.alloc(1), { signal: 'stop' });
+}
