@@ -1,0 +1,72 @@
+//! Property tests (proptest) of the input path: arbitrary bytes cut into
+//! arbitrary parts, including empty ones, read through `Input` and fed to
+//! every kernel, must behave exactly like the contiguous bytes.
+
+use std::sync::atomic::AtomicBool;
+
+use proptest::prelude::*;
+use tidepool_core::kernels::{self, RunContext, REGISTRY};
+use tidepool_core::{Input, RawSlice};
+
+/// Splits `data` at `cuts` (positions, any order, duplicates allowed).
+fn split(data: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+    let mut at: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+    at.sort();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for c in at {
+        parts.push(data[start..c].to_vec());
+        start = c;
+    }
+    parts.push(data[start..].to_vec());
+    parts
+}
+
+fn borrowed(parts: &[Vec<u8>]) -> Input {
+    // SAFETY: `parts` outlives every use of the returned Input in these tests
+    // and is not mutated meanwhile.
+    Input::Many(parts.iter().map(|p| unsafe { RawSlice::new(p.as_ptr(), p.len()) }).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parts_read_as_their_concatenation(data in proptest::collection::vec(any::<u8>(), 0..2048),
+                                         cuts in proptest::collection::vec(any::<usize>(), 0..12),
+                                         prefix in 0usize..64) {
+        let parts = split(&data, &cuts);
+        let input = borrowed(&parts);
+        prop_assert_eq!(input.len(), data.len());
+        let mut seen = Vec::new();
+        input.for_each_part::<()>(|p| { seen.extend_from_slice(p); Ok(()) }).unwrap();
+        prop_assert_eq!(&seen, &data);
+        let mut buf = vec![0u8; prefix];
+        let n = input.read_prefix(&mut buf);
+        prop_assert_eq!(n, prefix.min(data.len()));
+        prop_assert_eq!(&buf[..n], &data[..n]);
+    }
+
+    #[test]
+    fn every_kernel_ignores_how_the_input_is_cut(data in proptest::collection::vec(any::<u8>(), 0..4096),
+                                                 cuts in proptest::collection::vec(any::<usize>(), 0..8)) {
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let parts = split(&data, &cuts);
+        for kernel in REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic")) {
+            let whole = kernel.run(&Input::Owned(data.clone()), &ctx).unwrap();
+            let cut = kernel.run(&borrowed(&parts), &ctx).unwrap();
+            prop_assert_eq!(whole, cut, "{}", kernel.name());
+        }
+    }
+
+    #[test]
+    fn short_duration_inputs_are_refused_not_misread(data in proptest::collection::vec(any::<u8>(), 0..4),
+                                                     cuts in proptest::collection::vec(any::<usize>(), 0..3)) {
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let parts = split(&data, &cuts);
+        let spin = kernels::get(kernels::find("spin").unwrap()).unwrap();
+        prop_assert!(spin.run(&borrowed(&parts), &ctx).is_err());
+    }
+}
