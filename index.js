@@ -310,10 +310,14 @@ class Pool extends EventEmitter {
   #needsDrain = false;
   /** close() was called while posts were still waiting for room. */
   #closeDeferred = false;
-  // Per-slot AbortSignal bookkeeping, used only while #signalsInUse > 0.
+  // AbortSignal bookkeeping, used only while #signalsInUse > 0: the signal
+  // of each slot, and per signal one 'abort' listener shared by all its
+  // pending tasks (adding an EventTarget listener per task would cost more
+  // than the task).
   #signalsInUse = 0;
   #signals = [];
-  #abortListeners = [];
+  /** @type {Map<AbortSignal, { slots: Set<number>, listener: () => void }>} */
+  #watched = new Map();
   /** The running task in this slot was told to stop because its signal fired. */
   #aborted = [];
   /** Shared with Rust: [slot, code << 24 | length] per finished task. */
@@ -608,21 +612,50 @@ class Pool extends EventEmitter {
 
   /** Cancels the task in `slot` when `signal` fires. */
   #watch(slot, signal) {
-    const listener = () => {
+    let watched = this.#watched.get(signal);
+    if (watched === undefined) {
+      watched = { slots: new Set(), listener: () => this.#onAbort(signal) };
+      signal.addEventListener('abort', watched.listener, { once: true });
+      this.#watched.set(signal, watched);
+    }
+    watched.slots.add(slot);
+    this.#signals[slot] = signal;
+    this.#signalsInUse++;
+  }
+
+  /** Forgets the signal of a settling task; drops the listener with its last task. */
+  #unwatch(slot) {
+    const signal = this.#signals[slot];
+    this.#signals[slot] = undefined;
+    this.#aborted[slot] = undefined;
+    this.#signalsInUse--;
+    const watched = this.#watched.get(signal);
+    if (watched === undefined) return; // the signal already fired
+    watched.slots.delete(slot);
+    if (watched.slots.size === 0) {
+      signal.removeEventListener('abort', watched.listener);
+      this.#watched.delete(signal);
+    }
+  }
+
+  /** `signal` fired: cancel every pending task posted with it. */
+  #onAbort(signal) {
+    const watched = this.#watched.get(signal);
+    if (watched === undefined) return;
+    this.#watched.delete(signal);
+    let thrown;
+    for (const slot of watched.slots) {
       const outcome = this.#native.cancel(slot);
       if (outcome === 1) {
         // Still queued: removed, so it settles now.
         const err = this.#settle(slot, false, abortError(signal.reason));
-        if (err !== undefined) process.nextTick(() => { throw err; });
+        if (err !== undefined && thrown === undefined) thrown = { err };
       } else if (outcome === 2) {
         // Running: it stops at its next chunk and is delivered as cancelled.
         this.#aborted[slot] = true;
       }
-    };
-    signal.addEventListener('abort', listener, { once: true });
-    this.#signals[slot] = signal;
-    this.#abortListeners[slot] = listener;
-    this.#signalsInUse++;
+    }
+    if (thrown !== undefined) process.nextTick(() => { throw thrown.err; });
   }
 
   /** After a batch: move waiting posts into the queue; emit 'drain' when there is room. */
@@ -657,13 +690,7 @@ class Pool extends EventEmitter {
 
   /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
   #settle(slot, ok, value) {
-    if (this.#signalsInUse !== 0 && this.#signals[slot] !== undefined) {
-      this.#signals[slot].removeEventListener('abort', this.#abortListeners[slot]);
-      this.#signals[slot] = undefined;
-      this.#abortListeners[slot] = undefined;
-      this.#aborted[slot] = undefined;
-      this.#signalsInUse--;
-    }
+    if (this.#signalsInUse !== 0 && this.#signals[slot] !== undefined) this.#unwatch(slot);
     const message = this.#messages[slot];
     const resolve = this.#resolves[slot];
     const reject = this.#rejects[slot];

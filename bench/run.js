@@ -118,6 +118,44 @@ const CASES = {
       return { value: msgs.length / seconds(t) };
     },
   },
+  'tiny: tidepool post() with { signal }, 1024 in flight': {
+    unit: 'round trips/s',
+    // The cost of per-task cancellation when it is used (a flag per task).
+    async run() {
+      const { Pool } = require(ROOT);
+      const msgs = tinyMessages();
+      const pool = new Pool();
+      const { signal } = new AbortController();
+      await inFlight(msgs, 1024, (m) => pool.post(m, { signal })); // warm-up round
+      const t = now();
+      await inFlight(msgs, 1024, (m) => pool.post(m, { signal }));
+      const s = seconds(t);
+      await pool.close();
+      return { value: msgs.length / s };
+    },
+  },
+  'abort: running 1 GiB crc32, abort() to rejection': {
+    unit: 'ms',
+    async run() {
+      const { Pool } = require(ROOT);
+      const pool = new Pool({ kernel: 'crc32' });
+      const big = Buffer.alloc(2 ** 30, 1);
+      const times = [];
+      for (let i = 0; i < 5; i++) {
+        const ac = new AbortController();
+        const p = pool.post(big, { signal: ac.signal }).catch((e) => e);
+        await new Promise((r) => setTimeout(r, 20));
+        const t = now();
+        ac.abort();
+        const err = await p;
+        check(err.name === 'AbortError');
+        times.push(seconds(t) * 1000);
+      }
+      await pool.close();
+      times.sort((a, b) => a - b);
+      return { value: times[2] };
+    },
+  },
   'demo: tidepool, cold (first round after new Pool())': {
     unit: 'MB/s',
     run: () => timedDemo(0),
@@ -155,6 +193,7 @@ const RATIOS = [
   ['tiny: tidepool post(), all at once', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ['tiny: tidepool post(), 1024 in flight', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ["tiny: tidepool postMessage() + 'message', all at once", 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
+  ['tiny: tidepool post() with { signal }, 1024 in flight', 'tiny: tidepool post(), 1024 in flight'],
 ];
 
 // ---- helpers used inside the child ----------------------------------------
@@ -252,6 +291,7 @@ function median(xs) {
 function fmt(x) {
   if (x >= 1e6) return `${(x / 1e6).toFixed(2)}M`;
   if (x >= 1e4) return `${(x / 1e3).toFixed(0)}k`;
+  if (x < 10) return x.toFixed(2);
   return x.toFixed(0);
 }
 
