@@ -158,3 +158,35 @@ test('bad signal and timeoutMs arguments throw', async () => {
     await pool.close();
   }
 });
+
+const settle = (p) => p.then((value) => ({ status: 'fulfilled', value }), (reason) => ({ status: 'rejected', reason }));
+
+test('destroy() and close() racing with posts and aborts leave no promise unsettled', async () => {
+  for (const end of ['destroy', 'close']) {
+    const pool = new Pool({ kernel: 'sleep', maxThreads: 2, maxQueue: 50, queueFull: 'wait' });
+    const controllers = [];
+    const outcomes = [];
+    for (let i = 0; i < 200; i++) {
+      const ac = new AbortController();
+      controllers.push(ac);
+      // Handlers attached at once: rejections may come before the end.
+      outcomes.push(settle(pool.post(micros(500 + (i % 7) * 300), { signal: ac.signal })));
+      if (i % 13 === 0) controllers[(i * 7) % controllers.length].abort();
+      if (i === 120) {
+        // End the pool in the middle of the stream of posts and aborts.
+        outcomes.push(settle(pool[end]()));
+      }
+      if (i % 17 === 0) await new Promise((r) => setImmediate(r));
+    }
+    for (const ac of controllers.slice(150)) ac.abort();
+    const settled = await Promise.all(outcomes);
+    assert.equal(settled.length, 201);
+    for (const o of settled) {
+      if (o.status === 'rejected') {
+        assert.ok(['ABORT_ERR', 'ERR_TIDEPOOL_CLOSED', 'ERR_TIDEPOOL_DESTROYED'].includes(o.reason.code), o.reason.code);
+      }
+    }
+    assert.equal(pool.stats().pending, 0, end);
+    assert.equal(pool.stats().threads, 0, end);
+  }
+});

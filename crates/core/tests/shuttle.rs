@@ -131,3 +131,40 @@ fn abort_racing_with_running_tasks_settles_each_once() {
         ITERATIONS,
     );
 }
+
+#[test]
+fn cancel_racing_with_a_worker_taking_the_task_settles_each_once() {
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            let pool = Pool::new(config(1, 1, Duration::from_secs(60)), waker).unwrap();
+            let flags: Vec<_> = (0..4).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).collect();
+            for slot in 0..4u32 {
+                let mut t = task(slot);
+                t.cancel = Some(flags[slot as usize].clone());
+                pool.submit(t).unwrap();
+            }
+            shuttle::thread::yield_now();
+            // What the binding's cancel(slot) does: remove if still queued,
+            // else raise the task's flag.
+            let mut removed = HashSet::new();
+            for slot in [1u32, 3] {
+                if pool.remove_queued(slot) {
+                    removed.insert(slot);
+                } else {
+                    flags[slot as usize].store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            let done = collect(&pool, 4 - removed.len());
+            for c in &done {
+                assert!(!removed.contains(&c.slot), "a removed task still completed");
+            }
+            pool.close();
+            pool.join();
+            let mut rest = Vec::new();
+            pool.drain(&mut rest);
+            assert!(rest.is_empty(), "more completions than tasks");
+        },
+        ITERATIONS,
+    );
+}
