@@ -3,7 +3,8 @@
 // tidepool benchmark harness.
 //
 //   npm run bench                     # 5 repetitions of every case
-//   npm run bench -- --reps 9         # more repetitions
+//   npm run bench -- --full           # 9 repetitions
+//   npm run bench -- --reps 3         # fewer
 //   npm run bench -- --only tiny      # cases whose name contains "tiny"
 //   npm run bench -- --json out.json  # also write the raw results
 //
@@ -24,6 +25,7 @@ const { parseArgs } = require('node:util');
 
 const ROOT = path.join(__dirname, '..');
 const TINY_TASKS = 200_000;
+const PEER_TINY_TASKS = 30_000;
 const TINY_BYTES = 64;
 const DEMO_MESSAGES = 4096;
 const DEMO_BYTES = 64 * 1024;
@@ -118,6 +120,9 @@ const CASES = {
       return { value: msgs.length / seconds(t) };
     },
   },
+  'tiny: piscina, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('piscina') },
+  'tiny: tinypool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('tinypool') },
+  'tiny: workerpool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('workerpool') },
   'tiny: tidepool post() with { signal }, 1024 in flight': {
     unit: 'round trips/s',
     // The cost of per-task cancellation when it is used (a flag per task).
@@ -164,6 +169,22 @@ const CASES = {
     unit: 'MB/s',
     run: () => timedDemo(2),
   },
+  'demo: piscina, warm (second round)': { unit: 'MB/s', run: () => peerDemo('piscina') },
+  'demo: tinypool, warm (second round)': { unit: 'MB/s', run: () => peerDemo('tinypool') },
+  'demo: workerpool, warm (second round)': { unit: 'MB/s', run: () => peerDemo('workerpool') },
+  'demo: crypto.subtle.digest (libuv pool), all at once': {
+    unit: 'MB/s',
+    async run() {
+      const { subtle } = require('node:crypto').webcrypto;
+      const msgs = demoMessages();
+      await Promise.all(msgs.map((m) => subtle.digest('SHA-256', m.data)));
+      return withLoopHealth(async () => {
+        const t = now();
+        await Promise.all(msgs.map((m) => subtle.digest('SHA-256', m.data)));
+        return { value: mb(msgs) / seconds(t) };
+      });
+    },
+  },
   'demo: crypto.createHash on the main thread': {
     unit: 'MB/s',
     async run() {
@@ -194,6 +215,9 @@ const RATIOS = [
   ['tiny: tidepool post(), 1024 in flight', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ["tiny: tidepool postMessage() + 'message', all at once", 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ['tiny: tidepool post() with { signal }, 1024 in flight', 'tiny: tidepool post(), 1024 in flight'],
+  ['tiny: tidepool post(), 1024 in flight', 'tiny: piscina, 1024 in flight'],
+  ['tiny: tidepool post(), all at once', 'tiny: piscina, 1024 in flight'],
+  ['demo: tidepool, warm (third round)', 'demo: piscina, warm (second round)'],
 ];
 
 // ---- helpers used inside the child ----------------------------------------
@@ -207,9 +231,81 @@ function seconds(t) {
 function check(ok) {
   if (!ok) throw new Error('benchmark self-check failed');
 }
-function tinyMessages() {
+function tinyMessages(count = TINY_TASKS) {
   const crypto = require('node:crypto');
-  return Array.from({ length: TINY_TASKS }, () => crypto.randomBytes(TINY_BYTES));
+  return Array.from({ length: count }, () => crypto.randomBytes(TINY_BYTES));
+}
+
+/**
+ * A worker_threads pool from npm, with a worker doing crypto.createHash,
+ * default options but maxThreads = the CPUs available.
+ */
+function peerPool(kind) {
+  const os = require('node:os');
+  const threads = os.availableParallelism();
+  const file = (name) => path.join(__dirname, 'workers', name);
+  if (kind === 'piscina') {
+    const { Piscina } = require('piscina');
+    const pool = new Piscina({ filename: file('hash-piscina.js'), maxThreads: threads });
+    return { run: (data) => pool.run(data), close: () => pool.destroy() };
+  }
+  if (kind === 'tinypool') {
+    const { Tinypool } = require('tinypool');
+    const pool = new Tinypool({ filename: file('hash-piscina.js'), maxThreads: threads });
+    return { run: (data) => pool.run(data), close: () => pool.destroy() };
+  }
+  const workerpool = require('workerpool');
+  const pool = workerpool.pool(file('hash-workerpool.js'), { maxWorkers: threads, workerType: 'thread' });
+  return { run: (data) => pool.exec('sha256', [data]), close: () => pool.terminate() };
+}
+
+/** Event-loop delay while `fn` runs: p99 and max in ms, utilization 0..1. */
+async function withLoopHealth(fn) {
+  const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  const elu = performance.eventLoopUtilization();
+  h.enable();
+  const result = await fn();
+  h.disable();
+  return {
+    ...result,
+    loopP99: h.percentile(99) / 1e6,
+    loopMax: h.max / 1e6,
+    elu: performance.eventLoopUtilization(elu).utilization,
+  };
+}
+
+/** Warm round, then a timed round of the article's workload on a peer pool. */
+async function peerDemo(kind) {
+  const crypto = require('node:crypto');
+  const msgs = demoMessages();
+  const pool = peerPool(kind);
+  const round = async () => {
+    const out = await Promise.all(msgs.map((m) => pool.run(m.data)));
+    for (let i = 0; i < msgs.length; i += 97) {
+      check(Buffer.from(out[i]).equals(crypto.createHash('sha256').update(msgs[i].data).digest()));
+    }
+  };
+  await round();
+  const r = await withLoopHealth(async () => {
+    const t = now();
+    await round();
+    return { value: mb(msgs) / seconds(t) };
+  });
+  await pool.close();
+  return r;
+}
+
+/** Tiny tasks, 1024 in flight, on a peer pool (fewer tasks: they are slow). */
+async function peerTiny(kind) {
+  const msgs = tinyMessages(PEER_TINY_TASKS);
+  const pool = peerPool(kind);
+  await inFlight(msgs, 1024, (m) => pool.run(m));
+  const t = now();
+  await inFlight(msgs, 1024, (m) => pool.run(m));
+  const s = seconds(t);
+  await pool.close();
+  return { value: msgs.length / s };
 }
 function demoMessages() {
   const crypto = require('node:crypto');
@@ -238,12 +334,14 @@ async function timedDemo(warmRounds) {
   const msgs = demoMessages();
   const pool = new Pool();
   for (let i = 0; i < warmRounds; i++) await demoRound(pool, msgs);
-  const t = now();
-  await demoRound(pool, msgs);
-  const s = seconds(t);
+  const r = await withLoopHealth(async () => {
+    const t = now();
+    await demoRound(pool, msgs);
+    return { value: mb(msgs) / seconds(t) };
+  });
   const threads = pool.stats().threads;
   await pool.close();
-  return { value: mb(msgs) / s, threads };
+  return { ...r, threads };
 }
 
 /** One round of the article's workload; every 97th digest is checked. */
@@ -297,9 +395,14 @@ function fmt(x) {
 
 async function parent() {
   const { values } = parseArgs({
-    options: { reps: { type: 'string', default: '5' }, only: { type: 'string' }, json: { type: 'string' } },
+    options: {
+      reps: { type: 'string', default: '5' },
+      full: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      json: { type: 'string' },
+    },
   });
-  const reps = Number(values.reps);
+  const reps = values.full ? Math.max(9, Number(values.reps)) : Number(values.reps);
   const names = Object.keys(CASES).filter((n) => !values.only || n.includes(values.only));
   process.stderr.write('building the direct-Rust baseline (cargo build --release --example direct)...\n');
   execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct'], { cwd: ROOT, stdio: 'ignore' });
@@ -315,11 +418,13 @@ async function parent() {
   console.log(`tidepool benchmark: node ${process.version}, ${os.availableParallelism()} CPUs (${cpu}), ${reps} repetitions`);
   console.log(`tiny = ${TINY_TASKS} tasks of ${TINY_BYTES} B (SHA-256); demo = ${DEMO_MESSAGES} messages of ${DEMO_BYTES / 1024} KiB (SHA-256)\n`);
   const rows = names.map((name) => {
-    const vals = results[name].map((r) => r.value);
-    const threads = results[name][0].threads;
-    return [name, `${fmt(median(vals))} ${CASES[name].unit}`, `[${fmt(Math.min(...vals))} - ${fmt(Math.max(...vals))}]`, threads ?? ''];
+    const rs = results[name];
+    const vals = rs.map((r) => r.value);
+    const threads = rs[0].threads;
+    const loop = rs[0].loopP99 === undefined ? '' : `${median(rs.map((r) => r.loopP99)).toFixed(2)} / ${median(rs.map((r) => r.loopMax)).toFixed(2)} / ${median(rs.map((r) => r.elu)).toFixed(2)}`;
+    return [name, `${fmt(median(vals))} ${CASES[name].unit}`, `[${fmt(Math.min(...vals))} - ${fmt(Math.max(...vals))}]`, threads ?? '', loop];
   });
-  printTable(['case', 'median', '[min - max]', 'threads'], rows);
+  printTable(['case', 'median', '[min - max]', 'threads', 'event loop p99 / max (ms) / ELU'], rows);
   const ratioRows = RATIOS.filter(([a, b]) => results[a] && results[b]).map(([a, b]) => {
     const ra = results[a].map((r) => r.value);
     const rb = results[b].map((r) => r.value);
