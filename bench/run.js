@@ -400,6 +400,7 @@ async function parent() {
       full: { type: 'boolean', default: false },
       only: { type: 'string' },
       json: { type: 'string' },
+      svg: { type: 'string', default: path.join(ROOT, 'docs', 'bench.svg') },
     },
   });
   const reps = values.full ? Math.max(9, Number(values.reps)) : Number(values.reps);
@@ -436,9 +437,15 @@ async function parent() {
     console.log('');
     printTable(['case', 'versus (same run)', 'ratio', '[min - max]'], ratioRows);
   }
+  const data = { node: process.version, cpus: os.availableParallelism(), cpu, reps, results };
   if (values.json) {
-    fs.writeFileSync(values.json, JSON.stringify({ node: process.version, cpus: os.availableParallelism(), cpu, reps, results }, null, 2));
+    fs.writeFileSync(values.json, JSON.stringify(data, null, 2));
     console.log(`\nraw results written to ${values.json}`);
+  }
+  if (!values.only) {
+    fs.mkdirSync(path.dirname(values.svg), { recursive: true });
+    fs.writeFileSync(values.svg, require('./chart').chart(data));
+    console.log(`chart written to ${path.relative(process.cwd(), values.svg)}`);
   }
 }
 
