@@ -161,6 +161,11 @@ const CASES = {
       return { value: times[2] };
     },
   },
+  'footprint: tidepool, RSS per idle thread': { unit: 'MiB', run: () => idleRssPerThread('tidepool') },
+  'footprint: piscina, RSS per idle worker': { unit: 'MiB', run: () => idleRssPerThread('piscina') },
+  'footprint: tidepool, new Pool() to first result': { unit: 'ms', run: () => firstResult('tidepool') },
+  'footprint: piscina, new Piscina() to first result': { unit: 'ms', run: () => firstResult('piscina') },
+  'footprint: start one Rust thread (spawn to running)': { unit: 'ms', threadCost: true },
   'demo: tidepool, cold (first round after new Pool())': {
     unit: 'MB/s',
     run: () => timedDemo(0),
@@ -275,6 +280,63 @@ async function withLoopHealth(fn) {
   };
 }
 
+/** Resident memory of an idle pool with `n` threads, in MiB, above the process without it. */
+async function idleRss(kind, n) {
+  const settle = () => new Promise((r) => setTimeout(r, 200));
+  const gc = require('node:vm').runInNewContext('gc');
+  gc();
+  await settle();
+  const before = process.memoryUsage().rss;
+  let close;
+  if (kind === 'tidepool') {
+    const { Pool } = require(ROOT);
+    const pool = new Pool({ minThreads: n, maxThreads: Math.max(1, n) });
+    await Promise.all(Array.from({ length: n }, () => pool.post(Buffer.alloc(64))));
+    close = () => pool.close();
+  } else {
+    const { Piscina } = require('piscina');
+    const pool = new Piscina({ filename: path.join(__dirname, 'workers', 'hash-piscina.js'), minThreads: n, maxThreads: Math.max(1, n) });
+    await Promise.all(Array.from({ length: n }, () => pool.run(Buffer.alloc(64))));
+    close = () => pool.destroy();
+  }
+  gc();
+  await settle();
+  const rss = (process.memoryUsage().rss - before) / 2 ** 20;
+  await close();
+  return rss;
+}
+
+/** (RSS with max threads - RSS with 1 thread) / (max - 1), each in a fresh process would be better; here in one. */
+async function idleRssPerThread(kind) {
+  require('node:v8').setFlagsFromString('--expose-gc');
+  const max = Math.max(2, require('node:os').availableParallelism());
+  if (kind === 'tidepool') require(ROOT);
+  else require('piscina');
+  const one = await idleRss(kind, 1);
+  const all = await idleRss(kind, max);
+  return { value: Math.max(0, (all - one) / (max - 1)) };
+}
+
+/** Milliseconds from constructing a pool to the first result. */
+async function firstResult(kind) {
+  // Modules are loaded first: this measures the pool, not require().
+  const { Pool } = require(ROOT);
+  const { Piscina } = require('piscina');
+  const t = now();
+  if (kind === 'tidepool') {
+    const pool = new Pool();
+    await pool.post(Buffer.from('x'));
+    const ms = seconds(t) * 1000;
+    await pool.close();
+    return { value: ms };
+  }
+  const pool = new Piscina({ filename: path.join(__dirname, 'workers', 'hash-piscina.js') });
+  await pool.run(Buffer.from('x'));
+  const ms = seconds(t) * 1000;
+  await pool.destroy();
+  return { value: ms };
+}
+
 /** Warm round, then a timed round of the article's workload on a peer pool. */
 async function peerDemo(kind) {
   const crypto = require('node:crypto');
@@ -376,6 +438,11 @@ function nativeDirect(threads) {
 function runCase(name) {
   const c = CASES[name];
   if (c.native) return nativeDirect(c.native);
+  if (c.threadCost) {
+    const exe = path.join(ROOT, 'target', 'release', 'examples', process.platform === 'win32' ? 'thread_cost.exe' : 'thread_cost');
+    const out = JSON.parse(execFileSync(exe, { encoding: 'utf8' }).trim());
+    return { value: out.spawn_to_run_us_median / 1000 };
+  }
   const r = spawnSync(process.execPath, [__filename, '--child', name], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`case "${name}" failed:\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
@@ -405,8 +472,8 @@ async function parent() {
   });
   const reps = values.full ? Math.max(9, Number(values.reps)) : Number(values.reps);
   const names = Object.keys(CASES).filter((n) => !values.only || n.includes(values.only));
-  process.stderr.write('building the direct-Rust baseline (cargo build --release --example direct)...\n');
-  execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct'], { cwd: ROOT, stdio: 'ignore' });
+  process.stderr.write('building the Rust baselines (cargo build --release --example direct --example thread_cost)...\n');
+  execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct', '--example', 'thread_cost'], { cwd: ROOT, stdio: 'ignore' });
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const name of names) {
