@@ -493,11 +493,12 @@ class Pool extends EventEmitter {
         this.#failed++;
         const err = taskError(CODE_CANCELLED, '', true);
         if (w.reject !== null) w.reject(err);
-        else if (thrown === undefined) {
+        else {
+          // Every waiting postMessage gets its 'error', even if a listener throws.
           try {
             this.emit('error', err, w.message);
           } catch (e) {
-            thrown = { err: e };
+            if (thrown === undefined) thrown = { err: e };
           }
         }
       }

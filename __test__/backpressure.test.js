@@ -128,3 +128,19 @@ test('backpressure options are validated', () => {
   const unlimited = new Pool({ maxQueue: Infinity, maxQueueAgeMs: Infinity, maxInputBytes: Infinity });
   return unlimited.close();
 });
+
+test("destroy() emits 'error' for every postMessage still waiting for room", async () => {
+  const { pool, running } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  const runningOutcome = running.catch((e) => e.code);
+  pool.postMessage(micros(1000)); // queued
+  const waiting = [micros(1000), micros(1000), micros(1000)];
+  for (const m of waiting) pool.postMessage(m);
+  const errors = [];
+  pool.on('error', (err, message) => errors.push([err.code, message]));
+  await pool.destroy();
+  assert.equal(await runningOutcome, 'ERR_TIDEPOOL_DESTROYED');
+  for (const m of waiting) {
+    assert.ok(errors.some(([code, msg]) => code === 'ERR_TIDEPOOL_DESTROYED' && msg === m), 'each waiting message errored');
+  }
+  assert.equal(pool.stats().pending, 0);
+});

@@ -38,10 +38,10 @@ const CASES = {
       const { Pool } = require(ROOT);
       const msgs = tinyMessages();
       const pool = new Pool();
-      await Promise.all(msgs.map((m) => pool.post(m))); // warm-up round (JIT, heap size)
-      const t = now();
-      const out = await Promise.all(msgs.map((m) => pool.post(m)));
-      const s = seconds(t);
+      let out;
+      const s = await secondRound(async () => {
+        out = await Promise.all(msgs.map((m) => pool.post(m)));
+      });
       check(out.length === msgs.length && out[123].message === msgs[123]);
       await pool.close();
       return { value: msgs.length / s };
@@ -53,10 +53,7 @@ const CASES = {
       const { Pool } = require(ROOT);
       const msgs = tinyMessages();
       const pool = new Pool();
-      await inFlight(msgs, 1024, (m) => pool.post(m)); // warm-up round
-      const t = now();
-      await inFlight(msgs, 1024, (m) => pool.post(m));
-      const s = seconds(t);
+      const s = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m)));
       await pool.close();
       return { value: msgs.length / s };
     },
@@ -79,10 +76,7 @@ const CASES = {
           pool.on('message', on);
           for (const m of list) pool.postMessage(m);
         });
-      await once(msgs); // warm-up round
-      const t = now();
-      await once(msgs);
-      const s = seconds(t);
+      const s = await secondRound(() => once(msgs));
       await pool.close();
       return { value: msgs.length / s };
     },
@@ -114,10 +108,8 @@ const CASES = {
     async run() {
       const { subtle } = require('node:crypto').webcrypto;
       const msgs = tinyMessages();
-      await inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m)); // warm-up round
-      const t = now();
-      await inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m));
-      return { value: msgs.length / seconds(t) };
+      const s = await secondRound(() => inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m)));
+      return { value: msgs.length / s };
     },
   },
   'tiny: piscina, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('piscina') },
@@ -131,10 +123,7 @@ const CASES = {
       const msgs = tinyMessages();
       const pool = new Pool();
       const { signal } = new AbortController();
-      await inFlight(msgs, 1024, (m) => pool.post(m, { signal })); // warm-up round
-      const t = now();
-      await inFlight(msgs, 1024, (m) => pool.post(m, { signal }));
-      const s = seconds(t);
+      const s = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m, { signal })));
       await pool.close();
       return { value: msgs.length / s };
     },
@@ -232,6 +221,16 @@ function now() {
 }
 function seconds(t) {
   return Number(process.hrtime.bigint() - t) / 1e9;
+}
+/**
+ * Runs `round` twice and returns the seconds of the second run: the first
+ * warms up the JIT and sizes the heap, for every contender alike.
+ */
+async function secondRound(round) {
+  await round();
+  const t = now();
+  await round();
+  return seconds(t);
 }
 function check(ok) {
   if (!ok) throw new Error('benchmark self-check failed');
@@ -362,10 +361,7 @@ async function peerDemo(kind) {
 async function peerTiny(kind) {
   const msgs = tinyMessages(PEER_TINY_TASKS);
   const pool = peerPool(kind);
-  await inFlight(msgs, 1024, (m) => pool.run(m));
-  const t = now();
-  await inFlight(msgs, 1024, (m) => pool.run(m));
-  const s = seconds(t);
+  const s = await secondRound(() => inFlight(msgs, 1024, (m) => pool.run(m)));
   await pool.close();
   return { value: msgs.length / s };
 }
