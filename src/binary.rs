@@ -39,28 +39,13 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice> {
             let mut length = 0usize;
             // Asking for `data` makes V8 move an on-heap TypedArray to a stable
             // off-heap backing store first, so the pointer cannot move later.
-            check_status!(sys::napi_get_typedarray_info(
-                env,
-                value,
-                &mut kind,
-                &mut length,
-                &mut data,
-                ptr::null_mut(),
-                ptr::null_mut()
-            ))?;
+            check_status!(sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()))?;
             return Ok(RawSlice::new(data as *const u8, length * element_size(kind)));
         }
         check_status!(sys::napi_is_dataview(env, value, &mut yes))?;
         if yes {
             let mut length = 0usize;
-            check_status!(sys::napi_get_dataview_info(
-                env,
-                value,
-                &mut length,
-                &mut data,
-                ptr::null_mut(),
-                ptr::null_mut()
-            ))?;
+            check_status!(sys::napi_get_dataview_info(env, value, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()))?;
             return Ok(RawSlice::new(data as *const u8, length));
         }
         // ArrayBuffer and SharedArrayBuffer both answer here.

@@ -27,11 +27,11 @@
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::ffi::c_void;
 use std::ptr;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use napi::bindgen_prelude::*;
@@ -255,9 +255,7 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 5]) 
     let queued = match inner.pool().submit(task) {
         Ok(queued) => queued,
         Err(Refused::Full(_)) => return Ok(0),
-        Err(Refused::Closed(_)) => {
-            return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned()))
-        }
+        Err(Refused::Closed(_)) => return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned())),
     };
     if let Some(flag) = flag {
         inner.cancel_flags.borrow_mut().insert(slot, flag);
@@ -400,9 +398,7 @@ impl NativePool {
         };
         let _ = inner.pool.set(pool);
         // SAFETY: live env; `Inner` outlives the hook (see env_teardown).
-        check_status!(unsafe {
-            sys::napi_add_env_cleanup_hook(raw_env, Some(env_teardown), Rc::as_ptr(&inner) as *mut c_void)
-        })?;
+        check_status!(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(env_teardown), Rc::as_ptr(&inner) as *mut c_void) })?;
         Ok(NativePool { inner })
     }
 
@@ -421,24 +417,18 @@ impl NativePool {
         // SAFETY: live env; `data` is a leaked Rc<Inner> that the finalizer
         // added right below frees exactly once, after the last call.
         unsafe {
-            let created = check_status!(sys::napi_create_function(
-                raw_env,
-                c"submit".as_ptr(),
-                6,
-                Some(submit_callback),
-                data,
-                &mut function
-            ))
-            .and_then(|_| {
-                check_status!(sys::napi_add_finalizer(
-                    raw_env,
-                    function,
-                    data,
-                    Some(drop_inner_share),
-                    ptr::null_mut(),
-                    ptr::null_mut()
-                ))
-            });
+            let created =
+                check_status!(sys::napi_create_function(raw_env, c"submit".as_ptr(), 6, Some(submit_callback), data, &mut function))
+                    .and_then(|_| {
+                        check_status!(sys::napi_add_finalizer(
+                            raw_env,
+                            function,
+                            data,
+                            Some(drop_inner_share),
+                            ptr::null_mut(),
+                            ptr::null_mut()
+                        ))
+                    });
             if let Err(e) = created {
                 drop(Rc::from_raw(data as *const Inner));
                 return Err(e);

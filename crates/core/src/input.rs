@@ -132,17 +132,16 @@ mod tests {
 
     #[test]
     fn many_reads_as_concatenation() {
-        let input = Input::Many(
-            vec![RawSlice::from_static(b"ab"), RawSlice::from_static(b""), RawSlice::from_static(b"cde")]
-                .into_boxed_slice(),
-        );
+        let input =
+            Input::Many(vec![RawSlice::from_static(b"ab"), RawSlice::from_static(b""), RawSlice::from_static(b"cde")].into_boxed_slice());
         assert_eq!(input.len(), 5);
         let mut seen = Vec::new();
-        input.for_each_part::<()>(|p| {
-            seen.extend_from_slice(p);
-            Ok(())
-        })
-        .unwrap();
+        input
+            .for_each_part::<()>(|p| {
+                seen.extend_from_slice(p);
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(seen, b"abcde");
         let mut prefix = [0u8; 3];
         assert_eq!(input.read_prefix(&mut prefix), 3);

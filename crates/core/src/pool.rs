@@ -589,9 +589,7 @@ fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()
         Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "Resource temporarily unavailable (EAGAIN, injected)"))
     } else {
         let worker_shared = shared.clone();
-        thread::Builder::new()
-            .name(format!("{THREAD_NAME_PREFIX}{thread_id}"))
-            .spawn(move || worker_main(&worker_shared, seat))
+        thread::Builder::new().name(format!("{THREAD_NAME_PREFIX}{thread_id}")).spawn(move || worker_main(&worker_shared, seat))
     };
 
     let mut st = shared.lock();

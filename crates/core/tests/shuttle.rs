@@ -59,7 +59,12 @@ fn collect(pool: &Pool, n: usize) -> Vec<Completion> {
 fn counting_waker() -> (tidepool_core::Waker, Arc<AtomicUsize>) {
     let wakes = Arc::new(AtomicUsize::new(0));
     let w = wakes.clone();
-    (Box::new(move || { w.fetch_add(1, Ordering::SeqCst); }), wakes)
+    (
+        Box::new(move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        }),
+        wakes,
+    )
 }
 
 #[test]
