@@ -135,6 +135,14 @@ declare namespace tidepool {
      * @default Infinity
      */
     maxInputBytes?: number;
+    /**
+     * How much lower than the event loop's thread the workers' scheduling
+     * priority is: a nice increment from 0 to 19 (Linux only; ignored
+     * elsewhere). The event loop then wins a core back at once when every
+     * core is busy. 0 keeps the process's priority.
+     * @default 10
+     */
+    niceIncrement?: number;
   }
 
   /** What a post to a full queue does; see {@link PoolOptions.queueFull}. */
@@ -470,6 +478,8 @@ declare namespace tidepool {
     readonly maxQueueAgeMs: number;
     /** `Infinity`. */
     readonly maxInputBytes: number;
+    /** `10`. */
+    readonly niceIncrement: number;
   }
 
   /** Names of every available kernel, in id order (a frozen array). */

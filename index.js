@@ -38,6 +38,7 @@ const DEFAULTS = Object.freeze({
   queueFull: 'reject',
   maxQueueAgeMs: Infinity,
   maxInputBytes: Infinity,
+  niceIncrement: binding.defaultNiceIncrement(),
 });
 
 // Native error codes (0 = success); see crates/core/src/task.rs.
@@ -242,6 +243,7 @@ function resolveOptions(options) {
       scaleRule,
       maxQueue: maxQueue === Infinity ? undefined : maxQueue,
       maxQueueAgeMs: maxQueueAgeMs === Infinity ? undefined : maxQueueAgeMs,
+      niceIncrement: integerOption(options, 'niceIncrement', 0, 19),
       failSpawnsAfter: options[kFailSpawnsAfter],
     },
   };

@@ -263,3 +263,49 @@ test("scaleRule 'backlog' scales on the backlog estimate and says so", async () 
     await pool.close();
   }
 });
+
+/** Nice value of every thread of this process whose name starts with `prefix`. */
+function niceOfThreads(prefix) {
+  const fs = require('node:fs');
+  const out = [];
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    let comm;
+    let stat;
+    try {
+      comm = fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread exited meanwhile
+    }
+    // Fields after "(comm)": state is field 3, nice is field 19.
+    if (comm.startsWith(prefix)) out.push({ comm, nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) });
+  }
+  return out;
+}
+
+test('niceIncrement lowers the priority of the worker threads only (Linux)', { skip: process.platform !== 'linux' }, async () => {
+  const os = require('node:os');
+  const own = os.getPriority(); // the priority of the calling (JS) thread on Linux
+  for (const niceIncrement of [undefined, 0, 7]) {
+    const pool = new Pool({ minThreads: 2, maxThreads: 2, niceIncrement });
+    try {
+      // Each worker lowers its priority before its first task.
+      // The sleep kernel's tasks keep both threads busy at once.
+      await Promise.all([pool.post(micros(20_000), { kernel: 'sleep' }), pool.post(micros(20_000), { kernel: 'sleep' })]);
+      const expected = Math.min(19, own + (niceIncrement ?? require('..').defaults.niceIncrement));
+      // Linux keeps 15 characters of a thread name: 'tidepool-superv'.
+      const workers = niceOfThreads('tidepool-').filter((t) => !t.comm.startsWith('tidepool-sup'));
+      assert.equal(workers.length, 2, JSON.stringify(workers));
+      for (const w of workers) assert.equal(w.nice, expected, `${w.comm} with niceIncrement ${niceIncrement}`);
+      const [supervisor] = niceOfThreads('tidepool-sup');
+      assert.equal(supervisor.nice, own, 'the supervisor keeps the priority of the thread that started the pool');
+      assert.equal(os.getPriority(), own, 'the JS thread keeps its priority');
+    } finally {
+      await pool.close();
+    }
+  }
+  assert.equal(require('..').defaults.niceIncrement, 10);
+  for (const [niceIncrement, code] of [[-1, 'ERR_OUT_OF_RANGE'], [20, 'ERR_OUT_OF_RANGE'], [1.5, 'ERR_OUT_OF_RANGE'], ['5', 'ERR_INVALID_ARG_TYPE']]) {
+    assert.throws(() => new Pool({ niceIncrement }), { code }, String(niceIncrement));
+  }
+});

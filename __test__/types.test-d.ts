@@ -170,7 +170,7 @@ void main;
 
 // Backpressure options, needsDrain and 'drain'.
 {
-  const bounded = new Pool({ maxQueue: 100, queueFull: 'wait', maxQueueAgeMs: 50, maxInputBytes: 1 << 20 });
+  const bounded = new Pool({ maxQueue: 100, queueFull: 'wait', maxQueueAgeMs: 50, maxInputBytes: 1 << 20, niceIncrement: 0 });
   const needs: boolean = bounded.needsDrain;
   bounded.on('drain', () => {});
   // @ts-expect-error not a queue-full policy

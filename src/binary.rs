@@ -62,6 +62,17 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice> {
 /// # Safety
 /// Same contract as [`one`], for every element.
 pub unsafe fn input_of(env: sys::napi_env, value: sys::napi_value) -> Result<Input> {
+    // The common case first, in one call: a Buffer or other TypedArray
+    // (napi_get_typedarray_info fails without side effects on anything else).
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: live env/value, out-pointers to locals. Asking for `data` makes
+    // V8 move an on-heap TypedArray to a stable off-heap store first.
+    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()) };
+    if status == sys::Status::napi_ok {
+        return Ok(Input::One(RawSlice::new(data as *const u8, length * element_size(kind))));
+    }
     let mut is_array = false;
     // SAFETY: live env/value, out-pointer to a local.
     check_status!(unsafe { sys::napi_is_array(env, value, &mut is_array) })?;

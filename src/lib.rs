@@ -42,3 +42,9 @@ pub struct BatchLayout {
 pub fn batch_layout() -> BatchLayout {
     BatchLayout { capacity: delivery::BATCH_CAPACITY as u32, slab_bytes: delivery::SLAB_BYTES as u32 }
 }
+
+/// The default `niceIncrement` of worker threads (see tidepool_core::priority).
+#[napi]
+pub fn default_nice_increment() -> u32 {
+    u32::from(tidepool_core::pool::DEFAULT_NICE_INCREMENT)
+}

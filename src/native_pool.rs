@@ -57,6 +57,8 @@ pub struct NativeOptions {
     pub max_queue: Option<u32>,
     /// Tasks older than this when a thread takes them expire (None: never).
     pub max_queue_age_ms: Option<f64>,
+    /// Nice increment of the worker threads (0..=19, Linux only).
+    pub nice_increment: u32,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
     pub fail_spawns_after: Option<u32>,
 }
@@ -202,7 +204,7 @@ unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callbac
     // alive for as long as the function can be called.
     let inner = unsafe { &*(data as *const Inner) };
     // SAFETY: the arguments are live values of this call.
-    match unsafe { submit(inner, env, argv) } {
+    match unsafe { submit(inner, env, argc, argv) } {
         Ok(queued) => {
             let mut result = ptr::null_mut();
             // SAFETY: live env; out-pointer to a local.
@@ -221,7 +223,12 @@ unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callbac
 ///
 /// # Safety
 /// `env` and `argv` must be the live env and arguments of the current call.
-unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 5]) -> std::result::Result<u32, (&'static str, String)> {
+unsafe fn submit(
+    inner: &Inner,
+    env: sys::napi_env,
+    argc: usize,
+    argv: [sys::napi_value; 5],
+) -> std::result::Result<u32, (&'static str, String)> {
     let mut slot = 0u32;
     let mut kernel = 0u32;
     // SAFETY: live env and values; out-pointers to locals.
@@ -243,12 +250,21 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 5]) 
     // task can be cancelled alone (true when it was posted with a signal).
     let mut timeout_ms = 0.0f64;
     let mut cancellable = false;
-    // SAFETY: live env and values (undefined when not passed); out-pointers to locals.
-    unsafe {
-        if sys::napi_get_value_double(env, argv[3], &mut timeout_ms) == sys::Status::napi_ok && timeout_ms > 0.0 && timeout_ms.is_finite() {
-            task.timeout = Some(Duration::from_secs_f64(timeout_ms / 1000.0));
+    // Posts with a signal or a timeout pass two more arguments; plain ones
+    // skip the two N-API calls.
+    if argc > 3 {
+        // SAFETY: live env and values; out-pointers to locals.
+        unsafe {
+            if sys::napi_get_value_double(env, argv[3], &mut timeout_ms) == sys::Status::napi_ok
+                && timeout_ms > 0.0
+                && timeout_ms.is_finite()
+            {
+                task.timeout = Some(Duration::from_secs_f64(timeout_ms / 1000.0));
+            }
+            if argc > 4 {
+                sys::napi_get_value_bool(env, argv[4], &mut cancellable);
+            }
         }
-        sys::napi_get_value_bool(env, argv[4], &mut cancellable);
     }
     let flag = cancellable.then(|| Arc::new(AtomicBool::new(false)));
     task.cancel = flag.clone();
@@ -282,7 +298,7 @@ fn typed_array_data(env: sys::napi_env, value: sys::napi_value, what: &str) -> R
     let mut data = ptr::null_mut();
     // SAFETY: live env/value, out-pointers to locals.
     check_status!(
-        unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) },
+        unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut(),) },
         "{what} must be a TypedArray"
     )?;
     Ok((data, len))
@@ -385,6 +401,7 @@ impl NativePool {
             },
             max_queue: options.max_queue.map_or(usize::MAX, |n| n.max(1) as usize),
             max_queue_age: options.max_queue_age_ms.map(duration_ms),
+            nice_increment: options.nice_increment.min(19) as u8,
             fail_spawns_after: options.fail_spawns_after.map(u64::from),
             ..PoolConfig::default()
         };
@@ -398,7 +415,7 @@ impl NativePool {
         };
         let _ = inner.pool.set(pool);
         // SAFETY: live env; `Inner` outlives the hook (see env_teardown).
-        check_status!(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(env_teardown), Rc::as_ptr(&inner) as *mut c_void) })?;
+        check_status!(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(env_teardown), Rc::as_ptr(&inner) as *mut c_void,) })?;
         Ok(NativePool { inner })
     }
 

@@ -14,6 +14,7 @@ pub mod input;
 pub mod kernels;
 pub mod policy;
 pub mod pool;
+pub mod priority;
 mod sync;
 pub mod task;
 

@@ -64,6 +64,12 @@ use crate::task::{Completion, Task, TaskError};
 /// about kernel panics (they are reported as rejected promises instead).
 pub const THREAD_NAME_PREFIX: &str = "tidepool-";
 
+/// Default nice increment of the worker threads: enough that the event
+/// loop's thread wins a core back within microseconds when it wakes up
+/// (BENCHMARKS.md, "Event loop"), small enough that the workers still get a
+/// fair share against unrelated processes of the same user.
+pub const DEFAULT_NICE_INCREMENT: u8 = 10;
+
 /// Options of a pool.
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
@@ -76,6 +82,9 @@ pub struct PoolConfig {
     /// A task that has waited longer than this when a thread takes it is
     /// completed as `Expired` instead of being run late.
     pub max_queue_age: Option<Duration>,
+    /// How much lower than the spawning thread's priority the workers run
+    /// (a nice increment, 0..=19; Linux only, see [`crate::priority`]).
+    pub nice_increment: u8,
     /// Fault injection for tests: every thread start after this many
     /// successful ones fails as if the OS said EAGAIN.
     #[doc(hidden)]
@@ -97,6 +106,7 @@ impl Default for PoolConfig {
             spin: Duration::from_micros(20),
             max_queue: usize::MAX,
             max_queue_age: None,
+            nice_increment: DEFAULT_NICE_INCREMENT,
             fail_spawns_after: None,
         }
     }
@@ -645,6 +655,9 @@ const HOLD_COMPLETIONS_NS: f64 = 1_000_000.0;
 const MAX_HELD: usize = 256;
 
 fn worker_main(shared: &Arc<Shared>, seat: usize) {
+    // Before the first task: the event loop's thread should win every
+    // contest for a core against a worker (see crate::priority).
+    crate::priority::lower_current_thread(shared.config.nice_increment);
     let mut batch: Vec<Task> = Vec::with_capacity(MAX_BATCH);
     let mut done: Vec<Completion> = Vec::with_capacity(MAX_BATCH);
     // Moving average of one task's run time; starts high so the first tasks

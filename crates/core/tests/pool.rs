@@ -49,6 +49,7 @@ fn config(min: usize, max: usize) -> PoolConfig {
         spin: Duration::from_micros(20),
         max_queue: usize::MAX,
         max_queue_age: None,
+        nice_increment: 0,
         fail_spawns_after: None,
     }
 }

@@ -33,6 +33,7 @@ fn config(min: usize, max: usize, idle_timeout: Duration) -> PoolConfig {
         spin: Duration::ZERO,
         max_queue: usize::MAX,
         max_queue_age: None,
+        nice_increment: 0,
         fail_spawns_after: None,
     }
 }

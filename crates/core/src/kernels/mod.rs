@@ -243,6 +243,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn timed_kernels_check_the_deadline_even_when_their_time_is_already_up() {
+        // A thread descheduled for longer than the whole spin or sleep (as a
+        // low-priority worker on a busy machine can be) must still time out.
+        let pool_flag = AtomicBool::new(false);
+        let past = Instant::now() - std::time::Duration::from_millis(1);
+        let ctx = RunContext::for_task(&pool_flag, None, Some(past));
+        let zero = Input::Owned(vec![0; 4]);
+        for name in ["spin", "sleep"] {
+            assert_eq!(get(find(name).unwrap()).unwrap().run(&zero, &ctx), Err(KernelError::TimedOut), "{name}");
+        }
+    }
+
+    #[test]
     fn cancel_flag_stops_a_kernel() {
         let flag = AtomicBool::new(true);
         let ctx = RunContext::new(&flag);
