@@ -15,7 +15,14 @@
 // measured in the same run. Tiny-task cases measure the second of two
 // identical rounds (the first warms up the JIT and sizes the heap, for every
 // contender alike); the demo is reported cold (first round after the pool
-// was created) and warm (third round).
+// was created) and warm (third round), for every pool alike, and every
+// digest of every round is checked against one computed beforehand.
+//
+// Event-loop delay: monitorEventLoopDelay (resolution 1 ms) records the whole
+// interval between two of its timer ticks, so an idle loop reads ~1.05 ms;
+// the table reports the delay beyond the 1 ms interval. The monitor runs for
+// 20 ms before a round starts, so a stall at the start of the round (the
+// posting loop) is measured too.
 
 const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -39,12 +46,12 @@ const CASES = {
       const msgs = tinyMessages();
       const pool = new Pool();
       let out;
-      const s = await secondRound(async () => {
+      const r = await secondRound(async () => {
         out = await Promise.all(msgs.map((m) => pool.post(m)));
       });
       check(out.length === msgs.length && out[123].message === msgs[123]);
       await pool.close();
-      return { value: msgs.length / s };
+      return perTask(msgs.length, r);
     },
   },
   'tiny: tidepool post(), 1024 in flight': {
@@ -53,9 +60,9 @@ const CASES = {
       const { Pool } = require(ROOT);
       const msgs = tinyMessages();
       const pool = new Pool();
-      const s = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m)));
+      const r = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m)));
       await pool.close();
-      return { value: msgs.length / s };
+      return perTask(msgs.length, r);
     },
   },
   "tiny: tidepool postMessage() + 'message', all at once": {
@@ -76,9 +83,9 @@ const CASES = {
           pool.on('message', on);
           for (const m of list) pool.postMessage(m);
         });
-      const s = await secondRound(() => once(msgs));
+      const r = await secondRound(() => once(msgs));
       await pool.close();
-      return { value: msgs.length / s };
+      return perTask(msgs.length, r);
     },
   },
   'tiny: floor: bare Promises, created and resolved in JS, all at once': {
@@ -97,10 +104,7 @@ const CASES = {
         });
         return all;
       };
-      await once();
-      const t = now();
-      await once();
-      return { value: msgs.length / seconds(t) };
+      return perTask(msgs.length, await secondRound(once));
     },
   },
   'tiny: crypto.subtle.digest (libuv pool), 1024 in flight': {
@@ -108,13 +112,15 @@ const CASES = {
     async run() {
       const { subtle } = require('node:crypto').webcrypto;
       const msgs = tinyMessages();
-      const s = await secondRound(() => inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m)));
-      return { value: msgs.length / s };
+      return perTask(msgs.length, await secondRound(() => inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m))));
     },
   },
-  'tiny: piscina, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('piscina') },
-  'tiny: tinypool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('tinypool') },
-  'tiny: workerpool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('workerpool') },
+  'tiny: piscina, all at once': { unit: 'round trips/s', run: () => peerTiny('piscina', Infinity) },
+  'tiny: tinypool, all at once': { unit: 'round trips/s', run: () => peerTiny('tinypool', Infinity) },
+  'tiny: workerpool, all at once': { unit: 'round trips/s', run: () => peerTiny('workerpool', Infinity) },
+  'tiny: piscina, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('piscina', 1024) },
+  'tiny: tinypool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('tinypool', 1024) },
+  'tiny: workerpool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('workerpool', 1024) },
   'tiny: tidepool post() with { signal }, 1024 in flight': {
     unit: 'round trips/s',
     // The cost of per-task cancellation when it is used (a flag per task).
@@ -123,9 +129,9 @@ const CASES = {
       const msgs = tinyMessages();
       const pool = new Pool();
       const { signal } = new AbortController();
-      const s = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m, { signal })));
+      const r = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m, { signal })));
       await pool.close();
-      return { value: msgs.length / s };
+      return perTask(msgs.length, r);
     },
   },
   'abort: running 1 GiB crc32, abort() to rejection': {
@@ -150,8 +156,8 @@ const CASES = {
       return { value: times[2] };
     },
   },
-  'footprint: tidepool, RSS per idle thread': { unit: 'MiB', run: () => idleRssPerThread('tidepool') },
-  'footprint: piscina, RSS per idle worker': { unit: 'MiB', run: () => idleRssPerThread('piscina') },
+  'footprint: tidepool, RSS per idle thread': { unit: 'MiB', run: () => idleFootprint('tidepool') },
+  'footprint: piscina, RSS per idle worker': { unit: 'MiB', run: () => idleFootprint('piscina') },
   'footprint: tidepool, new Pool() to first result': { unit: 'ms', run: () => firstResult('tidepool') },
   'footprint: piscina, new Piscina() to first result': { unit: 'ms', run: () => firstResult('piscina') },
   'footprint: start one Rust thread (spawn to running)': { unit: 'ms', threadCost: true },
@@ -163,20 +169,24 @@ const CASES = {
     unit: 'MB/s',
     run: () => timedDemo(2),
   },
-  'demo: piscina, warm (second round)': { unit: 'MB/s', run: () => peerDemo('piscina') },
-  'demo: tinypool, warm (second round)': { unit: 'MB/s', run: () => peerDemo('tinypool') },
-  'demo: workerpool, warm (second round)': { unit: 'MB/s', run: () => peerDemo('workerpool') },
+  'demo: piscina, cold': { unit: 'MB/s', run: () => peerDemo('piscina', 0) },
+  'demo: piscina, warm (third round)': { unit: 'MB/s', run: () => peerDemo('piscina', 2) },
+  'demo: tinypool, cold': { unit: 'MB/s', run: () => peerDemo('tinypool', 0) },
+  'demo: tinypool, warm (third round)': { unit: 'MB/s', run: () => peerDemo('tinypool', 2) },
+  'demo: workerpool, cold': { unit: 'MB/s', run: () => peerDemo('workerpool', 0) },
+  'demo: workerpool, warm (third round)': { unit: 'MB/s', run: () => peerDemo('workerpool', 2) },
   'demo: crypto.subtle.digest (libuv pool), all at once': {
     unit: 'MB/s',
     async run() {
       const { subtle } = require('node:crypto').webcrypto;
       const msgs = demoMessages();
-      await Promise.all(msgs.map((m) => subtle.digest('SHA-256', m.data)));
-      return withLoopHealth(async () => {
-        const t = now();
-        await Promise.all(msgs.map((m) => subtle.digest('SHA-256', m.data)));
-        return { value: mb(msgs) / seconds(t) };
-      });
+      const round = async () => {
+        const out = await Promise.all(msgs.map((m) => subtle.digest('SHA-256', m.data)));
+        for (let i = 0; i < msgs.length; i++) check(Buffer.from(out[i]).equals(msgs[i].digest));
+      };
+      await round();
+      await round();
+      return timedRound(msgs, round);
     },
   },
   'demo: crypto.createHash on the main thread': {
@@ -184,10 +194,12 @@ const CASES = {
     async run() {
       const crypto = require('node:crypto');
       const msgs = demoMessages();
-      for (const m of msgs.slice(0, 256)) crypto.createHash('sha256').update(m.data).digest();
-      const t = now();
-      for (const m of msgs) crypto.createHash('sha256').update(m.data).digest();
-      return { value: mb(msgs) / seconds(t) };
+      const round = async () => {
+        for (const m of msgs) check(crypto.createHash('sha256').update(m.data).digest().equals(m.digest));
+      };
+      await round();
+      await round();
+      return timedRound(msgs, round);
     },
   },
   'demo: Rust SHA-256 called directly, 1 thread (no pool)': {
@@ -210,8 +222,9 @@ const RATIOS = [
   ["tiny: tidepool postMessage() + 'message', all at once", 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ['tiny: tidepool post() with { signal }, 1024 in flight', 'tiny: tidepool post(), 1024 in flight'],
   ['tiny: tidepool post(), 1024 in flight', 'tiny: piscina, 1024 in flight'],
-  ['tiny: tidepool post(), all at once', 'tiny: piscina, 1024 in flight'],
-  ['demo: tidepool, warm (third round)', 'demo: piscina, warm (second round)'],
+  ['tiny: tidepool post(), all at once', 'tiny: piscina, all at once'],
+  ['demo: tidepool, warm (third round)', 'demo: piscina, warm (third round)'],
+  ['demo: tidepool, cold (first round after new Pool())', 'demo: piscina, cold'],
 ];
 
 // ---- helpers used inside the child ----------------------------------------
@@ -223,14 +236,24 @@ function seconds(t) {
   return Number(process.hrtime.bigint() - t) / 1e9;
 }
 /**
- * Runs `round` twice and returns the seconds of the second run: the first
- * warms up the JIT and sizes the heap, for every contender alike.
+ * Runs `round` twice and measures the second run: the first warms up the JIT
+ * and sizes the heap, for every contender alike. Returns { s, cpuS }: wall
+ * seconds and CPU seconds of the whole process (every thread, user + system).
  */
 async function secondRound(round) {
   await round();
+  const cpu = process.cpuUsage();
   const t = now();
   await round();
-  return seconds(t);
+  return { s: seconds(t), cpuS: cpuSeconds(cpu) };
+}
+function cpuSeconds(since) {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1e6;
+}
+/** Round trips per second and CPU microseconds per task of a secondRound(). */
+function perTask(count, { s, cpuS }) {
+  return { value: count / s, cpuUsPerTask: (cpuS / count) * 1e6 };
 }
 function check(ok) {
   if (!ok) throw new Error('benchmark self-check failed');
@@ -251,32 +274,59 @@ function peerPool(kind) {
   if (kind === 'piscina') {
     const { Piscina } = require('piscina');
     const pool = new Piscina({ filename: file('hash-piscina.js'), maxThreads: threads });
-    return { run: (data) => pool.run(data), close: () => pool.destroy() };
+    return { run: (data) => pool.run(data), close: () => pool.destroy(), threads: () => pool.threads.length };
   }
   if (kind === 'tinypool') {
     const { Tinypool } = require('tinypool');
     const pool = new Tinypool({ filename: file('hash-piscina.js'), maxThreads: threads });
-    return { run: (data) => pool.run(data), close: () => pool.destroy() };
+    return { run: (data) => pool.run(data), close: () => pool.destroy(), threads: () => pool.threads.length };
   }
   const workerpool = require('workerpool');
   const pool = workerpool.pool(file('hash-workerpool.js'), { maxWorkers: threads, workerType: 'thread' });
-  return { run: (data) => pool.exec('sha256', [data]), close: () => pool.terminate() };
+  return { run: (data) => pool.exec('sha256', [data]), close: () => pool.terminate(), threads: () => pool.stats().totalWorkers };
 }
 
-/** Event-loop delay while `fn` runs: p99 and max in ms, utilization 0..1. */
+const LOOP_RESOLUTION_MS = 1;
+/**
+ * Event-loop delay while `fn` runs: p50, p99 and max in ms beyond the
+ * sampling interval (see the top of this file), and utilization 0..1.
+ */
 async function withLoopHealth(fn) {
   const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
-  const h = monitorEventLoopDelay({ resolution: 1 });
-  const elu = performance.eventLoopUtilization();
+  const h = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   h.enable();
+  // A few ticks first: the monitor records intervals between its ticks, so
+  // without them a stall right at the start would not be recorded.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  h.reset();
+  // reset() also forgets the last tick, so the first interval after it is
+  // not recorded: let a few ticks pass before the round starts.
+  await new Promise((resolve) => setTimeout(resolve, 3));
+  const elu = performance.eventLoopUtilization();
   const result = await fn();
+  // And a few after it: a synchronous stall at the end of the round is only
+  // recorded by the next tick.
+  await new Promise((resolve) => setTimeout(resolve, 3));
   h.disable();
+  const delay = (ns) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
   return {
     ...result,
-    loopP99: h.percentile(99) / 1e6,
-    loopMax: h.max / 1e6,
+    loopP50: delay(h.percentile(50)),
+    loopP99: delay(h.percentile(99)),
+    loopMax: delay(h.max),
+    loopSamples: h.count,
     elu: performance.eventLoopUtilization(elu).utilization,
   };
+}
+
+/** Times one demo round with loop health and CPU: MB/s, CPU seconds. */
+function timedRound(msgs, round) {
+  return withLoopHealth(async () => {
+    const cpu = process.cpuUsage();
+    const t = now();
+    await round();
+    return { value: mb(msgs) / seconds(t), cpuS: cpuSeconds(cpu) };
+  });
 }
 
 /** Resident memory of an idle pool with `n` threads, in MiB, above the process without it. */
@@ -305,15 +355,20 @@ async function idleRss(kind, n) {
   return rss;
 }
 
-/** (RSS with max threads - RSS with 1 thread) / (max - 1), each in a fresh process would be better; here in one. */
-async function idleRssPerThread(kind) {
+/**
+ * Process RSS above the process without a pool, with an idle pool of 0, 1 and
+ * max threads (one after the other, in this process); the value is the cost
+ * of one more thread: (max - 1 thread) / (max - 1).
+ */
+async function idleFootprint(kind) {
   require('node:v8').setFlagsFromString('--expose-gc');
   const max = Math.max(2, require('node:os').availableParallelism());
   if (kind === 'tidepool') require(ROOT);
   else require('piscina');
+  const zero = await idleRss(kind, 0);
   const one = await idleRss(kind, 1);
   const all = await idleRss(kind, max);
-  return { value: Math.max(0, (all - one) / (max - 1)) };
+  return { value: Math.max(0, (all - one) / (max - 1)), rss0: zero, rss1: one, rssMax: all, maxThreads: max };
 }
 
 /** Milliseconds from constructing a pool to the first result. */
@@ -336,38 +391,40 @@ async function firstResult(kind) {
   return { value: ms };
 }
 
-/** Warm round, then a timed round of the article's workload on a peer pool. */
-async function peerDemo(kind) {
-  const crypto = require('node:crypto');
+/** The article's workload on a peer pool: the round after `warmRounds` untimed ones. */
+async function peerDemo(kind, warmRounds) {
   const msgs = demoMessages();
   const pool = peerPool(kind);
   const round = async () => {
     const out = await Promise.all(msgs.map((m) => pool.run(m.data)));
-    for (let i = 0; i < msgs.length; i += 97) {
-      check(Buffer.from(out[i]).equals(crypto.createHash('sha256').update(msgs[i].data).digest()));
-    }
+    for (let i = 0; i < msgs.length; i++) check(Buffer.from(out[i]).equals(msgs[i].digest));
   };
-  await round();
-  const r = await withLoopHealth(async () => {
-    const t = now();
-    await round();
-    return { value: mb(msgs) / seconds(t) };
-  });
+  for (let i = 0; i < warmRounds; i++) await round();
+  const r = await timedRound(msgs, round);
+  const threads = pool.threads();
   await pool.close();
-  return r;
+  return { ...r, threads };
 }
 
-/** Tiny tasks, 1024 in flight, on a peer pool (fewer tasks: they are slow). */
-async function peerTiny(kind) {
+/**
+ * Tiny tasks on a peer pool, `width` in flight (Infinity: all at once); fewer
+ * tasks than for tidepool, because they are slow.
+ */
+async function peerTiny(kind, width) {
   const msgs = tinyMessages(PEER_TINY_TASKS);
   const pool = peerPool(kind);
-  const s = await secondRound(() => inFlight(msgs, 1024, (m) => pool.run(m)));
+  const round = width === Infinity ? () => Promise.all(msgs.map((m) => pool.run(m))) : () => inFlight(msgs, width, (m) => pool.run(m));
+  const r = await secondRound(round);
   await pool.close();
-  return { value: msgs.length / s };
+  return perTask(msgs.length, r);
 }
+/** The article's messages, each with its SHA-256 computed beforehand to check results against. */
 function demoMessages() {
   const crypto = require('node:crypto');
-  return Array.from({ length: DEMO_MESSAGES }, (_, id) => ({ id, data: crypto.randomBytes(DEMO_BYTES) }));
+  return Array.from({ length: DEMO_MESSAGES }, (_, id) => {
+    const data = crypto.randomBytes(DEMO_BYTES);
+    return { id, data, digest: crypto.createHash('sha256').update(data).digest() };
+  });
 }
 function mb(msgs) {
   return (msgs.length * DEMO_BYTES) / 1e6;
@@ -392,26 +449,18 @@ async function timedDemo(warmRounds) {
   const msgs = demoMessages();
   const pool = new Pool();
   for (let i = 0; i < warmRounds; i++) await demoRound(pool, msgs);
-  const r = await withLoopHealth(async () => {
-    const t = now();
-    await demoRound(pool, msgs);
-    return { value: mb(msgs) / seconds(t) };
-  });
+  const r = await timedRound(msgs, () => demoRound(pool, msgs));
   const threads = pool.stats().threads;
   await pool.close();
   return { ...r, threads };
 }
 
-/** One round of the article's workload; every 97th digest is checked. */
+/** One round of the article's workload, every digest checked against its message. */
 function demoRound(pool, msgs) {
-  const crypto = require('node:crypto');
   return new Promise((resolve, reject) => {
     let left = msgs.length;
-    const checkEvery = 97; // checking all 4096 on the main thread would measure node:crypto
     const on = (result, message) => {
-      if (message.id % checkEvery === 0 && !crypto.createHash('sha256').update(message.data).digest().equals(result)) {
-        reject(new Error(`wrong digest for message ${message.id}`));
-      }
+      if (!message.digest.equals(result)) reject(new Error(`wrong digest for message ${message.id}`));
       if (--left === 0) {
         pool.off('message', on);
         resolve();
@@ -485,10 +534,11 @@ async function parent() {
     const rs = results[name];
     const vals = rs.map((r) => r.value);
     const threads = rs[0].threads;
-    const loop = rs[0].loopP99 === undefined ? '' : `${median(rs.map((r) => r.loopP99)).toFixed(2)} / ${median(rs.map((r) => r.loopMax)).toFixed(2)} / ${median(rs.map((r) => r.elu)).toFixed(2)}`;
-    return [name, `${fmt(median(vals))} ${CASES[name].unit}`, `[${fmt(Math.min(...vals))} - ${fmt(Math.max(...vals))}]`, threads ?? '', loop];
+    const med = (key) => median(rs.map((r) => r[key]));
+    const loop = rs[0].loopP99 === undefined ? '' : `${med('loopP99').toFixed(2)} / ${med('loopMax').toFixed(2)} / ${med('elu').toFixed(2)}`;
+    return [name, `${fmt(median(vals))} ${CASES[name].unit}`, `[${fmt(Math.min(...vals))} - ${fmt(Math.max(...vals))}]`, threads ?? '', loop, notes(rs[0], med)];
   });
-  printTable(['case', 'median', '[min - max]', 'threads', 'event loop p99 / max (ms) / ELU'], rows);
+  printTable(['case', 'median', '[min - max]', 'threads', 'event loop delay p99 / max (ms) / ELU', 'CPU, memory'], rows);
   const ratioRows = RATIOS.filter(([a, b]) => results[a] && results[b]).map(([a, b]) => {
     const ra = results[a].map((r) => r.value);
     const rb = results[b].map((r) => r.value);
@@ -510,6 +560,16 @@ async function parent() {
     fs.writeFileSync(values.svg, require('./chart').chart(data));
     console.log(`chart written to ${path.relative(process.cwd(), values.svg)}`);
   }
+}
+
+/** The extra measurements of a case, as medians: CPU time and idle RSS. */
+function notes(first, med) {
+  if (first.cpuS !== undefined) return `${med('cpuS').toFixed(2)} CPU s`;
+  if (first.cpuUsPerTask !== undefined) return `${med('cpuUsPerTask').toFixed(2)} CPU µs/task`;
+  if (first.rss0 !== undefined) {
+    return `RSS +${med('rss0').toFixed(2)} / +${med('rss1').toFixed(2)} / +${med('rssMax').toFixed(2)} MiB with 0 / 1 / ${first.maxThreads} threads`;
+  }
+  return '';
 }
 
 function printTable(header, rows) {
