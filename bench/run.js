@@ -169,6 +169,10 @@ const CASES = {
     unit: 'MB/s',
     run: () => timedDemo(2),
   },
+  "demo: tidepool, warm, niceIncrement: 0 (workers at the event loop's priority)": {
+    unit: 'MB/s',
+    run: () => timedDemo(2, { niceIncrement: 0 }),
+  },
   'demo: piscina, cold': { unit: 'MB/s', run: () => peerDemo('piscina', 0) },
   'demo: piscina, warm (third round)': { unit: 'MB/s', run: () => peerDemo('piscina', 2) },
   'demo: tinypool, cold': { unit: 'MB/s', run: () => peerDemo('tinypool', 0) },
@@ -216,6 +220,7 @@ const RATIOS = [
   ['demo: tidepool, warm (third round)', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
   ['demo: tidepool, cold (first round after new Pool())', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
   ['demo: tidepool, warm (third round)', 'demo: crypto.createHash on the main thread'],
+  ['demo: tidepool, warm (third round)', "demo: tidepool, warm, niceIncrement: 0 (workers at the event loop's priority)"],
   ['tiny: tidepool post(), all at once', 'tiny: floor: bare Promises, created and resolved in JS, all at once'],
   ['tiny: tidepool post(), all at once', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   ['tiny: tidepool post(), 1024 in flight', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
@@ -444,10 +449,10 @@ function inFlight(items, width, start) {
   });
 }
 /** Times the demo round that follows `warmRounds` untimed ones on a new pool. */
-async function timedDemo(warmRounds) {
+async function timedDemo(warmRounds, options) {
   const { Pool } = require(ROOT);
   const msgs = demoMessages();
-  const pool = new Pool();
+  const pool = new Pool(options);
   for (let i = 0; i < warmRounds; i++) await demoRound(pool, msgs);
   const r = await timedRound(msgs, () => demoRound(pool, msgs));
   const threads = pool.stats().threads;
