@@ -6,7 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { once } = require('node:events');
-const { Pool, micros } = require('..');
+const { Pool, micros, defaults } = require('..');
 
 const sha256 = (data) => crypto.createHash('sha256').update(data).digest();
 
@@ -292,7 +292,7 @@ test('niceIncrement lowers the priority of the worker threads only (Linux)', { s
       // Each worker lowers its priority before its first task.
       // The sleep kernel's tasks keep both threads busy at once.
       await Promise.all([pool.post(micros(20_000), { kernel: 'sleep' }), pool.post(micros(20_000), { kernel: 'sleep' })]);
-      const expected = Math.min(19, own + (niceIncrement ?? require('..').defaults.niceIncrement));
+      const expected = Math.min(19, own + (niceIncrement ?? defaults.niceIncrement));
       // Linux keeps 15 characters of a thread name: 'tidepool-superv'.
       const workers = niceOfThreads('tidepool-').filter((t) => !t.comm.startsWith('tidepool-sup'));
       assert.equal(workers.length, 2, JSON.stringify(workers));
@@ -304,7 +304,7 @@ test('niceIncrement lowers the priority of the worker threads only (Linux)', { s
       await pool.close();
     }
   }
-  assert.equal(require('..').defaults.niceIncrement, 10);
+  assert.equal(defaults.niceIncrement, 10);
   for (const [niceIncrement, code] of [[-1, 'ERR_OUT_OF_RANGE'], [20, 'ERR_OUT_OF_RANGE'], [1.5, 'ERR_OUT_OF_RANGE'], ['5', 'ERR_INVALID_ARG_TYPE']]) {
     assert.throws(() => new Pool({ niceIncrement }), { code }, String(niceIncrement));
   }

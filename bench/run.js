@@ -41,52 +41,19 @@ const DEMO_BYTES = 64 * 1024;
 const CASES = {
   'tiny: tidepool post(), all at once': {
     unit: 'round trips/s',
-    async run() {
-      const { Pool } = require(ROOT);
-      const msgs = tinyMessages();
-      const pool = new Pool();
-      let out;
-      const r = await secondRound(async () => {
-        out = await Promise.all(msgs.map((m) => pool.post(m)));
-      });
-      check(out.length === msgs.length && out[123].message === msgs[123]);
-      await pool.close();
-      return perTask(msgs.length, r);
-    },
+    run: () =>
+      tidepoolTiny(async (pool, msgs) => {
+        const out = await Promise.all(msgs.map((m) => pool.post(m)));
+        check(out.length === msgs.length && out[123].message === msgs[123]);
+      }),
   },
   'tiny: tidepool post(), 1024 in flight': {
     unit: 'round trips/s',
-    async run() {
-      const { Pool } = require(ROOT);
-      const msgs = tinyMessages();
-      const pool = new Pool();
-      const r = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m)));
-      await pool.close();
-      return perTask(msgs.length, r);
-    },
+    run: () => tidepoolTiny((pool, msgs) => inFlight(msgs, 1024, (m) => pool.post(m))),
   },
   "tiny: tidepool postMessage() + 'message', all at once": {
     unit: 'round trips/s',
-    async run() {
-      const { Pool } = require(ROOT);
-      const msgs = tinyMessages();
-      const pool = new Pool();
-      const once = (list) =>
-        new Promise((resolve) => {
-          let left = list.length;
-          const on = () => {
-            if (--left === 0) {
-              pool.off('message', on);
-              resolve();
-            }
-          };
-          pool.on('message', on);
-          for (const m of list) pool.postMessage(m);
-        });
-      const r = await secondRound(() => once(msgs));
-      await pool.close();
-      return perTask(msgs.length, r);
-    },
+    run: () => tidepoolTiny((pool, msgs) => postAll(pool, msgs)),
   },
   'tiny: floor: bare Promises, created and resolved in JS, all at once': {
     unit: 'round trips/s',
@@ -124,14 +91,9 @@ const CASES = {
   'tiny: tidepool post() with { signal }, 1024 in flight': {
     unit: 'round trips/s',
     // The cost of per-task cancellation when it is used (a flag per task).
-    async run() {
-      const { Pool } = require(ROOT);
-      const msgs = tinyMessages();
-      const pool = new Pool();
+    run: () => {
       const { signal } = new AbortController();
-      const r = await secondRound(() => inFlight(msgs, 1024, (m) => pool.post(m, { signal })));
-      await pool.close();
-      return perTask(msgs.length, r);
+      return tidepoolTiny((pool, msgs) => inFlight(msgs, 1024, (m) => pool.post(m, { signal })));
     },
   },
   'abort: running 1 GiB crc32, abort() to rejection': {
@@ -462,10 +424,24 @@ async function timedDemo(warmRounds, options) {
 
 /** One round of the article's workload, every digest checked against its message. */
 function demoRound(pool, msgs) {
+  return postAll(pool, msgs, (result, message) => {
+    if (!message.digest.equals(result)) throw new Error(`wrong digest for message ${message.id}`);
+  });
+}
+
+/**
+ * Posts every message with postMessage() and resolves once each has had its
+ * 'message' event; `onEach(result, message)` may throw to fail the round.
+ */
+function postAll(pool, msgs, onEach) {
   return new Promise((resolve, reject) => {
     let left = msgs.length;
     const on = (result, message) => {
-      if (!message.digest.equals(result)) reject(new Error(`wrong digest for message ${message.id}`));
+      try {
+        if (onEach !== undefined) onEach(result, message);
+      } catch (err) {
+        reject(err);
+      }
       if (--left === 0) {
         pool.off('message', on);
         resolve();
@@ -474,6 +450,16 @@ function demoRound(pool, msgs) {
     pool.on('message', on);
     for (const m of msgs) pool.postMessage(m);
   });
+}
+
+/** A tiny-task case on a default tidepool Pool: `round(pool, msgs)`, measured on its second run. */
+async function tidepoolTiny(round) {
+  const { Pool } = require(ROOT);
+  const msgs = tinyMessages();
+  const pool = new Pool();
+  const r = await secondRound(() => round(pool, msgs));
+  await pool.close();
+  return perTask(msgs.length, r);
 }
 
 // ---- parent -----------------------------------------------------------------

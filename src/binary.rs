@@ -28,20 +28,15 @@ fn element_size(kind: sys::napi_typedarray_type) -> usize {
 /// only valid while the JS value stays reachable and is not detached or
 /// resized; index.js keeps it reachable until the task settles.
 unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice> {
+    // SAFETY: forwarded contract.
+    if let Some(slice) = unsafe { typed_array(env, value) } {
+        return Ok(slice);
+    }
     let mut yes = false;
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY (whole block): every call gets the live env and value of this
     // callback and out-pointers to locals; statuses are checked.
     unsafe {
-        check_status!(sys::napi_is_typedarray(env, value, &mut yes))?;
-        if yes {
-            let mut kind = 0;
-            let mut length = 0usize;
-            // Asking for `data` makes V8 move an on-heap TypedArray to a stable
-            // off-heap backing store first, so the pointer cannot move later.
-            check_status!(sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()))?;
-            return Ok(RawSlice::new(data as *const u8, length * element_size(kind)));
-        }
         check_status!(sys::napi_is_dataview(env, value, &mut yes))?;
         if yes {
             let mut length = 0usize;
@@ -57,21 +52,31 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice> {
     Err(Error::new(Status::InvalidArg, "expected a Buffer, TypedArray, DataView or ArrayBuffer".to_owned()))
 }
 
+/// A Buffer or other TypedArray as a raw slice, in one N-API call; `None` for
+/// any other value (napi_get_typedarray_info then fails without side effects).
+///
+/// # Safety
+/// Same contract as [`one`].
+unsafe fn typed_array(env: sys::napi_env, value: sys::napi_value) -> Option<RawSlice> {
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: live env/value, out-pointers to locals. Asking for `data` makes
+    // V8 move an on-heap TypedArray to a stable off-heap backing store first,
+    // so the pointer cannot move later.
+    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()) };
+    (status == sys::Status::napi_ok).then(|| RawSlice::new(data as *const u8, length * element_size(kind)))
+}
+
 /// The input of a task: one binary, or an Array of binaries.
 ///
 /// # Safety
 /// Same contract as [`one`], for every element.
 pub unsafe fn input_of(env: sys::napi_env, value: sys::napi_value) -> Result<Input> {
-    // The common case first, in one call: a Buffer or other TypedArray
-    // (napi_get_typedarray_info fails without side effects on anything else).
-    let mut kind = 0;
-    let mut length = 0usize;
-    let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: live env/value, out-pointers to locals. Asking for `data` makes
-    // V8 move an on-heap TypedArray to a stable off-heap store first.
-    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()) };
-    if status == sys::Status::napi_ok {
-        return Ok(Input::One(RawSlice::new(data as *const u8, length * element_size(kind))));
+    // The common case first: a Buffer costs this one call.
+    // SAFETY: forwarded contract.
+    if let Some(slice) = unsafe { typed_array(env, value) } {
+        return Ok(Input::One(slice));
     }
     let mut is_array = false;
     // SAFETY: live env/value, out-pointer to a local.
