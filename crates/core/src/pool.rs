@@ -64,10 +64,12 @@ use crate::task::{Completion, Task, TaskError};
 /// about kernel panics (they are reported as rejected promises instead).
 pub const THREAD_NAME_PREFIX: &str = "tidepool-";
 
-/// Default nice increment of the worker threads: enough that the event
-/// loop's thread wins a core back within microseconds when it wakes up
-/// (BENCHMARKS.md, "Event loop"), small enough that the workers still get a
-/// fair share against unrelated processes of the same user.
+/// Default nice increment of the worker threads: with 5 the event loop still
+/// waited out worker time slices in some runs, with 10 it did not
+/// (BENCHMARKS.md, "Event loop"). The cost: a busy thread at normal priority
+/// in the same session or cgroup gets ~9× a worker's share of a core
+/// (Linux shares the CPU between those groups first, so other groups are
+/// unaffected); `niceIncrement: 0` opts out.
 pub const DEFAULT_NICE_INCREMENT: u8 = 10;
 
 /// Options of a pool.
