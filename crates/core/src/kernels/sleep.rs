@@ -19,8 +19,9 @@ impl Kernel for Sleep {
     fn run(&self, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
         let deadline = Instant::now() + Duration::from_micros(duration_micros(input)?);
         loop {
-            ctx.check()?;
+            // Clock first, then the check (see spin.rs).
             let now = Instant::now();
+            ctx.check()?;
             if now >= deadline {
                 return Ok(Output::EMPTY);
             }
