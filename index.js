@@ -2,15 +2,29 @@
 // tidepool: the JavaScript face of the native pool.
 //
 // This file does what must happen on the JS thread and nothing more:
-//   * validate arguments and throw Node-style errors synchronously;
-//   * keep every posted message (and the binary selected from it) reachable
+//   * take what a post reads, once, when post() is called (lib/binary.js),
+//     validate it and throw Node-style errors synchronously;
+//   * keep every posted message (and the snapshot of its binaries) reachable
 //     until its task settles, since Rust threads read that memory in place;
 //   * settle a whole batch of finished tasks per call from native code
 //     (`#onBatch`), reading results from memory shared with Rust.
 
 const { EventEmitter } = require('node:events');
-const { isAnyArrayBuffer, isSharedArrayBuffer } = require('node:util').types;
 const path = require('node:path');
+const { snapshot, readableBytes, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
+const {
+  CODE_CANCELLED,
+  makeError,
+  invalidArgType,
+  outOfRange,
+  closedError,
+  abortError,
+  queueFullError,
+  droppedError,
+  taskError,
+  throwLater,
+} = require('./lib/errors');
+const { ENCODINGS, checkPostKeys, resolvePoolOptions, resolveStatsOptions } = require('./lib/options');
 
 const binding = loadBinding();
 
@@ -19,11 +33,7 @@ const KERNELS = Object.freeze(binding.kernelNames());
 const KERNEL_IDS = new Map(KERNELS.map((name, id) => [name, id]));
 /** Kernels that read a 4-byte duration from their input. */
 const MIN_INPUT_BYTES = KERNELS.map((name) => (name === 'spin' || name === 'sleep' ? 4 : 0));
-const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
-const SCALE_RULES = Object.freeze(['queue-age', 'backlog']);
-const QUEUE_FULL_POLICIES = Object.freeze(['reject', 'drop-oldest', 'wait']);
 const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES } = binding.batchLayout();
-const MAX_THREADS_LIMIT = 1024;
 
 const DEFAULTS = Object.freeze({
   kernel: 'sha256',
@@ -41,19 +51,19 @@ const DEFAULTS = Object.freeze({
   niceIncrement: binding.defaultNiceIncrement(),
 });
 
-// Native error codes (0 = success); see crates/core/src/task.rs.
-const CODE_PANIC = 1;
-const CODE_CANCELLED = 2;
-const CODE_INVALID_INPUT = 3;
-const CODE_EXPIRED = 4;
-const CODE_TIMED_OUT = 5;
-
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 /**
  * Test-only option key (not part of the API): thread starts after this many
  * successful ones fail as if the OS refused them with EAGAIN.
  */
 const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
+
+// The engine's own listener methods: a signal's own (possibly replaced)
+// addEventListener / removeEventListener never run inside post() or while
+// a batch settles.
+const addListener = Function.prototype.call.bind(EventTarget.prototype.addEventListener);
+const removeListener = Function.prototype.call.bind(EventTarget.prototype.removeEventListener);
+const ONCE = Object.freeze({ once: true });
 
 function loadBinding() {
   const file = path.join(__dirname, 'tidepool.node');
@@ -72,86 +82,11 @@ function loadBinding() {
   }
 }
 
-function makeError(Ctor, code, message, props) {
-  const err = new Ctor(message);
-  err.code = code;
-  if (props !== undefined) Object.assign(err, props);
-  return err;
-}
-
-function describe(value) {
-  if (value === null) return 'null';
-  if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`;
-  if (typeof value === 'object') {
-    const name = value.constructor && value.constructor.name;
-    return name ? `an instance of ${name}` : 'an object';
-  }
-  let shown = String(value);
-  if (shown.length > 28) shown = `${shown.slice(0, 25)}...`;
-  if (typeof value === 'string') shown = `'${shown}'`;
-  return `type ${typeof value} (${shown})`;
-}
-
-function invalidArgType(name, expected, actual) {
-  return makeError(
-    TypeError,
-    'ERR_INVALID_ARG_TYPE',
-    `The "${name}" argument must be ${expected}. Received ${describe(actual)}`,
-  );
-}
-
-function outOfRange(name, range, actual) {
-  return makeError(
-    RangeError,
-    'ERR_OUT_OF_RANGE',
-    `The value of "${name}" is out of range. It must be ${range}. Received ${String(actual)}`,
-  );
-}
-
-function isBinary(value) {
-  return ArrayBuffer.isView(value) || isAnyArrayBuffer(value);
-}
-
-/** Total bytes of a validated binary or array of binaries. */
-function byteLengthOf(data) {
-  if (!Array.isArray(data)) return data.byteLength;
-  let total = 0;
-  for (let i = 0; i < data.length; i++) total += data[i].byteLength;
-  return total;
-}
-
-const BINARY_TYPES = 'a Buffer, TypedArray, DataView, ArrayBuffer, or an Array of those';
-
-/** N-API (before Node 22) cannot read a SharedArrayBuffer itself, only views of it. */
-function viewable(value) {
-  return isSharedArrayBuffer(value) ? new Uint8Array(value) : value;
-}
-
-/**
- * Throws unless `data` is something the native side can read in place;
- * returns what to hand to it (the same value, except that SharedArrayBuffers
- * are wrapped in a Uint8Array view).
- */
-function checkBinary(data, name) {
-  if (data instanceof Uint8Array || ArrayBuffer.isView(data)) return data;
-  if (isAnyArrayBuffer(data)) return viewable(data);
-  if (Array.isArray(data)) {
-    let shared = false;
-    for (let i = 0; i < data.length; i++) {
-      const part = data[i];
-      if (!isBinary(part)) throw invalidArgType(`${name}[${i}]`, 'a Buffer, TypedArray, DataView or ArrayBuffer', part);
-      if (isSharedArrayBuffer(part)) shared = true;
-    }
-    return shared ? data.map(viewable) : data;
-  }
-  throw invalidArgType(name, BINARY_TYPES, data);
-}
-
-/** The default `select`: the message if it is binary, else `message.data`. */
+/** The default `select`: the message if it is binary (or an Array), else `message.data`. */
 function defaultSelect(message) {
-  if (message instanceof Uint8Array || isBinary(message) || Array.isArray(message)) return message;
+  if (isBinaryInput(message)) return message;
   if (message !== null && typeof message === 'object' && 'data' in message) return message.data;
-  throw invalidArgType('message', `${BINARY_TYPES}, or an object with such a "data" property`, message);
+  throw invalidArgType('message', `${BINARY_TYPES}, or an object with such a "data" property`, message, received(message));
 }
 
 function kernelId(name, argName) {
@@ -167,129 +102,33 @@ function kernelId(name, argName) {
   return id;
 }
 
-function integerOption(options, name, min, max) {
-  const value = options[name];
-  if (value === undefined) return DEFAULTS[name];
-  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw outOfRange(`options.${name}`, `an integer >= ${min} and <= ${max}`, value);
-  }
-  return value;
-}
-
-function msOption(options, name, min) {
-  const value = options[name];
-  if (value === undefined) return DEFAULTS[name];
-  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
-  if (!Number.isFinite(value) || value < min || value > 2 ** 31) {
-    throw outOfRange(`options.${name}`, `a finite number >= ${min} and <= 2^31`, value);
-  }
-  return value;
-}
-
-/** A limit that may be `Infinity` (the default: no limit). */
-function limitOption(options, name, min, max, integer) {
-  const value = options[name];
-  if (value === undefined || value === Infinity) return Infinity;
-  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
-  if (Number.isNaN(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    throw outOfRange(`options.${name}`, `${integer ? 'an integer' : 'a number'} >= ${min} and <= ${max}, or Infinity`, value);
-  }
-  return value;
-}
-
-/** A string option that must be one of `values`. */
-function oneOfOption(options, name, values) {
-  const value = options[name] === undefined ? DEFAULTS[name] : options[name];
-  if (values.includes(value)) return value;
-  if (typeof value !== 'string') throw invalidArgType(`options.${name}`, 'of type string', value);
-  throw makeError(
-    TypeError,
-    'ERR_INVALID_ARG_VALUE',
-    `The property 'options.${name}' must be one of: ${values.map((e) => `'${e}'`).join(', ')}. Received '${value}'`,
-  );
-}
-
-function resolveOptions(options) {
-  if (options === undefined) options = {};
-  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-  const kernel = kernelId(options.kernel === undefined ? DEFAULTS.kernel : options.kernel, 'options.kernel');
-  const encoding = oneOfOption(options, 'encoding', ENCODINGS);
-  const select = options.select;
-  if (select !== undefined && typeof select !== 'function') {
-    throw invalidArgType('options.select', 'of type function', select);
-  }
-  const scaleRule = oneOfOption(options, 'scaleRule', SCALE_RULES);
-  const maxThreads = integerOption(options, 'maxThreads', 1, MAX_THREADS_LIMIT);
-  const minThreads =
-    options.minThreads === undefined
-      ? Math.min(DEFAULTS.minThreads, maxThreads)
-      : integerOption(options, 'minThreads', 0, maxThreads);
-  const maxQueue = limitOption(options, 'maxQueue', 1, 0xffffffff, true);
-  const maxQueueAgeMs = limitOption(options, 'maxQueueAgeMs', 0, 2 ** 31, false);
-  return {
-    kernel,
-    encoding,
-    select: select === undefined ? defaultSelect : select,
-    maxQueue,
-    queueFull: oneOfOption(options, 'queueFull', QUEUE_FULL_POLICIES),
-    maxInputBytes: limitOption(options, 'maxInputBytes', 0, Number.MAX_SAFE_INTEGER, true),
-    native: {
-      minThreads,
-      maxThreads,
-      spawnDelayMs: msOption(options, 'spawnDelayMs', 0),
-      idleTimeoutMs: msOption(options, 'idleTimeoutMs', 0),
-      checkIntervalMs: msOption(options, 'checkIntervalMs', 0.01),
-      scaleRule,
-      maxQueue: maxQueue === Infinity ? undefined : maxQueue,
-      maxQueueAgeMs: maxQueueAgeMs === Infinity ? undefined : maxQueueAgeMs,
-      niceIncrement: integerOption(options, 'niceIncrement', 0, 19),
-      failSpawnsAfter: options[kFailSpawnsAfter],
-    },
-  };
-}
-
-function closedError() {
-  return makeError(Error, 'ERR_TIDEPOOL_CLOSED', 'The pool is closed and accepts no new tasks');
-}
-
-/** Node's convention for aborted operations (as fs, timers/promises, events.once). */
-function abortError(reason) {
-  const err = new Error('The operation was aborted', { cause: reason });
-  err.name = 'AbortError';
-  err.code = 'ABORT_ERR';
-  return err;
-}
-
-function queueFullError() {
-  return makeError(Error, 'ERR_TIDEPOOL_QUEUE_FULL', 'The queue is full (maxQueue tasks are waiting)');
-}
-
-function taskError(code, detail, destroyed) {
-  switch (code) {
-    case CODE_PANIC:
-      return makeError(Error, 'ERR_TIDEPOOL_PANIC', `The kernel panicked: ${detail}`);
-    case CODE_CANCELLED:
-      return destroyed
-        ? makeError(Error, 'ERR_TIDEPOOL_DESTROYED', 'The pool was destroyed before the task finished')
-        : makeError(Error, 'ERR_TIDEPOOL_CANCELLED', 'The task was cancelled');
-    case CODE_INVALID_INPUT:
-      return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
-    case CODE_TIMED_OUT:
-      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task ran longer than its timeoutMs and was stopped');
-    case CODE_EXPIRED:
-      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
-    default:
-      return makeError(Error, 'ERR_TIDEPOOL_INTERNAL', `Unknown native error code ${code}: ${detail}`);
-  }
-}
-
 let capturedResolve;
 let capturedReject;
 /** Promise executor that hands its resolvers over through two variables. */
 function captureResolvers(resolve, reject) {
   capturedResolve = resolve;
   capturedReject = reject;
+}
+
+/**
+ * The tasks of one AbortSignal: one 'abort' listener for all of them (an
+ * EventTarget listener per task would cost more than the task).
+ */
+class Watch {
+  /** Slots of queued or running tasks. */
+  slots = new Set();
+  /** Posts still waiting for room (queueFull: 'wait'). */
+  waiting = new Set();
+  /** Posts being queued right now (the listener must stay while they are). */
+  pins = 0;
+  listener;
+  constructor(listener) {
+    this.listener = listener;
+  }
+
+  get empty() {
+    return this.slots.size === 0 && this.waiting.size === 0 && this.pins === 0;
+  }
 }
 
 /**
@@ -303,6 +142,8 @@ class Pool extends EventEmitter {
   #kernel;
   #encoding;
   #select;
+  /** How errors name the input: 'message', or 'select(message)' with a custom select. */
+  #inputName;
   #maxQueue;
   #queueFull;
   #maxInputBytes;
@@ -313,20 +154,23 @@ class Pool extends EventEmitter {
   /** close() was called while posts were still waiting for room. */
   #closeDeferred = false;
   // AbortSignal bookkeeping, used only while #signalsInUse > 0: the signal
-  // of each slot, and per signal one 'abort' listener shared by all its
-  // pending tasks (adding an EventTarget listener per task would cost more
-  // than the task).
+  // of each slot, and per signal one Watch (one shared 'abort' listener).
   #signalsInUse = 0;
   #signals = [];
-  /** @type {Map<AbortSignal, { slots: Set<number>, listener: () => void }>} */
+  /** @type {Map<AbortSignal, Watch>} */
   #watched = new Map();
-  /** The running task in this slot was told to stop because its signal fired. */
+  /**
+   * The running task in this slot was told to stop because its signal fired:
+   * the AbortError it settles with (one per abort, shared by its tasks).
+   */
   #aborted = [];
   /** Shared with Rust: [slot, code << 24 | length] per finished task. */
   #meta = new Uint32Array(BATCH_CAPACITY * 2);
   /** Shared with Rust: result bytes of one batch chunk, back to back. */
   #slab = Buffer.alloc(SLAB_BYTES);
-  // Per-slot task state. A slot is reused once its task settled.
+  // Per-slot task state. A slot is reused once its task settled. `#data`
+  // holds the snapshot the native side reads: it must stay reachable until
+  // the task settles.
   #messages = [];
   #data = [];
   #resolves = [];
@@ -345,10 +189,11 @@ class Pool extends EventEmitter {
   /** @param {import('./index').PoolOptions} [options] */
   constructor(options) {
     super();
-    const resolved = resolveOptions(options);
+    const resolved = resolvePoolOptions(options, DEFAULTS, kernelId, kFailSpawnsAfter);
     this.#kernel = resolved.kernel;
     this.#encoding = resolved.encoding;
-    this.#select = resolved.select;
+    this.#select = resolved.select === undefined ? defaultSelect : resolved.select;
+    this.#inputName = resolved.select === undefined ? 'message' : 'select(message)';
     this.#maxQueue = resolved.maxQueue;
     this.#queueFull = resolved.queueFull;
     this.#maxInputBytes = resolved.maxInputBytes;
@@ -381,7 +226,9 @@ class Pool extends EventEmitter {
     let timeoutMs;
     if (options !== undefined) {
       if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-      if (options.kernel !== undefined) kernel = kernelId(options.kernel, 'options.kernel');
+      checkPostKeys(options);
+      const name = options.kernel;
+      if (name !== undefined) kernel = kernelId(name, 'options.kernel');
       signal = options.signal;
       if (signal !== undefined && !(signal instanceof AbortSignal)) {
         throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
@@ -395,13 +242,21 @@ class Pool extends EventEmitter {
         if (timeoutMs === Infinity) timeoutMs = undefined;
       }
     }
-    const data = this.#checkedData(message, kernel);
+    const data = snapshot(this.#select(message), this.#inputName);
     // An already-aborted signal is an early error: thrown, like bad arguments.
     if (signal !== undefined && signal.aborted) throw abortError(signal.reason);
-    if (this.#closed) return Promise.reject(closedError());
-    // One shared executor instead of a closure per task: less garbage.
+    // One shared executor instead of a closure per task: less garbage. Made
+    // before the check below, so that no user code (a promise hook) runs
+    // between the check and the native side reading what was checked.
     const promise = new Promise(captureResolvers);
-    this.#enqueue(message, data, kernel, capturedResolve, capturedReject, signal, timeoutMs);
+    const resolve = capturedResolve;
+    const reject = capturedReject;
+    this.#checkInput(data, kernel);
+    if (this.#closed) {
+      reject(closedError());
+      return promise;
+    }
+    this.#enqueue(message, data, kernel, resolve, reject, signal, timeoutMs);
     return promise;
   }
 
@@ -410,7 +265,8 @@ class Pool extends EventEmitter {
    * `(result, message)`; a failed task emits `'error'` `(err, message)`.
    */
   postMessage(message) {
-    const data = this.#checkedData(message, this.#kernel);
+    const data = snapshot(this.#select(message), this.#inputName);
+    this.#checkInput(data, this.#kernel);
     if (this.#closed) {
       process.nextTick(() => this.emit('error', closedError(), message));
       return;
@@ -432,15 +288,7 @@ class Pool extends EventEmitter {
    * created, or since the last `stats({ reset: true })`.
    */
   stats(options) {
-    let reset = false;
-    if (options !== undefined) {
-      if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-      if (options.reset !== undefined && typeof options.reset !== 'boolean') {
-        throw invalidArgType('options.reset', 'of type boolean', options.reset);
-      }
-      reset = options.reset === true;
-    }
-    const s = this.#native.stats(reset);
+    const s = this.#native.stats(resolveStatsOptions(options));
     return {
       threads: s.threads,
       idleThreads: s.idleThreads,
@@ -481,34 +329,23 @@ class Pool extends EventEmitter {
     if (!this.#destroyed) {
       this.#destroyed = true;
       const slots = this.#native.destroy();
-      let thrown;
+      const errors = [];
       // Posts waiting for room never reached the queue: reject them too.
       const waiting = this.#waiting.slice(this.#waitingHead);
       this.#waiting = [];
       this.#waitingHead = 0;
       this.#closeDeferred = false;
       for (const w of waiting) {
-        if (w.onAbort !== undefined) {
-          if (w.signal === undefined) continue; // aborted while waiting: already settled
-          w.signal.removeEventListener('abort', w.onAbort);
-        }
-        this.#failed++;
-        const err = taskError(CODE_CANCELLED, '', true);
-        if (w.reject !== null) w.reject(err);
-        else {
-          // Every waiting postMessage gets its 'error', even if a listener throws.
-          try {
-            this.emit('error', err, w.message);
-          } catch (e) {
-            if (thrown === undefined) thrown = { err: e };
-          }
-        }
+        if (w.settled) continue; // aborted while waiting: already settled
+        this.#leaveWaiting(w);
+        const err = this.#fail(w.message, w.reject, taskError(CODE_CANCELLED, '', true));
+        if (err !== undefined) errors.push(err);
       }
       for (let i = 0; i < slots.length; i++) {
         const err = this.#settle(slots[i], false, taskError(CODE_CANCELLED, '', true));
-        if (err !== undefined && thrown === undefined) thrown = { err };
+        if (err !== undefined) errors.push(err);
       }
-      if (thrown !== undefined) process.nextTick(() => { throw thrown.err; });
+      throwLater(errors);
     }
     return this.#whenTerminated();
   }
@@ -517,27 +354,23 @@ class Pool extends EventEmitter {
     return this.close();
   }
 
-
-  #checkDuration(data, kernel) {
-    const bytes = byteLengthOf(data);
+  /**
+   * Checks a snapshot right before it is queued: readable in place (not
+   * detached, not resizable), long enough for the kernel, within
+   * `maxInputBytes`. Runs no user code.
+   */
+  #checkInput(data, kernel) {
+    const bytes = readableBytes(data, this.#inputName);
     if (bytes < MIN_INPUT_BYTES[kernel]) {
       throw outOfRange(
-        'message',
+        this.#inputName,
         `at least ${MIN_INPUT_BYTES[kernel]} bytes for kernel '${KERNELS[kernel]}' (a little-endian uint32 of microseconds; see micros())`,
         `${bytes} bytes`,
       );
     }
-  }
-
-  /** Validates the binary of a message; all of these throw synchronously. */
-  #checkedData(message, kernel) {
-    const data = checkBinary(this.#select(message), this.#select === defaultSelect ? 'message' : 'select(message)');
-    if (MIN_INPUT_BYTES[kernel] !== 0) this.#checkDuration(data, kernel);
-    if (this.#maxInputBytes !== Infinity) {
-      const bytes = byteLengthOf(data);
-      if (bytes > this.#maxInputBytes) throw outOfRange('message', `at most maxInputBytes (${this.#maxInputBytes}) bytes`, `${bytes} bytes`);
+    if (bytes > this.#maxInputBytes) {
+      throw outOfRange(this.#inputName, `at most maxInputBytes (${this.#maxInputBytes}) bytes`, `${bytes} bytes`);
     }
-    return data;
   }
 
   /**
@@ -545,45 +378,57 @@ class Pool extends EventEmitter {
    * postMessage. `signal` and `timeoutMs` are optional.
    */
   #enqueue(message, data, kernel, resolve, reject, signal, timeoutMs) {
-    if (this.#waitingHead !== this.#waiting.length) {
-      // Posts are already waiting for room: keep their order.
-      this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs);
-      return;
-    }
-    if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) !== 0) return;
-    if (this.#queueFull === 'wait') {
-      this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs);
-      this.#needsDrain = true;
-      return;
-    }
-    if (this.#queueFull === 'drop-oldest') {
-      const dropped = this.#native.dropOldest();
-      if (dropped >= 0) {
-        const err = this.#settle(dropped, false, makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one'));
-        if (err !== undefined) process.nextTick(() => { throw err; });
+    // The signal's listener first: if that fails, nothing has been queued.
+    const watch = signal === undefined ? undefined : this.#watchOf(signal);
+    if (watch !== undefined) watch.pins++;
+    try {
+      if (this.#waitingHead === this.#waiting.length) {
+        if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) !== 0) return;
+        if (this.#queueFull === 'drop-oldest') {
+          const dropped = this.#native.dropOldest();
+          const queued = this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs);
+          // Settled after the new task is queued: an 'error' listener of the
+          // dropped one (user code) must not run in the middle of this post.
+          if (dropped >= 0) {
+            const err = this.#settle(dropped, false, droppedError());
+            if (err !== undefined) throwLater([err]);
+          }
+          if (queued !== 0) return;
+        }
       }
-      if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) !== 0) return;
+      // Posts already waiting for room keep their order behind them.
+      if (this.#waitingHead !== this.#waiting.length || this.#queueFull === 'wait') {
+        this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
+        this.#needsDrain = true;
+        return;
+      }
+    } finally {
+      if (watch !== undefined) {
+        watch.pins--;
+        this.#releaseIfUnused(signal, watch);
+      }
     }
     this.#failed++;
     const err = queueFullError();
     if (reject !== null) reject(err);
-    else process.nextTick(() => this.emit('error', err, message));
+    else process.nextTick(() => this.emit('error', err, message)); // never inside postMessage() itself
   }
 
-  /** Parks a post until the queue has room; an abort while waiting rejects it at once. */
-  #wait(message, data, kernel, resolve, reject, signal, timeoutMs) {
-    const entry = { message, data, kernel, resolve, reject, signal, timeoutMs, onAbort: undefined };
-    if (signal !== undefined) {
-      entry.onAbort = () => {
-        entry.signal = undefined; // marks the entry as settled; #pump skips it
-        this.#failed++;
-        const err = abortError(signal.reason);
-        if (reject !== null) reject(err);
-        else this.emit('error', err, message);
-      };
-      signal.addEventListener('abort', entry.onAbort, { once: true });
-    }
+  /** Parks a post until the queue has room. */
+  #wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
+    const entry = { message, data, kernel, resolve, reject, signal, timeoutMs, settled: false };
+    if (watch !== undefined) watch.waiting.add(entry);
     this.#waiting.push(entry);
+  }
+
+  /** A waiting post leaves the wait (queued, failed or destroyed). */
+  #leaveWaiting(entry) {
+    entry.settled = true;
+    if (entry.signal === undefined) return;
+    const watch = this.#watched.get(entry.signal);
+    if (watch === undefined) return;
+    watch.waiting.delete(entry);
+    this.#releaseIfUnused(entry.signal, watch);
   }
 
   /** Submits to the native queue; returns its length after, or 0 if it was full. */
@@ -608,76 +453,111 @@ class Pool extends EventEmitter {
     this.#resolves[slot] = resolve;
     this.#rejects[slot] = reject;
     this.#pending++;
-    if (signal !== undefined) this.#watch(slot, signal);
+    if (signal !== undefined) {
+      this.#watched.get(signal).slots.add(slot);
+      this.#signals[slot] = signal;
+      this.#signalsInUse++;
+    }
     if (queued >= this.#maxQueue) this.#needsDrain = true;
     return queued;
   }
 
-  /** Cancels the task in `slot` when `signal` fires. */
-  #watch(slot, signal) {
-    let watched = this.#watched.get(signal);
-    if (watched === undefined) {
-      watched = { slots: new Set(), listener: () => this.#onAbort(signal) };
-      signal.addEventListener('abort', watched.listener, { once: true });
-      this.#watched.set(signal, watched);
+  /** The Watch of `signal`, made (and its one listener added) on first use. */
+  #watchOf(signal) {
+    let watch = this.#watched.get(signal);
+    if (watch === undefined) {
+      watch = new Watch(() => this.#onAbort(signal));
+      addListener(signal, 'abort', watch.listener, ONCE);
+      this.#watched.set(signal, watch);
     }
-    watched.slots.add(slot);
-    this.#signals[slot] = signal;
-    this.#signalsInUse++;
+    return watch;
   }
 
-  /** Forgets the signal of a settling task; drops the listener with its last task. */
+  /** Drops the listener of `signal` once no task or waiting post uses it. */
+  #releaseIfUnused(signal, watch) {
+    if (watch.empty && this.#watched.get(signal) === watch) {
+      this.#watched.delete(signal);
+      removeListener(signal, 'abort', watch.listener);
+    }
+  }
+
+  /** Forgets the signal of a settling task. */
   #unwatch(slot) {
     const signal = this.#signals[slot];
     this.#signals[slot] = undefined;
     this.#aborted[slot] = undefined;
     this.#signalsInUse--;
-    const watched = this.#watched.get(signal);
-    if (watched === undefined) return; // the signal already fired
-    watched.slots.delete(slot);
-    if (watched.slots.size === 0) {
-      signal.removeEventListener('abort', watched.listener);
-      this.#watched.delete(signal);
-    }
+    const watch = this.#watched.get(signal);
+    if (watch === undefined) return; // the signal already fired
+    watch.slots.delete(slot);
+    this.#releaseIfUnused(signal, watch);
   }
 
-  /** `signal` fired: cancel every pending task posted with it. */
+  /**
+   * `signal` fired: every post made with it settles or is told to stop, in
+   * one pass (one native call for all its queued and running tasks).
+   */
   #onAbort(signal) {
-    const watched = this.#watched.get(signal);
-    if (watched === undefined) return;
+    const watch = this.#watched.get(signal);
+    if (watch === undefined) return;
     this.#watched.delete(signal);
-    let thrown;
-    for (const slot of watched.slots) {
-      const outcome = this.#native.cancel(slot);
-      if (outcome === 1) {
-        // Still queued: removed, so it settles now.
-        const err = this.#settle(slot, false, abortError(signal.reason));
-        if (err !== undefined && thrown === undefined) thrown = { err };
-      } else if (outcome === 2) {
-        // Running: it stops at its next chunk and is delivered as cancelled.
-        this.#aborted[slot] = true;
+    // One error for every task of this abort, as fetch() rejects every
+    // request of a signal with its one reason: an Error per task (with its
+    // stack) would cost more than the task (10 µs; 1 s for 100,000 tasks).
+    const aborted = abortError(signal.reason);
+    const errors = [];
+    for (const entry of watch.waiting) {
+      entry.settled = true; // #pump skips it
+      const err = this.#fail(entry.message, entry.reject, aborted);
+      if (err !== undefined) errors.push(err);
+    }
+    if (watch.slots.size !== 0) {
+      // Every task is marked; those still queued are removed and settle now,
+      // the others stop at their next chunk and settle when delivered.
+      const slots = Uint32Array.from(watch.slots);
+      for (let i = 0; i < slots.length; i++) this.#aborted[slots[i]] = aborted;
+      const removed = this.#native.cancel(slots);
+      for (let i = 0; i < removed.length; i++) {
+        const err = this.#settle(removed[i], false, aborted);
+        if (err !== undefined) errors.push(err);
       }
     }
-    if (thrown !== undefined) process.nextTick(() => { throw thrown.err; });
+    // Removed tasks and aborted waiting posts free places: let others in.
+    if (this.#needsDrain) this.#pump(this.#native.queued(), errors);
+    throwLater(errors);
   }
 
-  /** After a batch: move waiting posts into the queue; emit 'drain' when there is room. */
-  #pump(queued) {
+  /**
+   * Moves waiting posts into the queue while it has room; emits 'drain'
+   * once nothing waits and the queue is below maxQueue. Exceptions of
+   * listeners are collected in `errors`.
+   */
+  #pump(queued, errors) {
     const waiting = this.#waiting;
     while (this.#waitingHead !== waiting.length) {
       const w = waiting[this.#waitingHead];
-      if (w.onAbort !== undefined && w.signal === undefined) {
+      if (w.settled) {
         waiting[this.#waitingHead++] = undefined; // aborted while waiting: already settled
         continue;
       }
-      if (w.onAbort !== undefined) w.signal.removeEventListener('abort', w.onAbort);
-      const q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs);
-      if (q === 0) {
-        if (w.onAbort !== undefined) w.signal.addEventListener('abort', w.onAbort, { once: true });
-        return;
+      let q;
+      try {
+        // The binaries were checked at post(); one may have been detached
+        // while the post waited.
+        readableBytes(w.data, this.#inputName);
+        q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs);
+      } catch (err) {
+        waiting[this.#waitingHead++] = undefined;
+        this.#leaveWaiting(w);
+        const thrown = this.#fail(w.message, w.reject, err);
+        if (thrown !== undefined) errors.push(thrown);
+        if (this.#waiting !== waiting) return; // an 'error' listener destroyed the pool
+        continue;
       }
-      queued = q;
+      if (q === 0) return;
       waiting[this.#waitingHead++] = undefined;
+      this.#leaveWaiting(w);
+      queued = q;
     }
     waiting.length = 0;
     this.#waitingHead = 0;
@@ -687,8 +567,27 @@ class Pool extends EventEmitter {
     }
     if (queued < this.#maxQueue) {
       this.#needsDrain = false;
-      this.emit('drain');
+      try {
+        this.emit('drain');
+      } catch (err) {
+        errors.push(err);
+      }
     }
+  }
+
+  /** A post that never got a slot fails; returns an exception thrown by an 'error' listener. */
+  #fail(message, reject, err) {
+    this.#failed++;
+    if (reject !== null) {
+      reject(err);
+      return undefined;
+    }
+    try {
+      this.emit('error', err, message);
+    } catch (thrown) {
+      return thrown;
+    }
+    return undefined;
   }
 
   /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
@@ -729,7 +628,7 @@ class Pool extends EventEmitter {
     const meta = this.#meta;
     const slab = this.#slab;
     const encoding = this.#encoding;
-    let thrown;
+    let errors;
     let copy;
     if (encoding === 'buffer' && count !== 0) {
       // One allocation per chunk; each result is a view into it (like
@@ -751,13 +650,11 @@ class Pool extends EventEmitter {
         const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
         err = this.#settle(slot, true, result);
       } else {
-        const error =
-          code === CODE_CANCELLED && this.#signalsInUse !== 0 && this.#aborted[slot] === true
-            ? abortError(this.#signals[slot].reason)
-            : taskError(code, slab.toString('utf8', offset, end), this.#destroyed);
+        const aborted = code === CODE_CANCELLED && this.#signalsInUse !== 0 ? this.#aborted[slot] : undefined;
+        const error = aborted !== undefined ? aborted : taskError(code, slab.toString('utf8', offset, end), this.#destroyed);
         err = this.#settle(slot, false, error);
       }
-      if (err !== undefined && thrown === undefined) thrown = { err };
+      if (err !== undefined) (errors ??= []).push(err);
       offset = end;
     }
     if (events !== undefined) {
@@ -766,21 +663,16 @@ class Pool extends EventEmitter {
           if (e.type === 'spawnError') this.emit('spawnError', { error: e.error, threads: e.threads });
           else this.emit(e.type, { threadId: e.threadId, threads: e.threads, reason: e.reason });
         } catch (err) {
-          if (thrown === undefined) thrown = { err };
+          (errors ??= []).push(err);
         }
       }
     }
-    if (this.#needsDrain) {
-      try {
-        this.#pump(queued);
-      } catch (err) {
-        if (thrown === undefined) thrown = { err };
-      }
-    }
+    if (this.#needsDrain) this.#pump(queued, (errors ??= []));
     if (terminated) this.#onTerminated();
-    // A listener threw: surface it as an uncaught exception, as an
-    // EventEmitter would, but only after the whole batch has settled.
-    if (thrown !== undefined) process.nextTick(() => { throw thrown.err; });
+    // Listeners threw: each surfaces as an uncaught exception, as an
+    // EventEmitter would have thrown it, but only after the whole batch
+    // has settled.
+    if (errors !== undefined) throwLater(errors);
   }
 
   #onTerminated() {

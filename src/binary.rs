@@ -2,14 +2,27 @@
 //!
 //! Accepted: any TypedArray (Buffer included), DataView, ArrayBuffer,
 //! SharedArrayBuffer, or an Array of those (read as their concatenation).
-//! index.js validates first and throws Node-style errors; the checks here are
-//! the last line of defence against misuse, never a source of UB.
+//! index.js hands over its own snapshot (lib/binary.js: an Array it made,
+//! with no getters, each binary checked to be readable) and throws
+//! Node-style errors first; the checks here are the last line of defence
+//! against misuse, never a source of UB.
 
 use std::ffi::c_void;
 use std::ptr;
 
-use napi::{check_status, sys, Error, Result, Status};
+use napi::sys;
 use tidepool_core::{Input, RawSlice};
+
+/// Why a value cannot be read: `(code, message)` for the thrown error.
+pub type Refusal = (&'static str, String);
+
+fn not_binary() -> Refusal {
+    ("ERR_INVALID_ARG_TYPE", "expected a Buffer, TypedArray, DataView or ArrayBuffer".to_owned())
+}
+
+fn detached() -> Refusal {
+    ("ERR_INVALID_STATE", "the binary's ArrayBuffer is detached".to_owned())
+}
 
 /// Bytes per element of a TypedArray type.
 fn element_size(kind: sys::napi_typedarray_type) -> usize {
@@ -21,43 +34,68 @@ fn element_size(kind: sys::napi_typedarray_type) -> usize {
     }
 }
 
+/// Whether `buffer` (an ArrayBuffer handle) is detached; false if unknown.
+///
+/// # Safety
+/// `env` and `buffer` must be valid for the current call.
+unsafe fn is_detached(env: sys::napi_env, buffer: sys::napi_value) -> bool {
+    let mut yes = false;
+    // SAFETY: live env/value, out-pointer to a local. A SharedArrayBuffer
+    // (or anything else) answers false or an error status; both mean "not
+    // detached" here.
+    let status = unsafe { sys::napi_is_detached_arraybuffer(env, buffer, &mut yes) };
+    status == sys::Status::napi_ok && yes
+}
+
 /// One binary value as a raw slice.
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call. The returned slice is
 /// only valid while the JS value stays reachable and is not detached or
 /// resized; index.js keeps it reachable until the task settles.
-unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice> {
+unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Refusal> {
     // SAFETY: forwarded contract.
     if let Some(slice) = unsafe { typed_array(env, value) } {
-        return Ok(slice);
+        return slice;
     }
     let mut yes = false;
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY (whole block): every call gets the live env and value of this
     // callback and out-pointers to locals; statuses are checked.
     unsafe {
-        check_status!(sys::napi_is_dataview(env, value, &mut yes))?;
+        if sys::napi_is_dataview(env, value, &mut yes) != sys::Status::napi_ok {
+            return Err(not_binary());
+        }
         if yes {
             let mut length = 0usize;
-            check_status!(sys::napi_get_dataview_info(env, value, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()))?;
+            let mut buffer = ptr::null_mut();
+            if sys::napi_get_dataview_info(env, value, &mut length, &mut data, &mut buffer, ptr::null_mut()) != sys::Status::napi_ok {
+                return Err(not_binary());
+            }
+            if length == 0 && is_detached(env, buffer) {
+                return Err(detached());
+            }
             return Ok(RawSlice::new(data as *const u8, length));
         }
         // ArrayBuffer and SharedArrayBuffer both answer here.
         let mut length = 0usize;
         if sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length) == sys::Status::napi_ok {
+            if length == 0 && is_detached(env, value) {
+                return Err(detached());
+            }
             return Ok(RawSlice::new(data as *const u8, length));
         }
     }
-    Err(Error::new(Status::InvalidArg, "expected a Buffer, TypedArray, DataView or ArrayBuffer".to_owned()))
+    Err(not_binary())
 }
 
-/// A Buffer or other TypedArray as a raw slice, in one N-API call; `None` for
-/// any other value (napi_get_typedarray_info then fails without side effects).
+/// A Buffer or other TypedArray as a raw slice, in one N-API call (two when
+/// it is empty, to tell a detached one apart); `None` for any other value
+/// (napi_get_typedarray_info then fails without side effects).
 ///
 /// # Safety
 /// Same contract as [`one`].
-unsafe fn typed_array(env: sys::napi_env, value: sys::napi_value) -> Option<RawSlice> {
+unsafe fn typed_array(env: sys::napi_env, value: sys::napi_value) -> Option<Result<RawSlice, Refusal>> {
     let mut kind = 0;
     let mut length = 0usize;
     let mut data: *mut c_void = ptr::null_mut();
@@ -65,36 +103,57 @@ unsafe fn typed_array(env: sys::napi_env, value: sys::napi_value) -> Option<RawS
     // V8 move an on-heap TypedArray to a stable off-heap backing store first,
     // so the pointer cannot move later.
     let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()) };
-    (status == sys::Status::napi_ok).then(|| RawSlice::new(data as *const u8, length * element_size(kind)))
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    if length == 0 {
+        let mut buffer = ptr::null_mut();
+        // SAFETY: as above; `value` is a TypedArray, so this succeeds.
+        let status =
+            unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, ptr::null_mut(), &mut buffer, ptr::null_mut()) };
+        // SAFETY: live env; `buffer` was just produced by N-API.
+        if status == sys::Status::napi_ok && unsafe { is_detached(env, buffer) } {
+            return Some(Err(detached()));
+        }
+    }
+    // SAFETY: `data..data+len` is the view's memory, kept alive by index.js.
+    Some(Ok(unsafe { RawSlice::new(data as *const u8, length * element_size(kind)) }))
 }
 
 /// The input of a task: one binary, or an Array of binaries.
 ///
 /// # Safety
 /// Same contract as [`one`], for every element.
-pub unsafe fn input_of(env: sys::napi_env, value: sys::napi_value) -> Result<Input> {
+pub unsafe fn input_of(env: sys::napi_env, value: sys::napi_value) -> Result<Input, Refusal> {
     // The common case first: a Buffer costs this one call.
     // SAFETY: forwarded contract.
     if let Some(slice) = unsafe { typed_array(env, value) } {
-        return Ok(Input::One(slice));
+        return slice.map(Input::One);
     }
     let mut is_array = false;
     // SAFETY: live env/value, out-pointer to a local.
-    check_status!(unsafe { sys::napi_is_array(env, value, &mut is_array) })?;
+    if unsafe { sys::napi_is_array(env, value, &mut is_array) } != sys::Status::napi_ok {
+        return Err(not_binary());
+    }
     if !is_array {
         // SAFETY: forwarded contract.
         return Ok(Input::One(unsafe { one(env, value) }?));
     }
     let mut len = 0u32;
     // SAFETY: live env/value, out-pointer to a local.
-    check_status!(unsafe { sys::napi_get_array_length(env, value, &mut len) })?;
+    if unsafe { sys::napi_get_array_length(env, value, &mut len) } != sys::Status::napi_ok {
+        return Err(not_binary());
+    }
     let mut parts = Vec::with_capacity(len as usize);
     for i in 0..len {
         let mut element = ptr::null_mut();
         // SAFETY: live env/value, index in bounds, out-pointer to a local;
-        // the element is then read under the forwarded contract.
+        // the element is then read under the forwarded contract. The Array
+        // is index.js's own snapshot: reading an element runs no user code.
         unsafe {
-            check_status!(sys::napi_get_element(env, value, i, &mut element))?;
+            if sys::napi_get_element(env, value, i, &mut element) != sys::Status::napi_ok {
+                return Err(not_binary());
+            }
             parts.push(one(env, element)?);
         }
     }

@@ -81,7 +81,10 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
     // pool's last completions are always in this batch.
     let terminated = pool.drain(batch) && inner.closing.get();
     pool.take_events(events);
-    if batch.is_empty() && events.is_empty() && !terminated {
+    // A worker made room in a full queue: call JS even with nothing else
+    // to deliver, so posts waiting for room (queueFull: 'wait') get in.
+    let room = pool.take_room_freed();
+    if batch.is_empty() && events.is_empty() && !terminated && !room {
         return;
     }
 

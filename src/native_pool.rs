@@ -244,7 +244,7 @@ unsafe fn submit(
     }
     // SAFETY: live env and value; index.js keeps `data` reachable until the
     // completion for `slot` is delivered.
-    let input = unsafe { binary::input_of(env, argv[2]) }.map_err(|e| ("ERR_INVALID_ARG_TYPE", e.reason.clone()))?;
+    let input = unsafe { binary::input_of(env, argv[2]) }?;
     let mut task = Task::new(slot, kernel, input, Instant::now());
     // Optional: a run-time limit in ms (a positive number) and whether the
     // task can be cancelled alone (true when it was posted with a signal).
@@ -499,26 +499,36 @@ impl NativePool {
         slots
     }
 
-    /// Cancels the task in `slot` (its AbortSignal fired): 1 if it was still
-    /// queued and has been removed (it will not be delivered), 2 if it is
-    /// running and has been told to stop (it will be delivered as cancelled),
-    /// 0 if it is already finished.
+    /// Cancels the tasks in `slots` (their AbortSignal fired), in one pass:
+    /// returns the slots that were still queued and have been removed (they
+    /// will not be delivered). The others are running or finished: a running
+    /// one is told to stop (it will be delivered as cancelled), a finished
+    /// one is delivered as it ended.
     #[napi]
-    pub fn cancel(&self, slot: u32) -> u32 {
+    pub fn cancel(&self, slots: Uint32Array) -> Vec<u32> {
         let inner = &*self.inner;
-        if inner.pool().remove_queued(slot) {
-            inner.cancel_flags.borrow_mut().remove(&slot);
-            inner.pending.set(inner.pending.get() - 1);
-            inner.update_hold();
-            return 1;
+        let removed = inner.pool().remove_queued_many(&slots);
+        let mut flags = inner.cancel_flags.borrow_mut();
+        for slot in &removed {
+            flags.remove(slot);
         }
-        match inner.cancel_flags.borrow().get(&slot) {
-            Some(flag) => {
+        for slot in slots.iter() {
+            if let Some(flag) = flags.get(slot) {
                 flag.store(true, Ordering::Relaxed);
-                2
             }
-            None => 0,
         }
+        drop(flags);
+        if !removed.is_empty() {
+            inner.pending.set(inner.pending.get() - removed.len());
+            inner.update_hold();
+        }
+        removed
+    }
+
+    /// Tasks in the queue right now.
+    #[napi]
+    pub fn queued(&self) -> u32 {
+        self.inner.pool().queued().min(u32::MAX as usize) as u32
     }
 
     /// Removes the oldest queued task (the `drop-oldest` policy) and returns

@@ -234,6 +234,8 @@ struct State {
     next_thread_id: u32,
     /// The supervisor sleeps without a timeout and must be nudged.
     supervisor_sleeping: bool,
+    /// When the supervisor's timed sleep ends (None: not in a timed sleep).
+    supervisor_wakes_at: Option<Instant>,
     /// The supervisor has left its loop.
     supervisor_exited: bool,
     /// Handles of exited threads, waiting to be joined.
@@ -271,6 +273,10 @@ struct Shared {
     cancel: std::sync::atomic::AtomicBool,
     /// Set once every thread has exited after close/abort.
     terminated: AtomicBool,
+    /// A worker took tasks from a full queue (`max_queue`): the consumer is
+    /// woken to let posts that wait for room in. (A plain std flag, handed
+    /// over like a completion: raised before the wake, read after the drain.)
+    room_freed: std::sync::atomic::AtomicBool,
     /// Finished tasks on their way to the consumer.
     completions: CompletionQueue,
     /// Thread events on their way to the consumer (workers and supervisor
@@ -306,6 +312,7 @@ impl Pool {
                 next_generation: 0,
                 next_thread_id: 1,
                 supervisor_sleeping: false,
+                supervisor_wakes_at: None,
                 supervisor_exited: false,
                 finished: Vec::new(),
                 extras_open_until: None,
@@ -323,6 +330,7 @@ impl Pool {
             queued: AtomicUsize::new(0),
             cancel: std::sync::atomic::AtomicBool::new(false),
             terminated: AtomicBool::new(false),
+            room_freed: std::sync::atomic::AtomicBool::new(false),
             completions: CompletionQueue::new(waker),
             events: crossbeam_channel::unbounded(),
             config,
@@ -377,16 +385,22 @@ impl Pool {
         // Wake a parked thread only if the awake idle ones cannot take it all;
         // a core thread if one is parked, an extra only once the queue is more
         // than one thread can handle.
-        let wake = if queued > st.spinning + st.wakes_pending {
+        let unserved = queued > st.spinning + st.wakes_pending;
+        let wake = if unserved {
             let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
             let extras = extras_allowed(&mut st, queued, oldest_age, now, &shared.config.policy);
             pick_parked(&mut st, extras)
         } else {
             None
         };
-        let nudge = st.supervisor_sleeping && queued > st.threads;
+        // The supervisor must look at this queue soon if it may have to
+        // spawn, or if nobody will take the task while an idle extra thread
+        // could once the task is `spawn_delay` old (policy::extras_may_take).
+        let nudge = (st.supervisor_sleeping && queued > st.threads)
+            || (unserved && wake.is_none() && supervisor_late(&st, now + shared.config.policy.spawn_delay) && has_parked_extra(&st));
         if nudge {
             st.supervisor_sleeping = false;
+            st.supervisor_wakes_at = Some(now);
         }
         drop(st);
         if let Some(seat) = wake {
@@ -409,6 +423,33 @@ impl Pool {
         st.queue.remove(i);
         self.shared.queued.store(st.queue.len(), Ordering::Release);
         true
+    }
+
+    /// Removes every queued task whose slot is in `slots` (they share an
+    /// AbortSignal that fired) in one pass under one lock; returns the slots
+    /// removed. Tasks not in the queue (running or done) are left alone.
+    pub fn remove_queued_many(&self, slots: &[u32]) -> Vec<u32> {
+        if slots.len() == 1 {
+            return if self.remove_queued(slots[0]) { vec![slots[0]] } else { Vec::new() };
+        }
+        let wanted: std::collections::HashSet<u32> = slots.iter().copied().collect();
+        let mut removed = Vec::new();
+        let mut st = self.shared.lock();
+        st.queue.retain(|t| {
+            let hit = wanted.contains(&t.slot);
+            if hit {
+                removed.push(t.slot);
+            }
+            !hit
+        });
+        self.shared.queued.store(st.queue.len(), Ordering::Release);
+        removed
+    }
+
+    /// True once since the last call if a worker took tasks from a full
+    /// queue. Call after [`drain`](Self::drain), which lowered the wake flag.
+    pub fn take_room_freed(&self) -> bool {
+        self.shared.room_freed.load(Ordering::Acquire) && self.shared.room_freed.swap(false, Ordering::AcqRel)
     }
 
     /// Removes the oldest queued task (for the `drop-oldest` queue policy)
@@ -534,6 +575,16 @@ fn extras_allowed(st: &mut State, queued: usize, oldest_age: Duration, now: Inst
         return true;
     }
     st.extras_open_until.is_some_and(|until| now < until)
+}
+
+/// Will the supervisor not look at the pool again before `by`?
+fn supervisor_late(st: &State, by: Instant) -> bool {
+    st.supervisor_sleeping || st.supervisor_wakes_at.is_some_and(|at| at > by)
+}
+
+/// Is an extra (non-core) thread parked, one that could be woken for work?
+fn has_parked_extra(st: &State) -> bool {
+    st.seats.iter().any(|s| s.occupied && s.parked && !s.wake_pending && !s.core && !s.retire)
 }
 
 /// The most senior parked thread not already being woken (core threads
@@ -681,6 +732,11 @@ fn worker_main(shared: &Arc<Shared>, seat: usize) {
             st.busy += 1;
             st.seats[seat].idle_since = None;
             drop(st);
+            if queued >= shared.config.max_queue {
+                // Posts may be waiting for this room (queueFull: 'wait').
+                shared.room_freed.store(true, Ordering::Release);
+                shared.completions.wake();
+            }
             let metrics = &shared.metrics[seat];
             let started = Instant::now();
             let n = batch.len();
@@ -891,7 +947,12 @@ fn supervisor_main(shared: &Arc<Shared>) {
             }
         }
         st = match decision.next_check {
-            Some(timeout) => shared.supervisor_cv.wait_timeout(st, timeout).unwrap_or_else(|e| e.into_inner()).0,
+            Some(timeout) => {
+                st.supervisor_wakes_at = Some(now + timeout);
+                let mut st = shared.supervisor_cv.wait_timeout(st, timeout).unwrap_or_else(|e| e.into_inner()).0;
+                st.supervisor_wakes_at = None;
+                st
+            }
             None => {
                 st.supervisor_sleeping = true;
                 let mut st = shared.supervisor_cv.wait(st).unwrap_or_else(|e| e.into_inner());

@@ -139,13 +139,18 @@ pub fn oldest_age(obs: &Observation) -> Duration {
 
 /// May an idle *extra* (non-core) thread be woken for queued work?
 ///
-/// The article's "the queue exceeds the capacity of one thread" test: more
-/// than one task is waiting and the oldest has waited longer than
-/// `spawn_delay`. Until then the core threads (the most senior first) take
-/// everything, keeping their caches warm and the extras asleep. An extra that
-/// is already running keeps taking tasks until the queue is empty.
+/// The article's "the queue exceeds the capacity of one thread" test, read
+/// as a bound on waiting: a task is queued and the oldest has waited longer
+/// than `spawn_delay`, so the core threads are not getting to it. Until then
+/// the core threads (the most senior first) take everything, keeping their
+/// caches warm and the extras asleep. A task never waits much longer than
+/// `spawn_delay` while an extra thread idles, not even a lone task behind a
+/// long one on the core thread. A pool without core threads
+/// (`min_threads == 0`) has nobody else to wait for: its extras take work at
+/// once. An extra that is already running keeps taking tasks until the queue
+/// is empty.
 pub fn extras_may_take(queued: usize, oldest_age: Duration, cfg: &PolicyConfig) -> bool {
-    queued > 1 && oldest_age > cfg.spawn_delay
+    queued > 0 && (cfg.min_threads == 0 || oldest_age > cfg.spawn_delay)
 }
 
 /// How long idle extra threads stay eligible for new work after
@@ -206,7 +211,7 @@ fn next_backlog_check(obs: &Observation, cfg: &PolicyConfig) -> Duration {
                 wait = wait.min(threshold - age);
             }
         };
-        if obs.queued > 1 && obs.newest_idle_extra.is_some() {
+        if obs.newest_idle_extra.is_some() {
             ahead(cfg.spawn_delay);
         }
         if obs.threads < cfg.max_threads && obs.queued > obs.threads {
@@ -278,11 +283,35 @@ mod tests {
     }
 
     #[test]
-    fn extras_wait_until_the_queue_exceeds_one_thread() {
+    fn extras_wait_until_the_core_threads_fall_behind() {
         let c = cfg();
-        assert!(!extras_may_take(1, Duration::from_secs(1), &c), "one task: a core thread can take it");
+        assert!(!extras_may_take(0, Duration::from_secs(1), &c), "nothing queued");
+        assert!(!extras_may_take(1, Duration::from_millis(5), &c), "young task: a core thread gets to it");
         assert!(!extras_may_take(100, Duration::from_millis(5), &c), "young queue: the core keeps up");
         assert!(extras_may_take(2, Duration::from_millis(11), &c));
+    }
+
+    #[test]
+    fn a_lone_task_waits_no_longer_than_spawn_delay_while_an_extra_idles() {
+        // The core thread is busy with a long task; one small task is queued
+        // and an extra thread is parked (fake clock: t0 is the post).
+        let t0 = Instant::now();
+        let c = cfg();
+        let lone = |ms| Observation { threads: 2, queued: 1, oldest_enqueued: Some(t0), newest_idle_extra: Some((1, t0)), ..obs(t0, ms) };
+        assert!(!extras_may_take(1, oldest_age(&lone(0)), &c));
+        // The supervisor looks again periodically, and at the latest when
+        // the task turns spawn_delay (10 ms) old...
+        assert_eq!(decide(&lone(0), &c).next_check, Some(c.check_interval));
+        assert_eq!(decide(&lone(7), &c).next_check, Some(Duration::from_millis(3)));
+        // ...and then the extra may take it.
+        assert!(extras_may_take(1, oldest_age(&lone(11)), &c));
+    }
+
+    #[test]
+    fn without_core_threads_extras_take_work_at_once() {
+        let c = PolicyConfig { min_threads: 0, ..cfg() };
+        assert!(extras_may_take(1, Duration::ZERO, &c));
+        assert!(!extras_may_take(0, Duration::ZERO, &c));
     }
 
     #[test]

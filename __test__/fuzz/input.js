@@ -1,0 +1,276 @@
+#!/usr/bin/env node
+'use strict';
+// A seeded property test of post()'s input path, run as its own process so
+// that a crash shows up as a failed run instead of killing the test runner.
+//
+//   node __test__/fuzz/input.js [--seconds 3] [--seed N]
+//
+// Each case builds a random input: binaries of every kind (Buffers, views at
+// offsets, DataViews, ArrayBuffers, SharedArrayBuffers, growable ones, empty
+// ones), Arrays of them, sparse Arrays, Arrays with getter elements, Proxies,
+// detached and resizable buffers, non-binaries, Buffers with a lying own
+// `byteLength`, messages with a `data` property or a custom `select`. The
+// oracle: a case with an invalid part must throw a typed error
+// synchronously; any other case must settle with the digest of what was
+// there when post() was called, whatever is done to the caller's Array
+// afterwards (cleared, elements replaced, garbage collected) and each getter
+// must have run exactly once. Posts overlap (up to 64 in flight, some pools
+// with a small queue in 'wait' mode) so that mutation and GC happen while
+// tasks are queued, waiting or running.
+
+const crypto = require('node:crypto');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+const { Pool } = require('../..');
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc');
+
+const args = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i === -1 ? fallback : Number(args[i + 1]);
+};
+const SECONDS = arg('--seconds', 3);
+const SEED = arg('--seed', Date.now() % 1e9);
+
+// mulberry32: small, fast and seedable.
+let state = SEED >>> 0;
+function random() {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const int = (n) => Math.floor(random() * n);
+const pick = (xs) => xs[int(xs.length)];
+const chance = (p) => random() < p;
+
+const SIZES = [0, 1, 3, 8, 64, 1000, 4096, 65536, 200_000];
+const KERNELS = ['sha256', 'md5', 'sha1'];
+
+function randomBytes(n) {
+  return n === 0 ? Buffer.alloc(0) : crypto.randomBytes(n);
+}
+
+/** Bytes a binary shows right now (a copy). */
+function bytesOf(b) {
+  if (ArrayBuffer.isView(b)) return Buffer.from(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+  return Buffer.from(new Uint8Array(b));
+}
+
+function detach(ab) {
+  structuredClone(ab, { transfer: [ab] });
+}
+
+/**
+ * A random part: `{ value, valid, bytes }` where `bytes` is what a post reads
+ * (valid parts only) and `expect` names the error class of an invalid one.
+ */
+function randomPart() {
+  const n = pick(SIZES);
+  // One part in ten is invalid (cases 8 to 11), so most Arrays are valid.
+  switch (chance(0.1) ? 8 + int(4) : pick([0, 1, 2, 3, 4, 5, 6, 7, 12, 13])) {
+    case 0:
+    case 1: {
+      const b = randomBytes(n);
+      return { value: b, bytes: Buffer.from(b) };
+    }
+    case 2: {
+      // A view at an offset of a larger buffer.
+      const whole = randomBytes(n + 16);
+      const off = int(16);
+      const len = int(n + 16 - off + 1);
+      const v = whole.subarray(off, off + len);
+      return { value: v, bytes: Buffer.from(v) };
+    }
+    case 3: {
+      const whole = randomBytes(8 * (n + 2));
+      const type = pick([Uint16Array, Int32Array, Float64Array, BigInt64Array]);
+      const count = Math.floor(n / type.BYTES_PER_ELEMENT);
+      const v = new type(whole.buffer, whole.byteOffset + type.BYTES_PER_ELEMENT, count);
+      return { value: v, bytes: bytesOf(v) };
+    }
+    case 4: {
+      const whole = randomBytes(n + 8);
+      const off = int(8);
+      const v = new DataView(whole.buffer, whole.byteOffset + off, n);
+      return { value: v, bytes: bytesOf(v) };
+    }
+    case 5: {
+      const ab = new ArrayBuffer(n);
+      new Uint8Array(ab).set(randomBytes(n));
+      return { value: ab, bytes: bytesOf(ab) };
+    }
+    case 6: {
+      const sab = new SharedArrayBuffer(n);
+      new Uint8Array(sab).set(randomBytes(n));
+      return { value: chance(0.5) ? sab : new Uint8Array(sab), bytes: bytesOf(sab) };
+    }
+    case 7: {
+      // A growable SharedArrayBuffer can only grow: it is read in place.
+      const sab = new SharedArrayBuffer(n, { maxByteLength: n + 64 });
+      new Uint8Array(sab).set(randomBytes(n));
+      const v = new Uint8Array(sab, 0, n);
+      return { value: v, bytes: bytesOf(v) };
+    }
+    case 8: {
+      // Detached before the post.
+      const b = Buffer.alloc(n + 1);
+      const value = pick([b, b.buffer, new DataView(b.buffer), new Float64Array(b.buffer, 0, 0)]);
+      detach(b.buffer);
+      return { value, expect: 'ERR_INVALID_STATE' };
+    }
+    case 9: {
+      // Resizable, in bounds or already shrunk out of bounds.
+      const ab = new ArrayBuffer(n + 8, { maxByteLength: 2 * n + 16 });
+      const v = new Uint8Array(ab, 4, n);
+      if (chance(0.3)) ab.resize(2);
+      return { value: pick([ab, v, new DataView(ab)]), expect: 'ERR_INVALID_ARG_VALUE' };
+    }
+    case 10:
+      return { value: new Proxy(randomBytes(n), {}), expect: 'ERR_INVALID_ARG_TYPE' };
+    case 11:
+      return { value: pick(['text', 42, null, undefined, {}, [Buffer.alloc(1)], { byteLength: 4 }]), expect: 'ERR_INVALID_ARG_TYPE' };
+    case 12: {
+      // An own `byteLength` that lies: the engine's length counts.
+      const b = randomBytes(n);
+      Object.defineProperty(b, 'byteLength', { value: 1 });
+      return { value: b, bytes: Buffer.from(b.buffer, b.byteOffset, b.length) };
+    }
+    default: {
+      const b = randomBytes(n);
+      return { value: new Uint8Array(b.buffer, b.byteOffset, b.length), bytes: Buffer.from(b) };
+    }
+  }
+}
+
+/** A random input: `{ input, parts, expect, getters, after }`. */
+function randomInput() {
+  const count = 1 + int(5);
+  const parts = Array.from({ length: count }, randomPart);
+  const single = count === 1 && chance(0.5) && parts[0].expect === undefined;
+  if (single) return { input: parts[0].value, parts, getters: [], after: () => {} };
+  const array = parts.map((p) => p.value);
+  const getters = [];
+  let expect;
+  // Element getters: the first call's value is what the post reads.
+  for (let i = 0; i < array.length; i++) {
+    if (parts[i].expect === undefined && chance(0.2)) {
+      const first = parts[i].value;
+      const g = { calls: 0 };
+      getters.push(g);
+      Object.defineProperty(array, i, {
+        enumerable: true,
+        configurable: true,
+        get() {
+          g.calls++;
+          return g.calls === 1 ? first : randomBytes(7);
+        },
+      });
+    }
+  }
+  if (chance(0.05)) {
+    delete array[int(array.length)]; // a hole
+    expect = 'ERR_INVALID_ARG_TYPE';
+  }
+  let input = array;
+  if (chance(0.04)) {
+    input = new Proxy(array, {});
+    expect = 'ERR_INVALID_ARG_TYPE';
+  }
+  // What the caller does to its Array once post() returned.
+  const after = () => {
+    switch (int(4)) {
+      case 0:
+        array.length = 0;
+        break;
+      case 1:
+        for (let i = 0; i < array.length; i++) {
+          Object.defineProperty(array, i, { value: pick(['x', Buffer.alloc(3), null]), writable: true, configurable: true });
+        }
+        break;
+      case 2:
+        array.push(randomBytes(5));
+        for (let i = 0; i < array.length; i += 2) delete array[i];
+        break;
+      default:
+        break;
+    }
+  };
+  return { input, parts, getters, after, expect };
+}
+
+/**
+ * The error a post of `c` must throw: types are checked while the snapshot
+ * is taken (so any non-binary wins), then readability, part by part.
+ */
+function expectedError(c) {
+  if (c.expect !== undefined) return c.expect;
+  if (c.parts.some((p) => p.expect === 'ERR_INVALID_ARG_TYPE')) return 'ERR_INVALID_ARG_TYPE';
+  return c.parts.find((p) => p.expect !== undefined)?.expect;
+}
+
+async function main() {
+  const pools = [
+    { pool: new Pool({ maxThreads: 2, encoding: 'hex' }), wrap: (x) => x },
+    { pool: new Pool({ maxThreads: 2, encoding: 'hex', maxQueue: 4, queueFull: 'wait' }), wrap: (x) => ({ data: x }) },
+    { pool: new Pool({ maxThreads: 1, encoding: 'hex', select: (m) => m.payload }), wrap: (x) => ({ payload: x }) },
+  ];
+  const deadline = Date.now() + SECONDS * 1000;
+  const stats = { cases: 0, resolved: 0, threw: 0 };
+  const inflight = new Set();
+  const failures = [];
+  const fail = (what) => {
+    if (failures.length < 10) failures.push(what);
+  };
+  while (Date.now() < deadline && failures.length === 0) {
+    const c = randomInput();
+    const kernel = pick(KERNELS);
+    const { pool, wrap } = pick(pools);
+    const id = stats.cases++;
+    const wanted = expectedError(c);
+    let promise;
+    try {
+      promise = pool.post(wrap(c.input), { kernel });
+    } catch (err) {
+      stats.threw++;
+      if (wanted === undefined) fail(`case ${id}: threw ${err.code} for a valid input: ${err.message}`);
+      else if (err.code !== wanted || !(err instanceof TypeError)) fail(`case ${id}: threw ${err.name} ${err.code}, wanted TypeError ${wanted}`);
+      continue;
+    }
+    if (wanted !== undefined) fail(`case ${id}: accepted an input with an invalid part (${wanted})`);
+    for (const g of c.getters) if (g.calls !== 1) fail(`case ${id}: a getter ran ${g.calls} times during post()`);
+    const digest = crypto.createHash(kernel);
+    for (const p of c.parts) digest.update(p.bytes);
+    const want = digest.digest('hex');
+    c.after();
+    const settled = promise.then(
+      ({ result }) => {
+        stats.resolved++;
+        if (result !== want) fail(`case ${id}: digest ${result}, wanted ${want}`);
+      },
+      (err) => fail(`case ${id}: rejected with ${err.code}: ${err.message}`),
+    );
+    inflight.add(settled);
+    settled.then(() => inflight.delete(settled));
+    for (const g of c.getters) if (g.calls !== 1) fail(`case ${id}: a getter ran ${g.calls} times`);
+    if (chance(0.02)) gc();
+    if (inflight.size >= 64) await Promise.race(inflight);
+  }
+  await Promise.all(inflight);
+  gc();
+  for (const { pool } of pools) await pool.close();
+  console.log(`input fuzz: ${stats.cases} cases, ${stats.resolved} resolved, ${stats.threw} threw; seed ${SEED}`);
+  if (failures.length > 0) {
+    console.error(failures.join('\n'));
+    console.error(`reproduce: node __test__/fuzz/input.js --seed ${SEED} --seconds ${SECONDS}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,146 @@
+'use strict';
+// What a post reads, decided when post() is called.
+//
+// Rust threads read a task's binaries in place, long after post() returned,
+// so the caller's objects must not be consulted again: `snapshot` reads an
+// Array of binaries exactly once (element getters run once, holes and
+// non-binaries throw) into an Array of our own that the pool keeps
+// reachable until the task settles, so nothing the caller does to its array
+// afterwards changes what is hashed or frees what is read. `readableBytes`
+// then checks, with the engine's own getters (an own `byteLength` property
+// on a Buffer cannot lie to it), that every binary can be read in place:
+// not detached, not out of bounds, not backed by a resizable ArrayBuffer.
+//
+// Every function and getter used here is captured when this module loads,
+// so code that later replaces `ArrayBuffer.isView`, `Array.isArray` or a
+// prototype getter cannot change what is checked.
+
+const { types } = require('node:util');
+const { invalidArgType, invalidArgValue, invalidState, describe } = require('./errors');
+
+const { isAnyArrayBuffer, isSharedArrayBuffer, isProxy } = types;
+const isView = ArrayBuffer.isView;
+const isArray = Array.isArray;
+const getPrototypeOf = Reflect.getPrototypeOf;
+const uncurryThis = (fn) => (fn === undefined ? undefined : Function.prototype.call.bind(fn));
+const getter = (proto, key) => uncurryThis(Reflect.getOwnPropertyDescriptor(proto, key)?.get);
+
+const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
+/** The TypedArray's type name, `undefined` for anything that is not a TypedArray. */
+const typedArrayTag = getter(TypedArrayPrototype, Symbol.toStringTag);
+const typedArrayBuffer = getter(TypedArrayPrototype, 'buffer');
+const typedArrayByteLength = getter(TypedArrayPrototype, 'byteLength');
+const dataViewBuffer = getter(DataView.prototype, 'buffer');
+const dataViewByteLength = getter(DataView.prototype, 'byteLength');
+const arrayBufferByteLength = getter(ArrayBuffer.prototype, 'byteLength');
+// Missing on older engines (resizable buffers came with V8 11.1, `detached`
+// with 11.4): there, no ArrayBuffer is resizable and detachment is found
+// the old way.
+const arrayBufferResizable = getter(ArrayBuffer.prototype, 'resizable');
+const arrayBufferDetached = getter(ArrayBuffer.prototype, 'detached');
+const SharedArrayBufferPrototype = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer.prototype : null;
+
+const BINARY = 'a Buffer, TypedArray, DataView, ArrayBuffer or SharedArrayBuffer';
+const BINARY_TYPES = `${BINARY}, or an Array of those`;
+
+/** How a rejected value is described; a Proxy says so (and what to pass instead). */
+function received(value) {
+  return isProxy(value) ? 'a Proxy (binaries are read in place, not through a Proxy: pass its target)' : describe(value);
+}
+
+/** A binary as it will be handed to native code (a SharedArrayBuffer through a view of it). */
+function asReadable(value) {
+  return isSharedArrayBuffer(value) ? new Uint8Array(value) : value;
+}
+
+/**
+ * What a post reads: `value` itself if it is one binary, or a new Array with
+ * each element of the Array `value` read exactly once. Throws
+ * `ERR_INVALID_ARG_TYPE` for anything else (a Proxy included).
+ */
+function snapshot(value, name) {
+  if (isView(value)) return value;
+  if (isAnyArrayBuffer(value)) return asReadable(value);
+  if (!isArray(value) || isProxy(value)) throw invalidArgType(name, BINARY_TYPES, value, received(value));
+  const length = value.length;
+  const parts = new Array(length);
+  for (let i = 0; i < length; i++) {
+    const part = value[i];
+    if (isView(part)) parts[i] = part;
+    else if (isAnyArrayBuffer(part)) parts[i] = asReadable(part);
+    else throw invalidArgType(`${name}[${i}]`, BINARY, part, received(part));
+  }
+  return parts;
+}
+
+/** True if `value` is something `snapshot` accepts at the top level. */
+function isBinaryInput(value) {
+  return isView(value) || isAnyArrayBuffer(value) || isArray(value);
+}
+
+/** Resizable non-shared memory can shrink under a running task. */
+function isResizable(buffer) {
+  if (arrayBufferResizable === undefined || getPrototypeOf(buffer) === SharedArrayBufferPrototype) return false;
+  try {
+    return arrayBufferResizable(buffer);
+  } catch {
+    return false; // a SharedArrayBuffer with a replaced prototype: it can only grow
+  }
+}
+
+function isDetached(buffer) {
+  if (isSharedArrayBuffer(buffer)) return false;
+  if (arrayBufferDetached !== undefined) return arrayBufferDetached(buffer);
+  if (arrayBufferByteLength(buffer) !== 0) return false;
+  try {
+    new Uint8Array(buffer); // eslint-disable-line no-new
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+const DETACHED = 'is backed by a detached ArrayBuffer (transferred or detached before the post), so there is nothing to read';
+const RESIZABLE =
+  'is backed by a resizable ArrayBuffer, which could shrink while a thread reads it: ' +
+  'pass a copy (Buffer.from(view)) or a fixed-length ArrayBuffer';
+
+function checkBacking(buffer, where) {
+  if (isResizable(buffer)) throw invalidArgValue(where, RESIZABLE);
+}
+
+/** Byte length of one binary of a snapshot, after checking it can be read in place. */
+function readableLength(value, where) {
+  if (typedArrayTag(value) !== undefined) {
+    const buffer = typedArrayBuffer(value);
+    checkBacking(buffer, where);
+    const length = typedArrayByteLength(value);
+    if (length === 0 && isDetached(buffer)) throw invalidState(where, DETACHED);
+    return length;
+  }
+  if (isView(value)) {
+    const buffer = dataViewBuffer(value);
+    checkBacking(buffer, where);
+    if (isDetached(buffer)) throw invalidState(where, DETACHED);
+    return dataViewByteLength(value);
+  }
+  // An ArrayBuffer (snapshot wrapped SharedArrayBuffers in a view).
+  checkBacking(value, where);
+  const length = arrayBufferByteLength(value);
+  if (length === 0 && isDetached(value)) throw invalidState(where, DETACHED);
+  return length;
+}
+
+/**
+ * Total byte length of a snapshot, read with the engine's own getters.
+ * Throws `ERR_INVALID_STATE` (TypeError) for a detached binary and
+ * `ERR_INVALID_ARG_VALUE` for one over a resizable ArrayBuffer.
+ */
+function readableBytes(data, name) {
+  if (!isArray(data)) return readableLength(data, name);
+  let total = 0;
+  for (let i = 0; i < data.length; i++) total += readableLength(data[i], `${name}[${i}]`);
+  return total;
+}
+
+module.exports = { snapshot, readableBytes, isBinaryInput, received, BINARY_TYPES };

@@ -1,0 +1,165 @@
+'use strict';
+// Every error tidepool throws, rejects with or emits, built the way Node
+// builds its own: the right class, a `code`, and a message that names the
+// argument and shows what was received.
+
+function makeError(Ctor, code, message, props) {
+  const err = new Ctor(message);
+  err.code = code;
+  if (props !== undefined) Object.assign(err, props);
+  return err;
+}
+
+/** A short description of a received value, as Node's argument errors give it. */
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`;
+  if (typeof value === 'object') {
+    let name;
+    try {
+      // A getter or a Proxy trap may throw: the description must not.
+      name = value.constructor && value.constructor.name;
+    } catch {
+      name = undefined;
+    }
+    return typeof name === 'string' && name !== '' ? `an instance of ${name}` : 'an object';
+  }
+  let shown = String(value);
+  if (shown.length > 28) shown = `${shown.slice(0, 25)}...`;
+  if (typeof value === 'string') shown = `'${shown}'`;
+  return `type ${typeof value} (${shown})`;
+}
+
+function invalidArgType(name, expected, actual, received = describe(actual)) {
+  return makeError(TypeError, 'ERR_INVALID_ARG_TYPE', `The "${name}" argument must be ${expected}. Received ${received}`);
+}
+
+function invalidArgValue(name, reason) {
+  return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The argument '${name}' ${reason}`);
+}
+
+/** A binary whose memory cannot be read: detached, or out of bounds of its ArrayBuffer. */
+function invalidState(name, reason) {
+  return makeError(TypeError, 'ERR_INVALID_STATE', `Invalid state: "${name}" ${reason}`);
+}
+
+function outOfRange(name, range, actual) {
+  return makeError(
+    RangeError,
+    'ERR_OUT_OF_RANGE',
+    `The value of "${name}" is out of range. It must be ${range}. Received ${String(actual)}`,
+  );
+}
+
+/** An option name the function does not know (a typo must not pass unnoticed). */
+function unknownOption(where, key, known, hint) {
+  const suggestion = closest(key, known);
+  let message = `The property '${where}.${key}' is not a known option`;
+  if (hint !== undefined) message += `: ${hint}`;
+  else if (suggestion !== undefined) message += `. Did you mean '${suggestion}'?`;
+  message += ` Known options: ${known.join(', ')}`;
+  return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', message);
+}
+
+/** The known name nearest to `key` (edit distance at most 2), if any. */
+function closest(key, known) {
+  let best;
+  let bestDistance = 3;
+  for (const name of known) {
+    const d = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (d < bestDistance) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a, b) {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+function closedError() {
+  return makeError(Error, 'ERR_TIDEPOOL_CLOSED', 'The pool is closed and accepts no new tasks');
+}
+
+/** Node's convention for aborted operations (as fs, timers/promises, events.once). */
+function abortError(reason) {
+  const err = new Error('The operation was aborted', { cause: reason });
+  err.name = 'AbortError';
+  err.code = 'ABORT_ERR';
+  return err;
+}
+
+function queueFullError() {
+  return makeError(Error, 'ERR_TIDEPOOL_QUEUE_FULL', 'The queue is full (maxQueue tasks are waiting)');
+}
+
+function droppedError() {
+  return makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one');
+}
+
+// Native error codes (0 = success); see crates/core/src/task.rs.
+const CODE_PANIC = 1;
+const CODE_CANCELLED = 2;
+const CODE_INVALID_INPUT = 3;
+const CODE_EXPIRED = 4;
+const CODE_TIMED_OUT = 5;
+
+function taskError(code, detail, destroyed) {
+  switch (code) {
+    case CODE_PANIC:
+      return makeError(Error, 'ERR_TIDEPOOL_PANIC', `The kernel panicked: ${detail}`);
+    case CODE_CANCELLED:
+      return destroyed
+        ? makeError(Error, 'ERR_TIDEPOOL_DESTROYED', 'The pool was destroyed before the task finished')
+        : makeError(Error, 'ERR_TIDEPOOL_CANCELLED', 'The task was cancelled');
+    case CODE_INVALID_INPUT:
+      return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
+    case CODE_TIMED_OUT:
+      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task ran longer than its timeoutMs and was stopped');
+    case CODE_EXPIRED:
+      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
+    default:
+      return makeError(Error, 'ERR_TIDEPOOL_INTERNAL', `Unknown native error code ${code}: ${detail}`);
+  }
+}
+
+function rethrow(err) {
+  throw err;
+}
+
+/**
+ * Surfaces each of `errors` (exceptions thrown by user listeners) as its own
+ * uncaught exception, after the current batch has settled, as an
+ * EventEmitter would have thrown each of them.
+ */
+function throwLater(errors) {
+  for (let i = 0; i < errors.length; i++) process.nextTick(rethrow, errors[i]);
+}
+
+module.exports = {
+  CODE_CANCELLED,
+  makeError,
+  describe,
+  invalidArgType,
+  invalidArgValue,
+  invalidState,
+  outOfRange,
+  unknownOption,
+  closedError,
+  abortError,
+  queueFullError,
+  droppedError,
+  taskError,
+  throwLater,
+};

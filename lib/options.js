@@ -1,0 +1,172 @@
+'use strict';
+// Validation of the options of `new Pool()`, `post()` and `stats()`: every
+// value checked for type and range, defaults filled in, and every unknown
+// name refused. A misspelt option that is silently ignored is worse than an
+// error: `post(b, { kernal: 'md5' })` would hash with SHA-256 and say
+// nothing.
+
+const { invalidArgType, outOfRange, makeError, unknownOption } = require('./errors');
+
+const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
+const SCALE_RULES = Object.freeze(['queue-age', 'backlog']);
+const QUEUE_FULL_POLICIES = Object.freeze(['reject', 'drop-oldest', 'wait']);
+const MAX_THREADS_LIMIT = 1024;
+
+const POOL_OPTIONS = Object.freeze([
+  'kernel',
+  'encoding',
+  'select',
+  'minThreads',
+  'maxThreads',
+  'spawnDelayMs',
+  'idleTimeoutMs',
+  'checkIntervalMs',
+  'scaleRule',
+  'maxQueue',
+  'queueFull',
+  'maxQueueAgeMs',
+  'maxInputBytes',
+  'niceIncrement',
+]);
+const POST_OPTIONS = Object.freeze(['kernel', 'signal', 'timeoutMs']);
+const STATS_OPTIONS = Object.freeze(['reset']);
+
+/** Why a pool option is refused by `post()`, when it is one. */
+function postHint(key) {
+  if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of post()`;
+  return undefined;
+}
+
+/**
+ * Throws `ERR_INVALID_ARG_VALUE` for the first enumerable name of `options`
+ * (own or inherited, as reading an option would find it) not in `known`.
+ * Symbol keys are not options and are not looked at.
+ */
+function checkKeys(options, known, where, hint) {
+  for (const key in options) {
+    if (!known.includes(key)) throw unknownOption(where, key, known, hint === undefined ? undefined : hint(key));
+  }
+}
+
+/** `post()`'s options: called per post, so a switch rather than a list search. */
+function checkPostKeys(options) {
+  for (const key in options) {
+    switch (key) {
+      case 'kernel':
+      case 'signal':
+      case 'timeoutMs':
+        break;
+      default:
+        throw unknownOption('options', key, POST_OPTIONS, postHint(key));
+    }
+  }
+}
+
+function integerOption(options, name, min, max, fallback) {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw outOfRange(`options.${name}`, `an integer >= ${min} and <= ${max}`, value);
+  }
+  return value;
+}
+
+function msOption(options, name, min, fallback) {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
+  if (!Number.isFinite(value) || value < min || value > 2 ** 31) {
+    throw outOfRange(`options.${name}`, `a finite number >= ${min} and <= 2^31`, value);
+  }
+  return value;
+}
+
+/**
+ * A limit that may be `Infinity` (the default: no limit). `min` is
+ * inclusive unless `above` is set, then the value must exceed it.
+ */
+function limitOption(options, name, min, max, { integer = false, above = false } = {}) {
+  const value = options[name];
+  if (value === undefined || value === Infinity) return Infinity;
+  if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
+  const low = above ? value <= min : value < min;
+  if (Number.isNaN(value) || low || value > max || (integer && !Number.isInteger(value))) {
+    const kind = integer ? 'an integer' : 'a number';
+    throw outOfRange(`options.${name}`, `${kind} ${above ? '>' : '>='} ${min} and <= ${max}, or Infinity`, value);
+  }
+  return value;
+}
+
+/** A string option that must be one of `values`. */
+function oneOfOption(options, name, values, fallback) {
+  const value = options[name] === undefined ? fallback : options[name];
+  if (values.includes(value)) return value;
+  if (typeof value !== 'string') throw invalidArgType(`options.${name}`, 'of type string', value);
+  throw makeError(
+    TypeError,
+    'ERR_INVALID_ARG_VALUE',
+    `The property 'options.${name}' must be one of: ${values.map((e) => `'${e}'`).join(', ')}. Received '${value}'`,
+  );
+}
+
+/**
+ * Checks `new Pool(options)` and fills in the defaults. `kernelId(name,
+ * argName)` resolves a kernel name; `testKeys` lists symbol keys passed on
+ * to the native options (test hooks).
+ */
+function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
+  if (options === undefined) options = {};
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  checkKeys(options, POOL_OPTIONS, 'options');
+  const kernel = kernelId(options.kernel === undefined ? defaults.kernel : options.kernel, 'options.kernel');
+  const encoding = oneOfOption(options, 'encoding', ENCODINGS, defaults.encoding);
+  const select = options.select;
+  if (select !== undefined && typeof select !== 'function') {
+    throw invalidArgType('options.select', 'of type function', select);
+  }
+  const scaleRule = oneOfOption(options, 'scaleRule', SCALE_RULES, defaults.scaleRule);
+  const maxThreads = integerOption(options, 'maxThreads', 1, MAX_THREADS_LIMIT, defaults.maxThreads);
+  const minThreads = integerOption(options, 'minThreads', 0, maxThreads, Math.min(defaults.minThreads, maxThreads));
+  const maxQueue = limitOption(options, 'maxQueue', 1, 0xffffffff, { integer: true });
+  // 0 would expire every task (each waits a little), so it must be above 0.
+  const maxQueueAgeMs = limitOption(options, 'maxQueueAgeMs', 0, 2 ** 31, { above: true });
+  return {
+    kernel,
+    encoding,
+    select,
+    maxQueue,
+    queueFull: oneOfOption(options, 'queueFull', QUEUE_FULL_POLICIES, defaults.queueFull),
+    maxInputBytes: limitOption(options, 'maxInputBytes', 0, Number.MAX_SAFE_INTEGER, { integer: true }),
+    native: {
+      minThreads,
+      maxThreads,
+      spawnDelayMs: msOption(options, 'spawnDelayMs', 0, defaults.spawnDelayMs),
+      idleTimeoutMs: msOption(options, 'idleTimeoutMs', 0, defaults.idleTimeoutMs),
+      checkIntervalMs: msOption(options, 'checkIntervalMs', 0.01, defaults.checkIntervalMs),
+      scaleRule,
+      maxQueue: maxQueue === Infinity ? undefined : maxQueue,
+      maxQueueAgeMs: maxQueueAgeMs === Infinity ? undefined : maxQueueAgeMs,
+      niceIncrement: integerOption(options, 'niceIncrement', 0, 19, defaults.niceIncrement),
+      failSpawnsAfter: options[failSpawnsAfterKey],
+    },
+  };
+}
+
+/** `stats(options)`: whether to reset the latency histograms. */
+function resolveStatsOptions(options) {
+  if (options === undefined) return false;
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  checkKeys(options, STATS_OPTIONS, 'options');
+  if (options.reset !== undefined && typeof options.reset !== 'boolean') {
+    throw invalidArgType('options.reset', 'of type boolean', options.reset);
+  }
+  return options.reset === true;
+}
+
+module.exports = {
+  ENCODINGS,
+  checkPostKeys,
+  resolvePoolOptions,
+  resolveStatsOptions,
+};
