@@ -144,3 +144,34 @@ test("destroy() emits 'error' for every postMessage still waiting for room", asy
   }
   assert.equal(pool.stats().pending, 0);
 });
+
+test("a thread taking a task from a full queue lets a waiting post in without waiting for a result", async () => {
+  // Core thread busy for long; the extra thread (kept from a warm-up) takes
+  // a queued long task after spawnDelayMs: the queue then has room although
+  // no task has finished yet, and the waiting post must get in.
+  const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 2, idleTimeoutMs: 60_000, maxQueue: 2, queueFull: 'wait' });
+  try {
+    await Promise.all(Array.from({ length: 6 }, () => pool.post(micros(20_000))));
+    assert.equal(pool.stats().threads, 2, 'warm-up started the extra thread');
+    const completed = pool.stats().completed;
+    const long = [pool.post(micros(600_000))];
+    while (pool.stats().busyThreads === 0) await tick();
+    long.push(pool.post(micros(600_000)), pool.post(micros(600_000))); // the queue is full
+    const waiting = pool.post(micros(1000));
+    assert.equal(pool.needsDrain, true);
+    const deadline = Date.now() + 400;
+    while (pool.stats().queued !== 2 && Date.now() < deadline) await tick();
+    const s = pool.stats();
+    assert.equal(s.busyThreads, 2);
+    assert.equal(s.queued, 2, 'the waiting post is in the queue');
+    assert.equal(s.completed, completed, 'before any task finished');
+    await Promise.all([...long, waiting]);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('maxQueueAgeMs must be above 0 (0 would expire every task)', () => {
+  assert.throws(() => new Pool({ maxQueueAgeMs: 0 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+  return new Pool({ maxQueueAgeMs: 0.5 }).close();
+});

@@ -190,3 +190,75 @@ test('destroy() and close() racing with posts and aborts leave no promise unsett
     assert.equal(pool.stats().threads, 0, end);
   }
 });
+
+test('one abort cancels every queued task of its signal in one pass, all with the same AbortError', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    const stopBlocker = new AbortController();
+    const blocker = settle(pool.post(micros(10_000_000), { signal: stopBlocker.signal }));
+    while (pool.stats().busyThreads === 0) await tick();
+    const ac = new AbortController();
+    const n = 20_000;
+    const tasks = Array.from({ length: n }, () => settle(pool.post(micros(1), { signal: ac.signal })));
+    const other = pool.post(micros(1)); // no signal: untouched
+    assert.equal(pool.stats().queued, n + 1);
+    ac.abort('enough');
+    assert.equal(pool.stats().queued, 1, 'removed from the queue at once');
+    assert.equal(pool.stats().pending, 2);
+    const outcomes = await Promise.all(tasks);
+    const first = outcomes[0].reason;
+    assert.ok(isAbortError(first, 'enough'));
+    for (const o of outcomes) assert.equal(o.reason, first, 'one error object per abort');
+    stopBlocker.abort();
+    await Promise.all([blocker, other]);
+    assert.equal(pool.stats().failed, n + 1);
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("posts waiting for room (queueFull 'wait') with one signal share one abort listener", async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 1, queueFull: 'wait' });
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    const running = pool.post(micros(30_000));
+    while (pool.stats().busyThreads === 0) await tick();
+    const ac = new AbortController();
+    const posts = Array.from({ length: 500 }, () => settle(pool.post(micros(1), { signal: ac.signal })));
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+    const outcomes = await Promise.all(posts);
+    await running;
+    assert.ok(outcomes.every((o) => o.status === 'fulfilled'));
+    await tick();
+    assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning'), []);
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+  } finally {
+    process.off('warning', onWarning);
+    await pool.close();
+  }
+});
+
+test("aborting a queued task lets the next waiting post (queueFull 'wait') in at once, and 'drain' follows", async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 2, queueFull: 'wait' });
+  try {
+    const running = pool.post(micros(200_000));
+    while (pool.stats().busyThreads === 0) await tick();
+    const ac = new AbortController();
+    const queued = [settle(pool.post(micros(1000), { signal: ac.signal })), settle(pool.post(micros(1000), { signal: ac.signal }))];
+    const waiting = pool.post(micros(1000));
+    assert.equal(pool.needsDrain, true);
+    let drained = false;
+    pool.once('drain', () => (drained = true));
+    ac.abort();
+    assert.equal(pool.stats().queued, 1, 'the waiting post took a freed place');
+    assert.equal(drained, true, 'and the queue has room again');
+    assert.equal(pool.needsDrain, false);
+    for (const o of await Promise.all(queued)) assert.ok(isAbortError(o.reason));
+    await Promise.all([running, waiting]);
+  } finally {
+    await pool.close();
+  }
+});

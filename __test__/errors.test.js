@@ -140,3 +140,43 @@ test('a thread the OS refuses to start: spawnError event, stats, and the pool wo
 test('no core thread can start: the constructor throws ERR_TIDEPOOL_SPAWN_FAILED', () => {
   throwsCode(() => new Pool({ [kFailSpawnsAfter]: 0 }), Error, 'ERR_TIDEPOOL_SPAWN_FAILED');
 });
+
+test('unknown option names throw ERR_INVALID_ARG_VALUE naming the option', async () => {
+  throwsCode(() => new Pool({ kernal: 'md5' }), TypeError, 'ERR_INVALID_ARG_VALUE');
+  assert.throws(() => new Pool({ kernal: 'md5' }), /'options\.kernal'.*Did you mean 'kernel'\?/);
+  assert.throws(() => new Pool({ maxThread: 2 }), /Did you mean 'maxThreads'\?/);
+  throwsCode(() => new Pool({ kernel: 'md5', timeoutMs: 5 }), TypeError, 'ERR_INVALID_ARG_VALUE');
+  const pool = new Pool();
+  try {
+    assert.throws(() => pool.post(Buffer.alloc(1), { encoding: 'hex' }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /'encoding' is an option of new Pool\(\), not of post\(\)/,
+    });
+    throwsCode(() => pool.post(Buffer.alloc(1), { key: Buffer.alloc(32) }), TypeError, 'ERR_INVALID_ARG_VALUE');
+    throwsCode(() => pool.post(Buffer.alloc(1), { kernel: 'md5', singal: null }), TypeError, 'ERR_INVALID_ARG_VALUE');
+    throwsCode(() => pool.stats({ rest: true }), TypeError, 'ERR_INVALID_ARG_VALUE');
+    // Inherited enumerable names count too (they would be read as options).
+    throwsCode(() => pool.post(Buffer.alloc(1), Object.create({ kernal: 'md5' })), TypeError, 'ERR_INVALID_ARG_VALUE');
+    // Symbol keys are not options.
+    await pool.post(Buffer.alloc(1), { [Symbol('meta')]: 1 });
+    assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('every exception thrown by a listener surfaces as an uncaught exception; every task is delivered', () => {
+  const { spawnSync } = require('node:child_process');
+  const code = `
+    const { Pool } = require('.');
+    let uncaught = 0, delivered = 0;
+    process.on('uncaughtException', () => uncaught++);
+    const pool = new Pool({ maxThreads: 1 });
+    pool.on('message', () => { delivered++; throw new Error('listener'); });
+    for (let i = 0; i < 100; i++) pool.postMessage(Buffer.from([i]));
+    setTimeout(async () => { await pool.close(); console.log(JSON.stringify({ uncaught, delivered })); }, 300);
+  `;
+  const r = spawnSync(process.execPath, ['-e', code], { cwd: require('node:path').join(__dirname, '..'), encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { uncaught: 100, delivered: 100 });
+});
