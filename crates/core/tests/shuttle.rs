@@ -47,9 +47,12 @@ fn task(slot: u32) -> Task {
 fn collect(pool: &Pool, n: usize) -> Vec<Completion> {
     let mut all = Vec::new();
     let mut buf = Vec::new();
+    let mut looks = 0;
     while all.len() < n {
         pool.drain(&mut buf);
         all.append(&mut buf);
+        looks += 1;
+        assert!(looks < 100_000, "a task was stranded: {} of {n} completed", all.len());
         shuttle::thread::yield_now();
     }
     let slots: HashSet<u32> = all.iter().map(|c| c.slot).collect();
@@ -170,6 +173,96 @@ fn cancel_racing_with_a_worker_taking_the_task_settles_each_once() {
             let mut rest = Vec::new();
             pool.drain(&mut rest);
             assert!(rest.is_empty(), "more completions than tasks");
+        },
+        ITERATIONS,
+    );
+}
+
+#[test]
+fn cancel_of_many_racing_with_workers_settles_each_once() {
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            let pool = Pool::new(config(1, 2, Duration::from_secs(60)), waker).unwrap();
+            let flags: Vec<_> = (0..6).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).collect();
+            for slot in 0..6u32 {
+                let mut t = task(slot);
+                t.cancel = Some(flags[slot as usize].clone());
+                pool.submit(t).unwrap();
+            }
+            shuttle::thread::yield_now();
+            // What the binding's cancel(slots) does when one signal fires:
+            // remove those still queued in one pass, raise the others' flags.
+            let wanted = [0u32, 2, 3, 5];
+            let removed: HashSet<u32> = pool.remove_queued_many(&wanted).into_iter().collect();
+            for slot in wanted {
+                if !removed.contains(&slot) {
+                    flags[slot as usize].store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            let done = collect(&pool, 6 - removed.len());
+            for c in &done {
+                assert!(!removed.contains(&c.slot), "a removed task still completed");
+            }
+            pool.close();
+            pool.join();
+            let mut rest = Vec::new();
+            pool.drain(&mut rest);
+            assert!(rest.is_empty(), "more completions than tasks");
+        },
+        ITERATIONS,
+    );
+}
+
+#[test]
+fn without_core_threads_a_parked_extra_takes_a_lone_task() {
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            // minThreads 0: the only threads are extras, spawned under load.
+            let pool = Pool::new(config(0, 2, Duration::from_secs(60)), waker).unwrap();
+            pool.submit(task(0)).unwrap();
+            collect(&pool, 1);
+            // Let the thread park, then post one task alone.
+            for _ in 0..4 {
+                shuttle::thread::yield_now();
+            }
+            pool.submit(task(1)).unwrap();
+            collect(&pool, 1);
+            pool.close();
+            pool.join();
+            assert!(pool.is_terminated());
+        },
+        ITERATIONS,
+    );
+}
+
+#[test]
+fn room_freed_in_a_full_queue_is_never_lost() {
+    shuttle::check_random(
+        || {
+            let (waker, wakes) = counting_waker();
+            let mut cfg = config(1, 1, Duration::from_secs(60));
+            // One place: the thread always takes its task from a full queue.
+            cfg.max_queue = 1;
+            let pool = Pool::new(cfg, waker).unwrap();
+            pool.submit(task(0)).unwrap();
+            // The consumer: drain, then read the room flag (as the binding does).
+            let mut room = false;
+            let mut done = Vec::new();
+            let mut buf = Vec::new();
+            let mut looks = 0;
+            while done.is_empty() || !room {
+                pool.drain(&mut buf);
+                room |= pool.take_room_freed();
+                done.append(&mut buf);
+                looks += 1;
+                assert!(looks < 100_000, "room freed but never seen (done {})", done.len());
+                shuttle::thread::yield_now();
+            }
+            assert!(wakes.load(Ordering::SeqCst) >= 1);
+            pool.close();
+            pool.join();
         },
         ITERATIONS,
     );
