@@ -48,7 +48,10 @@ declare namespace tidepool {
    */
   export type DefaultMessage = BinaryInput | { readonly data: BinaryInput };
 
-  /** Options of `new Pool(options)`. Every option is optional. */
+  /**
+   * Options of `new Pool(options)`. Every option is optional; an unknown name
+   * throws `ERR_INVALID_ARG_VALUE`.
+   */
   export interface PoolOptions<E extends Encoding = Encoding, T = DefaultMessage> {
     /**
      * The kernel `post()` and `postMessage()` run unless `post()` names another.
@@ -74,7 +77,9 @@ declare namespace tidepool {
     select?: (message: T) => BinaryInput;
     /**
      * Core threads: started by the constructor and never retired. An integer
-     * from 0 to `maxThreads`.
+     * from 0 to `maxThreads`. With 0, no thread runs while the pool is idle;
+     * the first task starts one after `spawnDelayMs`, and idle threads then
+     * take tasks at once.
      * @default 1
      */
     minThreads?: number;
@@ -125,8 +130,8 @@ declare namespace tidepool {
      */
     queueFull?: QueueFullPolicy;
     /**
-     * A task that waited longer than this (ms) when a thread takes it rejects
-     * with `ERR_TIDEPOOL_TIMEOUT` instead of running late.
+     * A task that waited longer than this (ms, a number above 0) when a thread
+     * takes it rejects with `ERR_TIDEPOOL_TIMEOUT` instead of running late.
      * @default Infinity
      */
     maxQueueAgeMs?: number;
@@ -151,7 +156,7 @@ declare namespace tidepool {
   /** The autoscaling spawn tests; see {@link PoolOptions.scaleRule}. */
   export type ScaleRule = 'queue-age' | 'backlog';
 
-  /** Options of {@link Pool.post}. */
+  /** Options of {@link Pool.post}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
   export interface PostOptions {
     /** Run this kernel instead of the pool's `kernel` option for this task. */
     kernel?: KernelName;
@@ -159,7 +164,8 @@ declare namespace tidepool {
      * Cancels the task: a queued task leaves the queue and rejects at once, a
      * running one stops at its next 256 KiB chunk (the thread stays in the
      * pool); either way with an `AbortError` (`name: 'AbortError'`,
-     * `code: 'ABORT_ERR'`, `cause`: the signal's reason). An already-aborted
+     * `code: 'ABORT_ERR'`, `cause`: the signal's reason), one error object
+     * shared by every task the abort cancels. An already-aborted
      * signal throws synchronously. `AbortSignal.timeout(ms)` gives a deadline
      * counted from the post.
      */
@@ -255,8 +261,9 @@ declare namespace tidepool {
 
   /**
    * The events of a `Pool<E, T>` and their listener arguments.
-   * Listeners run on the JavaScript thread; an exception thrown by one is
-   * re-thrown as an uncaught exception once the current batch has settled.
+   * Listeners run on the JavaScript thread; every exception thrown by one is
+   * re-thrown as an uncaught exception (each on its own) once the current
+   * batch has settled.
    */
   export interface PoolEvents<E extends Encoding = 'buffer', T = DefaultMessage> {
     /** Emitted once, on the tick after construction. */
@@ -295,7 +302,10 @@ declare namespace tidepool {
    *
    * - `ERR_INVALID_ARG_TYPE` (TypeError): an argument or option has the wrong
    *   type, e.g. a message that is not (and does not select) a binary.
-   * - `ERR_INVALID_ARG_VALUE` (TypeError): `options.encoding` or `options.scaleRule` is not one of its values.
+   * - `ERR_INVALID_ARG_VALUE` (TypeError): an unknown option name;
+   *   `options.encoding`, `options.scaleRule` or `options.queueFull` is not
+   *   one of its values; a binary over a resizable `ArrayBuffer`.
+   * - `ERR_INVALID_STATE` (TypeError): a binary over a detached `ArrayBuffer`.
    * - `ERR_OUT_OF_RANGE` (RangeError): a numeric option or `micros()` argument
    *   is out of range, or the input of `spin`/`sleep` is shorter than 4 bytes.
    * - `ERR_TIDEPOOL_UNKNOWN_KERNEL` (TypeError): no kernel has that name.
@@ -317,6 +327,7 @@ declare namespace tidepool {
   export type TidepoolErrorCode =
     | 'ERR_INVALID_ARG_TYPE'
     | 'ERR_INVALID_ARG_VALUE'
+    | 'ERR_INVALID_STATE'
     | 'ERR_OUT_OF_RANGE'
     | 'ERR_TIDEPOOL_UNKNOWN_KERNEL'
     | 'ERR_TIDEPOOL_CLOSED'
@@ -369,16 +380,25 @@ declare namespace tidepool {
      * Runs the pool's kernel (or `options.kernel`) over the message's binary
      * (see the `select` option) on a pool thread.
      *
-     * Buffer contract: the binary is read in place by Rust threads, not copied.
-     * Do not mutate, transfer or detach it (nor resize its ArrayBuffer) until the
-     * returned promise settles, exactly as with `fs.write`.
+     * What is read is decided now: `select` runs once, an Array of binaries
+     * is read once (each element exactly once) into a snapshot the pool
+     * keeps alive until the task settles, so the caller may clear or reuse
+     * its Array at once. Binaries over a detached ArrayBuffer throw
+     * `ERR_INVALID_STATE`, over a resizable one `ERR_INVALID_ARG_VALUE`; a
+     * Proxy is not a binary.
+     *
+     * Buffer contract: the bytes are read in place by Rust threads, not
+     * copied. Do not modify them, nor transfer or detach their ArrayBuffer,
+     * until the returned promise settles, exactly as with `fs.write`.
      *
      * @returns A promise of `{ result, message }`, `message` being the very
      *   object posted. It rejects with `ERR_TIDEPOOL_CLOSED` if the pool is
      *   closed, and with a task error (`ERR_TIDEPOOL_PANIC`,
      *   `ERR_TIDEPOOL_DESTROYED`, ...) if the task fails.
      * @throws {TidepoolError} synchronously, for an invalid message or options
-     *   (`ERR_INVALID_ARG_TYPE`, `ERR_TIDEPOOL_UNKNOWN_KERNEL`, `ERR_OUT_OF_RANGE`).
+     *   (`ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`, `ERR_INVALID_STATE`,
+     *   `ERR_TIDEPOOL_UNKNOWN_KERNEL`, `ERR_OUT_OF_RANGE`), or an `AbortError`
+     *   for an already-aborted signal.
      */
     post<M extends T>(message: M, options?: PostOptions): Promise<PostResult<M, E>>;
 

@@ -186,3 +186,14 @@ void main;
   // @ts-expect-error a signal must be an AbortSignal
   void p.post(Buffer.alloc(1), { signal: 'stop' });
 }
+
+// Unknown option names are errors at run time (ERR_INVALID_ARG_VALUE) and at compile time.
+{
+  const p = new Pool();
+  // @ts-expect-error misspelt pool option
+  new Pool({ kernal: 'md5' });
+  // @ts-expect-error encoding is a pool option, not a post option
+  void p.post(Buffer.alloc(1), { encoding: 'hex' });
+  const code: tidepool.TidepoolErrorCode = 'ERR_INVALID_STATE';
+  void code;
+}
