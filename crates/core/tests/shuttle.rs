@@ -141,30 +141,29 @@ fn abort_racing_with_running_tasks_settles_each_once() {
     );
 }
 
-#[test]
-fn cancel_racing_with_a_worker_taking_the_task_settles_each_once() {
+/// Cancels `wanted` of `tasks` cancellable tasks while `max` threads run
+/// them, the way the binding does: `remove` takes those still queued out of
+/// the queue (and says which), the others get their flag raised. Every task
+/// must then complete exactly once, except the removed ones, which never do.
+fn cancel_scenario(max: usize, tasks: u32, wanted: &'static [u32], remove: fn(&Pool, &[u32]) -> Vec<u32>) {
     shuttle::check_random(
-        || {
+        move || {
             let (waker, _) = counting_waker();
-            let pool = Pool::new(config(1, 1, Duration::from_secs(60)), waker).unwrap();
-            let flags: Vec<_> = (0..4).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).collect();
-            for slot in 0..4u32 {
+            let pool = Pool::new(config(1, max, Duration::from_secs(60)), waker).unwrap();
+            let flags: Vec<_> = (0..tasks).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).collect();
+            for slot in 0..tasks {
                 let mut t = task(slot);
                 t.cancel = Some(flags[slot as usize].clone());
                 pool.submit(t).unwrap();
             }
             shuttle::thread::yield_now();
-            // What the binding's cancel(slot) does: remove if still queued,
-            // else raise the task's flag.
-            let mut removed = HashSet::new();
-            for slot in [1u32, 3] {
-                if pool.remove_queued(slot) {
-                    removed.insert(slot);
-                } else {
+            let removed: HashSet<u32> = remove(&pool, wanted).into_iter().collect();
+            for &slot in wanted {
+                if !removed.contains(&slot) {
                     flags[slot as usize].store(true, std::sync::atomic::Ordering::Relaxed);
                 }
             }
-            let done = collect(&pool, 4 - removed.len());
+            let done = collect(&pool, tasks as usize - removed.len());
             for c in &done {
                 assert!(!removed.contains(&c.slot), "a removed task still completed");
             }
@@ -179,39 +178,15 @@ fn cancel_racing_with_a_worker_taking_the_task_settles_each_once() {
 }
 
 #[test]
+fn cancel_racing_with_a_worker_taking_the_task_settles_each_once() {
+    // One task at a time, as for tasks of different signals.
+    cancel_scenario(1, 4, &[1, 3], |pool, wanted| wanted.iter().copied().filter(|&slot| pool.remove_queued(slot)).collect());
+}
+
+#[test]
 fn cancel_of_many_racing_with_workers_settles_each_once() {
-    shuttle::check_random(
-        || {
-            let (waker, _) = counting_waker();
-            let pool = Pool::new(config(1, 2, Duration::from_secs(60)), waker).unwrap();
-            let flags: Vec<_> = (0..6).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).collect();
-            for slot in 0..6u32 {
-                let mut t = task(slot);
-                t.cancel = Some(flags[slot as usize].clone());
-                pool.submit(t).unwrap();
-            }
-            shuttle::thread::yield_now();
-            // What the binding's cancel(slots) does when one signal fires:
-            // remove those still queued in one pass, raise the others' flags.
-            let wanted = [0u32, 2, 3, 5];
-            let removed: HashSet<u32> = pool.remove_queued_many(&wanted).into_iter().collect();
-            for slot in wanted {
-                if !removed.contains(&slot) {
-                    flags[slot as usize].store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
-            let done = collect(&pool, 6 - removed.len());
-            for c in &done {
-                assert!(!removed.contains(&c.slot), "a removed task still completed");
-            }
-            pool.close();
-            pool.join();
-            let mut rest = Vec::new();
-            pool.drain(&mut rest);
-            assert!(rest.is_empty(), "more completions than tasks");
-        },
-        ITERATIONS,
-    );
+    // All tasks of one signal in one pass.
+    cancel_scenario(2, 6, &[0, 2, 3, 5], |pool, wanted| pool.remove_queued_many(wanted));
 }
 
 #[test]
