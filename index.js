@@ -58,12 +58,30 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
  */
 const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
 
-// The engine's own listener methods: a signal's own (possibly replaced)
-// addEventListener / removeEventListener never run inside post() or while
-// a batch settles.
-const addListener = Function.prototype.call.bind(EventTarget.prototype.addEventListener);
-const removeListener = Function.prototype.call.bind(EventTarget.prototype.removeEventListener);
-const ONCE = Object.freeze({ once: true });
+// What is used of an AbortSignal, captured at load: a signal's own (or
+// replaced) `aborted`, `reason`, addEventListener and removeEventListener
+// are never called. Node's EventTarget methods still read the signal's
+// `constructor`, which a caller may have made a getter: they run in post()
+// before the input is checked, and their failures are contained.
+const uncurryThis = (fn) => Function.prototype.call.bind(fn);
+const addListener = uncurryThis(EventTarget.prototype.addEventListener);
+const removeListener = uncurryThis(EventTarget.prototype.removeEventListener);
+const signalAborted = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get);
+const signalReason = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'reason').get);
+/** Listener options without a prototype: no inherited getter is consulted. */
+const ONCE = Object.freeze({ __proto__: null, once: true });
+/** The Promise of this realm at load (a replaced global cannot break post()). */
+const NativePromise = Promise;
+
+/** Whether `signal` (a real AbortSignal, or throws ERR_INVALID_ARG_TYPE) has fired. */
+function isAborted(signal) {
+  try {
+    return signalAborted(signal);
+  } catch {
+    // Not an AbortSignal, whatever its prototype says.
+    throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+  }
+}
 
 function loadBinding() {
   const file = path.join(__dirname, 'tidepool.node');
@@ -200,7 +218,7 @@ class Pool extends EventEmitter {
     // The native side holds this callback only weakly while the pool is idle
     // (so an idle pool can be garbage-collected) and strongly while tasks are
     // pending; this field is what keeps it alive as long as the pool is.
-    this.#onBatchCallback = (count, events, terminated, queued) => this.#onBatch(count, events, terminated, queued);
+    this.#onBatchCallback = (count, events, terminated) => this.#onBatch(count, events, terminated);
     try {
       this.#native = new binding.NativePool(resolved.native, this.#onBatchCallback, this.#meta, this.#slab);
     } catch (err) {
@@ -230,7 +248,7 @@ class Pool extends EventEmitter {
       const name = options.kernel;
       if (name !== undefined) kernel = kernelId(name, 'options.kernel');
       signal = options.signal;
-      if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      if (signal !== undefined && (signal === null || typeof signal !== 'object')) {
         throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
       }
       timeoutMs = options.timeoutMs;
@@ -243,21 +261,37 @@ class Pool extends EventEmitter {
       }
     }
     const data = snapshot(this.#select(message), this.#inputName);
-    // An already-aborted signal is an early error: thrown, like bad arguments.
-    if (signal !== undefined && signal.aborted) throw abortError(signal.reason);
-    // One shared executor instead of a closure per task: less garbage. Made
-    // before the check below, so that no user code (a promise hook) runs
-    // between the check and the native side reading what was checked.
-    const promise = new Promise(captureResolvers);
-    const resolve = capturedResolve;
-    const reject = capturedReject;
-    this.#checkInput(data, kernel);
-    if (this.#closed) {
-      reject(closedError());
+    if (signal === undefined) {
+      // One shared executor instead of a closure per task: less garbage.
+      // Made before the check below, so that no user code (a promise hook)
+      // runs between the check and the native side reading what was checked.
+      const promise = new NativePromise(captureResolvers);
+      const resolve = capturedResolve;
+      const reject = capturedReject;
+      this.#checkInput(data, kernel);
+      if (this.#closed) reject(closedError());
+      else this.#enqueue(message, data, kernel, resolve, reject, undefined, timeoutMs, undefined);
       return promise;
     }
-    this.#enqueue(message, data, kernel, resolve, reject, signal, timeoutMs);
-    return promise;
+    // An already-aborted signal is an early error: thrown, like bad arguments.
+    if (isAborted(signal)) throw abortError(signalReason(signal));
+    // The signal's listener first (Node's EventTarget may run user code), then
+    // the check: nothing the caller does can come between it and the queue.
+    const watch = this.#watchOf(signal);
+    watch.pins++;
+    try {
+      const promise = new NativePromise(captureResolvers);
+      const resolve = capturedResolve;
+      const reject = capturedReject;
+      this.#checkInput(data, kernel);
+      if (this.#closed) reject(closedError());
+      else if (isAborted(signal)) reject(abortError(signalReason(signal))); // by a promise hook
+      else this.#enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
+      return promise;
+    } finally {
+      watch.pins--;
+      this.#releaseIfUnused(signal, watch);
+    }
   }
 
   /**
@@ -271,7 +305,7 @@ class Pool extends EventEmitter {
       process.nextTick(() => this.emit('error', closedError(), message));
       return;
     }
-    this.#enqueue(message, data, this.#kernel, null, null);
+    this.#enqueue(message, data, this.#kernel, null, null, undefined, undefined, undefined);
   }
 
   /**
@@ -375,18 +409,16 @@ class Pool extends EventEmitter {
 
   /**
    * Queues a task, applying the queueFull policy; `resolve === null` for
-   * postMessage. `signal` and `timeoutMs` are optional.
+   * postMessage. `signal`, its `watch` (pinned by the caller) and
+   * `timeoutMs` are optional. Runs no user code before the task is queued.
    */
-  #enqueue(message, data, kernel, resolve, reject, signal, timeoutMs) {
-    // The signal's listener first: if that fails, nothing has been queued.
-    const watch = signal === undefined ? undefined : this.#watchOf(signal);
-    if (watch !== undefined) watch.pins++;
-    try {
+  #enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
+    {
       if (this.#waitingHead === this.#waiting.length) {
-        if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) !== 0) return;
+        if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) !== 0) return;
         if (this.#queueFull === 'drop-oldest') {
           const dropped = this.#native.dropOldest();
-          const queued = this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs);
+          const queued = this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
           // Settled after the new task is queued: an 'error' listener of the
           // dropped one (user code) must not run in the middle of this post.
           if (dropped >= 0) {
@@ -402,11 +434,6 @@ class Pool extends EventEmitter {
         this.#needsDrain = true;
         return;
       }
-    } finally {
-      if (watch !== undefined) {
-        watch.pins--;
-        this.#releaseIfUnused(signal, watch);
-      }
     }
     this.#failed++;
     const err = queueFullError();
@@ -416,7 +443,7 @@ class Pool extends EventEmitter {
 
   /** Parks a post until the queue has room. */
   #wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
-    const entry = { message, data, kernel, resolve, reject, signal, timeoutMs, settled: false };
+    const entry = { message, data, kernel, resolve, reject, signal, timeoutMs, watch, settled: false };
     if (watch !== undefined) watch.waiting.add(entry);
     this.#waiting.push(entry);
   }
@@ -424,15 +451,13 @@ class Pool extends EventEmitter {
   /** A waiting post leaves the wait (queued, failed or destroyed). */
   #leaveWaiting(entry) {
     entry.settled = true;
-    if (entry.signal === undefined) return;
-    const watch = this.#watched.get(entry.signal);
-    if (watch === undefined) return;
-    watch.waiting.delete(entry);
-    this.#releaseIfUnused(entry.signal, watch);
+    if (entry.watch === undefined) return;
+    entry.watch.waiting.delete(entry);
+    this.#releaseIfUnused(entry.signal, entry.watch);
   }
 
   /** Submits to the native queue; returns its length after, or 0 if it was full. */
-  #trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs) {
+  #trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
     const slot = this.#freeSlots.length !== 0 ? this.#freeSlots.pop() : this.#nextSlot++;
     let queued;
     try {
@@ -454,7 +479,7 @@ class Pool extends EventEmitter {
     this.#rejects[slot] = reject;
     this.#pending++;
     if (signal !== undefined) {
-      this.#watched.get(signal).slots.add(slot);
+      watch.slots.add(slot);
       this.#signals[slot] = signal;
       this.#signalsInUse++;
     }
@@ -467,8 +492,15 @@ class Pool extends EventEmitter {
     let watch = this.#watched.get(signal);
     if (watch === undefined) {
       watch = new Watch(() => this.#onAbort(signal));
-      addListener(signal, 'abort', watch.listener, ONCE);
+      // In the map first: a post made by user code running inside
+      // addEventListener (a `constructor` getter) shares this Watch.
       this.#watched.set(signal, watch);
+      try {
+        addListener(signal, 'abort', watch.listener, ONCE);
+      } catch (err) {
+        if (watch.empty && this.#watched.get(signal) === watch) this.#watched.delete(signal);
+        throw err;
+      }
     }
     return watch;
   }
@@ -477,16 +509,17 @@ class Pool extends EventEmitter {
   #releaseIfUnused(signal, watch) {
     if (watch.empty && this.#watched.get(signal) === watch) {
       this.#watched.delete(signal);
-      removeListener(signal, 'abort', watch.listener);
+      try {
+        removeListener(signal, 'abort', watch.listener);
+      } catch {
+        // A signal whose `constructor` was tampered with: Node refuses to
+        // remove the listener. It stays, and finds no Watch if it fires.
+      }
     }
   }
 
-  /** Forgets the signal of a settling task. */
-  #unwatch(slot) {
-    const signal = this.#signals[slot];
-    this.#signals[slot] = undefined;
-    this.#aborted[slot] = undefined;
-    this.#signalsInUse--;
+  /** Forgets the slot of a settled task in its signal's Watch. */
+  #unwatch(signal, slot) {
     const watch = this.#watched.get(signal);
     if (watch === undefined) return; // the signal already fired
     watch.slots.delete(slot);
@@ -501,20 +534,21 @@ class Pool extends EventEmitter {
     const watch = this.#watched.get(signal);
     if (watch === undefined) return;
     this.#watched.delete(signal);
+    // Everything this abort concerns is read before anything else runs.
+    const slots = watch.slots.size === 0 ? undefined : Uint32Array.from(watch.slots);
     // One error for every task of this abort, as fetch() rejects every
     // request of a signal with its one reason: an Error per task (with its
     // stack) would cost more than the task (10 µs; 1 s for 100,000 tasks).
-    const aborted = abortError(signal.reason);
+    const aborted = abortError(signalReason(signal));
     const errors = [];
     for (const entry of watch.waiting) {
       entry.settled = true; // #pump skips it
       const err = this.#fail(entry.message, entry.reject, aborted);
       if (err !== undefined) errors.push(err);
     }
-    if (watch.slots.size !== 0) {
+    if (slots !== undefined) {
       // Every task is marked; those still queued are removed and settle now,
       // the others stop at their next chunk and settle when delivered.
-      const slots = Uint32Array.from(watch.slots);
       for (let i = 0; i < slots.length; i++) this.#aborted[slots[i]] = aborted;
       const removed = this.#native.cancel(slots);
       for (let i = 0; i < removed.length; i++) {
@@ -545,7 +579,7 @@ class Pool extends EventEmitter {
         // The binaries were checked at post(); one may have been detached
         // while the post waited.
         readableBytes(w.data, this.#inputName);
-        q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs);
+        q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs, w.watch);
       } catch (err) {
         waiting[this.#waitingHead++] = undefined;
         this.#leaveWaiting(w);
@@ -592,16 +626,23 @@ class Pool extends EventEmitter {
 
   /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
   #settle(slot, ok, value) {
-    if (this.#signalsInUse !== 0 && this.#signals[slot] !== undefined) this.#unwatch(slot);
     const message = this.#messages[slot];
     const resolve = this.#resolves[slot];
     const reject = this.#rejects[slot];
+    const signal = this.#signalsInUse !== 0 ? this.#signals[slot] : undefined;
     this.#messages[slot] = undefined;
     this.#data[slot] = undefined;
     this.#resolves[slot] = undefined;
     this.#rejects[slot] = undefined;
+    if (signal !== undefined) {
+      this.#signals[slot] = undefined;
+      this.#aborted[slot] = undefined;
+      this.#signalsInUse--;
+    }
     this.#freeSlots.push(slot);
     this.#pending--;
+    // The slot's state is final before this (it may remove a listener).
+    if (signal !== undefined) this.#unwatch(signal, slot);
     if (ok) {
       this.#completed++;
       if (resolve !== null) {
@@ -624,7 +665,7 @@ class Pool extends EventEmitter {
     return undefined;
   }
 
-  #onBatch(count, events, terminated, queued) {
+  #onBatch(count, events, terminated) {
     const meta = this.#meta;
     const slab = this.#slab;
     const encoding = this.#encoding;
@@ -667,7 +708,8 @@ class Pool extends EventEmitter {
         }
       }
     }
-    if (this.#needsDrain) this.#pump(queued, (errors ??= []));
+    // The queue length now: listeners above may have posted.
+    if (this.#needsDrain) this.#pump(this.#native.queued(), (errors ??= []));
     if (terminated) this.#onTerminated();
     // Listeners threw: each surfaces as an uncaught exception, as an
     // EventEmitter would have thrown it, but only after the whole batch

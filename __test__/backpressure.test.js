@@ -160,7 +160,8 @@ test("a thread taking a task from a full queue lets a waiting post in without wa
     const waiting = pool.post(micros(1000));
     assert.equal(pool.needsDrain, true);
     const deadline = Date.now() + 400;
-    while (pool.stats().queued !== 2 && Date.now() < deadline) await tick();
+    const settledIn = () => pool.stats().busyThreads === 2 && pool.stats().queued === 2;
+    while (!settledIn() && Date.now() < deadline) await tick();
     const s = pool.stats();
     assert.equal(s.busyThreads, 2);
     assert.equal(s.queued, 2, 'the waiting post is in the queue');
@@ -174,4 +175,28 @@ test("a thread taking a task from a full queue lets a waiting post in without wa
 test('maxQueueAgeMs must be above 0 (0 would expire every task)', () => {
   assert.throws(() => new Pool({ maxQueueAgeMs: 0 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
   return new Pool({ maxQueueAgeMs: 0.5 }).close();
+});
+
+test("'drain' is not emitted while listeners have filled the queue again", async () => {
+  const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 1, maxQueue: 2 });
+  try {
+    let refill = true;
+    pool.on('message', () => {
+      if (refill) {
+        refill = false;
+        pool.postMessage(micros(50_000)); // back to maxQueue inside the batch
+      }
+    });
+    const drains = [];
+    pool.on('drain', () => drains.push(pool.stats().queued));
+    pool.postMessage(micros(5_000)); // runs first
+    while (pool.stats().busyThreads === 0) await tick();
+    pool.postMessage(micros(50_000));
+    pool.postMessage(micros(50_000));
+    assert.equal(pool.needsDrain, true);
+    await once(pool, 'drain');
+    for (const queued of drains) assert.ok(queued < 2, `'drain' with ${queued} queued`);
+  } finally {
+    await pool.close();
+  }
 });

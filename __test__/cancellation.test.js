@@ -262,3 +262,59 @@ test("aborting a queued task lets the next waiting post (queueFull 'wait') in at
     await pool.close();
   }
 });
+
+test("a signal whose `constructor` the caller changed cannot break a batch or lose a task", async () => {
+  const pool = new Pool();
+  try {
+    const ac = new AbortController();
+    const withSignal = pool.post(Buffer.from('a'), { signal: ac.signal });
+    const without = pool.post(Buffer.from('b'));
+    ac.signal.constructor = null; // Node's EventTarget methods now refuse this signal
+    await Promise.all([withSignal, without]);
+    assert.equal(pool.stats().pending, 0);
+    assert.equal(pool.stats().completed, 2);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a post made from inside the signal bookkeeping (a `constructor` getter) is cancelled by the same abort', async () => {
+  const pool = new Pool({ kernel: 'sleep', minThreads: 2, maxThreads: 2 });
+  try {
+    const ac = new AbortController();
+    let inner;
+    let armed = true;
+    Object.defineProperty(ac.signal, 'constructor', {
+      get() {
+        if (armed) {
+          armed = false;
+          inner = pool.post(micros(3_000_000), { signal: ac.signal });
+        }
+        return AbortSignal;
+      },
+    });
+    const outer = pool.post(micros(3_000_000), { signal: ac.signal });
+    assert.ok(inner instanceof Promise, 'the getter ran inside post()');
+    const outcomes = Promise.all([settle(outer), settle(inner)]);
+    ac.abort();
+    for (const o of await outcomes) assert.ok(isAbortError(o.reason));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('something that only looks like an AbortSignal is an ERR_INVALID_ARG_TYPE', async () => {
+  const pool = new Pool();
+  try {
+    for (const signal of [Object.create(AbortSignal.prototype), { aborted: false, addEventListener() {} }, null, 'abort']) {
+      assert.throws(() => pool.post(Buffer.alloc(1), { signal }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    // An own `aborted` or `reason` on a real signal is not believed.
+    const ac = new AbortController();
+    Object.defineProperty(ac.signal, 'aborted', { value: true });
+    await pool.post(Buffer.alloc(1), { signal: ac.signal });
+    assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});

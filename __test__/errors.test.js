@@ -180,3 +180,18 @@ test('every exception thrown by a listener surfaces as an uncaught exception; ev
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { uncaught: 100, delivered: 100 });
 });
+
+test('new Pool() without options does not read a polluted Object.prototype', async () => {
+  Object.prototype.kernel = 'md5'; // eslint-disable-line no-extend-native
+  let pool;
+  try {
+    pool = new Pool();
+  } finally {
+    delete Object.prototype.kernel;
+  }
+  try {
+    assert.equal((await pool.post(Buffer.from('x'))).result.length, 32, 'SHA-256, not MD5');
+  } finally {
+    await pool.close();
+  }
+});

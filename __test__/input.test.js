@@ -156,6 +156,10 @@ test('resizable ArrayBuffers are refused (they could shrink under a task); growa
     for (const value of [ab, inBounds, new DataView(ab), outOfBounds, Buffer.from(ab), [Buffer.alloc(1), inBounds]]) {
       throwsCode(() => pool.post(value), TypeError, 'ERR_INVALID_ARG_VALUE', /resizable/);
     }
+    // Nor does a resizable buffer pass for a shared one by its prototype.
+    const disguised = new ArrayBuffer(16, { maxByteLength: 32 });
+    Object.setPrototypeOf(disguised, SharedArrayBuffer.prototype);
+    throwsCode(() => pool.post(new Uint8Array(disguised)), TypeError, 'ERR_INVALID_ARG_VALUE', /resizable/);
     assert.equal(pool.stats().pending, 0);
     const sab = new SharedArrayBuffer(16, { maxByteLength: 64 });
     new Uint8Array(sab).fill(3);

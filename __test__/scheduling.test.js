@@ -51,3 +51,25 @@ test('a lone task does not wait behind a long one while an extra thread idles', 
     await pool.close();
   }
 });
+
+test('minThreads: 0: close() with a task queued and no thread left runs the task, then resolves', () => {
+  const code = `
+    const { Pool } = require('.');
+    (async () => {
+      const fresh = new Pool({ minThreads: 0 });
+      const a = fresh.post(Buffer.from('a'));
+      await fresh.close(); // no thread had started yet
+      const warmed = new Pool({ minThreads: 0, idleTimeoutMs: 20 });
+      await warmed.post(Buffer.from('warm'));
+      while (warmed.stats().threads !== 0) await new Promise((r) => setTimeout(r, 10));
+      const b = warmed.post(Buffer.from('b'));
+      await warmed.close(); // its thread had retired
+      const results = await Promise.all([a, b]);
+      console.log(JSON.stringify({ settled: results.length, pending: fresh.stats().pending + warmed.stats().pending }));
+    })();
+  `;
+  const r = spawnSync(process.execPath, ['-e', code], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 15_000 });
+  assert.equal(r.signal, null, 'the process hung');
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { settled: 2, pending: 0 });
+});

@@ -78,13 +78,18 @@ function isBinaryInput(value) {
   return isView(value) || isAnyArrayBuffer(value) || isArray(value);
 }
 
-/** Resizable non-shared memory can shrink under a running task. */
+/**
+ * Resizable non-shared memory can shrink under a running task. The
+ * prototype is only a hint that saves the slower check for ordinary
+ * ArrayBuffers: a caller may have replaced it either way.
+ */
 function isResizable(buffer) {
-  if (arrayBufferResizable === undefined || getPrototypeOf(buffer) === SharedArrayBufferPrototype) return false;
+  if (arrayBufferResizable === undefined) return false;
+  if (getPrototypeOf(buffer) === SharedArrayBufferPrototype && isSharedArrayBuffer(buffer)) return false;
   try {
     return arrayBufferResizable(buffer);
   } catch {
-    return false; // a SharedArrayBuffer with a replaced prototype: it can only grow
+    return false; // a SharedArrayBuffer (the getter refuses it): it can only grow
   }
 }
 

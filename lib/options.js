@@ -112,11 +112,12 @@ function oneOfOption(options, name, values, fallback) {
 
 /**
  * Checks `new Pool(options)` and fills in the defaults. `kernelId(name,
- * argName)` resolves a kernel name; `testKeys` lists symbol keys passed on
- * to the native options (test hooks).
+ * argName)` resolves a kernel name; `failSpawnsAfterKey` is the symbol of a
+ * test hook passed on to the native options.
  */
 function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
-  if (options === undefined) options = {};
+  // No prototype: a polluted Object.prototype is not read as options.
+  if (options === undefined) options = { __proto__: null };
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
   checkKeys(options, POOL_OPTIONS, 'options');
   const kernel = kernelId(options.kernel === undefined ? defaults.kernel : options.kernel, 'options.kernel');

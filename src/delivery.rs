@@ -6,7 +6,7 @@
 //! [`BATCH_CAPACITY`] completions into memory shared with index.js (a
 //! `Uint32Array` of `[slot, code << 24 | length]` pairs and a byte slab with
 //! the results back to back), and calls index.js's batch callback once per
-//! such chunk, with the current queue length (for backpressure). index.js
+//! such chunk. index.js
 //! then settles every task of the chunk in a plain loop.
 //! No JS object is created here per task.
 
@@ -124,13 +124,12 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                 }
             }
             if !callback.is_null() {
-                let mut argv = [ptr::null_mut(); 4];
+                let mut argv = [ptr::null_mut(); 3];
                 sys::napi_create_uint32(env, count as u32, &mut argv[0]);
                 argv[1] = events_arg;
                 sys::napi_get_boolean(env, last && terminated, &mut argv[2]);
-                sys::napi_create_uint32(env, pool.queued().min(u32::MAX as usize) as u32, &mut argv[3]);
                 let mut result = ptr::null_mut();
-                let status = sys::napi_call_function(env, undefined, callback, 4, argv.as_ptr(), &mut result);
+                let status = sys::napi_call_function(env, undefined, callback, 3, argv.as_ptr(), &mut result);
                 if status != sys::Status::napi_ok {
                     // index.js never lets user code throw through here; if it
                     // happens anyway, report it as an uncaught exception and

@@ -909,7 +909,7 @@ fn install_panic_hook() {
 fn supervisor_main(shared: &Arc<Shared>) {
     let cfg = shared.config.policy.clone();
     let mut st = shared.lock();
-    while st.lifecycle == Lifecycle::Running {
+    while supervising(&st) {
         let now = Instant::now();
         let obs = observe(&st, now);
         let decision = policy::decide(&obs, &cfg);
@@ -966,6 +966,18 @@ fn supervisor_main(shared: &Arc<Shared>) {
     drop(st);
     if last {
         shared.completions.wake();
+    }
+}
+
+/// Whether the supervisor still has a job: the pool runs, or it is closing
+/// with tasks queued and no thread left to run them (a pool with
+/// `min_threads == 0` whose threads had all retired); then it starts one,
+/// as the policy says, since `close()` promises to finish the queue.
+fn supervising(st: &State) -> bool {
+    match st.lifecycle {
+        Lifecycle::Running => true,
+        Lifecycle::Draining => st.threads == 0 && !st.queue.is_empty(),
+        Lifecycle::Stopping => false,
     }
 }
 

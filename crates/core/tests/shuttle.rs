@@ -242,3 +242,22 @@ fn room_freed_in_a_full_queue_is_never_lost() {
         ITERATIONS,
     );
 }
+
+#[test]
+fn close_with_tasks_queued_and_no_thread_still_runs_them() {
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            // minThreads 0: no thread yet when close() comes.
+            let pool = Pool::new(config(0, 1, Duration::from_secs(60)), waker).unwrap();
+            pool.submit(task(0)).unwrap();
+            pool.submit(task(1)).unwrap();
+            pool.close();
+            collect(&pool, 2);
+            pool.join();
+            assert!(pool.is_terminated());
+            assert_eq!(pool.stats(false).queued, 0);
+        },
+        ITERATIONS,
+    );
+}
