@@ -11,7 +11,7 @@
 
 const { EventEmitter } = require('node:events');
 const path = require('node:path');
-const { snapshot, readableBytes, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
+const { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
 const {
   CODE_CANCELLED,
   makeError,
@@ -269,7 +269,7 @@ class Pool extends EventEmitter {
       const resolve = capturedResolve;
       const reject = capturedReject;
       this.#checkInput(data, kernel);
-      if (this.#closed) reject(closedError());
+      if (this.#closed) this.#rejectClosed(data, kernel, reject);
       else this.#enqueue(message, data, kernel, resolve, reject, undefined, timeoutMs, undefined);
       return promise;
     }
@@ -284,7 +284,7 @@ class Pool extends EventEmitter {
       const resolve = capturedResolve;
       const reject = capturedReject;
       this.#checkInput(data, kernel);
-      if (this.#closed) reject(closedError());
+      if (this.#closed) this.#rejectClosed(data, kernel, reject);
       else if (isAborted(signal)) reject(abortError(signalReason(signal))); // by a promise hook
       else this.#enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
       return promise;
@@ -302,6 +302,7 @@ class Pool extends EventEmitter {
     const data = snapshot(this.#select(message), this.#inputName);
     this.#checkInput(data, this.#kernel);
     if (this.#closed) {
+      this.#checkLengths(data, this.#kernel); // argument errors first
       process.nextTick(() => this.emit('error', closedError(), message));
       return;
     }
@@ -389,11 +390,20 @@ class Pool extends EventEmitter {
   }
 
   /**
-   * Checks a snapshot right before it is queued: readable in place (not
-   * detached, not resizable), long enough for the kernel, within
-   * `maxInputBytes`. Runs no user code.
+   * Checks a snapshot right before the native side reads it: readable in
+   * place (not detached, not resizable), long enough for the kernel, within
+   * `maxInputBytes`. Runs no user code. Without a length limit, the lengths
+   * (and so detachment, which leaves a length of 0) are left to the native
+   * side, which reads them anyway (see checkResizable); every path that
+   * does not hand the input to it at once calls #checkLengths instead.
    */
   #checkInput(data, kernel) {
+    if (this.#maxInputBytes === Infinity && MIN_INPUT_BYTES[kernel] === 0) checkResizable(data, this.#inputName);
+    else this.#checkLengths(data, kernel);
+  }
+
+  /** All of #checkInput, lengths included. */
+  #checkLengths(data, kernel) {
     const bytes = readableBytes(data, this.#inputName);
     if (bytes < MIN_INPUT_BYTES[kernel]) {
       throw outOfRange(
@@ -413,27 +423,28 @@ class Pool extends EventEmitter {
    * `timeoutMs` are optional. Runs no user code before the task is queued.
    */
   #enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
-    {
-      if (this.#waitingHead === this.#waiting.length) {
-        if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) !== 0) return;
-        if (this.#queueFull === 'drop-oldest') {
-          const dropped = this.#native.dropOldest();
-          const queued = this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
-          // Settled after the new task is queued: an 'error' listener of the
-          // dropped one (user code) must not run in the middle of this post.
-          if (dropped >= 0) {
-            const err = this.#settle(dropped, false, droppedError());
-            if (err !== undefined) throwLater([err]);
-          }
-          if (queued !== 0) return;
+    if (this.#waitingHead === this.#waiting.length) {
+      // The native side reads (and checks) the input even when the queue is full.
+      if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) !== 0) return;
+      if (this.#queueFull === 'drop-oldest') {
+        const dropped = this.#native.dropOldest();
+        const queued = this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
+        // Settled after the new task is queued: an 'error' listener of the
+        // dropped one (user code) must not run in the middle of this post.
+        if (dropped >= 0) {
+          const err = this.#settle(dropped, false, droppedError());
+          if (err !== undefined) throwLater([err]);
         }
+        if (queued !== 0) return;
       }
-      // Posts already waiting for room keep their order behind them.
-      if (this.#waitingHead !== this.#waiting.length || this.#queueFull === 'wait') {
-        this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
-        this.#needsDrain = true;
-        return;
-      }
+    } else {
+      // Posts already wait for room: this one waits behind them, checked here.
+      this.#checkLengths(data, kernel);
+    }
+    if (this.#waitingHead !== this.#waiting.length || this.#queueFull === 'wait') {
+      this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
+      this.#needsDrain = true;
+      return;
     }
     this.#failed++;
     const err = queueFullError();
@@ -467,6 +478,8 @@ class Pool extends EventEmitter {
           : this.#nativeSubmit(slot, kernel, data, timeoutMs ?? 0, signal !== undefined);
     } catch (err) {
       this.#freeSlots.push(slot);
+      // The native side found a detached binary: the same error as post()'s own check.
+      if (err.code === 'ERR_INVALID_STATE') readableBytes(data, this.#inputName);
       throw err;
     }
     if (queued === 0) {
@@ -607,6 +620,12 @@ class Pool extends EventEmitter {
         errors.push(err);
       }
     }
+  }
+
+  /** A post to a closed pool: argument errors are still thrown first. */
+  #rejectClosed(data, kernel, reject) {
+    this.#checkLengths(data, kernel);
+    reject(closedError());
   }
 
   /** A post that never got a slot fails; returns an exception thrown by an 'error' listener. */

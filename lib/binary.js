@@ -38,7 +38,6 @@ const arrayBufferByteLength = getter(ArrayBuffer.prototype, 'byteLength');
 // the old way.
 const arrayBufferResizable = getter(ArrayBuffer.prototype, 'resizable');
 const arrayBufferDetached = getter(ArrayBuffer.prototype, 'detached');
-const SharedArrayBufferPrototype = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer.prototype : null;
 
 const BINARY = 'a Buffer, TypedArray, DataView, ArrayBuffer or SharedArrayBuffer';
 const BINARY_TYPES = `${BINARY}, or an Array of those`;
@@ -59,7 +58,8 @@ function asReadable(value) {
  * `ERR_INVALID_ARG_TYPE` for anything else (a Proxy included).
  */
 function snapshot(value, name) {
-  if (isView(value)) return value;
+  // A TypedArray (a Buffer) first: the common case, and the cheapest test.
+  if (typedArrayTag(value) !== undefined || isView(value)) return value;
   if (isAnyArrayBuffer(value)) return asReadable(value);
   if (!isArray(value) || isProxy(value)) throw invalidArgType(name, BINARY_TYPES, value, received(value));
   const length = value.length;
@@ -75,21 +75,30 @@ function snapshot(value, name) {
 
 /** True if `value` is something `snapshot` accepts at the top level. */
 function isBinaryInput(value) {
-  return isView(value) || isAnyArrayBuffer(value) || isArray(value);
+  return typedArrayTag(value) !== undefined || isView(value) || isAnyArrayBuffer(value) || isArray(value);
 }
 
 /**
- * Resizable non-shared memory can shrink under a running task. The
- * prototype is only a hint that saves the slower check for ordinary
- * ArrayBuffers: a caller may have replaced it either way.
+ * The SharedArrayBuffer of the last shared view checked, held weakly. The
+ * ArrayBuffer `resizable` getter is exact but refuses a SharedArrayBuffer
+ * with an exception (~10 µs); every cheap way to tell the two apart first
+ * (the prototype, `constructor`) either costs as much as the rest of the
+ * check on every post or can be faked. Posts of views of one shared buffer
+ * pay the exception once.
  */
+let lastShared;
+
+/** Resizable non-shared memory can shrink under a running task. */
 function isResizable(buffer) {
   if (arrayBufferResizable === undefined) return false;
-  if (getPrototypeOf(buffer) === SharedArrayBufferPrototype && isSharedArrayBuffer(buffer)) return false;
+  if (lastShared !== undefined && lastShared.deref() === buffer) return false;
   try {
     return arrayBufferResizable(buffer);
   } catch {
-    return false; // a SharedArrayBuffer (the getter refuses it): it can only grow
+    // Only a SharedArrayBuffer gets here (`buffer` came from an engine
+    // getter): it can only grow.
+    lastShared = new WeakRef(buffer);
+    return false;
   }
 }
 
@@ -110,7 +119,7 @@ const RESIZABLE =
   'is backed by a resizable ArrayBuffer, which could shrink while a thread reads it: ' +
   'pass a copy (Buffer.from(view)) or a fixed-length ArrayBuffer';
 
-function checkBacking(buffer, where) {
+function refuseResizable(buffer, where) {
   if (isResizable(buffer)) throw invalidArgValue(where, RESIZABLE);
 }
 
@@ -118,19 +127,19 @@ function checkBacking(buffer, where) {
 function readableLength(value, where) {
   if (typedArrayTag(value) !== undefined) {
     const buffer = typedArrayBuffer(value);
-    checkBacking(buffer, where);
+    refuseResizable(buffer, where);
     const length = typedArrayByteLength(value);
     if (length === 0 && isDetached(buffer)) throw invalidState(where, DETACHED);
     return length;
   }
   if (isView(value)) {
     const buffer = dataViewBuffer(value);
-    checkBacking(buffer, where);
+    refuseResizable(buffer, where);
     if (isDetached(buffer)) throw invalidState(where, DETACHED);
     return dataViewByteLength(value);
   }
   // An ArrayBuffer (snapshot wrapped SharedArrayBuffers in a view).
-  checkBacking(value, where);
+  refuseResizable(value, where);
   const length = arrayBufferByteLength(value);
   if (length === 0 && isDetached(value)) throw invalidState(where, DETACHED);
   return length;
@@ -148,4 +157,16 @@ function readableBytes(data, name) {
   return total;
 }
 
-module.exports = { snapshot, readableBytes, isBinaryInput, received, BINARY_TYPES };
+/**
+ * `readableBytes` without the lengths, for the common case of one TypedArray
+ * when no length limit applies: only what native code cannot check itself
+ * (resizability). Native code reads the true lengths as it takes the input
+ * and refuses a detached binary there (ERR_INVALID_STATE), so a post pays
+ * two engine getters here instead of four.
+ */
+function checkResizable(data, name) {
+  if (typedArrayTag(data) !== undefined) refuseResizable(typedArrayBuffer(data), name);
+  else readableBytes(data, name);
+}
+
+module.exports = { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES };

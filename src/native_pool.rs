@@ -284,12 +284,20 @@ unsafe fn submit(
     Ok(queued.min(u32::MAX as usize) as u32)
 }
 
-/// Throws a JS `Error` with `code`.
+/// Throws a JS error with `code`: a `TypeError` for the argument codes
+/// (as Node throws them), an `Error` otherwise.
 fn throw(env: sys::napi_env, code: &str, message: &str) {
+    let type_error = matches!(code, "ERR_INVALID_ARG_TYPE" | "ERR_INVALID_STATE");
     let code = std::ffi::CString::new(code).unwrap_or_default();
     let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
     // SAFETY: live env; NUL-terminated strings that outlive the call.
-    unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
+    unsafe {
+        if type_error {
+            sys::napi_throw_type_error(env, code.as_ptr(), message.as_ptr());
+        } else {
+            sys::napi_throw_error(env, code.as_ptr(), message.as_ptr());
+        }
+    }
 }
 
 fn typed_array_data(env: sys::napi_env, value: sys::napi_value, what: &str) -> Result<(*mut c_void, usize)> {
