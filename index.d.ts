@@ -67,9 +67,10 @@ declare namespace tidepool {
      */
     encoding?: E;
     /**
-     * Picks the bytes to process out of a posted message. Called synchronously
-     * on the JavaScript thread by `post()`/`postMessage()`; what it returns is
-     * read in place (not copied) and kept reachable until the task settles.
+     * Picks the bytes to process out of a posted message. Called once,
+     * synchronously, by `post()`/`postMessage()`; what it returns is taken
+     * as a snapshot then (an Array is read once into the pool's own), read
+     * in place (not copied) and kept reachable until the task settles.
      * The default returns the message itself if it is a binary or an array,
      * else `message.data`. Annotate the parameter (`(m: Job) => m.bytes`) to
      * type the messages the pool accepts.
