@@ -2,7 +2,7 @@
 //!
 //! Workers only push to the core's completion queue; the first push of a batch
 //! triggers one `napi_call_threadsafe_function`. When Node runs [`deliver`] on
-//! the JS thread, it drains everything that is ready, writes up to
+//! the JS thread, it takes everything that is ready, writes up to
 //! [`BATCH_CAPACITY`] completions into memory shared with index.js (a
 //! `Uint32Array` of `[slot, code << 24 | length]` pairs and a byte slab with
 //! the results back to back), and calls index.js's batch callback once per
@@ -77,9 +77,9 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
     let pool = inner.pool();
     let mut scratch = inner.scratch.borrow_mut();
     let (batch, events) = &mut *scratch;
-    // `drain` reports termination seen before the take, so a terminated
+    // `take_completions` reports termination seen before the take, so a terminated
     // pool's last completions are always in this batch.
-    let terminated = pool.drain(batch) && inner.closing.get();
+    let terminated = pool.take_completions(batch) && inner.closing.get();
     pool.take_events(events);
     // A worker made room in a full queue: call JS even with nothing else
     // to deliver, so posts waiting for room (queueFull: 'wait') get in.

@@ -126,7 +126,7 @@ pub(crate) struct Inner {
     held: Cell<bool>,
     /// The environment is being torn down: touch nothing of N-API any more.
     pub(crate) torn_down: Cell<bool>,
-    /// Reused buffers for draining (no allocation per batch).
+    /// Reused buffers for taking completions and events (no allocation per batch).
     pub(crate) scratch: RefCell<(Vec<Completion>, Vec<PoolEvent>)>,
     /// Cancel flags of the pending tasks posted with an AbortSignal, by slot.
     /// Empty (and never looked at per task) when no signal is in use.

@@ -1,7 +1,7 @@
 //! Batched delivery of finished tasks to the JS thread.
 //!
 //! Workers push [`Completion`]s into one shared channel. The first push after the
-//! JS thread last drained raises the `scheduled` flag and calls the waker (in
+//! JS thread last took them raises the `scheduled` flag and calls the waker (in
 //! the binding: one `napi_call_threadsafe_function`); later pushes see the flag
 //! and do nothing more. The JS thread lowers the flag *before* it takes from the
 //! channel, so a push that lands after the take always wakes it again: no
@@ -15,7 +15,7 @@ use crate::sync::AtomicBool;
 
 use crate::task::Completion;
 
-/// Something that makes the consumer run [`CompletionQueue::drain`] soon.
+/// Something that makes the consumer run [`CompletionQueue::take_all`] soon.
 /// Called from worker threads; must not block.
 pub type Waker = Box<dyn Fn() + Send + Sync>;
 
@@ -26,9 +26,9 @@ pub struct CompletionQueue {
     tx: Sender<Completion>,
     /// Consumer's end, read by the JS thread only.
     rx: Receiver<Completion>,
-    /// True while a drain is already due; false once the drainer started.
+    /// True while a take is already due; false once the consumer started one.
     scheduled: AtomicBool,
-    /// Asks the JS thread to drain.
+    /// Asks the JS thread to take the completions.
     waker: Waker,
 }
 
@@ -39,7 +39,7 @@ impl CompletionQueue {
         CompletionQueue { tx, rx, scheduled: AtomicBool::new(false), waker }
     }
 
-    /// Adds a finished task; wakes the consumer if no drain is due yet.
+    /// Adds a finished task; wakes the consumer if no take is due yet.
     pub fn push(&self, completion: Completion) {
         // Cannot fail: `self` owns the receiver, so it outlives the sender.
         let _ = self.tx.send(completion);
@@ -57,7 +57,7 @@ impl CompletionQueue {
         self.wake();
     }
 
-    /// Wakes the consumer unless a drain is already due (also used for events).
+    /// Wakes the consumer unless a take is already due (also used for events).
     pub fn wake(&self) {
         // The plain load keeps the common "already scheduled" case free of a
         // read-modify-write on a contended cache line.
@@ -68,20 +68,20 @@ impl CompletionQueue {
 
     /// Moves every ready completion into `out`.
     /// Call from the consumer when woken.
-    pub fn drain(&self, out: &mut Vec<Completion>) {
-        self.begin_drain();
+    pub fn take_all(&self, out: &mut Vec<Completion>) {
+        self.begin_take();
         self.take(out);
     }
 
-    /// First half of [`drain`](Self::drain): lowers the flag, so anything
-    /// pushed (or any `wake`) from here on schedules another drain. State the
+    /// First half of [`take_all`](Self::take_all): lowers the flag, so anything
+    /// pushed (or any `wake`) from here on schedules another take. State the
     /// consumer reads after this call and before [`take`](Self::take) is
     /// therefore never missed.
-    pub fn begin_drain(&self) {
+    pub fn begin_take(&self) {
         self.scheduled.store(false, Ordering::SeqCst);
     }
 
-    /// Second half of [`drain`](Self::drain): takes what is ready.
+    /// Second half of [`take_all`](Self::take_all): takes what is ready.
     pub fn take(&self, out: &mut Vec<Completion>) {
         out.extend(self.rx.try_iter());
     }
@@ -106,7 +106,7 @@ mod tests {
         }
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
         let mut out = Vec::new();
-        q.drain(&mut out);
+        q.take_all(&mut out);
         assert_eq!(out.len(), 10);
         q.push(Completion { slot: 10, outcome: Ok(Output::EMPTY) });
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
@@ -134,15 +134,15 @@ mod tests {
         let mut seen = 0;
         let mut buf = Vec::new();
         while producers.iter().any(|p| !p.is_finished()) {
-            q.drain(&mut buf);
+            q.take_all(&mut buf);
             seen += buf.len();
             buf.clear();
             std::thread::yield_now();
         }
-        q.drain(&mut buf);
+        q.take_all(&mut buf);
         seen += buf.len();
         assert_eq!(seen, 4 * per_thread as usize);
-        // After the final drain the flag is down, so the next push wakes.
+        // After the final take the flag is down, so the next push wakes.
         let before = wakes.load(Ordering::SeqCst);
         q.push(Completion { slot: 0, outcome: Ok(Output::EMPTY) });
         assert_eq!(wakes.load(Ordering::SeqCst), before + 1);

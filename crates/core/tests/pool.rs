@@ -68,7 +68,7 @@ fn collect(pool: &Pool, signal: &Signal, n: usize) -> Vec<Completion> {
     let mut buf = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
     while all.len() < n {
-        pool.drain(&mut buf);
+        pool.take_completions(&mut buf);
         all.append(&mut buf);
         if all.len() < n {
             assert!(Instant::now() < deadline, "only {} of {} completions arrived", all.len(), n);

@@ -49,7 +49,7 @@ fn collect(pool: &Pool, n: usize) -> Vec<Completion> {
     let mut buf = Vec::new();
     let mut looks = 0;
     while all.len() < n {
-        pool.drain(&mut buf);
+        pool.take_completions(&mut buf);
         all.append(&mut buf);
         looks += 1;
         assert!(looks < 100_000, "a task was stranded: {} of {n} completed", all.len());
@@ -127,7 +127,7 @@ fn abort_racing_with_running_tasks_settles_each_once() {
             let returned = pool.abort();
             pool.join();
             let mut done = Vec::new();
-            pool.drain(&mut done);
+            pool.take_completions(&mut done);
             let mut seen: HashSet<u32> = returned.iter().copied().collect();
             assert_eq!(seen.len(), returned.len());
             for c in &done {
@@ -170,7 +170,7 @@ fn cancel_scenario(max: usize, tasks: u32, wanted: &'static [u32], remove: fn(&P
             pool.close();
             pool.join();
             let mut rest = Vec::new();
-            pool.drain(&mut rest);
+            pool.take_completions(&mut rest);
             assert!(rest.is_empty(), "more completions than tasks");
         },
         ITERATIONS,
@@ -228,7 +228,7 @@ fn room_freed_in_a_full_queue_is_never_lost() {
             let mut buf = Vec::new();
             let mut looks = 0;
             while done.is_empty() || !room {
-                pool.drain(&mut buf);
+                pool.take_completions(&mut buf);
                 room |= pool.take_room_freed();
                 done.append(&mut buf);
                 looks += 1;

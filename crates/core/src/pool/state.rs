@@ -1,0 +1,218 @@
+//! The pool's shared state: seats, lifecycle and the queue, all under one
+//! mutex, plus the lock-free mirrors and condvars around it; and the small
+//! decisions about that state that both `submit` and the threads make
+//! (which parked thread to wake, whether to nudge the supervisor).
+
+use std::time::{Duration, Instant};
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+
+use super::{PoolConfig, PoolEvent};
+use crate::completion::CompletionQueue;
+use crate::histogram::Histogram;
+use crate::policy::{self, PolicyConfig};
+use crate::sync::thread::JoinHandle;
+use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard};
+use crate::task::Task;
+
+/// Thread events on their way to the consumer: workers and the supervisor
+/// send, the JS thread receives.
+pub(super) struct EventChannel {
+    pub(super) sender: crossbeam_channel::Sender<PoolEvent>,
+    pub(super) receiver: crossbeam_channel::Receiver<PoolEvent>,
+}
+
+impl EventChannel {
+    pub(super) fn new() -> Self {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        EventChannel { sender, receiver }
+    }
+}
+
+/// Latency histograms of one seat; the seat's current thread is the only writer.
+#[derive(Default)]
+pub(super) struct SeatMetrics {
+    /// Queue wait: from submit to the kernel's start.
+    pub(super) wait: Histogram,
+    /// Kernel run time.
+    pub(super) run: Histogram,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lifecycle {
+    /// Accepting tasks.
+    Running,
+    /// `close()`: finish the queue, then exit.
+    Closing,
+    /// `abort()`: exit as soon as the running task (if any) is done.
+    Stopping,
+}
+
+/// Per-seat state, under the pool mutex.
+#[derive(Default)]
+pub(super) struct Seat {
+    /// Someone lives here (starting, running or exiting).
+    pub(super) occupied: bool,
+    /// Small number shown to users (`threadId`), unique per pool.
+    pub(super) thread_id: u32,
+    /// Spawn order; lower is more senior.
+    pub(super) generation: u64,
+    /// Core threads are never retired.
+    pub(super) core: bool,
+    /// Waiting on the seat's condvar.
+    pub(super) parked: bool,
+    /// A waker has notified this thread and it has not yet run.
+    pub(super) wake_pending: bool,
+    /// Told to exit by the supervisor.
+    pub(super) retire: bool,
+    /// Since when the thread has had nothing to do (None while busy).
+    pub(super) idle_since: Option<Instant>,
+    /// Handle to join once the thread has exited.
+    pub(super) handle: Option<JoinHandle<()>>,
+    /// The thread has left its loop; its handle may be joined.
+    pub(super) exited: bool,
+}
+
+/// Everything under the pool mutex.
+pub(super) struct State {
+    /// Waiting tasks, oldest first.
+    pub(super) queue: VecDeque<Task>,
+    /// One entry per possible thread.
+    pub(super) seats: Vec<Seat>,
+    /// Occupied seats.
+    pub(super) threads: usize,
+    /// Threads running a task.
+    pub(super) busy: usize,
+    /// Threads spinning for work (awake, idle).
+    pub(super) spinning: usize,
+    /// Parked threads that have been notified but not yet run.
+    pub(super) wakes_pending: usize,
+    /// Running / closing / stopping.
+    pub(super) lifecycle: Lifecycle,
+    /// A spawned thread has not yet checked in.
+    pub(super) spawning: bool,
+    /// When the last thread was spawned.
+    pub(super) last_spawn: Option<Instant>,
+    /// Spawn order counter.
+    pub(super) next_generation: u64,
+    /// Next `threadId`.
+    pub(super) next_thread_id: u32,
+    /// The supervisor sleeps without a timeout and must be nudged.
+    pub(super) supervisor_sleeping: bool,
+    /// When the supervisor's timed sleep ends (None: not in a timed sleep).
+    pub(super) supervisor_wakes_at: Option<Instant>,
+    /// The supervisor has left its loop.
+    pub(super) supervisor_exited: bool,
+    /// Handles of exited threads, waiting to be joined.
+    pub(super) finished: Vec<JoinHandle<()>>,
+    /// Idle extras may be woken until then (see `policy::extras_window`).
+    pub(super) extras_open_until: Option<Instant>,
+    /// Moving average of task run time over recent batches (0: unknown).
+    pub(super) mean_run_ns: f64,
+    /// Failed thread starts since the last successful one.
+    pub(super) spawn_failures_in_a_row: u32,
+    /// No spawn attempt before this instant (after a failure).
+    pub(super) spawn_backoff_until: Option<Instant>,
+    /// Counters for stats().
+    pub(super) spawned: u64,
+    pub(super) retired: u64,
+    pub(super) spawn_errors: u64,
+}
+
+/// State shared by the pool handle and all its threads.
+pub(super) struct Shared {
+    pub(super) config: PoolConfig,
+    pub(super) state: Mutex<State>,
+    /// One condvar per seat so a specific (the most senior) thread can be woken.
+    pub(super) seat_cvs: Box<[Condvar]>,
+    /// Latency histograms per seat (kept when a seat changes hands).
+    pub(super) metrics: Box<[SeatMetrics]>,
+    /// The supervisor's condvar.
+    pub(super) supervisor_cv: Condvar,
+    /// Signalled whenever a thread exits (for `join`).
+    pub(super) exit_cv: Condvar,
+    /// Mirror of `queue.len()` for lock-free polling by spinning threads.
+    pub(super) queued: AtomicUsize,
+    /// Raised by `abort`: running kernels stop at their next chunk. (A plain
+    /// std flag: kernels read it, it takes no part in the wake protocol.)
+    pub(super) cancel: std::sync::atomic::AtomicBool,
+    /// Set once every thread has exited after close/abort.
+    pub(super) terminated: AtomicBool,
+    /// A worker took tasks from a full queue (`max_queue`): the consumer is
+    /// woken to let posts that wait for room in. (A plain std flag, handed
+    /// over like a completion: raised before the wake, read after the take.)
+    pub(super) room_freed: std::sync::atomic::AtomicBool,
+    /// Finished tasks on their way to the consumer.
+    pub(super) completions: CompletionQueue,
+    /// Thread events on their way to the consumer.
+    pub(super) events: EventChannel,
+}
+
+impl Shared {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic never happens while the lock is held (kernels run unlocked),
+        // but if one did, the state is still consistent enough to shut down.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn wake_all(&self) {
+        for cv in self.seat_cvs.iter() {
+            cv.notify_all();
+        }
+        self.supervisor_cv.notify_all();
+    }
+
+    pub(super) fn emit(&self, event: PoolEvent) {
+        // Cannot fail: `self` owns the receiver too.
+        let _ = self.events.sender.send(event);
+        self.completions.wake();
+    }
+}
+
+/// Whether idle extra threads may be woken now: the policy's gate, kept open
+/// for [`policy::extras_window`] after it last held.
+pub(super) fn extras_allowed(st: &mut State, queued: usize, oldest_age: Duration, now: Instant, cfg: &PolicyConfig) -> bool {
+    if policy::extras_may_take(queued, oldest_age, cfg) {
+        st.extras_open_until = Some(now + policy::extras_window(cfg));
+        return true;
+    }
+    st.extras_open_until.is_some_and(|until| now < until)
+}
+
+/// Will the supervisor not look at the pool again before `by`?
+pub(super) fn supervisor_late(st: &State, by: Instant) -> bool {
+    st.supervisor_sleeping || st.supervisor_wakes_at.is_some_and(|at| at > by)
+}
+
+/// Is an extra (non-core) thread parked, one that could be woken for work?
+pub(super) fn has_parked_extra(st: &State) -> bool {
+    st.seats.iter().any(|s| s.occupied && s.parked && !s.wake_pending && !s.core && !s.retire)
+}
+
+/// The most senior parked thread not already being woken (core threads
+/// only, unless `extras`); marks it woken.
+pub(super) fn pick_parked(st: &mut State, extras: bool) -> Option<usize> {
+    let seat = st
+        .seats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.occupied && s.parked && !s.wake_pending && (s.core || extras))
+        .min_by_key(|(_, s)| s.generation)
+        .map(|(i, _)| i)?;
+    st.seats[seat].wake_pending = true;
+    st.wakes_pending += 1;
+    Some(seat)
+}
+
+/// Records that a thread left; returns true if it was the last one after a
+/// close/abort (then `terminated` is now set).
+pub(super) fn note_exit(shared: &Shared, st: &mut State) -> bool {
+    shared.exit_cv.notify_all();
+    if st.lifecycle != Lifecycle::Running && st.threads == 0 && st.supervisor_exited {
+        shared.terminated.store(true, Ordering::Release);
+        true
+    } else {
+        false
+    }
+}

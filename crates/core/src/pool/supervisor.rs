@@ -1,0 +1,169 @@
+//! The supervisor thread: runs the scaling [`policy`](crate::policy) on what
+//! it observes, starts threads one at a time (with backoff when the OS
+//! refuses), retires idle extras and wakes parked ones when the core threads
+//! fall behind.
+
+use std::time::{Duration, Instant};
+
+use super::state::{extras_allowed, note_exit, pick_parked, Lifecycle, Seat, Shared, State};
+use super::worker::worker_main;
+use super::{PoolEvent, THREAD_NAME_PREFIX};
+use crate::policy::{self, Action, Observation, SpawnReason};
+use crate::sync::thread;
+use crate::sync::Arc;
+
+/// Starts one worker in a free seat. Called by the constructor and the supervisor.
+pub(super) fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io::Result<()> {
+    let mut st = shared.lock();
+    let Some(seat) = st.seats.iter().position(|s| !s.occupied) else {
+        return Ok(());
+    };
+    let thread_id = st.next_thread_id;
+    st.next_thread_id += 1;
+    let generation = st.next_generation;
+    st.next_generation += 1;
+    let core = st.threads < shared.config.policy.min_threads;
+    st.seats[seat] = Seat { occupied: true, thread_id, generation, core, ..Seat::default() };
+    st.threads += 1;
+    st.spawning = true;
+    st.last_spawn = Some(Instant::now());
+    drop(st);
+
+    let injected_failure = shared.config.fail_spawns_after.is_some_and(|n| shared.lock().spawned >= n);
+    let spawned = if injected_failure {
+        Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "Resource temporarily unavailable (EAGAIN, injected)"))
+    } else {
+        let worker_shared = shared.clone();
+        thread::Builder::new().name(format!("{THREAD_NAME_PREFIX}{thread_id}")).spawn(move || worker_main(&worker_shared, seat))
+    };
+
+    let mut st = shared.lock();
+    match spawned {
+        Ok(handle) => {
+            st.spawned += 1;
+            st.spawn_failures_in_a_row = 0;
+            if st.seats[seat].exited {
+                st.finished.push(handle);
+            } else {
+                st.seats[seat].handle = Some(handle);
+            }
+            let threads = st.threads;
+            drop(st);
+            shared.emit(PoolEvent::Spawn { thread_id, threads, reason });
+            Ok(())
+        }
+        Err(e) => {
+            st.seats[seat] = Seat::default();
+            st.threads -= 1;
+            st.spawning = false;
+            st.spawn_errors += 1;
+            // Back off before the next attempt: 10 ms, doubling up to 1 s, so
+            // a system out of threads is not asked again every check.
+            let backoff = Duration::from_millis(10 << st.spawn_failures_in_a_row.min(7)).min(Duration::from_secs(1));
+            st.spawn_failures_in_a_row += 1;
+            st.spawn_backoff_until = Some(Instant::now() + backoff);
+            let threads = st.threads;
+            drop(st);
+            shared.emit(PoolEvent::SpawnError { threads, error: e.to_string() });
+            shared.exit_cv.notify_all();
+            Err(e)
+        }
+    }
+}
+
+pub(super) fn supervisor_main(shared: &Arc<Shared>) {
+    let cfg = shared.config.policy.clone();
+    let mut st = shared.lock();
+    while supervising(&st) {
+        let now = Instant::now();
+        let obs = observe(&st, now);
+        let decision = policy::decide(&obs, &cfg);
+        match decision.action {
+            Action::Spawn(reason) => {
+                drop(st);
+                // Failures are counted and reported by spawn_worker; the pool
+                // goes on with the threads it has and tries again later.
+                let _ = spawn_worker(shared, reason);
+                st = shared.lock();
+                continue;
+            }
+            Action::None if extras_allowed(&mut st, obs.queued, policy::oldest_age(&obs), now, &cfg) => {
+                // Tasks have waited too long for the core threads alone: put
+                // parked extras to work, most senior first, as many as needed.
+                let mut woken = Vec::new();
+                while st.queue.len() > st.spinning + st.wakes_pending {
+                    match pick_parked(&mut st, true) {
+                        Some(seat) => woken.push(seat),
+                        None => break,
+                    }
+                }
+                for seat in woken {
+                    shared.seat_cvs[seat].notify_one();
+                }
+            }
+            Action::None => {}
+            Action::Retire(seat, _) => {
+                let s = &mut st.seats[seat];
+                if s.occupied && !s.core && s.parked {
+                    s.retire = true;
+                    st.retired += 1;
+                    shared.seat_cvs[seat].notify_one();
+                }
+            }
+        }
+        st = match decision.next_check {
+            Some(timeout) => {
+                st.supervisor_wakes_at = Some(now + timeout);
+                let mut st = shared.supervisor_cv.wait_timeout(st, timeout).unwrap_or_else(|e| e.into_inner()).0;
+                st.supervisor_wakes_at = None;
+                st
+            }
+            None => {
+                st.supervisor_sleeping = true;
+                let mut st = shared.supervisor_cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                st.supervisor_sleeping = false;
+                st
+            }
+        };
+    }
+    st.supervisor_exited = true;
+    let last = note_exit(shared, &mut st);
+    drop(st);
+    if last {
+        shared.completions.wake();
+    }
+}
+
+/// Whether the supervisor still has a job: the pool runs, or it is closing
+/// with tasks queued and no thread left to run them (a pool with
+/// `min_threads == 0` whose threads had all retired); then it starts one,
+/// as the policy says, since `close()` promises to finish the queue.
+pub(super) fn supervising(st: &State) -> bool {
+    match st.lifecycle {
+        Lifecycle::Running => true,
+        Lifecycle::Closing => st.threads == 0 && !st.queue.is_empty(),
+        Lifecycle::Stopping => false,
+    }
+}
+
+pub(super) fn observe(st: &State, now: Instant) -> Observation {
+    let newest_idle_extra = st
+        .seats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.occupied && !s.core && !s.retire && s.parked)
+        .filter_map(|(i, s)| s.idle_since.map(|t| (i, t, s.generation)))
+        .max_by_key(|&(_, _, generation)| generation)
+        .map(|(i, t, _)| (i, t));
+    Observation {
+        now,
+        queued: st.queue.len(),
+        oldest_enqueued: st.queue.front().map(|t| t.enqueued_at),
+        threads: st.threads,
+        spawning: st.spawning,
+        last_spawn: st.last_spawn,
+        spawn_backoff_until: st.spawn_backoff_until,
+        mean_run: (st.mean_run_ns > 0.0).then(|| Duration::from_nanos(st.mean_run_ns as u64)),
+        newest_idle_extra,
+    }
+}

@@ -1,0 +1,269 @@
+//! The worker threads: take a batch from the queue, run it, hand the results
+//! over (held back briefly while more work is queued), spin or park when idle,
+//! leave the seat when told to.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Once;
+use std::time::Instant;
+
+use super::state::{note_exit, Lifecycle, Shared, State};
+use super::{PoolEvent, THREAD_NAME_PREFIX};
+use crate::kernels::{self, KernelError, RunContext};
+use crate::policy::RetireReason;
+use crate::sync::thread;
+use crate::sync::{Arc, MutexGuard};
+use crate::task::{Completion, Task, TaskError};
+
+/// How much work (in nanoseconds) a worker takes from the queue at once.
+/// Tiny tasks are taken in batches so that the queue lock and the completion
+/// queue are touched once per batch instead of once per task; tasks that take
+/// longer than this are taken one at a time, so a batch never holds back work
+/// another thread could start.
+const BATCH_BUDGET_NS: f64 = 20_000.0;
+/// Upper bound on tasks taken at once.
+const MAX_BATCH: usize = 64;
+/// While the queue still holds work, a worker keeps finished tasks for up to
+/// this long before handing them to the JS thread, so that a steady stream of
+/// medium tasks (say 64 KiB hashes, ~50 µs each) wakes the JS thread once per
+/// few dozen results instead of once per result: on a machine with as many
+/// workers as cores every wake-up steals a core from a worker. With an empty
+/// queue the results go out at once, so latency is only added under backlog.
+const HOLD_COMPLETIONS_NS: f64 = 1_000_000.0;
+/// Upper bound on finished tasks a worker holds back.
+const MAX_HELD: usize = 256;
+
+pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
+    // Before the first task: the event loop's thread should win every
+    // contest for a core against a worker (see crate::priority).
+    crate::priority::lower_current_thread(shared.config.nice_increment);
+    let mut worker = Worker {
+        shared,
+        seat,
+        batch: Vec::with_capacity(MAX_BATCH),
+        done: Vec::with_capacity(MAX_BATCH),
+        avg_task_ns: BATCH_BUDGET_NS,
+        held_since: None,
+    };
+    let mut st = shared.lock();
+    st.spawning = false;
+    loop {
+        if !st.queue.is_empty() {
+            st = worker.take_and_run(st);
+        } else if !worker.done.is_empty() {
+            st = worker.hand_over(st);
+        } else if st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
+            break;
+        } else {
+            st = worker.idle(st);
+        }
+    }
+    worker.leave_seat(st);
+}
+
+/// One worker thread's own state between two looks at the queue.
+struct Worker<'a> {
+    shared: &'a Shared,
+    seat: usize,
+    /// Tasks taken from the queue, run without the lock.
+    batch: Vec<Task>,
+    /// Finished tasks not yet handed to the consumer.
+    done: Vec<Completion>,
+    /// Moving average of one task's run time; starts high so the first tasks
+    /// are taken one by one until we know they are cheap.
+    avg_task_ns: f64,
+    /// When the oldest result in `done` was started (None: nothing held).
+    held_since: Option<Instant>,
+}
+
+impl<'a> Worker<'a> {
+    /// Takes this thread's fair share of the queue (within the batch budget),
+    /// runs it unlocked, and hands the results over unless they are worth
+    /// holding back. Returns with the lock taken again.
+    fn take_and_run(&mut self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let shared = self.shared;
+        let queued = st.queue.len();
+        let share = queued.div_ceil(st.threads.max(1));
+        let budget = (BATCH_BUDGET_NS / self.avg_task_ns.max(1.0)) as usize;
+        let take = share.min(budget).clamp(1, MAX_BATCH);
+        self.batch.extend(st.queue.drain(..take));
+        shared.queued.store(st.queue.len(), Ordering::Release);
+        st.busy += 1;
+        st.seats[self.seat].idle_since = None;
+        drop(st);
+        if queued >= shared.config.max_queue {
+            // Posts may be waiting for this room (queueFull: 'wait').
+            shared.room_freed.store(true, Ordering::Release);
+            shared.completions.wake();
+        }
+        let started = Instant::now();
+        let n = self.batch.len();
+        let now = self.run_batch(started);
+        let per_task = now.duration_since(started).as_nanos() as f64 / n as f64;
+        self.avg_task_ns = 0.75 * self.avg_task_ns + 0.25 * per_task;
+        if !self.hold_results(started, now) {
+            shared.completions.push_all(&mut self.done);
+            self.held_since = None;
+        }
+        let mut st = shared.lock();
+        st.busy -= 1;
+        st.mean_run_ns = if st.mean_run_ns == 0.0 { per_task } else { 0.8 * st.mean_run_ns + 0.2 * per_task };
+        st
+    }
+
+    /// Runs the taken batch, recording wait and run times; returns when the
+    /// last task ended.
+    fn run_batch(&mut self, started: Instant) -> Instant {
+        let shared = self.shared;
+        let metrics = &shared.metrics[self.seat];
+        let mut task_start = started;
+        for task in self.batch.drain(..) {
+            let waited = task_start.saturating_duration_since(task.enqueued_at);
+            metrics.wait.record(waited);
+            let outcome = if shared.config.max_queue_age.is_some_and(|max| waited > max) {
+                Err(TaskError::Expired)
+            } else {
+                let deadline = task.timeout.map(|t| task_start + t);
+                let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
+                run_task(&task, &ctx)
+            };
+            let task_end = Instant::now();
+            metrics.run.record(task_end - task_start);
+            task_start = task_end;
+            self.done.push(Completion { slot: task.slot, outcome });
+        }
+        task_start
+    }
+
+    /// Hold the results back only while more work is queued, the next task is
+    /// expected to be short, and the oldest held result is young.
+    fn hold_results(&mut self, started: Instant, now: Instant) -> bool {
+        let shared = self.shared;
+        let oldest_held = *self.held_since.get_or_insert(started);
+        shared.queued.load(Ordering::Acquire) > 0
+            && self.done.len() < MAX_HELD
+            && self.avg_task_ns * 4.0 < HOLD_COMPLETIONS_NS
+            && (now.duration_since(oldest_held).as_nanos() as f64) < HOLD_COMPLETIONS_NS
+            && !shared.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Nothing left to run: hands over what was held back, unlocked.
+    fn hand_over(&mut self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        drop(st);
+        self.shared.completions.push_all(&mut self.done);
+        self.held_since = None;
+        self.shared.lock()
+    }
+
+    /// Nothing to do: spins briefly (one idle core thread at a time), then
+    /// parks on the seat's condvar until woken.
+    fn idle(&mut self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let (shared, seat) = (self.shared, self.seat);
+        if st.seats[seat].idle_since.is_none() {
+            st.seats[seat].idle_since = Some(Instant::now());
+        }
+        // One idle core thread at a time spins briefly before parking: a
+        // futex round trip costs more than a few microseconds of polling when
+        // tasks arrive back to back, but more spinners would only steal the
+        // CPU the JS thread needs to produce those tasks. Extra threads park
+        // at once: they are only wanted when the queue backs up.
+        if st.spinning == 0 && st.seats[seat].core {
+            st.spinning += 1;
+            drop(st);
+            spin_for_work(shared);
+            st = shared.lock();
+            st.spinning -= 1;
+            if !st.queue.is_empty() || st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
+                return st;
+            }
+        }
+        st.seats[seat].parked = true;
+        st = shared.seat_cvs[seat].wait(st).unwrap_or_else(|e| e.into_inner());
+        let s = &mut st.seats[seat];
+        s.parked = false;
+        if std::mem::take(&mut s.wake_pending) {
+            st.wakes_pending -= 1;
+        }
+        st
+    }
+
+    /// Leaves the seat: hands the join handle over, reports a retirement,
+    /// and wakes the consumer if this was the pool's last thread.
+    fn leave_seat(self, mut st: MutexGuard<'a, State>) {
+        let shared = self.shared;
+        let s = std::mem::take(&mut st.seats[self.seat]);
+        if s.wake_pending {
+            st.wakes_pending -= 1;
+        }
+        if let Some(h) = s.handle {
+            st.finished.push(h);
+        } else {
+            // The spawner has not stored the handle yet; tell it we are gone.
+            st.seats[self.seat].exited = true;
+        }
+        st.threads -= 1;
+        let retired = s.retire && st.lifecycle == Lifecycle::Running;
+        let threads = st.threads;
+        let last = note_exit(shared, &mut st);
+        drop(st);
+        if retired {
+            shared.emit(PoolEvent::Retire { thread_id: s.thread_id, threads, reason: RetireReason::IdleTimeout });
+        }
+        if last {
+            shared.completions.wake();
+        }
+    }
+}
+
+pub(super) fn spin_for_work(shared: &Shared) {
+    let start = Instant::now();
+    loop {
+        for _ in 0..64 {
+            if shared.queued.load(Ordering::Acquire) > 0 || shared.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() >= shared.config.spin {
+            return;
+        }
+    }
+}
+
+pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>) -> Result<kernels::Output, TaskError> {
+    let Some(kernel) = kernels::get(task.kernel) else {
+        return Err(TaskError::InvalidInput(format!("no kernel with id {}", task.kernel)));
+    };
+    match catch_unwind(AssertUnwindSafe(|| kernel.run(&task.input, ctx))) {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(KernelError::Cancelled)) => Err(TaskError::Cancelled),
+        Ok(Err(KernelError::InvalidInput(m))) => Err(TaskError::InvalidInput(m)),
+        Ok(Err(KernelError::TimedOut)) => Err(TaskError::TimedOut),
+        Err(payload) => Err(TaskError::Panic(panic_message(payload.as_ref()))),
+    }
+}
+
+pub(super) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "kernel panicked".to_owned()
+    }
+}
+
+/// Keeps kernel panics off stderr (they become rejected promises) while
+/// leaving every other thread's panics to the previous hook.
+pub(super) fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let ours = thread::current().name().is_some_and(|n| n.starts_with(THREAD_NAME_PREFIX));
+            if !ours {
+                previous(info);
+            }
+        }));
+    });
+}
