@@ -10,10 +10,9 @@
 //     (`#onBatch`), reading results from memory shared with Rust.
 
 const { EventEmitter } = require('node:events');
-const path = require('node:path');
+const { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, BATCH_CAPACITY, SLAB_BYTES, TASK_CODES } = require('./lib/binding');
 const { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
 const {
-  CODE_CANCELLED,
   makeError,
   invalidArgType,
   outOfRange,
@@ -21,19 +20,13 @@ const {
   abortError,
   queueFullError,
   droppedError,
+  destroyedError,
   taskError,
   throwLater,
 } = require('./lib/errors');
 const { ENCODINGS, checkPostKeys, resolvePoolOptions, resolveStatsOptions } = require('./lib/options');
-
-const binding = loadBinding();
-
-/** Kernel names in id order (the id is the index). */
-const KERNELS = Object.freeze(binding.kernelNames());
-const KERNEL_IDS = new Map(KERNELS.map((name, id) => [name, id]));
-/** Kernels that read a 4-byte duration from their input. */
-const MIN_INPUT_BYTES = KERNELS.map((name) => (name === 'spin' || name === 'sleep' ? 4 : 0));
-const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES } = binding.batchLayout();
+const { Watches, isAborted, signalReason } = require('./lib/signals');
+const { WaitQueue } = require('./lib/wait-queue');
 
 const DEFAULTS = Object.freeze({
   kernel: 'sha256',
@@ -57,48 +50,8 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
  * successful ones fail as if the OS refused them with EAGAIN.
  */
 const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
-
-// What is used of an AbortSignal, captured at load: a signal's own (or
-// replaced) `aborted`, `reason`, addEventListener and removeEventListener
-// are never called. Node's EventTarget methods still read the signal's
-// `constructor`, which a caller may have made a getter: they run in post()
-// before the input is checked, and their failures are contained.
-const uncurryThis = (fn) => Function.prototype.call.bind(fn);
-const addListener = uncurryThis(EventTarget.prototype.addEventListener);
-const removeListener = uncurryThis(EventTarget.prototype.removeEventListener);
-const signalAborted = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get);
-const signalReason = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'reason').get);
-/** Listener options without a prototype: no inherited getter is consulted. */
-const ONCE = Object.freeze({ __proto__: null, once: true });
 /** The Promise of this realm at load (a replaced global cannot break post()). */
 const NativePromise = Promise;
-
-/** Whether `signal` (a real AbortSignal, or throws ERR_INVALID_ARG_TYPE) has fired. */
-function isAborted(signal) {
-  try {
-    return signalAborted(signal);
-  } catch {
-    // Not an AbortSignal, whatever its prototype says.
-    throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
-  }
-}
-
-function loadBinding() {
-  const file = path.join(__dirname, 'tidepool.node');
-  try {
-    return require(file);
-  } catch (err) {
-    if (err && err.code === 'MODULE_NOT_FOUND') {
-      const e = new Error(
-        `tidepool: the native addon ${file} is missing. Build it with \`npm run build\` (needs cargo).`,
-      );
-      e.code = 'ERR_TIDEPOOL_NOT_BUILT';
-      e.cause = err;
-      throw e;
-    }
-    throw err;
-  }
-}
 
 /** The default `select`: the message if it is binary (or an Array), else `message.data`. */
 function defaultSelect(message) {
@@ -129,27 +82,6 @@ function captureResolvers(resolve, reject) {
 }
 
 /**
- * The tasks of one AbortSignal: one 'abort' listener for all of them (an
- * EventTarget listener per task would cost more than the task).
- */
-class Watch {
-  /** Slots of queued or running tasks. */
-  slots = new Set();
-  /** Posts still waiting for room (queueFull: 'wait'). */
-  waiting = new Set();
-  /** Posts being queued right now (the listener must stay while they are). */
-  pins = 0;
-  listener;
-  constructor(listener) {
-    this.listener = listener;
-  }
-
-  get empty() {
-    return this.slots.size === 0 && this.waiting.size === 0 && this.pins === 0;
-  }
-}
-
-/**
  * A pool of native threads that run kernels (SHA-256, BLAKE3, ...) over
  * Buffers without copying them. See README.md for every option and event.
  */
@@ -165,9 +97,8 @@ class Pool extends EventEmitter {
   #maxQueue;
   #queueFull;
   #maxInputBytes;
-  /** Posts waiting for room in a full queue (queueFull: 'wait'), oldest first from #waitingHead. */
-  #waiting = [];
-  #waitingHead = 0;
+  /** Posts waiting for room in a full queue (queueFull: 'wait'). */
+  #waiting = new WaitQueue();
   #needsDrain = false;
   /** close() was called while posts were still waiting for room. */
   #closeDeferred = false;
@@ -175,8 +106,7 @@ class Pool extends EventEmitter {
   // of each slot, and per signal one Watch (one shared 'abort' listener).
   #signalsInUse = 0;
   #signals = [];
-  /** @type {Map<AbortSignal, Watch>} */
-  #watched = new Map();
+  #watches = new Watches((signal, watch) => this.#onAbort(signal, watch));
   /**
    * The running task in this slot was told to stop because its signal fired:
    * the AbortError it settles with (one per abort, shared by its tasks).
@@ -277,7 +207,7 @@ class Pool extends EventEmitter {
     if (isAborted(signal)) throw abortError(signalReason(signal));
     // The signal's listener first (Node's EventTarget may run user code), then
     // the check: nothing the caller does can come between it and the queue.
-    const watch = this.#watchOf(signal);
+    const watch = this.#watches.of(signal);
     watch.pins++;
     try {
       const promise = new NativePromise(captureResolvers);
@@ -290,7 +220,7 @@ class Pool extends EventEmitter {
       return promise;
     } finally {
       watch.pins--;
-      this.#releaseIfUnused(signal, watch);
+      this.#watches.releaseIfUnused(signal, watch);
     }
   }
 
@@ -351,7 +281,7 @@ class Pool extends EventEmitter {
     if (!this.#closed) {
       this.#closed = true;
       // Posts still waiting for room were accepted: queue them first.
-      if (this.#waitingHead !== this.#waiting.length) this.#closeDeferred = true;
+      if (!this.#waiting.empty) this.#closeDeferred = true;
       else this.#native.close();
     }
     return this.#whenTerminated();
@@ -366,18 +296,16 @@ class Pool extends EventEmitter {
       const slots = this.#native.destroy();
       const errors = [];
       // Posts waiting for room never reached the queue: reject them too.
-      const waiting = this.#waiting.slice(this.#waitingHead);
-      this.#waiting = [];
-      this.#waitingHead = 0;
+      const waiting = this.#waiting.takeAll();
       this.#closeDeferred = false;
       for (const w of waiting) {
         if (w.settled) continue; // aborted while waiting: already settled
         this.#leaveWaiting(w);
-        const err = this.#fail(w.message, w.reject, taskError(CODE_CANCELLED, '', true));
+        const err = this.#fail(w.message, w.reject, destroyedError());
         if (err !== undefined) errors.push(err);
       }
       for (let i = 0; i < slots.length; i++) {
-        const err = this.#settle(slots[i], false, taskError(CODE_CANCELLED, '', true));
+        const err = this.#settle(slots[i], false, destroyedError());
         if (err !== undefined) errors.push(err);
       }
       throwLater(errors);
@@ -423,7 +351,7 @@ class Pool extends EventEmitter {
    * `timeoutMs` are optional. Runs no user code before the task is queued.
    */
   #enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
-    if (this.#waitingHead === this.#waiting.length) {
+    if (this.#waiting.empty) {
       // The native side reads (and checks) the input even when the queue is full.
       if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) !== 0) return;
       if (this.#queueFull === 'drop-oldest') {
@@ -441,7 +369,7 @@ class Pool extends EventEmitter {
       // Posts already wait for room: this one waits behind them, checked here.
       this.#checkLengths(data, kernel);
     }
-    if (this.#waitingHead !== this.#waiting.length || this.#queueFull === 'wait') {
+    if (!this.#waiting.empty || this.#queueFull === 'wait') {
       this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
       this.#needsDrain = true;
       return;
@@ -462,9 +390,7 @@ class Pool extends EventEmitter {
   /** A waiting post leaves the wait (queued, failed or destroyed). */
   #leaveWaiting(entry) {
     entry.settled = true;
-    if (entry.watch === undefined) return;
-    entry.watch.waiting.delete(entry);
-    this.#releaseIfUnused(entry.signal, entry.watch);
+    if (entry.watch !== undefined) this.#watches.forgetWaiting(entry.signal, entry.watch, entry);
   }
 
   /** Submits to the native queue; returns its length after, or 0 if it was full. */
@@ -500,53 +426,11 @@ class Pool extends EventEmitter {
     return queued;
   }
 
-  /** The Watch of `signal`, made (and its one listener added) on first use. */
-  #watchOf(signal) {
-    let watch = this.#watched.get(signal);
-    if (watch === undefined) {
-      watch = new Watch(() => this.#onAbort(signal));
-      // In the map first: a post made by user code running inside
-      // addEventListener (a `constructor` getter) shares this Watch.
-      this.#watched.set(signal, watch);
-      try {
-        addListener(signal, 'abort', watch.listener, ONCE);
-      } catch (err) {
-        if (watch.empty && this.#watched.get(signal) === watch) this.#watched.delete(signal);
-        throw err;
-      }
-    }
-    return watch;
-  }
-
-  /** Drops the listener of `signal` once no task or waiting post uses it. */
-  #releaseIfUnused(signal, watch) {
-    if (watch.empty && this.#watched.get(signal) === watch) {
-      this.#watched.delete(signal);
-      try {
-        removeListener(signal, 'abort', watch.listener);
-      } catch {
-        // A signal whose `constructor` was tampered with: Node refuses to
-        // remove the listener. It stays, and finds no Watch if it fires.
-      }
-    }
-  }
-
-  /** Forgets the slot of a settled task in its signal's Watch. */
-  #unwatch(signal, slot) {
-    const watch = this.#watched.get(signal);
-    if (watch === undefined) return; // the signal already fired
-    watch.slots.delete(slot);
-    this.#releaseIfUnused(signal, watch);
-  }
-
   /**
    * `signal` fired: every post made with it settles or is told to stop, in
    * one pass (one native call for all its queued and running tasks).
    */
-  #onAbort(signal) {
-    const watch = this.#watched.get(signal);
-    if (watch === undefined) return;
-    this.#watched.delete(signal);
+  #onAbort(signal, watch) {
     // Everything this abort concerns is read before anything else runs.
     const slots = watch.slots.size === 0 ? undefined : Uint32Array.from(watch.slots);
     // One error for every task of this abort, as fetch() rejects every
@@ -581,10 +465,10 @@ class Pool extends EventEmitter {
    */
   #pump(queued, errors) {
     const waiting = this.#waiting;
-    while (this.#waitingHead !== waiting.length) {
-      const w = waiting[this.#waitingHead];
+    while (!waiting.empty) {
+      const w = waiting.peek();
       if (w.settled) {
-        waiting[this.#waitingHead++] = undefined; // aborted while waiting: already settled
+        waiting.shift(); // aborted while waiting: already settled
         continue;
       }
       let q;
@@ -594,20 +478,18 @@ class Pool extends EventEmitter {
         readableBytes(w.data, this.#inputName);
         q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs, w.watch);
       } catch (err) {
-        waiting[this.#waitingHead++] = undefined;
+        waiting.shift();
         this.#leaveWaiting(w);
         const thrown = this.#fail(w.message, w.reject, err);
         if (thrown !== undefined) errors.push(thrown);
-        if (this.#waiting !== waiting) return; // an 'error' listener destroyed the pool
+        if (this.#destroyed) return; // an 'error' listener destroyed the pool
         continue;
       }
       if (q === 0) return;
-      waiting[this.#waitingHead++] = undefined;
+      waiting.shift();
       this.#leaveWaiting(w);
       queued = q;
     }
-    waiting.length = 0;
-    this.#waitingHead = 0;
     if (this.#closeDeferred) {
       this.#closeDeferred = false;
       this.#native.close();
@@ -661,7 +543,7 @@ class Pool extends EventEmitter {
     this.#freeSlots.push(slot);
     this.#pending--;
     // The slot's state is final before this (it may remove a listener).
-    if (signal !== undefined) this.#unwatch(signal, slot);
+    if (signal !== undefined) this.#watches.forgetSlot(signal, slot);
     if (ok) {
       this.#completed++;
       if (resolve !== null) {
@@ -710,7 +592,7 @@ class Pool extends EventEmitter {
         const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
         err = this.#settle(slot, true, result);
       } else {
-        const aborted = code === CODE_CANCELLED && this.#signalsInUse !== 0 ? this.#aborted[slot] : undefined;
+        const aborted = code === TASK_CODES.cancelled && this.#signalsInUse !== 0 ? this.#aborted[slot] : undefined;
         const error = aborted !== undefined ? aborted : taskError(code, slab.toString('utf8', offset, end), this.#destroyed);
         err = this.#settle(slot, false, error);
       }

@@ -3,6 +3,8 @@
 // builds its own: the right class, a `code`, and a message that names the
 // argument and shows what was received.
 
+const { TASK_CODES } = require('./binding');
+
 function makeError(Ctor, code, message, props) {
   const err = new Ctor(message);
   err.code = code;
@@ -108,30 +110,29 @@ function droppedError() {
   return makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one');
 }
 
-// Native error codes (0 = success); see crates/core/src/task.rs.
-const CODE_PANIC = 1;
-const CODE_CANCELLED = 2;
-const CODE_INVALID_INPUT = 3;
-const CODE_EXPIRED = 4;
-const CODE_TIMED_OUT = 5;
-
+/** The error of a failed task, from its native code (see TASK_CODES) and detail text. */
 function taskError(code, detail, destroyed) {
   switch (code) {
-    case CODE_PANIC:
+    case TASK_CODES.panic:
       return makeError(Error, 'ERR_TIDEPOOL_PANIC', `The kernel panicked: ${detail}`);
-    case CODE_CANCELLED:
+    case TASK_CODES.cancelled:
       return destroyed
         ? makeError(Error, 'ERR_TIDEPOOL_DESTROYED', 'The pool was destroyed before the task finished')
         : makeError(Error, 'ERR_TIDEPOOL_CANCELLED', 'The task was cancelled');
-    case CODE_INVALID_INPUT:
+    case TASK_CODES.invalidInput:
       return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
-    case CODE_TIMED_OUT:
+    case TASK_CODES.timedOut:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task ran longer than its timeoutMs and was stopped');
-    case CODE_EXPIRED:
+    case TASK_CODES.expired:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:
       return makeError(Error, 'ERR_TIDEPOOL_INTERNAL', `Unknown native error code ${code}: ${detail}`);
   }
+}
+
+/** A task the pool's destroy() cancelled (queued, waiting or running). */
+function destroyedError() {
+  return taskError(TASK_CODES.cancelled, '', true);
 }
 
 function rethrow(err) {
@@ -148,7 +149,7 @@ function throwLater(errors) {
 }
 
 module.exports = {
-  CODE_CANCELLED,
+  destroyedError,
   makeError,
   describe,
   invalidArgType,

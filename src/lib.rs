@@ -48,3 +48,28 @@ pub fn batch_layout() -> BatchLayout {
 pub fn default_nice_increment() -> u32 {
     u32::from(tidepool_core::pool::DEFAULT_NICE_INCREMENT)
 }
+
+/// The numbers a failed task's completion carries (`TaskError::code`), by
+/// name, so that index.js never repeats them.
+#[napi(object)]
+pub struct TaskErrorCodes {
+    pub panic: u32,
+    pub cancelled: u32,
+    pub invalid_input: u32,
+    pub expired: u32,
+    pub timed_out: u32,
+}
+
+/// See [`TaskErrorCodes`].
+#[napi]
+pub fn task_error_codes() -> TaskErrorCodes {
+    use tidepool_core::TaskError;
+    let code = |e: TaskError| u32::from(e.code());
+    TaskErrorCodes {
+        panic: code(TaskError::Panic(String::new())),
+        cancelled: code(TaskError::Cancelled),
+        invalid_input: code(TaskError::InvalidInput(String::new())),
+        expired: code(TaskError::Expired),
+        timed_out: code(TaskError::TimedOut),
+    }
+}

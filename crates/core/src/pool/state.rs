@@ -108,8 +108,6 @@ pub(super) struct State {
     pub(super) finished: Vec<JoinHandle<()>>,
     /// Idle extras may be woken until then (see `policy::extras_window`).
     pub(super) extras_open_until: Option<Instant>,
-    /// Moving average of task run time over recent batches (0: unknown).
-    pub(super) mean_run_ns: f64,
     /// Failed thread starts since the last successful one.
     pub(super) spawn_failures_in_a_row: u32,
     /// No spawn attempt before this instant (after a failure).
@@ -139,6 +137,12 @@ pub(super) struct Shared {
     pub(super) cancel: std::sync::atomic::AtomicBool,
     /// Set once every thread has exited after close/abort.
     pub(super) terminated: AtomicBool,
+    /// Moving average of task run time over recent batches, in ns, as f64
+    /// bits (0: unknown). Updated before a batch's results are handed over,
+    /// so a consumer that saw a result never makes the policy see "unknown".
+    /// A plain std atomic: only the policy reads it; a lost update between
+    /// two workers just skips one sample of the average.
+    pub(super) mean_run_ns: std::sync::atomic::AtomicU64,
     /// A worker took tasks from a full queue (`max_queue`): the consumer is
     /// woken to let posts that wait for room in. (A plain std flag, handed
     /// over like a completion: raised before the wake, read after the take.)
@@ -154,6 +158,19 @@ impl Shared {
         // A panic never happens while the lock is held (kernels run unlocked),
         // but if one did, the state is still consistent enough to shut down.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds one batch's mean task run time to the moving average.
+    pub(super) fn record_run_time(&self, per_task_ns: f64) {
+        let old = f64::from_bits(self.mean_run_ns.load(Ordering::Relaxed));
+        let new = if old == 0.0 { per_task_ns } else { 0.8 * old + 0.2 * per_task_ns };
+        self.mean_run_ns.store(new.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The moving average of task run time in ns, if any task has run.
+    pub(super) fn mean_run(&self) -> Option<f64> {
+        let ns = f64::from_bits(self.mean_run_ns.load(Ordering::Relaxed));
+        (ns > 0.0).then_some(ns)
     }
 
     pub(super) fn wake_all(&self) {

@@ -76,7 +76,7 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
     let mut st = shared.lock();
     while supervising(&st) {
         let now = Instant::now();
-        let obs = observe(&st, now);
+        let obs = observe(shared, &st, now);
         let decision = policy::decide(&obs, &cfg);
         match decision.action {
             Action::Spawn(reason) => {
@@ -146,7 +146,7 @@ pub(super) fn supervising(st: &State) -> bool {
     }
 }
 
-pub(super) fn observe(st: &State, now: Instant) -> Observation {
+pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation {
     let newest_idle_extra = st
         .seats
         .iter()
@@ -163,7 +163,7 @@ pub(super) fn observe(st: &State, now: Instant) -> Observation {
         spawning: st.spawning,
         last_spawn: st.last_spawn,
         spawn_backoff_until: st.spawn_backoff_until,
-        mean_run: (st.mean_run_ns > 0.0).then(|| Duration::from_nanos(st.mean_run_ns as u64)),
+        mean_run: shared.mean_run().map(|ns| Duration::from_nanos(ns as u64)),
         newest_idle_extra,
     }
 }

@@ -101,13 +101,13 @@ impl<'a> Worker<'a> {
         let now = self.run_batch(started);
         let per_task = now.duration_since(started).as_nanos() as f64 / n as f64;
         self.avg_task_ns = 0.75 * self.avg_task_ns + 0.25 * per_task;
+        shared.record_run_time(per_task);
         if !self.hold_results(started, now) {
             shared.completions.push_all(&mut self.done);
             self.held_since = None;
         }
         let mut st = shared.lock();
         st.busy -= 1;
-        st.mean_run_ns = if st.mean_run_ns == 0.0 { per_task } else { 0.8 * st.mean_run_ns + 0.2 * per_task };
         st
     }
 

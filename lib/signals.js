@@ -1,0 +1,113 @@
+'use strict';
+// AbortSignal bookkeeping: per signal one Watch, with one 'abort' listener
+// shared by all of the signal's pending tasks and waiting posts (an
+// EventTarget listener per task would cost more than the task).
+//
+// What is used of an AbortSignal is captured at load: a signal's own (or
+// replaced) `aborted`, `reason`, addEventListener and removeEventListener
+// are never called. Node's EventTarget methods still read the signal's
+// `constructor`, which a caller may have made a getter: they run in post()
+// before the input is checked, and their failures are contained.
+
+const { invalidArgType } = require('./errors');
+
+const uncurryThis = (fn) => Function.prototype.call.bind(fn);
+const addListener = uncurryThis(EventTarget.prototype.addEventListener);
+const removeListener = uncurryThis(EventTarget.prototype.removeEventListener);
+const signalAborted = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get);
+/** The signal's reason, read with the engine's getter. */
+const signalReason = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'reason').get);
+/** Listener options without a prototype: no inherited getter is consulted. */
+const ONCE = Object.freeze({ __proto__: null, once: true });
+
+/** Whether `signal` (a real AbortSignal, or throws ERR_INVALID_ARG_TYPE) has fired. */
+function isAborted(signal) {
+  try {
+    return signalAborted(signal);
+  } catch {
+    // Not an AbortSignal, whatever its prototype says.
+    throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+  }
+}
+
+/** The pending work of one signal. */
+class Watch {
+  /** Slots of queued or running tasks. */
+  slots = new Set();
+  /** Posts still waiting for room (queueFull: 'wait'). */
+  waiting = new Set();
+  /** Posts being queued right now (the listener must stay while they are). */
+  pins = 0;
+  listener;
+  constructor(listener) {
+    this.listener = listener;
+  }
+
+  get empty() {
+    return this.slots.size === 0 && this.waiting.size === 0 && this.pins === 0;
+  }
+}
+
+/** The Watches of one pool, by signal. */
+class Watches {
+  /** @type {Map<AbortSignal, Watch>} */
+  #bySignal = new Map();
+  #onAbort;
+
+  /** `onAbort(signal, watch)` runs when a watched signal fires. */
+  constructor(onAbort) {
+    this.#onAbort = onAbort;
+  }
+
+  /** The Watch of `signal`, made (and its one listener added) on first use. */
+  of(signal) {
+    let watch = this.#bySignal.get(signal);
+    if (watch === undefined) {
+      watch = new Watch(() => {
+        // Gone from the map first: whatever runs next sees a fired signal.
+        if (this.#bySignal.get(signal) !== watch) return;
+        this.#bySignal.delete(signal);
+        this.#onAbort(signal, watch);
+      });
+      // In the map first: a post made by user code running inside
+      // addEventListener (a `constructor` getter) shares this Watch.
+      this.#bySignal.set(signal, watch);
+      try {
+        addListener(signal, 'abort', watch.listener, ONCE);
+      } catch (err) {
+        if (watch.empty && this.#bySignal.get(signal) === watch) this.#bySignal.delete(signal);
+        throw err;
+      }
+    }
+    return watch;
+  }
+
+  /** Drops the listener of `signal` once no task or waiting post uses it. */
+  releaseIfUnused(signal, watch) {
+    if (watch.empty && this.#bySignal.get(signal) === watch) {
+      this.#bySignal.delete(signal);
+      try {
+        removeListener(signal, 'abort', watch.listener);
+      } catch {
+        // A signal whose `constructor` was tampered with: Node refuses to
+        // remove the listener. It stays, and finds no Watch if it fires.
+      }
+    }
+  }
+
+  /** Forgets the slot of a settled task. */
+  forgetSlot(signal, slot) {
+    const watch = this.#bySignal.get(signal);
+    if (watch === undefined) return; // the signal already fired
+    watch.slots.delete(slot);
+    this.releaseIfUnused(signal, watch);
+  }
+
+  /** A waiting post left the wait (queued, failed or destroyed). */
+  forgetWaiting(signal, watch, entry) {
+    watch.waiting.delete(entry);
+    this.releaseIfUnused(signal, watch);
+  }
+}
+
+module.exports = { Watches, isAborted, signalReason };
