@@ -60,7 +60,7 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Re
     }
     let mut yes = false;
     let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY (whole block): every call gets the live env and value of this
+    // SAFETY: (whole block) every call gets the live env and value of this
     // callback and out-pointers to locals; statuses are checked.
     unsafe {
         if sys::napi_is_dataview(env, value, &mut yes) != sys::Status::napi_ok {

@@ -89,7 +89,7 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
     }
 
     let mut scope = ptr::null_mut();
-    // SAFETY (whole block): JS thread, live env; every napi_value used was
+    // SAFETY: (whole block) JS thread, live env; every napi_value used was
     // created in this scope; `callback` is a reference created in this env.
     unsafe {
         sys::napi_open_handle_scope(env, &mut scope);

@@ -9,6 +9,8 @@
 //!
 //! [`Input`]: tidepool_core::Input
 
+#![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 mod binary;
 mod delivery;
 mod native_pool;

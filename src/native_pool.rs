@@ -305,10 +305,8 @@ fn typed_array_data(env: sys::napi_env, value: sys::napi_value, what: &str) -> R
     let mut len = 0;
     let mut data = ptr::null_mut();
     // SAFETY: live env/value, out-pointers to locals.
-    check_status!(
-        unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut(),) },
-        "{what} must be a TypedArray"
-    )?;
+    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) };
+    check_status!(status, "{what} must be a TypedArray")?;
     Ok((data, len))
 }
 

@@ -40,8 +40,11 @@ fn quantile(waits: &[Duration], q: f64) -> f64 {
     w[((q * w.len() as f64).ceil() as usize).clamp(1, w.len()) - 1]
 }
 
+/// A load profile: its name, threads' worth of load at each ms, and its end (ms).
+type Scenario = (&'static str, Box<dyn Fn(f64) -> f64>, f64);
+
 fn main() {
-    let scenarios: Vec<(&str, Box<dyn Fn(f64) -> f64>, f64)> = vec![
+    let scenarios: Vec<Scenario> = vec![
         ("ramp 0 -> 7.5 over 6 s", Box::new(|t: f64| 7.5 * (t / 6000.0).min(1.0)), 6500.0),
         ("step 0.5 -> 6.5 at 0.5 s", Box::new(|t: f64| if t < 500.0 { 0.5 } else { 6.5 }), 3000.0),
     ];

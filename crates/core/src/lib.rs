@@ -8,6 +8,8 @@
 //! * [`input`]: zero-copy views of the caller's memory.
 //! * [`task`]: what goes in and what comes out.
 
+#![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 pub mod completion;
 pub mod histogram;
 pub mod input;
