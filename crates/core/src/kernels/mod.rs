@@ -1,5 +1,7 @@
-//! Kernels: the computations a task can run, each in a file of its own behind
-//! the small [`Kernel`] trait, registered by name in [`REGISTRY`].
+//! Kernels: the computations a task can run behind the small [`Kernel`]
+//! trait, registered by name in [`REGISTRY`]: the hashes (one adapter,
+//! `digest.rs`; their table, `hashes.rs`), and `spin`, `sleep`, `panic` for
+//! tests and benchmarks.
 //!
 //! A kernel reads its [`Input`] through [`RunContext::feed`], which walks the
 //! input in [`CHUNK`]-sized pieces and checks the cancellation flag between
@@ -11,20 +13,11 @@ use std::time::Instant;
 
 use crate::input::Input;
 
-mod blake3;
-mod crc32;
-mod crc32c;
 mod digest;
-mod md5;
+mod hashes;
 mod panic;
-mod sha1;
-mod sha256;
-mod sha384;
-mod sha512;
 mod sleep;
 mod spin;
-mod xxh3;
-mod xxh64;
 
 /// Bytes a kernel processes between two looks at the cancellation flag.
 /// 256 KiB is ~150 µs of SHA-256 on one core: small enough to cancel quickly,
@@ -141,16 +134,16 @@ pub type KernelId = u32;
 
 /// Every kernel, in id order. Ids are stable within a build only.
 pub static REGISTRY: &[&dyn Kernel] = &[
-    &sha256::SHA256,
-    &sha384::SHA384,
-    &sha512::SHA512,
-    &sha1::SHA1,
-    &md5::MD5,
-    &blake3::Blake3,
-    &xxh3::Xxh3,
-    &xxh64::Xxh64,
-    &crc32::Crc32,
-    &crc32c::Crc32c,
+    &hashes::SHA256,
+    &hashes::SHA384,
+    &hashes::SHA512,
+    &hashes::SHA1,
+    &hashes::MD5,
+    &hashes::BLAKE3,
+    &hashes::XXH3,
+    &hashes::XXH64,
+    &hashes::CRC32,
+    &hashes::CRC32C,
     &spin::Spin,
     &sleep::Sleep,
     &panic::Panic,
@@ -164,6 +157,23 @@ pub fn find(name: &str) -> Option<KernelId> {
 /// The kernel with id `id`, if any.
 pub fn get(id: KernelId) -> Option<&'static dyn Kernel> {
     REGISTRY.get(id as usize).copied()
+}
+
+/// The loop of the timed kernels (`spin`, `sleep`): runs until the duration
+/// in the input has passed, calling `pause(time left)` between looks. It
+/// reads the clock, then checks: whatever time is seen as done has also been
+/// checked against the task's deadline, even if this thread was descheduled
+/// for longer than the whole duration.
+fn run_for(input: &Input, ctx: &RunContext<'_>, mut pause: impl FnMut(std::time::Duration)) -> Result<Output, KernelError> {
+    let deadline = Instant::now() + std::time::Duration::from_micros(duration_micros(input)?);
+    loop {
+        let now = Instant::now();
+        ctx.check()?;
+        if now >= deadline {
+            return Ok(Output::EMPTY);
+        }
+        pause(deadline - now);
+    }
 }
 
 /// Reads the little-endian `u32` duration in microseconds that `spin` and

@@ -2,9 +2,9 @@
 //! benchmarks). The duration is a little-endian uint32 of microseconds in the
 //! first 4 bytes of the input. It sleeps in slices of at most 1 ms so that
 //! cancellation is noticed quickly.
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::{duration_micros, Kernel, KernelError, Output, RunContext};
+use super::{run_for, Kernel, KernelError, Output, RunContext};
 use crate::input::Input;
 
 pub struct Sleep;
@@ -17,16 +17,7 @@ impl Kernel for Sleep {
     }
 
     fn run(&self, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
-        let deadline = Instant::now() + Duration::from_micros(duration_micros(input)?);
-        loop {
-            // Clock first, then the check (see spin.rs).
-            let now = Instant::now();
-            ctx.check()?;
-            if now >= deadline {
-                return Ok(Output::EMPTY);
-            }
-            std::thread::sleep((deadline - now).min(SLICE));
-        }
+        run_for(input, ctx, |left| std::thread::sleep(left.min(SLICE)))
     }
 }
 

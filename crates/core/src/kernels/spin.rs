@@ -1,8 +1,6 @@
 //! `spin`: burns CPU for a given time (tests and benchmarks). The duration is a
 //! little-endian uint32 of microseconds in the first 4 bytes of the input.
-use std::time::{Duration, Instant};
-
-use super::{duration_micros, Kernel, KernelError, Output, RunContext};
+use super::{run_for, Kernel, KernelError, Output, RunContext};
 use crate::input::Input;
 
 pub struct Spin;
@@ -13,20 +11,11 @@ impl Kernel for Spin {
     }
 
     fn run(&self, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
-        let deadline = Instant::now() + Duration::from_micros(duration_micros(input)?);
-        loop {
-            // Read the clock, then check: whatever time is seen as done has
-            // also been checked against the task's deadline, even if this
-            // thread was descheduled for longer than the whole spin.
-            let now = Instant::now();
-            ctx.check()?;
-            if now >= deadline {
-                return Ok(Output::EMPTY);
-            }
+        run_for(input, ctx, |_| {
             for _ in 0..64 {
                 std::hint::spin_loop();
             }
-        }
+        })
     }
 }
 
