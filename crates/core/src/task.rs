@@ -70,6 +70,17 @@ impl TaskError {
     }
 }
 
+impl std::fmt::Display for TaskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskError::Panic(m) => write!(f, "the kernel panicked: {m}"),
+            other => f.write_str(other.detail()),
+        }
+    }
+}
+
+impl std::error::Error for TaskError {}
+
 /// A finished task, on its way back to the JS thread.
 #[derive(Debug)]
 pub struct Completion {
@@ -77,4 +88,17 @@ pub struct Completion {
     pub slot: u32,
     /// The kernel's result or why there is none.
     pub outcome: Result<Output, TaskError>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_display_their_reason() {
+        assert_eq!(TaskError::Panic("boom".into()).to_string(), "the kernel panicked: boom");
+        assert_eq!(TaskError::Expired.to_string(), "the task waited in the queue longer than maxQueueAgeMs");
+        let boxed: Box<dyn std::error::Error> = Box::new(TaskError::TimedOut);
+        assert!(boxed.to_string().contains("timeoutMs"));
+    }
 }

@@ -259,7 +259,10 @@ fn a_full_queue_refuses_and_drop_oldest_makes_room() {
     assert_eq!(pool.submit(task(2, "crc32", vec![2])).unwrap(), 2);
     assert_eq!(pool.queued(), 2);
     match pool.submit(task(3, "crc32", vec![3])) {
-        Err(tidepool_core::Refused::Full(t)) => assert_eq!(t.slot, 3),
+        Err(refused @ tidepool_core::Refused::Full(_)) => {
+            assert_eq!(refused.to_string(), "the queue is full");
+            assert_eq!(refused.into_task().slot, 3, "the task is handed back");
+        }
         other => panic!("expected Full, got {other:?}"),
     }
     assert_eq!(pool.drop_oldest(), Some(1));

@@ -38,6 +38,18 @@ pub enum KernelError {
     TimedOut,
 }
 
+impl std::fmt::Display for KernelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelError::Cancelled => f.write_str("the kernel was cancelled"),
+            KernelError::InvalidInput(m) => write!(f, "invalid input: {m}"),
+            KernelError::TimedOut => f.write_str("the kernel ran past its deadline"),
+        }
+    }
+}
+
+impl std::error::Error for KernelError {}
+
 /// A kernel's result: up to [`MAX_OUTPUT`] bytes stored inline, so finishing a
 /// task allocates nothing.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -170,7 +170,8 @@ pub struct PoolStats {
     pub run: Summary,
 }
 
-/// Why [`Pool::submit`] refused a task (which it hands back).
+/// Why [`Pool::submit`] refused a task (which it hands back, as crossbeam's
+/// send errors do).
 #[derive(Debug)]
 pub enum Refused {
     /// The pool was closed or aborted.
@@ -178,6 +179,26 @@ pub enum Refused {
     /// The queue already holds `max_queue` tasks.
     Full(Task),
 }
+
+impl Refused {
+    /// The task that was not queued.
+    pub fn into_task(self) -> Task {
+        match self {
+            Refused::Closed(task) | Refused::Full(task) => task,
+        }
+    }
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Closed(_) => f.write_str("the pool is closed and accepts no new tasks"),
+            Refused::Full(_) => f.write_str("the queue is full"),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
 
 /// A pool of worker threads. Dropping it aborts and joins every thread.
 pub struct Pool {
