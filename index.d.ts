@@ -13,19 +13,7 @@ declare namespace tidepool {
    * `panic` always fails with `ERR_TIDEPOOL_PANIC`).
    */
   export type KernelName =
-    | 'sha256'
-    | 'sha384'
-    | 'sha512'
-    | 'sha1'
-    | 'md5'
-    | 'blake3'
-    | 'xxh3'
-    | 'xxh64'
-    | 'crc32'
-    | 'crc32c'
-    | 'spin'
-    | 'sleep'
-    | 'panic';
+    'sha256' | 'sha384' | 'sha512' | 'sha1' | 'md5' | 'blake3' | 'xxh3' | 'xxh64' | 'crc32' | 'crc32c' | 'spin' | 'sleep' | 'panic';
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';

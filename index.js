@@ -215,7 +215,8 @@ class Pool extends EventEmitter {
       const reject = capturedReject;
       this.#checkInput(data, kernel);
       if (this.#closed) this.#rejectClosed(data, kernel, reject);
-      else if (isAborted(signal)) reject(abortError(signalReason(signal))); // by a promise hook
+      else if (isAborted(signal))
+        reject(abortError(signalReason(signal))); // by a promise hook
       else this.#enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
       return promise;
     } finally {
@@ -628,9 +629,7 @@ class Pool extends EventEmitter {
 
   #whenTerminated() {
     if (this.#terminationPromise === null) {
-      this.#terminationPromise = this.#terminated
-        ? Promise.resolve()
-        : new Promise((resolve) => this.#terminationWaiters.push(resolve));
+      this.#terminationPromise = this.#terminated ? Promise.resolve() : new Promise((resolve) => this.#terminationWaiters.push(resolve));
     }
     return this.#terminationPromise;
   }

@@ -75,10 +75,7 @@ test('a per-post kernel overrides the pool kernel', async () => {
   try {
     const data = Buffer.from('abc');
     assert.equal((await pool.post(data)).result, '900150983cd24fb0d6963f7d28e17f72');
-    assert.equal(
-      (await pool.post(data, { kernel: 'sha1' })).result,
-      'a9993e364706816aba3e25717850c26c9cd0d89d',
-    );
+    assert.equal((await pool.post(data, { kernel: 'sha1' })).result, 'a9993e364706816aba3e25717850c26c9cd0d89d');
     assert.equal((await pool.post(data, {})).result, '900150983cd24fb0d6963f7d28e17f72');
   } finally {
     await pool.close();
@@ -305,7 +302,12 @@ test('niceIncrement lowers the priority of the worker threads only (Linux)', { s
     }
   }
   assert.equal(defaults.niceIncrement, 10);
-  for (const [niceIncrement, code] of [[-1, 'ERR_OUT_OF_RANGE'], [20, 'ERR_OUT_OF_RANGE'], [1.5, 'ERR_OUT_OF_RANGE'], ['5', 'ERR_INVALID_ARG_TYPE']]) {
+  for (const [niceIncrement, code] of [
+    [-1, 'ERR_OUT_OF_RANGE'],
+    [20, 'ERR_OUT_OF_RANGE'],
+    [1.5, 'ERR_OUT_OF_RANGE'],
+    ['5', 'ERR_INVALID_ARG_TYPE'],
+  ]) {
     assert.throws(() => new Pool({ niceIncrement }), { code }, String(niceIncrement));
   }
 });

@@ -140,12 +140,15 @@ test("destroy() emits 'error' for every postMessage still waiting for room", asy
   await pool.destroy();
   assert.equal(await runningOutcome, 'ERR_TIDEPOOL_DESTROYED');
   for (const m of waiting) {
-    assert.ok(errors.some(([code, msg]) => code === 'ERR_TIDEPOOL_DESTROYED' && msg === m), 'each waiting message errored');
+    assert.ok(
+      errors.some(([code, msg]) => code === 'ERR_TIDEPOOL_DESTROYED' && msg === m),
+      'each waiting message errored',
+    );
   }
   assert.equal(pool.stats().pending, 0);
 });
 
-test("a thread taking a task from a full queue lets a waiting post in without waiting for a result", async () => {
+test('a thread taking a task from a full queue lets a waiting post in without waiting for a result', async () => {
   // Core thread busy for long; the extra thread (kept from a warm-up) takes
   // a queued long task after spawnDelayMs: the queue then has room although
   // no task has finished yet, and the waiting post must get in.

@@ -20,7 +20,10 @@ test('an already-aborted signal throws an AbortError synchronously', async () =>
   const pool = new Pool();
   try {
     const reason = new Error('changed my mind');
-    assert.throws(() => pool.post(Buffer.from('x'), { signal: AbortSignal.abort(reason) }), (e) => isAbortError(e, reason));
+    assert.throws(
+      () => pool.post(Buffer.from('x'), { signal: AbortSignal.abort(reason) }),
+      (e) => isAbortError(e, reason),
+    );
     assert.equal(pool.stats().pending, 0);
   } finally {
     await pool.close();
@@ -159,7 +162,11 @@ test('bad signal and timeoutMs arguments throw', async () => {
   }
 });
 
-const settle = (p) => p.then((value) => ({ status: 'fulfilled', value }), (reason) => ({ status: 'rejected', reason }));
+const settle = (p) =>
+  p.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason) => ({ status: 'rejected', reason }),
+  );
 
 test('destroy() and close() racing with posts and aborts leave no promise unsettled', async () => {
   for (const end of ['destroy', 'close']) {
@@ -233,7 +240,10 @@ test("posts waiting for room (queueFull 'wait') with one signal share one abort 
     await running;
     assert.ok(outcomes.every((o) => o.status === 'fulfilled'));
     await tick();
-    assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning'), []);
+    assert.deepEqual(
+      warnings.filter((w) => w.name === 'MaxListenersExceededWarning'),
+      [],
+    );
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
   } finally {
     process.off('warning', onWarning);
@@ -263,7 +273,7 @@ test("aborting a queued task lets the next waiting post (queueFull 'wait') in at
   }
 });
 
-test("a signal whose `constructor` the caller changed cannot break a batch or lose a task", async () => {
+test('a signal whose `constructor` the caller changed cannot break a batch or lose a task', async () => {
   const pool = new Pool();
   try {
     const ac = new AbortController();

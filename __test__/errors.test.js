@@ -17,7 +17,19 @@ function throwsCode(fn, Ctor, code) {
 test('non-binary messages throw ERR_INVALID_ARG_TYPE synchronously', async () => {
   const pool = new Pool();
   try {
-    for (const bad of [undefined, null, 42, 'text', true, Symbol('s'), {}, { data: 'str' }, [Buffer.alloc(1), 'x'], [[Buffer.alloc(1)]], () => {}]) {
+    for (const bad of [
+      undefined,
+      null,
+      42,
+      'text',
+      true,
+      Symbol('s'),
+      {},
+      { data: 'str' },
+      [Buffer.alloc(1), 'x'],
+      [[Buffer.alloc(1)]],
+      () => {},
+    ]) {
       throwsCode(() => pool.post(bad), TypeError, 'ERR_INVALID_ARG_TYPE');
       throwsCode(() => pool.postMessage(bad), TypeError, 'ERR_INVALID_ARG_TYPE');
     }
@@ -176,13 +188,17 @@ test('every exception thrown by a listener surfaces as an uncaught exception; ev
     for (let i = 0; i < 100; i++) pool.postMessage(Buffer.from([i]));
     setTimeout(async () => { await pool.close(); console.log(JSON.stringify({ uncaught, delivered })); }, 300);
   `;
-  const r = spawnSync(process.execPath, ['-e', code], { cwd: require('node:path').join(__dirname, '..'), encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, ['-e', code], {
+    cwd: require('node:path').join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { uncaught: 100, delivered: 100 });
 });
 
 test('new Pool() without options does not read a polluted Object.prototype', async () => {
-  Object.prototype.kernel = 'md5'; // eslint-disable-line no-extend-native
+  Object.prototype.kernel = 'md5';
   let pool;
   try {
     pool = new Pool();

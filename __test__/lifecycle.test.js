@@ -28,7 +28,10 @@ test('close() finishes queued tasks, then resolves with the threads joined', asy
   const tasks = Array.from({ length: 5 }, () => pool.post(micros(5000)));
   await pool.close();
   const outcomes = await Promise.allSettled(tasks);
-  assert.deepEqual(outcomes.map((o) => o.status), Array(5).fill('fulfilled'));
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    Array(5).fill('fulfilled'),
+  );
   assert.equal(pool.stats().threads, 0);
   assert.equal(pool.closed, true);
   assert.equal(pool.close(), pool.close(), 'close() is idempotent');

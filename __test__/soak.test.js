@@ -95,8 +95,14 @@ test('soak: 1,000,000 mixed tasks settle exactly once, memory stays flat', { tim
   const rss = memory.map((m) => m.rss);
   const heap = memory.map((m) => m.heapUsed);
   const settledRss = Math.max(...rss.slice(2, 5));
-  assert.ok(Math.max(...rss.slice(5)) < settledRss * 1.25 + 32 * 1024 * 1024, `RSS grew: ${rss.map((x) => (x / 2 ** 20).toFixed(0)).join(' ')} MiB`);
-  assert.ok(Math.max(...heap.slice(5)) < Math.max(...heap.slice(2, 5)) * 1.5 + 16 * 1024 * 1024, `heap grew: ${heap.map((x) => (x / 2 ** 20).toFixed(0)).join(' ')} MiB`);
+  assert.ok(
+    Math.max(...rss.slice(5)) < settledRss * 1.25 + 32 * 1024 * 1024,
+    `RSS grew: ${rss.map((x) => (x / 2 ** 20).toFixed(0)).join(' ')} MiB`,
+  );
+  assert.ok(
+    Math.max(...heap.slice(5)) < Math.max(...heap.slice(2, 5)) * 1.5 + 16 * 1024 * 1024,
+    `heap grew: ${heap.map((x) => (x / 2 ** 20).toFixed(0)).join(' ')} MiB`,
+  );
   t.diagnostic(`totals ${JSON.stringify(totals)}; RSS per round (MiB): ${rss.map((x) => (x / 2 ** 20).toFixed(0)).join(' ')}`);
   await pool.close();
 });

@@ -271,7 +271,9 @@ function svg(runs) {
       start += p.ms;
     }
   });
-  parts.push(`<text x="${W - right}" y="${H - 6}" text-anchor="end" fill="#666">time: 0 - ${TOTAL_MS / 1000} s; spin tasks of ${COST_US / 1000} ms</text>`);
+  parts.push(
+    `<text x="${W - right}" y="${H - 6}" text-anchor="end" fill="#666">time: 0 - ${TOTAL_MS / 1000} s; spin tasks of ${COST_US / 1000} ms</text>`,
+  );
   parts.push('</svg>');
   return parts.join('\n');
 }
@@ -282,14 +284,23 @@ function fmt(x, digits = 1) {
 
 async function parent() {
   const { values } = parseArgs({
-    options: { reps: { type: 'string', default: '1' }, json: { type: 'string' }, svg: { type: 'string', default: path.join(ROOT, 'docs', 'autoscale.svg') } },
+    options: {
+      reps: { type: 'string', default: '1' },
+      json: { type: 'string' },
+      svg: { type: 'string', default: path.join(ROOT, 'docs', 'autoscale.svg') },
+    },
   });
   const reps = Number(values.reps);
   const results = Object.fromEntries(Object.keys(CONFIGS).map((n) => [n, []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const name of Object.keys(CONFIGS)) {
       process.stderr.write(`\r[${rep + 1}/${reps}] ${name} (${TOTAL_MS / 1000 + 2} s)`.padEnd(60));
-      const r = spawnSync(process.execPath, [__filename, '--child', name], { cwd: ROOT, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+      const r = spawnSync(process.execPath, [__filename, '--child', name], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+        maxBuffer: 64 << 20,
+      });
       if (r.status !== 0) throw new Error(`${name} failed:\n${r.stderr}`);
       results[name].push(JSON.parse(r.stdout));
     }
@@ -297,7 +308,9 @@ async function parent() {
   process.stderr.write('\r'.padEnd(60) + '\r');
   // The oracle, replayed on the posting times of every run of every
   // configuration; the row shows the medians.
-  const oracles = Object.values(results).flat().map((r) => oracle(r.posts));
+  const oracles = Object.values(results)
+    .flat()
+    .map((r) => oracle(r.posts));
   const orcQ = (f) => median(oracles.map(f));
   const orcStepP99 = orcQ((o) => quantile(o.byPhase.get('step') || [], 0.99));
   const rows = [];
@@ -308,29 +321,80 @@ async function parent() {
     summaries[name] = ss;
     rows.push([
       name,
-      `${fmt(m((s) => s.stepWait.p50), 2)} / ${fmt(m((s) => s.stepWait.p99), 2)} / ${fmt(m((s) => s.stepWait.max), 1)}`,
-      fmt(m((s) => s.overallMaxWait), 1),
-      fmt(m((s) => s.threadSeconds), 2),
+      `${fmt(
+        m((s) => s.stepWait.p50),
+        2,
+      )} / ${fmt(
+        m((s) => s.stepWait.p99),
+        2,
+      )} / ${fmt(
+        m((s) => s.stepWait.max),
+        1,
+      )}`,
+      fmt(
+        m((s) => s.overallMaxWait),
+        1,
+      ),
+      fmt(
+        m((s) => s.threadSeconds),
+        2,
+      ),
       `${m((s) => s.spawns)} / ${m((s) => s.retires)}`,
-      fmt(m((s) => s.burstPairs), 0),
-      fmt(m((s) => s.reactMs), 0),
-      fmt(m((s) => s.backToCoreMs), 0),
-      fmt(m((s) => s.idleCpuPct), 2),
+      fmt(
+        m((s) => s.burstPairs),
+        0,
+      ),
+      fmt(
+        m((s) => s.reactMs),
+        0,
+      ),
+      fmt(
+        m((s) => s.backToCoreMs),
+        0,
+      ),
+      fmt(
+        m((s) => s.idleCpuPct),
+        2,
+      ),
     ]);
   }
   rows.push([
     'oracle (model: ceil(load) threads)',
-    `${fmt(orcQ((o) => quantile(o.byPhase.get('step') || [], 0.5)), 2)} / ${fmt(orcStepP99, 2)} / ${fmt(orcQ((o) => quantile(o.byPhase.get('step') || [], 1)), 1)}`,
-    fmt(orcQ((o) => quantile(o.waits, 1)), 1),
-    fmt(orcQ((o) => o.threadSeconds), 2),
+    `${fmt(
+      orcQ((o) => quantile(o.byPhase.get('step') || [], 0.5)),
+      2,
+    )} / ${fmt(orcStepP99, 2)} / ${fmt(
+      orcQ((o) => quantile(o.byPhase.get('step') || [], 1)),
+      1,
+    )}`,
+    fmt(
+      orcQ((o) => quantile(o.waits, 1)),
+      1,
+    ),
+    fmt(
+      orcQ((o) => o.threadSeconds),
+      2,
+    ),
     '-',
     '-',
     '0',
     '0',
     '-',
   ]);
-  console.log(`autoscale benchmark: ${CORES} CPUs, maxThreads ${MAX}, spin tasks of ${COST_US / 1000} ms, ${reps} run(s) per configuration, profile ${PHASES.map((p) => `${p.name} ${p.ms / 1000}s`).join(' -> ')}\n`);
-  const header = ['configuration', 'step wait p50 / p99 / max (ms)', 'max wait (ms)', 'thread-seconds', 'spawns / retires', 'spawn+retire pairs in bursts', 'react to step (ms)', 'back to core (ms)', 'idle CPU (% core)'];
+  console.log(
+    `autoscale benchmark: ${CORES} CPUs, maxThreads ${MAX}, spin tasks of ${COST_US / 1000} ms, ${reps} run(s) per configuration, profile ${PHASES.map((p) => `${p.name} ${p.ms / 1000}s`).join(' -> ')}\n`,
+  );
+  const header = [
+    'configuration',
+    'step wait p50 / p99 / max (ms)',
+    'max wait (ms)',
+    'thread-seconds',
+    'spawns / retires',
+    'spawn+retire pairs in bursts',
+    'react to step (ms)',
+    'back to core (ms)',
+    'idle CPU (% core)',
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
   console.log(line(header));
@@ -340,7 +404,9 @@ async function parent() {
   if (def) {
     const p99 = median(def.map((s) => s.stepWait.p99));
     const ts = median(def.map((s) => s.threadSeconds));
-    console.log(`\ndefaults vs oracle: step p99 wait ${fmt(p99 / Math.max(orcStepP99, 1e-3), 2)}x (oracle p99 ${fmt(orcStepP99, 2)} ms), thread-seconds ${fmt(ts / orcQ((o) => o.threadSeconds), 2)}x`);
+    console.log(
+      `\ndefaults vs oracle: step p99 wait ${fmt(p99 / Math.max(orcStepP99, 1e-3), 2)}x (oracle p99 ${fmt(orcStepP99, 2)} ms), thread-seconds ${fmt(ts / orcQ((o) => o.threadSeconds), 2)}x`,
+    );
   }
   fs.mkdirSync(path.dirname(values.svg), { recursive: true });
   // Draw, per configuration, the run whose step p99 wait is the median one
@@ -351,7 +417,11 @@ async function parent() {
   };
   fs.writeFileSync(values.svg, svg(Object.fromEntries(Object.entries(results).map(([n, r]) => [n, representative(r)]))));
   console.log(`timeline written to ${path.relative(process.cwd(), values.svg)}`);
-  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ results, oracle: { threadSeconds: orcQ((o) => o.threadSeconds), stepP99: orcStepP99 } }, null, 1));
+  if (values.json)
+    fs.writeFileSync(
+      values.json,
+      JSON.stringify({ results, oracle: { threadSeconds: orcQ((o) => o.threadSeconds), stepP99: orcStepP99 } }, null, 1),
+    );
 }
 
 require('./main').main(child, parent);

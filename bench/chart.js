@@ -37,8 +37,12 @@ function panel(title, unit, rows, top, { log = false } = {}) {
     const m = median(r.values);
     const ours = r.label.includes('tidepool');
     parts.push(`<text x="${left - 8}" y="${y + 12}" text-anchor="end">${escape(r.label)}</text>`);
-    parts.push(`<rect x="${left}" y="${y + 2}" width="${Math.max(1, x(m) - left).toFixed(1)}" height="${rowH - 6}" fill="${ours ? '#1f5fbf' : '#9aa5b1'}"/>`);
-    parts.push(`<line x1="${x(Math.min(...r.values)).toFixed(1)}" y1="${y + rowH / 2}" x2="${x(Math.max(...r.values)).toFixed(1)}" y2="${y + rowH / 2}" stroke="#222"/>`);
+    parts.push(
+      `<rect x="${left}" y="${y + 2}" width="${Math.max(1, x(m) - left).toFixed(1)}" height="${rowH - 6}" fill="${ours ? '#1f5fbf' : '#9aa5b1'}"/>`,
+    );
+    parts.push(
+      `<line x1="${x(Math.min(...r.values)).toFixed(1)}" y1="${y + rowH / 2}" x2="${x(Math.max(...r.values)).toFixed(1)}" y2="${y + rowH / 2}" stroke="#222"/>`,
+    );
     const shown = m >= 1e6 ? `${(m / 1e6).toFixed(2)}M` : m >= 1e4 ? `${(m / 1e3).toFixed(0)}k` : m >= 10 ? m.toFixed(0) : m.toFixed(2);
     parts.push(`<text x="${(x(m) + 6).toFixed(1)}" y="${y + 12}">${shown} ${escape(unit)}</text>`);
   });

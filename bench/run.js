@@ -64,7 +64,12 @@ const CASES = {
       const once = () => {
         const resolvers = new Array(msgs.length);
         const all = Promise.all(
-          msgs.map((m, i) => new Promise((resolve) => { resolvers[i] = resolve; })),
+          msgs.map(
+            (m, i) =>
+              new Promise((resolve) => {
+                resolvers[i] = resolve;
+              }),
+          ),
         );
         setImmediate(() => {
           for (let i = 0; i < msgs.length; i++) resolvers[i]({ result: msgs[i].subarray(0, 32), message: msgs[i] });
@@ -467,7 +472,10 @@ async function tidepoolTiny(round) {
 function nativeDirect(threads) {
   const exe = path.join(ROOT, 'target', 'release', 'examples', process.platform === 'win32' ? 'direct.exe' : 'direct');
   const out = execFileSync(exe, [String(threads), String(DEMO_MESSAGES), String(DEMO_BYTES), '3'], { encoding: 'utf8' });
-  const rounds = out.trim().split('\n').map((l) => JSON.parse(l));
+  const rounds = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   return { value: rounds[rounds.length - 1].mb_per_s, threads };
 }
 
@@ -509,7 +517,10 @@ async function parent() {
   const reps = values.full ? Math.max(9, Number(values.reps)) : Number(values.reps);
   const names = Object.keys(CASES).filter((n) => !values.only || n.includes(values.only));
   process.stderr.write('building the Rust baselines (cargo build --release --example direct --example thread_cost)...\n');
-  execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct', '--example', 'thread_cost'], { cwd: ROOT, stdio: 'ignore' });
+  execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct', '--example', 'thread_cost'], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const name of names) {
@@ -520,14 +531,24 @@ async function parent() {
   process.stderr.write('\r'.padEnd(90) + '\r');
   const cpu = os.cpus()[0] ? os.cpus()[0].model : 'unknown CPU';
   console.log(`tidepool benchmark: node ${process.version}, ${os.availableParallelism()} CPUs (${cpu}), ${reps} repetitions`);
-  console.log(`tiny = ${TINY_TASKS} tasks of ${TINY_BYTES} B (SHA-256); demo = ${DEMO_MESSAGES} messages of ${DEMO_BYTES / 1024} KiB (SHA-256)\n`);
+  console.log(
+    `tiny = ${TINY_TASKS} tasks of ${TINY_BYTES} B (SHA-256); demo = ${DEMO_MESSAGES} messages of ${DEMO_BYTES / 1024} KiB (SHA-256)\n`,
+  );
   const rows = names.map((name) => {
     const rs = results[name];
     const vals = rs.map((r) => r.value);
     const threads = rs[0].threads;
     const med = (key) => median(rs.map((r) => r[key]));
-    const loop = rs[0].loopP99 === undefined ? '' : `${med('loopP99').toFixed(2)} / ${med('loopMax').toFixed(2)} / ${med('elu').toFixed(2)}`;
-    return [name, `${fmt(median(vals))} ${CASES[name].unit}`, `[${fmt(Math.min(...vals))} - ${fmt(Math.max(...vals))}]`, threads ?? '', loop, notes(rs[0], med)];
+    const loop =
+      rs[0].loopP99 === undefined ? '' : `${med('loopP99').toFixed(2)} / ${med('loopMax').toFixed(2)} / ${med('elu').toFixed(2)}`;
+    return [
+      name,
+      `${fmt(median(vals))} ${CASES[name].unit}`,
+      `[${fmt(Math.min(...vals))} - ${fmt(Math.max(...vals))}]`,
+      threads ?? '',
+      loop,
+      notes(rs[0], med),
+    ];
   });
   printTable(['case', 'median', '[min - max]', 'threads', 'event loop delay p99 / max (ms) / ELU', 'CPU, memory'], rows);
   const ratioRows = RATIOS.filter(([a, b]) => results[a] && results[b]).map(([a, b]) => {

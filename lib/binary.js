@@ -107,7 +107,7 @@ function isDetached(buffer) {
   if (arrayBufferDetached !== undefined) return arrayBufferDetached(buffer);
   if (arrayBufferByteLength(buffer) !== 0) return false;
   try {
-    new Uint8Array(buffer); // eslint-disable-line no-new
+    new Uint8Array(buffer);
     return false;
   } catch {
     return true;

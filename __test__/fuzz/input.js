@@ -237,7 +237,8 @@ async function main() {
     } catch (err) {
       stats.threw++;
       if (wanted === undefined) fail(`case ${id}: threw ${err.code} for a valid input: ${err.message}`);
-      else if (err.code !== wanted || !(err instanceof TypeError)) fail(`case ${id}: threw ${err.name} ${err.code}, wanted TypeError ${wanted}`);
+      else if (err.code !== wanted || !(err instanceof TypeError))
+        fail(`case ${id}: threw ${err.name} ${err.code}, wanted TypeError ${wanted}`);
       continue;
     }
     if (wanted !== undefined) fail(`case ${id}: accepted an input with an invalid part (${wanted})`);

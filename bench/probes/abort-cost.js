@@ -6,7 +6,10 @@
 //
 //   node bench/probes/abort-cost.js [root] [N ...]
 const root = process.argv[2] && !/^\d+$/.test(process.argv[2]) ? process.argv[2] : '../..';
-const sizes = process.argv.slice(2).filter((a) => /^\d+$/.test(a)).map(Number);
+const sizes = process.argv
+  .slice(2)
+  .filter((a) => /^\d+$/.test(a))
+  .map(Number);
 const { Pool, micros } = require(root === '../..' ? '../..' : require('node:path').resolve(root));
 
 (async () => {

@@ -9,26 +9,39 @@ const { Pool } = require('../..');
 const crypto = require('node:crypto');
 const msgs = Array.from({ length: 4096 }, (_, id) => ({ id, data: crypto.randomBytes(65536) }));
 const pool = new Pool();
-let batches = [];
 function round() {
   return new Promise((resolve) => {
     let left = msgs.length;
-    const on = () => { if (--left === 0) { pool.off('message', on); resolve(); } };
+    const on = () => {
+      if (--left === 0) {
+        pool.off('message', on);
+        resolve();
+      }
+    };
     pool.on('message', on);
     for (const m of msgs) pool.postMessage(m);
   });
 }
 (async () => {
-  await round(); await round();
-  const gaps = []; let last = performance.now(); let on = true;
-  const tick = () => { const n = performance.now(); gaps.push([n - last, n]); last = n; if (on) setTimeout(tick, 1); };
+  await round();
+  await round();
+  const gaps = [];
+  let last = performance.now();
+  let on = true;
+  const tick = () => {
+    const n = performance.now();
+    gaps.push([n - last, n]);
+    last = n;
+    if (on) setTimeout(tick, 1);
+  };
   setTimeout(tick, 1);
-  await new Promise(r => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 10));
   const t0 = performance.now();
   await round();
   const t1 = performance.now();
-  await new Promise(r => setTimeout(r, 3)); on = false;
+  await new Promise((r) => setTimeout(r, 3));
+  on = false;
   const big = gaps.filter(([d, n]) => d > 1.8 && n > t0).map(([d, n]) => `${(d - 1).toFixed(2)}ms ending at +${(n - t0).toFixed(1)}`);
-  console.log(`round ${(t1 - t0).toFixed(0)} ms, ${gaps.filter(([d, n]) => n > t0).length} ticks; stalls:`, big.join(', '));
+  console.log(`round ${(t1 - t0).toFixed(0)} ms, ${gaps.filter(([, n]) => n > t0).length} ticks; stalls:`, big.join(', '));
   await pool.close();
 })();

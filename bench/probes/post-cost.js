@@ -13,13 +13,22 @@ const msgs = Array.from({ length: N }, (_, id) => ({ id, data: Buffer.alloc(6553
   const res = [];
   for (let rep = 0; rep < 15; rep++) {
     const blocker = pool.post(micros(30_000), { kernel: 'sleep' });
-    await new Promise(r => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 2));
     let left = N;
-    const done = new Promise((resolve) => { const on = () => { if (--left === 0) { pool.off('message', on); resolve(); } }; pool.on('message', on); });
+    const done = new Promise((resolve) => {
+      const on = () => {
+        if (--left === 0) {
+          pool.off('message', on);
+          resolve();
+        }
+      };
+      pool.on('message', on);
+    });
     const t = performance.now();
     for (let i = 0; i < N; i++) pool.postMessage(msgs[i]);
-    res.push((performance.now() - t) * 1000 / N);
-    await blocker; await done;
+    res.push(((performance.now() - t) * 1000) / N);
+    await blocker;
+    await done;
   }
   const warm = res.slice(3).sort((a, b) => a - b);
   console.log('us/postMessage steady, queue growing, worker asleep: median', warm[warm.length >> 1].toFixed(3), 'min', warm[0].toFixed(3));
