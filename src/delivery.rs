@@ -17,7 +17,7 @@ use napi::sys;
 use tidepool_core::kernels::MAX_OUTPUT;
 use tidepool_core::PoolEvent;
 
-use crate::native_pool::Inner;
+use crate::inner::Inner;
 
 /// Completions handed to JavaScript per callback.
 pub const BATCH_CAPACITY: usize = 256;
@@ -34,7 +34,7 @@ pub(crate) unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value
     // SAFETY: `context` is the Rc<Inner> pointer owned by the TSFN, alive until
     // tsfn_finalize, which Node calls only after the last call_js.
     let inner = unsafe { &*(context as *const Inner) };
-    if inner.torn_down.get() {
+    if inner.is_torn_down() {
         return;
     }
     // SAFETY: we are on the JS thread of `inner.env` (== env).
@@ -79,7 +79,7 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
     let (batch, events) = &mut *scratch;
     // `take_completions` reports termination seen before the take, so a terminated
     // pool's last completions are always in this batch.
-    let terminated = pool.take_completions(batch) && inner.closing.get();
+    let terminated = pool.take_completions(batch) && inner.is_closing();
     pool.take_events(events);
     // A worker made room in a full queue: call JS even with nothing else
     // to deliver, so posts waiting for room (queueFull: 'wait') get in.
@@ -93,8 +93,7 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
     // created in this scope; `callback` is a reference created in this env.
     unsafe {
         sys::napi_open_handle_scope(env, &mut scope);
-        let mut callback = ptr::null_mut();
-        sys::napi_get_reference_value(env, inner.callback, &mut callback);
+        let callback = inner.callback.value().unwrap_or(ptr::null_mut());
         let mut undefined = ptr::null_mut();
         sys::napi_get_undefined(env, &mut undefined);
         let mut events_arg = if events.is_empty() { undefined } else { events_to_js(env, events) };
@@ -116,13 +115,7 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                 next += 1;
             }
             let last = next == batch.len();
-            inner.pending.set(inner.pending.get() - count);
-            if !inner.cancel_flags.borrow().is_empty() {
-                let mut flags = inner.cancel_flags.borrow_mut();
-                for c in &batch[next - count..next] {
-                    flags.remove(&c.slot);
-                }
-            }
+            inner.tasks_done(batch[next - count..next].iter().map(|c| c.slot));
             if !callback.is_null() {
                 let mut argv = [ptr::null_mut(); 3];
                 sys::napi_create_uint32(env, count as u32, &mut argv[0]);
@@ -148,7 +141,7 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
         batch.clear();
         events.clear();
         if terminated {
-            inner.closing.set(false);
+            inner.end_closing();
         }
         inner.update_hold();
         sys::napi_close_handle_scope(env, scope);

@@ -5,7 +5,9 @@
 //! * [`native_pool`]: the `NativePool` class (submit, stats, close, destroy)
 //!   and the lifecycle glue (threadsafe function, env teardown, GC);
 //! * [`delivery`]: the JS-thread callback that settles a whole batch of
-//!   finished tasks with one call into JavaScript.
+//!   finished tasks with one call into JavaScript;
+//! * [`inner`]: the JS-thread state of a pool and its invariants, over the
+//!   small status-checked owners of raw N-API handles in [`handles`].
 //!
 //! [`Input`]: tidepool_core::Input
 
@@ -13,6 +15,8 @@
 
 mod binary;
 mod delivery;
+mod handles;
+mod inner;
 mod native_pool;
 
 use napi_derive::napi;

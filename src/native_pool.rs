@@ -25,12 +25,10 @@
 //! pool goes idle both are released: an idle pool neither keeps the process
 //! alive nor escapes garbage collection.
 
-use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,10 +36,12 @@ use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
 use tidepool_core::policy::{PolicyConfig, SpawnRule};
-use tidepool_core::{kernels, Completion, Pool, PoolConfig, PoolEvent, Refused, Task};
+use tidepool_core::{kernels, Pool, PoolConfig, Refused, Task};
 
 use crate::binary;
 use crate::delivery;
+use crate::handles::{Reference, Tsfn};
+use crate::inner::Inner;
 
 /// Resolved pool options (index.js validates and fills in defaults).
 #[napi(object)]
@@ -102,65 +102,6 @@ unsafe impl Send for TsfnHandle {}
 // SAFETY: as above; the handle is only passed to thread-safe N-API calls.
 unsafe impl Sync for TsfnHandle {}
 
-/// JS-thread state of one pool.
-pub(crate) struct Inner {
-    /// The environment this pool lives in.
-    pub(crate) env: sys::napi_env,
-    /// The core pool (set right after construction of the TSFN it needs).
-    pub(crate) pool: OnceCell<Pool>,
-    /// Wakes the JS thread; released on drop.
-    tsfn: Cell<sys::napi_threadsafe_function>,
-    /// index.js's batch callback; strong while `held`, weak otherwise.
-    pub(crate) callback: sys::napi_ref,
-    /// Strong references keeping the shared meta array and slab alive.
-    buffers: [sys::napi_ref; 2],
-    /// Shared `Uint32Array`: `[slot, code << 24 | len]` per completion.
-    pub(crate) meta: *mut u32,
-    /// Shared byte slab: result bytes (or error text) back to back.
-    pub(crate) slab: *mut u8,
-    /// Tasks submitted and not yet handed back to JavaScript.
-    pub(crate) pending: Cell<usize>,
-    /// close() or destroy() was called and termination not yet delivered.
-    pub(crate) closing: Cell<bool>,
-    /// The TSFN is ref'd and `callback` strong.
-    held: Cell<bool>,
-    /// The environment is being torn down: touch nothing of N-API any more.
-    pub(crate) torn_down: Cell<bool>,
-    /// Reused buffers for taking completions and events (no allocation per batch).
-    pub(crate) scratch: RefCell<(Vec<Completion>, Vec<PoolEvent>)>,
-    /// Cancel flags of the pending tasks posted with an AbortSignal, by slot.
-    /// Empty (and never looked at per task) when no signal is in use.
-    pub(crate) cancel_flags: RefCell<HashMap<u32, Arc<AtomicBool>>>,
-}
-
-impl Inner {
-    pub(crate) fn pool(&self) -> &Pool {
-        self.pool.get().expect("pool is set in the constructor")
-    }
-
-    /// Refs or unrefs the TSFN and the callback to match the pending work.
-    pub(crate) fn update_hold(&self) {
-        let want = self.pending.get() > 0 || self.closing.get();
-        if want == self.held.get() || self.torn_down.get() {
-            return;
-        }
-        self.held.set(want);
-        // SAFETY: JS thread, live env; the TSFN and reference were created in
-        // this env and are only released in Drop (after which `self` is no
-        // longer reachable from JS) or abandoned at teardown (`torn_down`).
-        unsafe {
-            let mut count = 0;
-            if want {
-                sys::napi_reference_ref(self.env, self.callback, &mut count);
-                sys::napi_ref_threadsafe_function(self.env, self.tsfn.get());
-            } else {
-                sys::napi_reference_unref(self.env, self.callback, &mut count);
-                sys::napi_unref_threadsafe_function(self.env, self.tsfn.get());
-            }
-        }
-    }
-}
-
 /// Frees the TSFN's share of `Inner` when Node finalizes the TSFN.
 unsafe extern "C" fn tsfn_finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     // SAFETY: `data` is the pointer produced by `Rc::into_raw` in the
@@ -175,7 +116,7 @@ unsafe extern "C" fn env_teardown(arg: *mut c_void) {
     // Node finalizes only after this hook (hooks run in reverse order of
     // registration, and this one was added after the TSFN was created).
     let inner = unsafe { &*(arg as *const Inner) };
-    inner.torn_down.set(true);
+    inner.tear_down();
     if let Some(pool) = inner.pool.get() {
         pool.abort();
         pool.join();
@@ -239,7 +180,7 @@ unsafe fn submit(
     if !numbers_ok || kernels::get(kernel).is_none() {
         return Err(("ERR_INVALID_ARG_TYPE", "submit: slot and kernel must be valid uint32 ids".to_owned()));
     }
-    if inner.torn_down.get() {
+    if inner.is_torn_down() {
         return Err(("ERR_TIDEPOOL_CLOSED", "the environment is shutting down".to_owned()));
     }
     // SAFETY: live env and value; index.js keeps `data` reachable until the
@@ -273,14 +214,7 @@ unsafe fn submit(
         Err(Refused::Full(_)) => return Ok(0),
         Err(Refused::Closed(_)) => return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned())),
     };
-    if let Some(flag) = flag {
-        inner.cancel_flags.borrow_mut().insert(slot, flag);
-    }
-    let pending = inner.pending.get() + 1;
-    inner.pending.set(pending);
-    if pending == 1 {
-        inner.update_hold();
-    }
+    inner.task_queued(slot, flag);
     Ok(queued.min(u32::MAX as usize) as u32)
 }
 
@@ -331,29 +265,15 @@ impl NativePool {
         if meta_len < delivery::BATCH_CAPACITY * 2 || slab_len < delivery::SLAB_BYTES {
             return Err(Error::new(Status::InvalidArg, "meta or slab is smaller than batchLayout()".to_owned()));
         }
-        let mut callback = ptr::null_mut();
-        let mut buffers = [ptr::null_mut(); 2];
-        // SAFETY: live env and values of this call; out-pointers to locals.
-        unsafe {
-            check_status!(sys::napi_create_reference(raw_env, on_batch.raw(), 0, &mut callback))?;
-            check_status!(sys::napi_create_reference(raw_env, meta.raw(), 1, &mut buffers[0]))?;
-            check_status!(sys::napi_create_reference(raw_env, slab.raw(), 1, &mut buffers[1]))?;
-        }
-        let inner = Rc::new(Inner {
-            env: raw_env,
-            pool: OnceCell::new(),
-            tsfn: Cell::new(ptr::null_mut()),
-            callback,
-            buffers,
-            meta: meta_ptr as *mut u32,
-            slab: slab_ptr as *mut u8,
-            pending: Cell::new(0),
-            closing: Cell::new(false),
-            held: Cell::new(false),
-            torn_down: Cell::new(false),
-            scratch: RefCell::new((Vec::with_capacity(delivery::BATCH_CAPACITY), Vec::new())),
-            cancel_flags: RefCell::new(HashMap::new()),
-        });
+        // SAFETY: JS thread, live env and values of this call; the
+        // references live in `Inner`, which only this thread touches.
+        let (callback, buffers) = unsafe {
+            (
+                Reference::new(raw_env, on_batch.raw(), 0)?,
+                [Reference::new(raw_env, meta.raw(), 1)?, Reference::new(raw_env, slab.raw(), 1)?],
+            )
+        };
+        let inner = Rc::new(Inner::new(raw_env, callback, buffers, meta_ptr as *mut u32, slab_ptr as *mut u8, delivery::BATCH_CAPACITY));
 
         let context = Rc::into_raw(inner.clone()) as *mut c_void;
         let mut tsfn = ptr::null_mut();
@@ -381,10 +301,12 @@ impl NativePool {
             drop(unsafe { Rc::from_raw(context as *const Inner) });
             return Err(e);
         }
-        inner.tsfn.set(tsfn);
-        // SAFETY: JS thread, live env and TSFN. Idle pools must not keep the
-        // process alive: start unref'd.
-        unsafe { sys::napi_unref_threadsafe_function(raw_env, tsfn) };
+        // SAFETY: created just above in this live env; used on this thread.
+        let _ = inner.tsfn.set(unsafe { Tsfn::new(raw_env, tsfn) });
+        // Idle pools must not keep the process alive: start unref'd.
+        if let Some(tsfn) = inner.tsfn.get() {
+            let _ = tsfn.release_hold();
+        }
 
         let handle = TsfnHandle(tsfn);
         let waker = Box::new(move || {
@@ -484,8 +406,7 @@ impl NativePool {
     #[napi]
     pub fn close(&self) {
         self.inner.pool().close();
-        self.inner.closing.set(true);
-        self.inner.update_hold();
+        self.inner.begin_closing();
     }
 
     /// Stops accepting tasks, cancels running kernels and returns the slots
@@ -494,14 +415,8 @@ impl NativePool {
     pub fn destroy(&self) -> Vec<u32> {
         let inner = &*self.inner;
         let slots = inner.pool().abort();
-        inner.pending.set(inner.pending.get() - slots.len());
-        let mut flags = inner.cancel_flags.borrow_mut();
-        for slot in &slots {
-            flags.remove(slot);
-        }
-        drop(flags);
-        inner.closing.set(true);
-        inner.update_hold();
+        inner.tasks_done(slots.iter().copied());
+        inner.begin_closing();
         slots
     }
 
@@ -514,20 +429,9 @@ impl NativePool {
     pub fn cancel(&self, slots: Uint32Array) -> Vec<u32> {
         let inner = &*self.inner;
         let removed = inner.pool().remove_queued_many(&slots);
-        let mut flags = inner.cancel_flags.borrow_mut();
-        for slot in &removed {
-            flags.remove(slot);
-        }
-        for slot in slots.iter() {
-            if let Some(flag) = flags.get(slot) {
-                flag.store(true, Ordering::Relaxed);
-            }
-        }
-        drop(flags);
-        if !removed.is_empty() {
-            inner.pending.set(inner.pending.get() - removed.len());
-            inner.update_hold();
-        }
+        inner.tasks_done(removed.iter().copied());
+        inner.raise_cancel_flags(&slots);
+        inner.update_hold();
         removed
     }
 
@@ -544,8 +448,7 @@ impl NativePool {
         let inner = &*self.inner;
         match inner.pool().drop_oldest() {
             Some(slot) => {
-                inner.cancel_flags.borrow_mut().remove(&slot);
-                inner.pending.set(inner.pending.get() - 1);
+                inner.tasks_done(std::iter::once(slot));
                 inner.update_hold();
                 slot as i64
             }
@@ -564,7 +467,7 @@ impl NativePool {
 impl Drop for NativePool {
     fn drop(&mut self) {
         let inner = &*self.inner;
-        if inner.torn_down.get() {
+        if inner.is_torn_down() {
             return; // env_teardown already stopped everything; N-API is gone.
         }
         if let Some(pool) = inner.pool.get() {
@@ -572,18 +475,17 @@ impl Drop for NativePool {
             pool.join();
         }
         // SAFETY: JS thread (finalizer or constructor failure), live env; the
-        // threads are joined so nobody calls the TSFN again; each handle is
-        // released exactly once here.
-        unsafe {
-            sys::napi_remove_env_cleanup_hook(inner.env, Some(env_teardown), Rc::as_ptr(&self.inner) as *mut c_void);
-            let tsfn = inner.tsfn.replace(ptr::null_mut());
-            if !tsfn.is_null() {
-                sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort);
-            }
-            sys::napi_delete_reference(inner.env, inner.callback);
-            for r in inner.buffers {
-                sys::napi_delete_reference(inner.env, r);
-            }
+        // hook was added with this very pointer (removing one never added is
+        // a no-op).
+        unsafe { sys::napi_remove_env_cleanup_hook(inner.env, Some(env_teardown), Rc::as_ptr(&self.inner) as *mut c_void) };
+        // The threads are joined, so nobody calls the TSFN again; each handle
+        // is released exactly once, here. Failures leave nothing to undo.
+        if let Some(tsfn) = inner.tsfn.get() {
+            let _ = tsfn.release();
+        }
+        let _ = inner.callback.delete();
+        for r in &inner.buffers {
+            let _ = r.delete();
         }
     }
 }

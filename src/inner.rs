@@ -1,0 +1,166 @@
+//! The JS-thread state of one pool, and the invariants that tie it together:
+//! `pending` counts the tasks submitted and not yet handed back; the cancel
+//! flags exist exactly for the pending tasks posted with a signal; while
+//! anything is pending (or a close/destroy is under way) the threadsafe
+//! function keeps the event loop alive and the batch callback is strongly
+//! referenced, and when nothing is, neither is held. `native_pool.rs` and
+//! `delivery.rs` change this state only through the methods below.
+//!
+//! `Inner` is shared (`Rc`) by the JS object, the `submit` function and the
+//! threadsafe function; whichever goes last frees it. Worker threads never
+//! see it.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use napi::sys;
+use tidepool_core::{Completion, Pool, PoolEvent};
+
+use crate::handles::{Reference, Tsfn};
+
+/// JS-thread state of one pool.
+pub(crate) struct Inner {
+    /// The environment this pool lives in.
+    pub(crate) env: sys::napi_env,
+    /// The core pool (set right after construction of the TSFN it needs).
+    pub(crate) pool: OnceCell<Pool>,
+    /// Wakes the JS thread (set right after `Inner` is made, since the TSFN's
+    /// finalizer owns a share of it); released on drop.
+    pub(crate) tsfn: OnceCell<Tsfn>,
+    /// index.js's batch callback; strong while `held`, weak otherwise.
+    pub(crate) callback: Reference,
+    /// Strong references keeping the shared meta array and slab alive.
+    pub(crate) buffers: [Reference; 2],
+    /// Shared `Uint32Array`: `[slot, code << 24 | len]` per completion.
+    pub(crate) meta: *mut u32,
+    /// Shared byte slab: result bytes (or error text) back to back.
+    pub(crate) slab: *mut u8,
+    /// Reused buffers for taking completions and events (no allocation per batch).
+    pub(crate) scratch: RefCell<(Vec<Completion>, Vec<PoolEvent>)>,
+    /// Tasks submitted and not yet handed back to JavaScript.
+    pending: Cell<usize>,
+    /// close() or destroy() was called and termination not yet delivered.
+    closing: Cell<bool>,
+    /// The TSFN is ref'd and `callback` strong.
+    held: Cell<bool>,
+    /// The environment is being torn down: touch nothing of N-API any more.
+    torn_down: Cell<bool>,
+    /// Cancel flags of the pending tasks posted with an AbortSignal, by slot.
+    /// Empty (and never looked at per task) when no signal is in use.
+    cancel_flags: RefCell<HashMap<u32, Arc<AtomicBool>>>,
+}
+
+impl Inner {
+    /// A pool's state, before its TSFN and core pool are set.
+    pub(crate) fn new(
+        env: sys::napi_env,
+        callback: Reference,
+        buffers: [Reference; 2],
+        meta: *mut u32,
+        slab: *mut u8,
+        batch: usize,
+    ) -> Inner {
+        Inner {
+            env,
+            pool: OnceCell::new(),
+            tsfn: OnceCell::new(),
+            callback,
+            buffers,
+            meta,
+            slab,
+            scratch: RefCell::new((Vec::with_capacity(batch), Vec::new())),
+            pending: Cell::new(0),
+            closing: Cell::new(false),
+            held: Cell::new(false),
+            torn_down: Cell::new(false),
+            cancel_flags: RefCell::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn pool(&self) -> &Pool {
+        self.pool.get().expect("pool is set in the constructor")
+    }
+
+    /// A task was queued; `cancel` is its flag if it was posted with a signal.
+    pub(crate) fn task_queued(&self, slot: u32, cancel: Option<Arc<AtomicBool>>) {
+        if let Some(flag) = cancel {
+            self.cancel_flags.borrow_mut().insert(slot, flag);
+        }
+        self.pending.set(self.pending.get() + 1);
+        if self.pending.get() == 1 {
+            self.update_hold();
+        }
+    }
+
+    /// These tasks will not be handed back again (delivered now, or taken
+    /// out of the queue): uncounts them and forgets their flags. The hold is
+    /// updated by [`update_hold`](Self::update_hold), once per batch.
+    pub(crate) fn tasks_done(&self, slots: impl ExactSizeIterator<Item = u32>) {
+        self.pending.set(self.pending.get() - slots.len());
+        if !self.cancel_flags.borrow().is_empty() {
+            let mut flags = self.cancel_flags.borrow_mut();
+            for slot in slots {
+                flags.remove(&slot);
+            }
+        }
+    }
+
+    /// Raises the cancel flags of those of `slots` that still have one
+    /// (running, or finished and not yet delivered).
+    pub(crate) fn raise_cancel_flags(&self, slots: &[u32]) {
+        let flags = self.cancel_flags.borrow();
+        if flags.is_empty() {
+            return;
+        }
+        for slot in slots {
+            if let Some(flag) = flags.get(slot) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// close() or destroy() was called: hold on until termination is delivered.
+    pub(crate) fn begin_closing(&self) {
+        self.closing.set(true);
+        self.update_hold();
+    }
+
+    /// Whether a close/destroy awaits its termination.
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.get()
+    }
+
+    /// Termination was delivered (the hold is updated with the batch).
+    pub(crate) fn end_closing(&self) {
+        self.closing.set(false);
+    }
+
+    /// The environment is going away: from now on nothing touches N-API.
+    pub(crate) fn tear_down(&self) {
+        self.torn_down.set(true);
+    }
+
+    pub(crate) fn is_torn_down(&self) -> bool {
+        self.torn_down.get()
+    }
+
+    /// Refs or unrefs the TSFN and the callback to match the pending work.
+    pub(crate) fn update_hold(&self) {
+        let want = self.pending.get() > 0 || self.closing.get();
+        if want == self.held.get() || self.torn_down.get() {
+            return;
+        }
+        let Some(tsfn) = self.tsfn.get() else { return };
+        self.held.set(want);
+        // Failures (the environment is closing) leave nothing to keep alive.
+        if want {
+            let _ = self.callback.strengthen();
+            let _ = tsfn.hold();
+        } else {
+            let _ = self.callback.weaken();
+            let _ = tsfn.release_hold();
+        }
+    }
+}
