@@ -6,8 +6,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use tidepool_core::kernels;
-use tidepool_core::policy::PolicyConfig;
 use tidepool_core::{Completion, Input, Pool, PoolConfig, PoolEvent, Task, TaskError};
+
+mod common;
+use common::config;
 
 /// A consumer that blocks a test thread until the waker fires.
 #[derive(Clone, Default)]
@@ -33,24 +35,6 @@ impl Signal {
         }
         *fired = false;
         true
-    }
-}
-
-fn config(min: usize, max: usize) -> PoolConfig {
-    PoolConfig {
-        policy: PolicyConfig {
-            min_threads: min,
-            max_threads: max,
-            spawn_delay: Duration::from_millis(1),
-            idle_timeout: Duration::from_millis(50),
-            check_interval: Duration::from_millis(1),
-            rule: Default::default(),
-        },
-        spin: Duration::from_micros(20),
-        max_queue: usize::MAX,
-        max_queue_age: None,
-        nice_increment: 0,
-        fail_spawns_after: None,
     }
 }
 

@@ -15,27 +15,21 @@ use std::time::{Duration, Instant};
 use shuttle::sync::atomic::{AtomicUsize, Ordering};
 use shuttle::sync::Arc;
 use tidepool_core::kernels;
-use tidepool_core::policy::PolicyConfig;
 use tidepool_core::{Completion, Input, Pool, PoolConfig, Task};
+
+mod common;
 
 const ITERATIONS: usize = 300;
 
+/// The shared test configuration, with every delay at zero so that Shuttle
+/// explores the wake protocol rather than timeouts.
 fn config(min: usize, max: usize, idle_timeout: Duration) -> PoolConfig {
-    PoolConfig {
-        policy: PolicyConfig {
-            min_threads: min,
-            max_threads: max,
-            spawn_delay: Duration::ZERO,
-            idle_timeout,
-            check_interval: Duration::from_micros(10),
-            rule: Default::default(),
-        },
-        spin: Duration::ZERO,
-        max_queue: usize::MAX,
-        max_queue_age: None,
-        nice_increment: 0,
-        fail_spawns_after: None,
-    }
+    let mut config = common::config(min, max);
+    config.policy.spawn_delay = Duration::ZERO;
+    config.policy.idle_timeout = idle_timeout;
+    config.policy.check_interval = Duration::from_micros(10);
+    config.spin = Duration::ZERO;
+    config
 }
 
 fn task(slot: u32) -> Task {
