@@ -328,3 +328,39 @@ test('something that only looks like an AbortSignal is an ERR_INVALID_ARG_TYPE',
     await pool.close();
   }
 });
+
+test("a listener left on a tampered signal still cancels the signal's later posts", async () => {
+  const pool = new Pool({ minThreads: 1, maxThreads: 1 });
+  try {
+    const ac = new AbortController();
+    let mode = 'ok';
+    let inner;
+    Object.defineProperty(ac.signal, 'constructor', {
+      configurable: true,
+      get() {
+        if (mode === 'reenter') {
+          mode = 'null';
+          inner = pool.post(Buffer.from('inner'), { signal: ac.signal });
+        }
+        return mode === 'ok' ? AbortSignal : null;
+      },
+    });
+    // A first post whose listener Node then refuses to remove: it stays.
+    const first = pool.post(Buffer.from('a'), { signal: ac.signal });
+    mode = 'null';
+    await first;
+    // The thread busy; a post whose listener cannot be added, while a post
+    // made from inside that attempt joins the signal's record.
+    mode = 'ok';
+    const blocker = pool.post(micros(200_000), { kernel: 'sleep' });
+    mode = 'reenter';
+    assert.throws(() => pool.post(Buffer.from('outer'), { signal: ac.signal }), { name: 'TypeError' });
+    mode = 'ok';
+    const outcome = settle(inner);
+    ac.abort();
+    assert.ok(isAbortError((await outcome).reason));
+    await blocker;
+  } finally {
+    await pool.close();
+  }
+});

@@ -64,10 +64,14 @@ class Watches {
     let watch = this.#bySignal.get(signal);
     if (watch === undefined) {
       watch = new Watch(() => {
-        // Gone from the map first: whatever runs next sees a fired signal.
-        if (this.#bySignal.get(signal) !== watch) return;
+        // Whichever Watch is the signal's now: a listener left behind by a
+        // removal Node refused (a tampered `constructor`) still serves the
+        // signal's later posts. Gone from the map first: whatever runs next
+        // sees a fired signal.
+        const current = this.#bySignal.get(signal);
+        if (current === undefined) return;
         this.#bySignal.delete(signal);
-        this.#onAbort(signal, watch);
+        this.#onAbort(signal, current);
       });
       // In the map first: a post made by user code running inside
       // addEventListener (a `constructor` getter) shares this Watch.
@@ -75,6 +79,9 @@ class Watches {
       try {
         addListener(signal, 'abort', watch.listener, ONCE);
       } catch (err) {
+        // Posts made by user code inside addEventListener may have joined
+        // this Watch: they keep it (their tasks settle as they run, as a
+        // signal that cannot be listened to cannot cancel them).
         if (watch.empty && this.#bySignal.get(signal) === watch) this.#bySignal.delete(signal);
         throw err;
       }

@@ -140,8 +140,7 @@ pub(super) struct Shared {
     /// Moving average of task run time over recent batches, in ns, as f64
     /// bits (0: unknown). Updated before a batch's results are handed over,
     /// so a consumer that saw a result never makes the policy see "unknown".
-    /// A plain std atomic: only the policy reads it; a lost update between
-    /// two workers just skips one sample of the average.
+    /// A plain std atomic: only the policy reads it.
     pub(super) mean_run_ns: std::sync::atomic::AtomicU64,
     /// A worker took tasks from a full queue (`max_queue`): the consumer is
     /// woken to let posts that wait for room in. (A plain std flag, handed
@@ -162,9 +161,10 @@ impl Shared {
 
     /// Adds one batch's mean task run time to the moving average.
     pub(super) fn record_run_time(&self, per_task_ns: f64) {
-        let old = f64::from_bits(self.mean_run_ns.load(Ordering::Relaxed));
-        let new = if old == 0.0 { per_task_ns } else { 0.8 * old + 0.2 * per_task_ns };
-        self.mean_run_ns.store(new.to_bits(), Ordering::Relaxed);
+        let _ = self.mean_run_ns.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+            let old = f64::from_bits(bits);
+            Some(if old == 0.0 { per_task_ns } else { 0.8 * old + 0.2 * per_task_ns }.to_bits())
+        });
     }
 
     /// The moving average of task run time in ns, if any task has run.
