@@ -27,6 +27,7 @@ const {
 const { ENCODINGS, checkPostKeys, resolvePoolOptions, resolveStatsOptions } = require('./lib/options');
 const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
+const { ownArray, grown } = require('./lib/own-array');
 
 const DEFAULTS = Object.freeze({
   kernel: 'sha256',
@@ -99,31 +100,37 @@ class Pool extends EventEmitter {
   #maxInputBytes;
   /** Posts waiting for room in a full queue (queueFull: 'wait'). */
   #waiting = new WaitQueue();
+  /** Of those, the ones not yet settled (an abort settles one in place). */
+  #waitingCount = 0;
   #needsDrain = false;
   /** close() was called while posts were still waiting for room. */
   #closeDeferred = false;
   // AbortSignal bookkeeping, used only while #signalsInUse > 0: the signal
   // of each slot, and per signal one Watch (one shared 'abort' listener).
   #signalsInUse = 0;
-  #signals = [];
+  #signals = ownArray(0);
   #watches = new Watches((signal, watch) => this.#onAbort(signal, watch));
   /**
    * The running task in this slot was told to stop because its signal fired:
    * the AbortError it settles with (one per abort, shared by its tasks).
    */
-  #aborted = [];
+  #aborted = ownArray(0);
   /** Shared with Rust: [slot, code << 24 | length] per finished task. */
   #meta = new Uint32Array(BATCH_CAPACITY * 2);
   /** Shared with Rust: result bytes of one batch chunk, back to back. */
   #slab = Buffer.alloc(SLAB_BYTES);
   // Per-slot task state. A slot is reused once its task settled. `#data`
   // holds the snapshot the native side reads: it must stay reachable until
-  // the task settles.
-  #messages = [];
-  #data = [];
-  #resolves = [];
-  #rejects = [];
-  #freeSlots = [];
+  // the task settles. Every table is an own-element Array (lib/own-array.js)
+  // of `#capacity` entries, grown together.
+  #capacity = 0;
+  #messages = ownArray(0);
+  #data = ownArray(0);
+  #resolves = ownArray(0);
+  #rejects = ownArray(0);
+  /** A stack of `#freeCount` slots free for reuse. */
+  #freeSlots = ownArray(0);
+  #freeCount = 0;
   #nextSlot = 0;
   #pending = 0;
   #completed = 0;
@@ -131,8 +138,8 @@ class Pool extends EventEmitter {
   #closed = false;
   #destroyed = false;
   #terminated = false;
-  #terminationWaiters = [];
   #terminationPromise = null;
+  #resolveTermination = null;
 
   /** @param {import('./index').PoolOptions} [options] */
   constructor(options) {
@@ -234,6 +241,7 @@ class Pool extends EventEmitter {
     this.#checkInput(data, this.#kernel);
     if (this.#closed) {
       this.#checkLengths(data, this.#kernel); // argument errors first
+      this.#failed++;
       process.nextTick(() => this.emit('error', closedError(), message));
       return;
     }
@@ -261,7 +269,7 @@ class Pool extends EventEmitter {
       busyThreads: s.busyThreads,
       queued: s.queued,
       oldestQueuedMs: s.oldestQueuedMs,
-      pending: this.#pending,
+      pending: this.#pending + this.#waitingCount,
       completed: this.#completed,
       failed: this.#failed,
       spawned: s.spawned,
@@ -299,7 +307,8 @@ class Pool extends EventEmitter {
       // Posts waiting for room never reached the queue: reject them too.
       const waiting = this.#waiting.takeAll();
       this.#closeDeferred = false;
-      for (const w of waiting) {
+      for (let i = 0; i < waiting.length; i++) {
+        const w = waiting[i];
         if (w.settled) continue; // aborted while waiting: already settled
         this.#leaveWaiting(w);
         const err = this.#fail(w.message, w.reject, destroyedError());
@@ -384,6 +393,7 @@ class Pool extends EventEmitter {
   /** Parks a post until the queue has room. */
   #wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
     const entry = { message, data, kernel, resolve, reject, signal, timeoutMs, watch, settled: false };
+    this.#waitingCount++;
     if (watch !== undefined) watch.waiting.add(entry);
     this.#waiting.push(entry);
   }
@@ -391,12 +401,30 @@ class Pool extends EventEmitter {
   /** A waiting post leaves the wait (queued, failed or destroyed). */
   #leaveWaiting(entry) {
     entry.settled = true;
+    this.#waitingCount--;
     if (entry.watch !== undefined) this.#watches.forgetWaiting(entry.signal, entry.watch, entry);
+  }
+
+  /** A never used slot; the tables grow (by doubling) when they are full. */
+  #newSlot() {
+    const slot = this.#nextSlot++;
+    if (slot === this.#capacity) {
+      const capacity = Math.max(64, this.#capacity * 2);
+      this.#messages = grown(this.#messages, capacity);
+      this.#data = grown(this.#data, capacity);
+      this.#resolves = grown(this.#resolves, capacity);
+      this.#rejects = grown(this.#rejects, capacity);
+      this.#signals = grown(this.#signals, capacity);
+      this.#aborted = grown(this.#aborted, capacity);
+      this.#freeSlots = grown(this.#freeSlots, capacity);
+      this.#capacity = capacity;
+    }
+    return slot;
   }
 
   /** Submits to the native queue; returns its length after, or 0 if it was full. */
   #trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
-    const slot = this.#freeSlots.length !== 0 ? this.#freeSlots.pop() : this.#nextSlot++;
+    const slot = this.#freeCount !== 0 ? this.#freeSlots[--this.#freeCount] : this.#newSlot();
     let queued;
     try {
       queued =
@@ -404,13 +432,13 @@ class Pool extends EventEmitter {
           ? this.#nativeSubmit(slot, kernel, data)
           : this.#nativeSubmit(slot, kernel, data, timeoutMs ?? 0, signal !== undefined);
     } catch (err) {
-      this.#freeSlots.push(slot);
+      this.#freeSlots[this.#freeCount++] = slot;
       // The native side found a detached binary: the same error as post()'s own check.
       if (err.code === 'ERR_INVALID_STATE') readableBytes(data, this.#inputName);
       throw err;
     }
     if (queued === 0) {
-      this.#freeSlots.push(slot);
+      this.#freeSlots[this.#freeCount++] = slot;
       return 0;
     }
     this.#messages[slot] = message;
@@ -441,6 +469,7 @@ class Pool extends EventEmitter {
     const errors = [];
     for (const entry of watch.waiting) {
       entry.settled = true; // #pump skips it
+      this.#waitingCount--;
       const err = this.#fail(entry.message, entry.reject, aborted);
       if (err !== undefined) errors.push(err);
     }
@@ -495,7 +524,9 @@ class Pool extends EventEmitter {
       this.#closeDeferred = false;
       this.#native.close();
     }
-    if (queued < this.#maxQueue) {
+    // Listeners (an 'error' of a post that could not get in) may have posted
+    // since `queued` was read: ask again.
+    if (queued < this.#maxQueue && this.#native.queued() < this.#maxQueue) {
       this.#needsDrain = false;
       try {
         this.emit('drain');
@@ -508,6 +539,7 @@ class Pool extends EventEmitter {
   /** A post to a closed pool: argument errors are still thrown first. */
   #rejectClosed(data, kernel, reject) {
     this.#checkLengths(data, kernel);
+    this.#failed++;
     reject(closedError());
   }
 
@@ -541,7 +573,7 @@ class Pool extends EventEmitter {
       this.#aborted[slot] = undefined;
       this.#signalsInUse--;
     }
-    this.#freeSlots.push(slot);
+    this.#freeSlots[this.#freeCount++] = slot;
     this.#pending--;
     // The slot's state is final before this (it may remove a listener).
     if (signal !== undefined) this.#watches.forgetSlot(signal, slot);
@@ -622,14 +654,15 @@ class Pool extends EventEmitter {
   #onTerminated() {
     this.#terminated = true;
     this.#native.join(); // every thread has already exited: returns at once
-    const waiters = this.#terminationWaiters;
-    this.#terminationWaiters = [];
-    for (const resolve of waiters) resolve();
+    if (this.#resolveTermination !== null) this.#resolveTermination();
   }
 
   #whenTerminated() {
     if (this.#terminationPromise === null) {
-      this.#terminationPromise = this.#terminated ? Promise.resolve() : new Promise((resolve) => this.#terminationWaiters.push(resolve));
+      this.#terminationPromise = new NativePromise((resolve) => {
+        if (this.#terminated) resolve();
+        else this.#resolveTermination = resolve;
+      });
     }
     return this.#terminationPromise;
   }

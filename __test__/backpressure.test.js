@@ -203,3 +203,14 @@ test("'drain' is not emitted while listeners have filled the queue again", async
     await pool.close();
   }
 });
+
+test('stats(): posts waiting for room are pending; a post refused by a closed pool counts as failed', async () => {
+  const { pool, running } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  const posts = Array.from({ length: 4 }, () => pool.post(micros(1000)));
+  assert.equal(pool.stats().pending, 5, 'the running one, the queued one and three waiting');
+  await Promise.all([running, ...posts]);
+  await pool.close();
+  await assert.rejects(pool.post(micros(1)), { code: 'ERR_TIDEPOOL_CLOSED' });
+  assert.equal(pool.stats().failed, 1);
+  assert.equal(pool.stats().pending, 0);
+});

@@ -227,3 +227,14 @@ test('the input fuzzer: every random input throws a typed error or hashes what w
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /input fuzz: \d+ cases/);
 });
+
+test('builtins replaced after require() change nothing a post reads or checks (own process)', () => {
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'fuzz', 'tampered-globals.js')], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.signal, null, `died of ${r.signal}\n${r.stderr}`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), {
+    weakref: { err: 'TypeError:ERR_INVALID_ARG_VALUE' },
+    arrayProto: { ok: true },
+    uint8array: { ok: true },
+  });
+});

@@ -11,19 +11,24 @@
 // on a Buffer cannot lie to it), that every binary can be read in place:
 // not detached, not out of bounds, not backed by a resizable ArrayBuffer.
 //
-// Every function and getter used here is captured when this module loads,
-// so code that later replaces `ArrayBuffer.isView`, `Array.isArray` or a
-// prototype getter cannot change what is checked.
+// Every function, constructor and getter used here is captured when this
+// module loads, so code that later replaces `ArrayBuffer.isView`,
+// `Array.isArray`, `Uint8Array`, `WeakRef` or a prototype getter cannot
+// change what is checked.
 
 const { types } = require('node:util');
 const { invalidArgType, invalidArgValue, invalidState, describe } = require('./errors');
+const { ownArray } = require('./own-array');
 
 const { isAnyArrayBuffer, isSharedArrayBuffer, isProxy } = types;
 const isView = ArrayBuffer.isView;
+const Uint8ArrayCtor = Uint8Array;
+const WeakRefCtor = WeakRef;
 const isArray = Array.isArray;
 const getPrototypeOf = Reflect.getPrototypeOf;
 const uncurryThis = (fn) => (fn === undefined ? undefined : Function.prototype.call.bind(fn));
 const getter = (proto, key) => uncurryThis(Reflect.getOwnPropertyDescriptor(proto, key)?.get);
+const deref = uncurryThis(WeakRef.prototype.deref);
 
 const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
 /** The TypedArray's type name, `undefined` for anything that is not a TypedArray. */
@@ -49,7 +54,7 @@ function received(value) {
 
 /** A binary as it will be handed to native code (a SharedArrayBuffer through a view of it). */
 function asReadable(value) {
-  return isSharedArrayBuffer(value) ? new Uint8Array(value) : value;
+  return isSharedArrayBuffer(value) ? new Uint8ArrayCtor(value) : value;
 }
 
 /**
@@ -62,15 +67,14 @@ function snapshot(value, name) {
   if (typedArrayTag(value) !== undefined || isView(value)) return value;
   if (isAnyArrayBuffer(value)) return asReadable(value);
   if (!isArray(value) || isProxy(value)) throw invalidArgType(name, BINARY_TYPES, value, received(value));
-  const length = value.length;
-  const parts = new Array(length);
-  for (let i = 0; i < length; i++) {
+  // Own elements only (see own-array.js): native code reads this Array, and
+  // no accessor on Array.prototype may stand between it and the binaries.
+  return ownArray(value.length, (i) => {
     const part = value[i];
-    if (isView(part)) parts[i] = part;
-    else if (isAnyArrayBuffer(part)) parts[i] = asReadable(part);
-    else throw invalidArgType(`${name}[${i}]`, BINARY, part, received(part));
-  }
-  return parts;
+    if (isView(part)) return part;
+    if (isAnyArrayBuffer(part)) return asReadable(part);
+    throw invalidArgType(`${name}[${i}]`, BINARY, part, received(part));
+  });
 }
 
 /** True if `value` is something `snapshot` accepts at the top level. */
@@ -91,13 +95,13 @@ let lastShared;
 /** Resizable non-shared memory can shrink under a running task. */
 function isResizable(buffer) {
   if (arrayBufferResizable === undefined) return false;
-  if (lastShared !== undefined && lastShared.deref() === buffer) return false;
+  if (lastShared !== undefined && deref(lastShared) === buffer) return false;
   try {
     return arrayBufferResizable(buffer);
   } catch {
     // Only a SharedArrayBuffer gets here (`buffer` came from an engine
     // getter): it can only grow.
-    lastShared = new WeakRef(buffer);
+    lastShared = new WeakRefCtor(buffer);
     return false;
   }
 }
@@ -107,7 +111,7 @@ function isDetached(buffer) {
   if (arrayBufferDetached !== undefined) return arrayBufferDetached(buffer);
   if (arrayBufferByteLength(buffer) !== 0) return false;
   try {
-    new Uint8Array(buffer);
+    new Uint8ArrayCtor(buffer);
     return false;
   } catch {
     return true;

@@ -38,6 +38,8 @@ class Watch {
   waiting = new Set();
   /** Posts being queued right now (the listener must stay while they are). */
   pins = 0;
+  /** The listener is on the signal (adding it can fail on a tampered signal). */
+  listening = false;
   listener;
   constructor(listener) {
     this.listener = listener;
@@ -59,7 +61,11 @@ class Watches {
     this.#onAbort = onAbort;
   }
 
-  /** The Watch of `signal`, made (and its one listener added) on first use. */
+  /**
+   * The Watch of `signal`, made on first use, with its one listener added
+   * (again, if an earlier attempt failed: a post never joins a Watch
+   * nothing listens for while the signal can be listened to).
+   */
   of(signal) {
     let watch = this.#bySignal.get(signal);
     if (watch === undefined) {
@@ -76,12 +82,14 @@ class Watches {
       // In the map first: a post made by user code running inside
       // addEventListener (a `constructor` getter) shares this Watch.
       this.#bySignal.set(signal, watch);
+    }
+    if (!watch.listening) {
       try {
         addListener(signal, 'abort', watch.listener, ONCE);
+        watch.listening = true;
       } catch (err) {
         // Posts made by user code inside addEventListener may have joined
-        // this Watch: they keep it (their tasks settle as they run, as a
-        // signal that cannot be listened to cannot cancel them).
+        // this Watch: it stays, and the next post tries the listener again.
         if (watch.empty && this.#bySignal.get(signal) === watch) this.#bySignal.delete(signal);
         throw err;
       }

@@ -1,18 +1,26 @@
 'use strict';
-// Posts waiting for room in a full queue (queueFull: 'wait'), oldest first.
-// A plain array with a moving head: taking from the front is O(1), and the
-// array is reset whenever it empties.
+// Posts waiting for room in a full queue (queueFull: 'wait'), oldest first:
+// a ring of own-element slots (lib/own-array.js) between `#head` and
+// `#tail`, grown by doubling, so taking from the front is O(1) and no read
+// or write goes near Array.prototype.
+
+const { ownArray, grown } = require('./own-array');
 
 class WaitQueue {
-  #entries = [];
+  #entries = ownArray(16);
   #head = 0;
+  #tail = 0;
 
   get empty() {
-    return this.#head === this.#entries.length;
+    return this.#head === this.#tail;
   }
 
   push(entry) {
-    this.#entries.push(entry);
+    if (this.#tail === this.#entries.length) {
+      if (this.#head !== 0) this.#compact();
+      else this.#entries = grown(this.#entries, this.#entries.length * 2);
+    }
+    this.#entries[this.#tail++] = entry;
   }
 
   /** The oldest entry (the queue must not be empty). */
@@ -23,18 +31,27 @@ class WaitQueue {
   /** Drops the oldest entry. */
   shift() {
     this.#entries[this.#head++] = undefined;
-    if (this.#head === this.#entries.length) {
-      this.#entries.length = 0;
-      this.#head = 0;
-    }
+    if (this.#head === this.#tail) this.#head = this.#tail = 0;
   }
 
   /** Empties the queue; returns what it held, oldest first. */
   takeAll() {
-    const rest = this.#entries.slice(this.#head);
-    this.#entries = [];
-    this.#head = 0;
+    const head = this.#head;
+    const rest = ownArray(this.#tail - head, (i) => this.#entries[head + i]);
+    this.#entries = ownArray(16);
+    this.#head = this.#tail = 0;
     return rest;
+  }
+
+  /** Moves the live entries to the front. */
+  #compact() {
+    const live = this.#tail - this.#head;
+    for (let i = 0; i < live; i++) {
+      this.#entries[i] = this.#entries[this.#head + i];
+      this.#entries[this.#head + i] = undefined;
+    }
+    this.#head = 0;
+    this.#tail = live;
   }
 }
 
