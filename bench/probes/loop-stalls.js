@@ -6,22 +6,11 @@
 //
 //   node bench/probes/loop-stalls.js      (add --trace-gc to correlate with GC)
 const { Pool } = require('../..');
+const { messageRound } = require('./message-round');
 const crypto = require('node:crypto');
 const msgs = Array.from({ length: 4096 }, (_, id) => ({ id, data: crypto.randomBytes(65536) }));
 const pool = new Pool();
-function round() {
-  return new Promise((resolve) => {
-    let left = msgs.length;
-    const on = () => {
-      if (--left === 0) {
-        pool.off('message', on);
-        resolve();
-      }
-    };
-    pool.on('message', on);
-    for (const m of msgs) pool.postMessage(m);
-  });
-}
+const round = () => messageRound(pool, msgs);
 (async () => {
   await round();
   await round();

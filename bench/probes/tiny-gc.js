@@ -7,6 +7,7 @@
 //   node bench/probes/tiny-gc.js post | floor | postMessage
 const { PerformanceObserver, performance } = require('node:perf_hooks');
 const { Pool } = require('../..');
+const { messageRound } = require('./message-round');
 const crypto = require('node:crypto');
 const kind = process.argv[2] || 'post';
 const msgs = Array.from({ length: 200000 }, () => crypto.randomBytes(64));
@@ -37,18 +38,7 @@ const round =
         return all;
       }
     : kind === 'postMessage'
-      ? () =>
-          new Promise((resolve) => {
-            let left = msgs.length;
-            const on = () => {
-              if (--left === 0) {
-                pool.off('message', on);
-                resolve();
-              }
-            };
-            pool.on('message', on);
-            for (const m of msgs) pool.postMessage(m);
-          })
+      ? () => messageRound(pool, msgs)
       : () => Promise.all(msgs.map((m) => pool.post(m)));
 (async () => {
   const out = [];
