@@ -198,7 +198,17 @@ class Pool extends EventEmitter {
       }
     }
     const data = snapshot(this.#select(message), this.#inputName);
-    if (signal === undefined) {
+    let watch;
+    if (signal !== undefined) {
+      // An already-aborted signal is an early error: thrown, like bad arguments.
+      if (isAborted(signal)) throw abortError(signalReason(signal));
+      // The signal's listener first (Node's EventTarget may run user code),
+      // then the check: nothing the caller does can come between it and the
+      // queue.
+      watch = this.#watches.of(signal);
+      watch.pins++;
+    }
+    try {
       // One shared executor instead of a closure per task: less garbage.
       // Made before the check below, so that no user code (a promise hook)
       // runs between the check and the native side reading what was checked.
@@ -207,28 +217,15 @@ class Pool extends EventEmitter {
       const reject = capturedReject;
       this.#checkInput(data, kernel);
       if (this.#closed) this.#rejectClosed(data, kernel, reject);
-      else this.#enqueue(message, data, kernel, resolve, reject, undefined, timeoutMs, undefined);
-      return promise;
-    }
-    // An already-aborted signal is an early error: thrown, like bad arguments.
-    if (isAborted(signal)) throw abortError(signalReason(signal));
-    // The signal's listener first (Node's EventTarget may run user code), then
-    // the check: nothing the caller does can come between it and the queue.
-    const watch = this.#watches.of(signal);
-    watch.pins++;
-    try {
-      const promise = new NativePromise(captureResolvers);
-      const resolve = capturedResolve;
-      const reject = capturedReject;
-      this.#checkInput(data, kernel);
-      if (this.#closed) this.#rejectClosed(data, kernel, reject);
-      else if (isAborted(signal))
+      else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
       else this.#enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
       return promise;
     } finally {
-      watch.pins--;
-      this.#watches.releaseIfUnused(signal, watch);
+      if (watch !== undefined) {
+        watch.pins--;
+        this.#watches.releaseIfUnused(signal, watch);
+      }
     }
   }
 
@@ -240,9 +237,7 @@ class Pool extends EventEmitter {
     const data = snapshot(this.#select(message), this.#inputName);
     this.#checkInput(data, this.#kernel);
     if (this.#closed) {
-      this.#checkLengths(data, this.#kernel); // argument errors first
-      this.#failed++;
-      process.nextTick(() => this.emit('error', closedError(), message));
+      this.#rejectClosed(data, this.#kernel, (err) => process.nextTick(() => this.emit('error', err, message)));
       return;
     }
     this.#enqueue(message, data, this.#kernel, null, null, undefined, undefined, undefined);
@@ -484,7 +479,7 @@ class Pool extends EventEmitter {
       }
     }
     // Removed tasks and aborted waiting posts free places: let others in.
-    if (this.#needsDrain) this.#pump(this.#native.queued(), errors);
+    if (this.#needsDrain) this.#pump(errors);
     throwLater(errors);
   }
 
@@ -493,7 +488,7 @@ class Pool extends EventEmitter {
    * once nothing waits and the queue is below maxQueue. Exceptions of
    * listeners are collected in `errors`.
    */
-  #pump(queued, errors) {
+  #pump(errors) {
     const waiting = this.#waiting;
     while (!waiting.empty) {
       const w = waiting.peek();
@@ -501,12 +496,12 @@ class Pool extends EventEmitter {
         waiting.shift(); // aborted while waiting: already settled
         continue;
       }
-      let q;
+      let queued;
       try {
         // The binaries were checked at post(); one may have been detached
         // while the post waited.
         readableBytes(w.data, this.#inputName);
-        q = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs, w.watch);
+        queued = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs, w.watch);
       } catch (err) {
         waiting.shift();
         this.#leaveWaiting(w);
@@ -515,18 +510,17 @@ class Pool extends EventEmitter {
         if (this.#destroyed) return; // an 'error' listener destroyed the pool
         continue;
       }
-      if (q === 0) return;
+      if (queued === 0) return;
       waiting.shift();
       this.#leaveWaiting(w);
-      queued = q;
     }
     if (this.#closeDeferred) {
       this.#closeDeferred = false;
       this.#native.close();
     }
-    // Listeners (an 'error' of a post that could not get in) may have posted
-    // since `queued` was read: ask again.
-    if (queued < this.#maxQueue && this.#native.queued() < this.#maxQueue) {
+    // Read now: listeners (an 'error' of a post that could not get in, the
+    // batch's own) may have posted since anything else was read.
+    if (this.#native.queued() < this.#maxQueue) {
       this.#needsDrain = false;
       try {
         this.emit('drain');
@@ -536,7 +530,7 @@ class Pool extends EventEmitter {
     }
   }
 
-  /** A post to a closed pool: argument errors are still thrown first. */
+  /** A post to a closed pool (`reject` its rejection or 'error'): argument errors are still thrown first. */
   #rejectClosed(data, kernel, reject) {
     this.#checkLengths(data, kernel);
     this.#failed++;
@@ -643,7 +637,7 @@ class Pool extends EventEmitter {
       }
     }
     // The queue length now: listeners above may have posted.
-    if (this.#needsDrain) this.#pump(this.#native.queued(), (errors ??= []));
+    if (this.#needsDrain) this.#pump((errors ??= []));
     if (terminated) this.#onTerminated();
     // Listeners threw: each surfaces as an uncaught exception, as an
     // EventEmitter would have thrown it, but only after the whole batch

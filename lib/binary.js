@@ -123,29 +123,37 @@ const RESIZABLE =
   'is backed by a resizable ArrayBuffer, which could shrink while a thread reads it: ' +
   'pass a copy (Buffer.from(view)) or a fixed-length ArrayBuffer';
 
-function refuseResizable(buffer, where) {
-  if (isResizable(buffer)) throw invalidArgValue(where, RESIZABLE);
+/** How errors name a binary: `name`, or `name[index]` inside an Array. */
+function place(name, index) {
+  return index < 0 ? name : `${name}[${index}]`;
 }
 
-/** Byte length of one binary of a snapshot, after checking it can be read in place. */
-function readableLength(value, where) {
+function refuseResizable(buffer, name, index) {
+  if (isResizable(buffer)) throw invalidArgValue(place(name, index), RESIZABLE);
+}
+
+/**
+ * Byte length of one binary of a snapshot, after checking it can be read in
+ * place. `index` is its place in an Array (-1: not in one).
+ */
+function readableLength(value, name, index) {
   if (typedArrayTag(value) !== undefined) {
     const buffer = typedArrayBuffer(value);
-    refuseResizable(buffer, where);
+    refuseResizable(buffer, name, index);
     const length = typedArrayByteLength(value);
-    if (length === 0 && isDetached(buffer)) throw invalidState(where, DETACHED);
+    if (length === 0 && isDetached(buffer)) throw invalidState(place(name, index), DETACHED);
     return length;
   }
   if (isView(value)) {
     const buffer = dataViewBuffer(value);
-    refuseResizable(buffer, where);
-    if (isDetached(buffer)) throw invalidState(where, DETACHED);
+    refuseResizable(buffer, name, index);
+    if (isDetached(buffer)) throw invalidState(place(name, index), DETACHED);
     return dataViewByteLength(value);
   }
   // An ArrayBuffer (snapshot wrapped SharedArrayBuffers in a view).
-  refuseResizable(value, where);
+  refuseResizable(value, name, index);
   const length = arrayBufferByteLength(value);
-  if (length === 0 && isDetached(value)) throw invalidState(where, DETACHED);
+  if (length === 0 && isDetached(value)) throw invalidState(place(name, index), DETACHED);
   return length;
 }
 
@@ -155,9 +163,9 @@ function readableLength(value, where) {
  * `ERR_INVALID_ARG_VALUE` for one over a resizable ArrayBuffer.
  */
 function readableBytes(data, name) {
-  if (!isArray(data)) return readableLength(data, name);
+  if (!isArray(data)) return readableLength(data, name, -1);
   let total = 0;
-  for (let i = 0; i < data.length; i++) total += readableLength(data[i], `${name}[${i}]`);
+  for (let i = 0; i < data.length; i++) total += readableLength(data[i], name, i);
   return total;
 }
 
@@ -169,7 +177,7 @@ function readableBytes(data, name) {
  * two engine getters here instead of four.
  */
 function checkResizable(data, name) {
-  if (typedArrayTag(data) !== undefined) refuseResizable(typedArrayBuffer(data), name);
+  if (typedArrayTag(data) !== undefined) refuseResizable(typedArrayBuffer(data), name, -1);
   else readableBytes(data, name);
 }
 

@@ -32,7 +32,9 @@
 //! The supervisor owns spawning and retiring. It sleeps on its own condvar
 //! with the timeout the policy asks for, or without one when nothing can
 //! change (only core threads, empty queue); `submit` nudges it when the queue
-//! grows past the thread count while it sleeps without a timeout. Threads are
+//! grows past the thread count while it sleeps without a timeout, and when
+//! nobody awake takes a task while a parked extra could (and the supervisor
+//! would not look again within `spawn_delay`). Threads are
 //! never started on the submitting (JS) thread, except the core threads at
 //! construction.
 //!
@@ -299,8 +301,8 @@ impl Pool {
         let queued = st.queue.len();
         shared.queued.store(queued, Ordering::Release);
         // Wake a parked thread only if the awake idle ones cannot take it all;
-        // a core thread if one is parked, an extra only once the queue is more
-        // than one thread can handle.
+        // a core thread if one is parked, an extra only once the core threads
+        // fall behind (policy::extras_may_take).
         let unserved = queued > st.spinning + st.wakes_pending;
         let wake = if unserved {
             let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
