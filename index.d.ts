@@ -8,12 +8,26 @@ import { EventEmitter } from 'node:events';
 declare namespace tidepool {
   /**
    * Name of a kernel: the function a pool thread runs over a message's bytes.
-   * Digest kernels produce the digest bytes; `spin`, `sleep` and `panic` exist
-   * for tests and benchmarks (`spin`/`sleep` read a duration made by {@link micros};
+   * Digest kernels produce the digest bytes; `spin`, `sleep`, `echo` and `panic`
+   * exist for tests and benchmarks (`spin`/`sleep` read a duration made by
+   * {@link micros}; `echo` returns its input, joined, as a Buffer of its own;
    * `panic` always fails with `ERR_TIDEPOOL_PANIC`).
    */
   export type KernelName =
-    'sha256' | 'sha384' | 'sha512' | 'sha1' | 'md5' | 'blake3' | 'xxh3' | 'xxh64' | 'crc32' | 'crc32c' | 'spin' | 'sleep' | 'panic';
+    | 'sha256'
+    | 'sha384'
+    | 'sha512'
+    | 'sha1'
+    | 'md5'
+    | 'blake3'
+    | 'xxh3'
+    | 'xxh64'
+    | 'crc32'
+    | 'crc32c'
+    | 'spin'
+    | 'sleep'
+    | 'panic'
+    | 'echo';
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';
@@ -129,6 +143,13 @@ declare namespace tidepool {
      * @default Infinity
      */
     maxInputBytes?: number;
+    /**
+     * Most bytes a task's result may have: a kernel that would write more
+     * stops there and the task rejects with a `RangeError` whose code is
+     * `ERR_BUFFER_TOO_LARGE`. An integer from 1 to `buffer.constants.MAX_LENGTH`.
+     * @default buffer.constants.MAX_LENGTH
+     */
+    maxOutputBytes?: number;
     /**
      * How much lower than the event loop's thread the workers' scheduling
      * priority is: a nice increment from 0 to 19 (Linux only; ignored
@@ -487,6 +508,8 @@ declare namespace tidepool {
     readonly maxQueueAgeMs: number;
     /** `Infinity`. */
     readonly maxInputBytes: number;
+    /** `buffer.constants.MAX_LENGTH` (the largest Buffer this Node can make). */
+    readonly maxOutputBytes: number;
     /** `10`. */
     readonly niceIncrement: number;
   }

@@ -10,7 +10,7 @@
 //     (`#onBatch`), reading results from memory shared with Rust.
 
 const { EventEmitter } = require('node:events');
-const { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, BATCH_CAPACITY, SLAB_BYTES, TASK_CODES } = require('./lib/binding');
+const { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('./lib/binding');
 const { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
 const {
   makeError,
@@ -29,6 +29,8 @@ const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
 const { ownArray, grown } = require('./lib/own-array');
 
+const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
+
 const DEFAULTS = Object.freeze({
   kernel: 'sha256',
   encoding: 'buffer',
@@ -42,6 +44,8 @@ const DEFAULTS = Object.freeze({
   queueFull: 'reject',
   maxQueueAgeMs: Infinity,
   maxInputBytes: Infinity,
+  // The largest Buffer this Node can make (4 GiB on Node 20, 64-bit).
+  maxOutputBytes: BUFFER_MAX_LENGTH,
   niceIncrement: binding.defaultNiceIncrement(),
 });
 
@@ -155,7 +159,7 @@ class Pool extends EventEmitter {
     // The native side holds this callback only weakly while the pool is idle
     // (so an idle pool can be garbage-collected) and strongly while tasks are
     // pending; this field is what keeps it alive as long as the pool is.
-    this.#onBatchCallback = (count, events, terminated) => this.#onBatch(count, events, terminated);
+    this.#onBatchCallback = (count, events, terminated, large) => this.#onBatch(count, events, terminated, large);
     try {
       this.#native = new binding.NativePool(resolved.native, this.#onBatchCallback, this.#meta, this.#slab);
     } catch (err) {
@@ -593,7 +597,7 @@ class Pool extends EventEmitter {
     return undefined;
   }
 
-  #onBatch(count, events, terminated) {
+  #onBatch(count, events, terminated, large) {
     const meta = this.#meta;
     const slab = this.#slab;
     const encoding = this.#encoding;
@@ -608,6 +612,7 @@ class Pool extends EventEmitter {
       slab.copy(copy, 0, 0, total);
     }
     let offset = 0;
+    let nextLarge = 0;
     for (let i = 0; i < count; i++) {
       const slot = meta[2 * i];
       const word = meta[2 * i + 1];
@@ -618,6 +623,30 @@ class Pool extends EventEmitter {
       if (code === 0) {
         const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
         err = this.#settle(slot, true, result);
+      } else if (code === LARGE_CODE) {
+        // A Buffer of its own, made from the kernel's output without a copy.
+        const buffer = large[nextLarge++];
+        if (buffer === undefined) {
+          // Node could not allocate it.
+          err = this.#settle(
+            slot,
+            false,
+            makeError(RangeError, 'ERR_MEMORY_ALLOCATION_FAILED', 'Failed to allocate memory for the result'),
+          );
+        } else if (encoding === 'buffer') {
+          err = this.#settle(slot, true, buffer);
+        } else {
+          // A string has a length limit a Buffer does not (ERR_STRING_TOO_LONG):
+          // past it the task rejects with Node's error.
+          let text;
+          let failure;
+          try {
+            text = buffer.toString(encoding);
+          } catch (e) {
+            failure = e;
+          }
+          err = failure === undefined ? this.#settle(slot, true, text) : this.#settle(slot, false, failure);
+        }
       } else {
         const aborted = code === TASK_CODES.cancelled && this.#signalsInUse !== 0 ? this.#aborted[slot] : undefined;
         const error = aborted !== undefined ? aborted : taskError(code, slab.toString('utf8', offset, end), this.#destroyed);

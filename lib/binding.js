@@ -27,8 +27,10 @@ const KERNELS = Object.freeze(binding.kernelNames());
 const KERNEL_IDS = new Map(KERNELS.map((name, id) => [name, id]));
 /** Kernels that read a 4-byte duration from their input. */
 const MIN_INPUT_BYTES = KERNELS.map((name) => (name === 'spin' || name === 'sleep' ? 4 : 0));
-const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES } = binding.batchLayout();
+// LARGE_CODE: an entry whose result is the next Buffer of the batch's array
+// of large results rather than bytes in the slab.
+const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES, largeCode: LARGE_CODE } = binding.batchLayout();
 /** Why a task failed, as the native side numbers it (0 is success). */
 const TASK_CODES = Object.freeze(binding.taskErrorCodes());
 
-module.exports = { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, BATCH_CAPACITY, SLAB_BYTES, TASK_CODES };
+module.exports = { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES };

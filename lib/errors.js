@@ -123,6 +123,8 @@ function taskError(code, detail, destroyed) {
       return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
     case TASK_CODES.timedOut:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task ran longer than its timeoutMs and was stopped');
+    case TASK_CODES.tooLarge:
+      return makeError(RangeError, 'ERR_BUFFER_TOO_LARGE', `Cannot create a result larger than maxOutputBytes (${detail} bytes)`);
     case TASK_CODES.expired:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:

@@ -26,6 +26,7 @@ const POOL_OPTIONS = Object.freeze([
   'queueFull',
   'maxQueueAgeMs',
   'maxInputBytes',
+  'maxOutputBytes',
   'niceIncrement',
 ]);
 const POST_OPTIONS = Object.freeze(['kernel', 'signal', 'timeoutMs']);
@@ -148,6 +149,7 @@ function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
       scaleRule,
       maxQueue: maxQueue === Infinity ? undefined : maxQueue,
       maxQueueAgeMs: maxQueueAgeMs === Infinity ? undefined : maxQueueAgeMs,
+      maxOutputBytes: integerOption(options, 'maxOutputBytes', 1, defaults.maxOutputBytes, defaults.maxOutputBytes),
       niceIncrement: integerOption(options, 'niceIncrement', 0, 19, defaults.niceIncrement),
       failSpawnsAfter: options[failSpawnsAfterKey],
     },

@@ -8,13 +8,25 @@
 //! the results back to back), and calls index.js's batch callback once per
 //! such chunk. index.js
 //! then settles every task of the chunk in a plain loop.
-//! No JS object is created here per task.
+//! No JS object is created here per task with a small result.
+//!
+//! A result too large to travel inline (past `INLINE` bytes: never a
+//! digest) does not go through the slab. Its entry carries [`LARGE_CODE`]
+//! and the result is the next element of an array of Buffers passed with
+//! the chunk. Each such Buffer is the kernel's own output vector, lent to
+//! JavaScript as an external buffer and freed by its finalizer when the
+//! Buffer is collected: no copy between the kernel and JavaScript (the
+//! choice and its measurements are in BENCHMARKS.md, "Large results").
+//! Where external buffers are not allowed (some embedders refuse them, and
+//! the `copy-large-results` feature forces this for measuring), the vector
+//! is copied once into a Buffer Node allocates.
 
 use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
 use tidepool_core::kernels::MAX_OUTPUT;
+use tidepool_core::Output;
 use tidepool_core::PoolEvent;
 
 use crate::inner::Inner;
@@ -23,6 +35,9 @@ use crate::inner::Inner;
 pub const BATCH_CAPACITY: usize = 256;
 /// Result bytes per callback: room for a full chunk of the largest digests.
 pub const SLAB_BYTES: usize = BATCH_CAPACITY * MAX_OUTPUT;
+/// The code of an entry whose result is the next large Buffer (task error
+/// codes are small numbers; 0 is a result in the slab).
+pub const LARGE_CODE: u8 = 255;
 /// Longest error text passed through the slab.
 const MAX_ERROR_BYTES: usize = 1024;
 
@@ -102,11 +117,23 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
         loop {
             let mut count = 0;
             let mut used = 0;
+            let mut large = undefined;
+            let mut large_count = 0;
             while next < batch.len() && count < BATCH_CAPACITY {
-                let c = &batch[next];
-                let fits = match &c.outcome {
-                    Ok(out) => write_entry(inner, count, &mut used, c.slot, 0, out.as_bytes()),
-                    Err(e) => write_entry(inner, count, &mut used, c.slot, e.code(), truncate(e.detail(), MAX_ERROR_BYTES)),
+                let c = &mut batch[next];
+                let slot = c.slot;
+                let fits = match &mut c.outcome {
+                    Ok(out) if out.is_spilled() => {
+                        if large_count == 0 {
+                            sys::napi_create_array(env, &mut large);
+                        }
+                        let bytes = std::mem::replace(out, Output::EMPTY).into_spilled().unwrap_or_default();
+                        sys::napi_set_element(env, large, large_count, large_result(env, bytes));
+                        large_count += 1;
+                        write_entry(inner, count, &mut used, slot, LARGE_CODE, &[])
+                    }
+                    Ok(out) => write_entry(inner, count, &mut used, slot, 0, out.as_bytes()),
+                    Err(e) => write_entry(inner, count, &mut used, slot, e.code(), truncate(&e.detail(), MAX_ERROR_BYTES)),
                 };
                 if !fits {
                     break;
@@ -117,12 +144,13 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
             let last = next == batch.len();
             inner.tasks_done(batch[next - count..next].iter().map(|c| c.slot));
             if !callback.is_null() {
-                let mut argv = [ptr::null_mut(); 3];
+                let mut argv = [ptr::null_mut(); 4];
                 sys::napi_create_uint32(env, count as u32, &mut argv[0]);
                 argv[1] = events_arg;
                 sys::napi_get_boolean(env, last && terminated, &mut argv[2]);
+                argv[3] = large;
                 let mut result = ptr::null_mut();
-                let status = sys::napi_call_function(env, undefined, callback, 3, argv.as_ptr(), &mut result);
+                let status = sys::napi_call_function(env, undefined, callback, 4, argv.as_ptr(), &mut result);
                 if status != sys::Status::napi_ok {
                     // index.js never lets user code throw through here; if it
                     // happens anyway, report it as an uncaught exception and
@@ -146,6 +174,55 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
         inner.update_hold();
         sys::napi_close_handle_scope(env, scope);
     }
+}
+
+/// A large result as a Buffer: `bytes` itself, lent to JavaScript and freed
+/// by [`free_large`] when the Buffer is collected; or, where external
+/// buffers are refused, one copy.
+///
+/// # Safety
+/// JS thread of `env`, inside an open handle scope.
+unsafe fn large_result(env: sys::napi_env, bytes: Vec<u8>) -> sys::napi_value {
+    let mut value = ptr::null_mut();
+    let len = bytes.len();
+    let owner = Box::new(bytes);
+    let data = owner.as_ptr() as *mut c_void;
+    let hint = Box::into_raw(owner);
+    let status = if cfg!(feature = "copy-large-results") {
+        sys::Status::napi_generic_failure
+    } else {
+        // SAFETY: `data` points at `len` initialized bytes owned by `*hint`,
+        // a Box this call hands to the finalizer, which frees it exactly once
+        // when the Buffer is collected (or at environment teardown). Moving
+        // the Box does not move the vector's heap bytes, and nothing else
+        // writes them.
+        unsafe { sys::napi_create_external_buffer(env, len, data, Some(free_large), hint.cast(), &mut value) }
+    };
+    if status == sys::Status::napi_ok {
+        return value;
+    }
+    // SAFETY: the external buffer was not created, so the finalizer will
+    // never run: the Box is still ours to take back.
+    let bytes = unsafe { Box::from_raw(hint) };
+    // SAFETY: JS thread of `env`; `bytes` is valid for `len` bytes during the call.
+    let status = unsafe { sys::napi_create_buffer_copy(env, len, bytes.as_ptr().cast(), ptr::null_mut(), &mut value) };
+    if status != sys::Status::napi_ok {
+        // Out of memory: index.js rejects the task when its Buffer is
+        // missing. Clear what the failed call may have thrown.
+        let mut error = ptr::null_mut();
+        // SAFETY: JS thread of `env`.
+        unsafe { sys::napi_get_and_clear_last_exception(env, &mut error) };
+        // SAFETY: JS thread of `env`.
+        unsafe { sys::napi_get_undefined(env, &mut value) };
+    }
+    value
+}
+
+/// The finalizer of a large result's Buffer: frees the kernel's vector.
+unsafe extern "C" fn free_large(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+    // SAFETY: `hint` is the `Box<Vec<u8>>` leaked by `large_result` for this
+    // Buffer only; Node calls the finalizer once.
+    drop(unsafe { Box::from_raw(hint.cast::<Vec<u8>>()) });
 }
 
 /// `[{ type, threadId, threads, reason | error }]` for the thread events.

@@ -41,12 +41,19 @@ pub struct BatchLayout {
     pub capacity: u32,
     /// Bytes of the result slab.
     pub slab_bytes: u32,
+    /// The code of an entry whose result did not fit the slab: it is the
+    /// next Buffer of the callback's array of large results.
+    pub large_code: u32,
 }
 
 /// The sizes index.js must allocate the shared meta array and slab with.
 #[napi]
 pub fn batch_layout() -> BatchLayout {
-    BatchLayout { capacity: delivery::BATCH_CAPACITY as u32, slab_bytes: delivery::SLAB_BYTES as u32 }
+    BatchLayout {
+        capacity: delivery::BATCH_CAPACITY as u32,
+        slab_bytes: delivery::SLAB_BYTES as u32,
+        large_code: u32::from(delivery::LARGE_CODE),
+    }
 }
 
 /// The default `niceIncrement` of worker threads (see tidepool_core::priority).
@@ -64,6 +71,7 @@ pub struct TaskErrorCodes {
     pub invalid_input: u32,
     pub expired: u32,
     pub timed_out: u32,
+    pub too_large: u32,
 }
 
 /// See [`TaskErrorCodes`].
@@ -77,5 +85,6 @@ pub fn task_error_codes() -> TaskErrorCodes {
         invalid_input: code(TaskError::InvalidInput(String::new())),
         expired: code(TaskError::Expired),
         timed_out: code(TaskError::TimedOut),
+        too_large: code(TaskError::TooLarge { limit: 0 }),
     }
 }

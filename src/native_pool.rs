@@ -57,6 +57,8 @@ pub struct NativeOptions {
     pub max_queue: Option<u32>,
     /// Tasks older than this when a thread takes them expire (None: never).
     pub max_queue_age_ms: Option<f64>,
+    /// Most bytes a task's result may have.
+    pub max_output_bytes: f64,
     /// Nice increment of the worker threads (0..=19, Linux only).
     pub nice_increment: u32,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
@@ -329,6 +331,8 @@ impl NativePool {
             },
             max_queue: options.max_queue.map_or(usize::MAX, |n| n.max(1) as usize),
             max_queue_age: options.max_queue_age_ms.map(duration_ms),
+            // An integer index.js checked to be <= buffer.constants.MAX_LENGTH.
+            max_output_bytes: options.max_output_bytes as usize,
             nice_increment: options.nice_increment.min(19) as u8,
             fail_spawns_after: options.fail_spawns_after.map(u64::from),
             ..PoolConfig::default()

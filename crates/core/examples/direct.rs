@@ -46,7 +46,7 @@ fn main() {
                         // Owned input would copy; borrow the bytes in place like the pool does.
                         // SAFETY: `m` outlives the call and is not mutated during it.
                         let input = Input::One(unsafe { tidepool_core::RawSlice::new(m.as_ptr(), m.len()) });
-                        std::hint::black_box(kernel.run(&input, &ctx).unwrap());
+                        std::hint::black_box(kernel.compute(&input, &ctx).unwrap());
                     }
                 });
             }

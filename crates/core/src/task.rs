@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::input::Input;
-use crate::kernels::{KernelId, Output};
+use crate::kernels::{KernelId, Output, Params};
 
 /// One unit of work. Created on the JS thread, run on a worker thread.
 #[derive(Debug)]
@@ -14,6 +14,8 @@ pub struct Task {
     pub slot: u32,
     /// Which kernel to run.
     pub kernel: KernelId,
+    /// The kernel's checked parameters (none: its defaults).
+    pub params: Params,
     /// The bytes to run it on (borrowed from JS memory).
     pub input: Input,
     /// When the task entered the queue; the queue age the policy looks at.
@@ -28,7 +30,7 @@ pub struct Task {
 impl Task {
     /// A task with no per-task cancellation and no run-time limit.
     pub fn new(slot: u32, kernel: KernelId, input: Input, enqueued_at: Instant) -> Task {
-        Task { slot, kernel, input, enqueued_at, cancel: None, timeout: None }
+        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None }
     }
 }
 
@@ -45,6 +47,8 @@ pub enum TaskError {
     Expired,
     /// The task ran longer than its `timeout` and was stopped.
     TimedOut,
+    /// The kernel's output would have passed `max_output_bytes` (`limit`).
+    TooLarge { limit: usize },
 }
 
 impl TaskError {
@@ -56,16 +60,18 @@ impl TaskError {
             TaskError::InvalidInput(_) => 3,
             TaskError::Expired => 4,
             TaskError::TimedOut => 5,
+            TaskError::TooLarge { .. } => 6,
         }
     }
 
-    /// Human-readable detail.
-    pub fn detail(&self) -> &str {
+    /// Human-readable detail (for `TooLarge`, the limit in decimal).
+    pub fn detail(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            TaskError::Panic(m) | TaskError::InvalidInput(m) => m,
-            TaskError::Cancelled => "the task was cancelled",
-            TaskError::Expired => "the task waited in the queue longer than maxQueueAgeMs",
-            TaskError::TimedOut => "the task ran longer than its timeoutMs",
+            TaskError::Panic(m) | TaskError::InvalidInput(m) => m.into(),
+            TaskError::Cancelled => "the task was cancelled".into(),
+            TaskError::Expired => "the task waited in the queue longer than maxQueueAgeMs".into(),
+            TaskError::TimedOut => "the task ran longer than its timeoutMs".into(),
+            TaskError::TooLarge { limit } => limit.to_string().into(),
         }
     }
 }
@@ -74,7 +80,8 @@ impl std::fmt::Display for TaskError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TaskError::Panic(m) => write!(f, "the kernel panicked: {m}"),
-            other => f.write_str(other.detail()),
+            TaskError::TooLarge { limit } => write!(f, "the output would be larger than {limit} bytes"),
+            other => f.write_str(&other.detail()),
         }
     }
 }

@@ -54,8 +54,8 @@ proptest! {
         let ctx = RunContext::new(&flag);
         let parts = split(&data, &cuts);
         for kernel in REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic")) {
-            let whole = kernel.run(&Input::Owned(data.clone()), &ctx).unwrap();
-            let cut = kernel.run(&borrowed(&parts), &ctx).unwrap();
+            let whole = kernel.compute(&Input::Owned(data.clone()), &ctx).unwrap();
+            let cut = kernel.compute(&borrowed(&parts), &ctx).unwrap();
             prop_assert_eq!(whole, cut, "{}", kernel.name());
         }
     }
@@ -67,6 +67,6 @@ proptest! {
         let ctx = RunContext::new(&flag);
         let parts = split(&data, &cuts);
         let spin = kernels::get(kernels::find("spin").unwrap()).unwrap();
-        prop_assert!(spin.run(&borrowed(&parts), &ctx).is_err());
+        prop_assert!(spin.compute(&borrowed(&parts), &ctx).is_err());
     }
 }

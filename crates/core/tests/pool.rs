@@ -87,7 +87,7 @@ fn sha256_hex(data: &[u8]) -> String {
     let flag = AtomicBool::new(false);
     let out = kernels::get(kernels::find("sha256").unwrap())
         .unwrap()
-        .run(&Input::Owned(data.to_vec()), &kernels::RunContext::new(&flag))
+        .compute(&Input::Owned(data.to_vec()), &kernels::RunContext::new(&flag))
         .unwrap();
     format!("{out:?}")
 }
@@ -106,6 +106,27 @@ fn a_panicking_kernel_fails_only_its_task() {
     }
     assert!(done[1].outcome.is_ok());
     assert_eq!(pool.stats(false).threads, 1, "the thread survives the panic");
+}
+
+#[test]
+fn large_outputs_come_back_whole_and_the_output_limit_holds() {
+    let signal = Signal::default();
+    let mut cfg = config(1, 1);
+    cfg.max_output_bytes = 1 << 20;
+    let pool = Pool::new(cfg, signal.waker()).unwrap();
+    let big: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8).collect();
+    pool.submit(task(0, "echo", big.clone())).unwrap();
+    let mut over = big.clone();
+    over.push(0);
+    pool.submit(task(1, "echo", over)).unwrap();
+    pool.submit(task(2, "sha256", b"abc".to_vec())).unwrap();
+    let mut done = collect(&pool, &signal, 3);
+    done.sort_by_key(|c| c.slot);
+    let first = done[0].outcome.as_ref().unwrap();
+    assert!(first.is_spilled());
+    assert_eq!(first.as_bytes(), &big[..]);
+    assert_eq!(done[1].outcome, Err(TaskError::TooLarge { limit: 1 << 20 }));
+    assert!(!done[2].outcome.as_ref().unwrap().is_spilled(), "digests stay inline");
 }
 
 #[test]

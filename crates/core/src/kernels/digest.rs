@@ -1,33 +1,47 @@
-//! One adapter for every hash kernel: a kernel that feeds the input to an
-//! incremental hasher and returns its digest. A hash kernel differs from
-//! another only in three functions (make a hasher, feed it, finish it), so
-//! each one is a `static` of [`HashKernel`] naming them; the RustCrypto
-//! hashers (`sha2`, `sha1`, `md-5`) share [`HashKernel::rust_crypto`].
+//! One adapter for every hash kernel: a [`Kernel`] whose state is an
+//! incremental hasher and whose `finish` writes the digest. A hash kernel
+//! differs from another only in four functions (check the parameters, make
+//! a hasher from them, feed it, finish it), so each is a `static` of
+//! [`HashKernel`] naming them; the RustCrypto hashers (`sha2`, `sha1`,
+//! `md-5`) share [`HashKernel::rust_crypto`].
 
 use sha2::Digest;
 
-use super::{Kernel, KernelError, Output, RunContext};
-use crate::input::Input;
+use super::model::{Kernel, Transform};
+use super::params::{ParamError, RawParams};
+use super::{KernelError, RunContext, Sink};
 
-/// A kernel that runs the incremental hasher `S` over the input.
-pub struct HashKernel<S> {
+/// A kernel that runs the incremental hasher `S`, made from parameters `P`.
+pub struct HashKernel<S, P = ()> {
     name: &'static str,
-    new: fn() -> S,
+    params: fn(&RawParams<'_>) -> Result<P, ParamError>,
+    new: fn(&P) -> S,
     update: fn(&mut S, &[u8]),
-    finish: fn(S) -> Output,
+    finish: fn(S, &mut Sink) -> Result<(), KernelError>,
 }
 
-impl<S> HashKernel<S> {
-    /// A hash kernel from its hasher's three operations.
-    pub const fn new(name: &'static str, new: fn() -> S, update: fn(&mut S, &[u8]), finish: fn(S) -> Output) -> Self {
-        HashKernel { name, new, update, finish }
+impl<S, P> HashKernel<S, P> {
+    /// A hash kernel from its hasher's operations.
+    pub const fn new(
+        name: &'static str,
+        params: fn(&RawParams<'_>) -> Result<P, ParamError>,
+        new: fn(&P) -> S,
+        update: fn(&mut S, &[u8]),
+        finish: fn(S, &mut Sink) -> Result<(), KernelError>,
+    ) -> Self {
+        HashKernel { name, params, new, update, finish }
     }
+}
+
+/// The parameter check of a kernel that takes none.
+pub fn no_params(raw: &RawParams<'_>) -> Result<(), ParamError> {
+    raw.only(&[])
 }
 
 impl<D: Digest> HashKernel<D> {
     /// A kernel over the RustCrypto hasher `D`.
     pub const fn rust_crypto(name: &'static str) -> Self {
-        HashKernel::new(name, D::new, digest_update::<D>, digest_finish::<D>)
+        HashKernel::new(name, no_params, |_| D::new(), digest_update::<D>, digest_finish::<D>)
     }
 }
 
@@ -35,18 +49,50 @@ fn digest_update<D: Digest>(hasher: &mut D, bytes: &[u8]) {
     hasher.update(bytes);
 }
 
-fn digest_finish<D: Digest>(hasher: D) -> Output {
-    Output::from_slice(&hasher.finalize())
+fn digest_finish<D: Digest>(hasher: D, out: &mut Sink) -> Result<(), KernelError> {
+    out.write(&hasher.finalize())
 }
 
-impl<S: 'static> Kernel for HashKernel<S> {
+/// A hasher between chunks; `None` once finished.
+pub struct HashState<S> {
+    hasher: Option<S>,
+    update: fn(&mut S, &[u8]),
+    finish: fn(S, &mut Sink) -> Result<(), KernelError>,
+}
+
+impl<S: Send> Transform for HashState<S> {
+    fn update(&mut self, chunk: &[u8], _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        match &mut self.hasher {
+            Some(h) => {
+                (self.update)(h, chunk);
+                Ok(())
+            }
+            None => Err(finished()),
+        }
+    }
+
+    fn finish(&mut self, out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        (self.finish)(self.hasher.take().ok_or_else(finished)?, out)
+    }
+}
+
+fn finished() -> KernelError {
+    KernelError::InvalidInput("this hash has already finished".into())
+}
+
+impl<S: Send + 'static, P: Send + Sync + 'static> Kernel for HashKernel<S, P> {
+    type Params = P;
+    type State = HashState<S>;
+
     fn name(&self) -> &'static str {
         self.name
     }
 
-    fn run(&self, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
-        let mut hasher = (self.new)();
-        ctx.feed(input, |piece| (self.update)(&mut hasher, piece))?;
-        Ok((self.finish)(hasher))
+    fn params(&self, raw: &RawParams<'_>) -> Result<P, ParamError> {
+        (self.params)(raw)
+    }
+
+    fn start(&self, params: &P, _len_hint: Option<usize>) -> Result<HashState<S>, KernelError> {
+        Ok(HashState { hasher: Some((self.new)(params)), update: self.update, finish: self.finish })
     }
 }

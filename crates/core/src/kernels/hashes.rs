@@ -7,8 +7,8 @@ use crc32fast::Hasher as Crc32;
 use xxhash_rust::xxh3::Xxh3;
 use xxhash_rust::xxh64::Xxh64;
 
-use super::digest::HashKernel;
-use super::Output;
+use super::digest::{no_params, HashKernel};
+use super::params::{ParamError, RawParams};
 
 /// FIPS 180-4 SHA-256 (uses SHA-NI when the CPU has it).
 pub static SHA256: HashKernel<sha2::Sha256> = HashKernel::rust_crypto("sha256");
@@ -24,30 +24,43 @@ pub static MD5: HashKernel<md5::Md5> = HashKernel::rust_crypto("md5");
 /// BLAKE3 with the default 32-byte output (SIMD chosen at run time).
 pub static BLAKE3: HashKernel<Blake3> = HashKernel::new(
     "blake3",
-    Blake3::new,
+    no_params,
+    |_| Blake3::new(),
     |h, bytes| {
         h.update(bytes);
     },
-    |h| Output::from_slice(h.finalize().as_bytes()),
+    |h, out| out.write(h.finalize().as_bytes()),
 );
 
-/// XXH3 64-bit, seed 0, canonical (big-endian) form.
-pub static XXH3: HashKernel<Xxh3> =
-    HashKernel::new("xxh3", Xxh3::new, |h, bytes| h.update(bytes), |h| Output::from_slice(&h.digest().to_be_bytes()));
+/// The `seed` parameter of the xxHash kernels: an integer in 0..=2^64-1
+/// (a number or a bigint), 0 when not given.
+fn seed(raw: &RawParams<'_>) -> Result<u64, ParamError> {
+    raw.only(&["seed"])?;
+    Ok(raw.integer("seed", 0..=u64::MAX as i128)?.unwrap_or(0) as u64)
+}
 
-/// XXH64, seed 0, canonical (big-endian) form.
-pub static XXH64: HashKernel<Xxh64> =
-    HashKernel::new("xxh64", || Xxh64::new(0), |h, bytes| h.update(bytes), |h| Output::from_slice(&h.digest().to_be_bytes()));
+/// XXH3 64-bit, canonical (big-endian) form; `seed` 0 unless given.
+pub static XXH3: HashKernel<Xxh3, u64> =
+    HashKernel::new("xxh3", seed, |&s| Xxh3::with_seed(s), |h, bytes| h.update(bytes), |h, out| out.write(&h.digest().to_be_bytes()));
+
+/// XXH64, canonical (big-endian) form; `seed` 0 unless given.
+pub static XXH64: HashKernel<Xxh64, u64> =
+    HashKernel::new("xxh64", seed, |&s| Xxh64::new(s), |h, bytes| h.update(bytes), |h, out| out.write(&h.digest().to_be_bytes()));
 
 /// CRC-32 (ISO-HDLC, as zlib and `zlib.crc32`), 4 bytes big-endian, so the
 /// hex form equals `zlib.crc32(data).toString(16).padStart(8, '0')`.
 pub static CRC32: HashKernel<Crc32> =
-    HashKernel::new("crc32", Crc32::new, |h, bytes| h.update(bytes), |h| Output::from_slice(&h.finalize().to_be_bytes()));
+    HashKernel::new("crc32", no_params, |_| Crc32::new(), |h, bytes| h.update(bytes), |h, out| out.write(&h.finalize().to_be_bytes()));
 
 /// CRC-32C (Castagnoli, as iSCSI / ext4), 4 bytes big-endian; the running
 /// CRC is the whole state.
-pub static CRC32C: HashKernel<u32> =
-    HashKernel::new("crc32c", || 0, |crc, bytes| *crc = crc32c::crc32c_append(*crc, bytes), |crc| Output::from_slice(&crc.to_be_bytes()));
+pub static CRC32C: HashKernel<u32> = HashKernel::new(
+    "crc32c",
+    no_params,
+    |_| 0,
+    |crc, bytes| *crc = crc32c::crc32c_append(*crc, bytes),
+    |crc, out| out.write(&crc.to_be_bytes()),
+);
 
 #[cfg(test)]
 mod tests {
@@ -85,6 +98,34 @@ mod tests {
         ("crc32", b"", "00000000"),
         ("crc32c", b"123456789", "e3069283"),
     ];
+
+    #[test]
+    fn seeds_reach_the_xxhash_kernels_typed() {
+        use crate::input::Input;
+        use crate::kernels::params::{RawParams, RawValue};
+        use crate::kernels::{find, get, RunContext, Sink};
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let data = b"hello, tidepool";
+        let digest = |name: &str, raw: RawParams<'_>| {
+            let kernel = get(find(name).unwrap()).unwrap();
+            let params = kernel.params(&raw).unwrap();
+            let mut out = Sink::new(usize::MAX);
+            kernel.run(&params, &Input::Owned(data.to_vec()), &ctx, &mut out).unwrap();
+            out.into_output().as_bytes().to_vec()
+        };
+        let seeded = |v| RawParams::new(vec![("seed", v)]);
+        assert_eq!(digest("xxh64", seeded(RawValue::Number(7.0))), xxhash_rust::xxh64::xxh64(data, 7).to_be_bytes());
+        assert_eq!(
+            digest("xxh3", seeded(RawValue::BigInt(u64::MAX as i128))),
+            xxhash_rust::xxh3::xxh3_64_with_seed(data, u64::MAX).to_be_bytes()
+        );
+        assert_eq!(digest("xxh3", RawParams::none()), digest("xxh3", seeded(RawValue::Number(0.0))));
+        let xxh64 = get(find("xxh64").unwrap()).unwrap();
+        assert!(xxh64.params(&seeded(RawValue::Number(-1.0))).is_err());
+        let sha = get(find("sha256").unwrap()).unwrap();
+        assert!(sha.params(&seeded(RawValue::Number(1.0))).unwrap_err().to_string().contains("takes no parameters"));
+    }
 
     #[test]
     fn reference_vectors() {

@@ -1,31 +1,28 @@
-//! Kernels: the computations a task can run behind the small [`Kernel`]
-//! trait, registered by name in [`REGISTRY`]: the hashes (one adapter,
-//! `digest.rs`; their table, `hashes.rs`), and `spin`, `sleep`, `panic` for
-//! tests and benchmarks.
-//!
-//! A kernel reads its [`Input`] through [`RunContext::feed`], which walks the
-//! input in [`CHUNK`]-sized pieces and checks the cancellation flag between
-//! pieces, so a running task can be stopped within one chunk's worth of work
-//! (a few hundred microseconds) without killing the thread.
+//! Kernels: the computations a task can run, registered by name in
+//! [`REGISTRY`]. The model (`model.rs`): a kernel is a byte transform with
+//! state, made from checked parameters (`params.rs`), fed the input in
+//! chunks by its [`RunContext`] (`context.rs`), writing output of any
+//! length into a [`Sink`] (`sink.rs`). The kernels: the hashes (one
+//! adapter, `digest.rs`; their table, `hashes.rs`), and `spin`, `sleep`
+//! (`timed.rs`), `echo` and `panic` for tests and benchmarks.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
-
-use crate::input::Input;
-
+mod context;
 mod digest;
+mod echo;
 mod hashes;
+mod model;
 mod panic;
-mod sleep;
-mod spin;
+pub mod params;
+mod sink;
+mod timed;
 
-/// Bytes a kernel processes between two looks at the cancellation flag.
-/// 256 KiB is ~150 µs of SHA-256 on one core: small enough to cancel quickly,
-/// large enough that the check costs nothing measurable.
-pub const CHUNK: usize = 256 * 1024;
+pub use context::{RunContext, CHUNK};
+pub use model::{AnyKernel, Kernel, Transform};
+pub use params::{ParamError, Params, RawParams, RawValue};
+pub use sink::{Output, Sink, INLINE};
 
-/// Largest result a kernel returns inline (SHA-512 is the largest digest).
-pub const MAX_OUTPUT: usize = 64;
+/// Largest result that travels inline, with no allocation.
+pub const MAX_OUTPUT: usize = INLINE;
 
 /// Why a kernel did not produce a result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +33,8 @@ pub enum KernelError {
     InvalidInput(String),
     /// The task's run-time deadline passed while the kernel ran.
     TimedOut,
+    /// The output would have been longer than the sink's limit.
+    TooLarge { limit: usize },
 }
 
 impl std::fmt::Display for KernelError {
@@ -44,108 +43,18 @@ impl std::fmt::Display for KernelError {
             KernelError::Cancelled => f.write_str("the kernel was cancelled"),
             KernelError::InvalidInput(m) => write!(f, "invalid input: {m}"),
             KernelError::TimedOut => f.write_str("the kernel ran past its deadline"),
+            KernelError::TooLarge { limit } => write!(f, "the output would be larger than {limit} bytes"),
         }
     }
 }
 
 impl std::error::Error for KernelError {}
 
-/// A kernel's result: up to [`MAX_OUTPUT`] bytes stored inline, so finishing a
-/// task allocates nothing.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Output {
-    len: u8,
-    bytes: [u8; MAX_OUTPUT],
-}
-
-impl Output {
-    /// An empty result (used by `spin` and `sleep`).
-    pub const EMPTY: Output = Output { len: 0, bytes: [0; MAX_OUTPUT] };
-
-    /// Copies `bytes` into a new output. Panics if longer than [`MAX_OUTPUT`].
-    pub fn from_slice(bytes: &[u8]) -> Output {
-        assert!(bytes.len() <= MAX_OUTPUT, "kernel output larger than MAX_OUTPUT");
-        let mut out = Output::EMPTY;
-        out.bytes[..bytes.len()].copy_from_slice(bytes);
-        out.len = bytes.len() as u8;
-        out
-    }
-
-    /// The result bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
-    }
-}
-
-impl std::fmt::Debug for Output {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for b in self.as_bytes() {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
-    }
-}
-
-/// What a kernel may look at while it runs.
-pub struct RunContext<'a> {
-    /// Raised by the pool to stop running tasks (destroy, environment teardown).
-    cancel: &'a AtomicBool,
-    /// Raised to stop this task only (its AbortSignal fired).
-    task_cancel: Option<&'a AtomicBool>,
-    /// The task must be done by then (`timeoutMs`, counted from its start).
-    deadline: Option<Instant>,
-}
-
-impl<'a> RunContext<'a> {
-    /// A context whose cancellation flag is `cancel`.
-    pub fn new(cancel: &'a AtomicBool) -> Self {
-        RunContext { cancel, task_cancel: None, deadline: None }
-    }
-
-    /// A context that also stops when `task_cancel` is raised or `deadline` passes.
-    pub fn for_task(cancel: &'a AtomicBool, task_cancel: Option<&'a AtomicBool>, deadline: Option<Instant>) -> Self {
-        RunContext { cancel, task_cancel, deadline }
-    }
-
-    /// `Err(Cancelled)` once cancellation has been requested, `Err(TimedOut)`
-    /// once the deadline has passed.
-    #[inline]
-    pub fn check(&self) -> Result<(), KernelError> {
-        if self.cancel.load(Ordering::Relaxed) || self.task_cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(KernelError::Cancelled);
-        }
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(KernelError::TimedOut);
-        }
-        Ok(())
-    }
-
-    /// Feeds every byte of `input` to `sink` in order, in pieces of at most
-    /// [`CHUNK`] bytes, checking for cancellation before each piece.
-    pub fn feed(&self, input: &Input, mut sink: impl FnMut(&[u8])) -> Result<(), KernelError> {
-        input.for_each_part(|part| {
-            for piece in part.chunks(CHUNK) {
-                self.check()?;
-                sink(piece);
-            }
-            Ok(())
-        })
-    }
-}
-
-/// A named computation over a task's bytes.
-pub trait Kernel: Send + Sync + 'static {
-    /// The name users pass as `kernel`.
-    fn name(&self) -> &'static str;
-    /// Runs the kernel over the whole input.
-    fn run(&self, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError>;
-}
-
 /// Index of a kernel in [`REGISTRY`]; what crosses the JS boundary per task.
 pub type KernelId = u32;
 
 /// Every kernel, in id order. Ids are stable within a build only.
-pub static REGISTRY: &[&dyn Kernel] = &[
+pub static REGISTRY: &[&dyn AnyKernel] = &[
     &hashes::SHA256,
     &hashes::SHA384,
     &hashes::SHA512,
@@ -156,9 +65,10 @@ pub static REGISTRY: &[&dyn Kernel] = &[
     &hashes::XXH64,
     &hashes::CRC32,
     &hashes::CRC32C,
-    &spin::Spin,
-    &sleep::Sleep,
+    &timed::SPIN,
+    &timed::SLEEP,
     &panic::Panic,
+    &echo::Echo,
 ];
 
 /// Looks a kernel up by name.
@@ -167,50 +77,27 @@ pub fn find(name: &str) -> Option<KernelId> {
 }
 
 /// The kernel with id `id`, if any.
-pub fn get(id: KernelId) -> Option<&'static dyn Kernel> {
+pub fn get(id: KernelId) -> Option<&'static dyn AnyKernel> {
     REGISTRY.get(id as usize).copied()
-}
-
-/// The loop of the timed kernels (`spin`, `sleep`): runs until the duration
-/// in the input has passed, calling `pause(time left)` between looks. It
-/// reads the clock, then checks: whatever time is seen as done has also been
-/// checked against the task's deadline, even if this thread was descheduled
-/// for longer than the whole duration.
-fn run_for(input: &Input, ctx: &RunContext<'_>, mut pause: impl FnMut(std::time::Duration)) -> Result<Output, KernelError> {
-    let deadline = Instant::now() + std::time::Duration::from_micros(duration_micros(input)?);
-    loop {
-        let now = Instant::now();
-        ctx.check()?;
-        if now >= deadline {
-            return Ok(Output::EMPTY);
-        }
-        pause(deadline - now);
-    }
-}
-
-/// Reads the little-endian `u32` duration in microseconds that `spin` and
-/// `sleep` take from the first four bytes of their input.
-fn duration_micros(input: &Input) -> Result<u64, KernelError> {
-    let mut le = [0u8; 4];
-    if input.read_prefix(&mut le) < 4 {
-        return Err(KernelError::InvalidInput(format!(
-            "this kernel reads its duration as a little-endian uint32 of microseconds from the first 4 bytes; the input has {}",
-            input.len()
-        )));
-    }
-    Ok(u32::from_le_bytes(le) as u64)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::input::RawSlice;
+    use crate::input::{Input, RawSlice};
+    use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
+
+    /// Kernels whose output is a function of the input bytes alone.
+    fn pure() -> impl Iterator<Item = &'static &'static dyn AnyKernel> {
+        REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic"))
+    }
 
     /// Runs kernel `name` over `data` (optionally split in parts).
     pub(crate) fn run(name: &str, parts: &[&'static [u8]]) -> Result<Output, KernelError> {
         let flag = AtomicBool::new(false);
         let input = Input::Many(parts.iter().map(|p| RawSlice::from_static(p)).collect());
-        get(find(name).expect("kernel registered")).unwrap().run(&input, &RunContext::new(&flag))
+        get(find(name).expect("kernel registered")).unwrap().compute(&input, &RunContext::new(&flag))
     }
 
     pub(crate) fn hex(name: &str, data: &'static [u8]) -> String {
@@ -227,7 +114,7 @@ pub(crate) mod tests {
 
     #[test]
     fn split_input_hashes_like_contiguous() {
-        for k in REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic")) {
+        for k in pure() {
             let whole = run(k.name(), &[b"hello, tidepool"]).unwrap();
             let split = run(k.name(), &[b"hel", b"", b"lo, tide", b"pool"]).unwrap();
             assert_eq!(whole, split, "{}", k.name());
@@ -239,12 +126,16 @@ pub(crate) mod tests {
         let big: Vec<u8> = (0..CHUNK * 2 + 17).map(|i| (i % 251) as u8).collect();
         let flag = AtomicBool::new(false);
         let ctx = RunContext::new(&flag);
-        for k in REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic")) {
-            let a = k.run(&Input::Owned(big.clone()), &ctx).unwrap();
+        for k in pure() {
+            let a = k.compute(&Input::Owned(big.clone()), &ctx).unwrap();
             let mut joined = Vec::new();
-            ctx.feed(&Input::Owned(big.clone()), |p| joined.extend_from_slice(p)).unwrap();
+            ctx.feed(&Input::Owned(big.clone()), |p| {
+                joined.extend_from_slice(p);
+                Ok(())
+            })
+            .unwrap();
             assert_eq!(joined, big);
-            let b = k.run(&Input::Owned(joined), &ctx).unwrap();
+            let b = k.compute(&Input::Owned(joined), &ctx).unwrap();
             assert_eq!(a, b, "{}", k.name());
         }
     }
@@ -256,12 +147,12 @@ pub(crate) mod tests {
         let input = Input::Owned(vec![0; CHUNK * 3]);
         let sha = get(find("sha256").unwrap()).unwrap();
         let ctx = RunContext::for_task(&pool_flag, Some(&task_flag), None);
-        assert_eq!(sha.run(&input, &ctx), Err(KernelError::Cancelled));
+        assert_eq!(sha.compute(&input, &ctx), Err(KernelError::Cancelled));
         let past = Instant::now() - std::time::Duration::from_millis(1);
         let ctx = RunContext::for_task(&pool_flag, None, Some(past));
-        assert_eq!(sha.run(&input, &ctx), Err(KernelError::TimedOut));
+        assert_eq!(sha.compute(&input, &ctx), Err(KernelError::TimedOut));
         let ctx = RunContext::for_task(&pool_flag, None, Some(Instant::now() + std::time::Duration::from_secs(60)));
-        assert!(sha.run(&input, &ctx).is_ok());
+        assert!(sha.compute(&input, &ctx).is_ok());
     }
 
     #[test]
@@ -273,7 +164,7 @@ pub(crate) mod tests {
         let ctx = RunContext::for_task(&pool_flag, None, Some(past));
         let zero = Input::Owned(vec![0; 4]);
         for name in ["spin", "sleep"] {
-            assert_eq!(get(find(name).unwrap()).unwrap().run(&zero, &ctx), Err(KernelError::TimedOut), "{name}");
+            assert_eq!(get(find(name).unwrap()).unwrap().compute(&zero, &ctx), Err(KernelError::TimedOut), "{name}");
         }
     }
 
@@ -282,6 +173,48 @@ pub(crate) mod tests {
         let flag = AtomicBool::new(true);
         let ctx = RunContext::new(&flag);
         let input = Input::Owned(vec![0; CHUNK * 3]);
-        assert_eq!(get(find("sha256").unwrap()).unwrap().run(&input, &ctx), Err(KernelError::Cancelled));
+        assert_eq!(get(find("sha256").unwrap()).unwrap().compute(&input, &ctx), Err(KernelError::Cancelled));
+    }
+
+    #[test]
+    fn a_stream_fed_across_calls_equals_the_one_shot_run() {
+        // The same trait serves one-shot tasks and streams: a boxed state fed
+        // chunk by chunk (as a stream's tasks will) ends in the same output.
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();
+        for k in pure() {
+            let whole = k.compute(&Input::Owned(data.clone()), &ctx).unwrap();
+            let mut state = k.start(&Params::NONE, None).unwrap();
+            let mut out = Sink::new(usize::MAX);
+            for piece in data.chunks(9_999) {
+                state.update(piece, &mut out, &ctx).unwrap();
+            }
+            state.finish(&mut out, &ctx).unwrap();
+            assert_eq!(out.into_output(), whole, "{}", k.name());
+        }
+    }
+
+    #[test]
+    fn echo_returns_large_outputs_whole_and_respects_the_limit() {
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let echo = get(find("echo").unwrap()).unwrap();
+        let data: Vec<u8> = (0..CHUNK * 3 + 5).map(|i| (i % 253) as u8).collect();
+        let out = echo.compute(&Input::Owned(data.clone()), &ctx).unwrap();
+        assert!(out.is_spilled());
+        assert_eq!(out.as_bytes(), &data[..]);
+        let mut small = Sink::new(1000);
+        assert_eq!(echo.run(&Params::NONE, &Input::Owned(data), &ctx, &mut small), Err(KernelError::TooLarge { limit: 1000 }));
+    }
+
+    #[test]
+    fn parameters_of_another_kernel_are_refused() {
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let xxh = get(find("xxh64").unwrap()).unwrap();
+        let wrong = Params::of(String::from("not a seed"));
+        let err = xxh.run(&wrong, &Input::Owned(vec![1]), &ctx, &mut Sink::new(64)).unwrap_err();
+        assert!(matches!(err, KernelError::InvalidInput(m) if m.contains("another kernel")));
     }
 }

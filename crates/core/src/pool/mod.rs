@@ -101,6 +101,9 @@ pub struct PoolConfig {
     /// A task that has waited longer than this when a thread takes it is
     /// completed as `Expired` instead of being run late.
     pub max_queue_age: Option<Duration>,
+    /// Most bytes a task's output may have; a kernel that would write more
+    /// stops and the task fails with [`TaskError::TooLarge`](crate::TaskError).
+    pub max_output_bytes: usize,
     /// How much lower than the spawning thread's priority the workers run
     /// (a nice increment, 0..=19; Linux only, see [`crate::priority`]).
     pub nice_increment: u8,
@@ -125,6 +128,7 @@ impl Default for PoolConfig {
             spin: Duration::from_micros(20),
             max_queue: usize::MAX,
             max_queue_age: None,
+            max_output_bytes: usize::MAX,
             nice_increment: DEFAULT_NICE_INCREMENT,
             fail_spawns_after: None,
         }

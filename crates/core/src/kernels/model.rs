@@ -1,0 +1,101 @@
+//! The kernel model: a kernel is a byte transform with state.
+//!
+//! * [`Kernel`] is what a kernel author implements, with its own types: it
+//!   checks its parameters once (`params`, when a task or stream is
+//!   created) and makes a fresh state from them (`start`).
+//! * [`Transform`] is that state: it is fed the input in chunks (`update`)
+//!   and ends with `finish`; both may write output of any length into a
+//!   [`Sink`]. A digest writes nothing until `finish`.
+//! * [`AnyKernel`] is the same kernel with the types erased, as the registry
+//!   (and, later, a loaded library's adapter) holds it. Every [`Kernel`] is
+//!   one through a blanket impl.
+//!
+//! The three ways a kernel runs are the same calls: a one-shot task is
+//! `start`, `update` per input chunk, `finish` ([`AnyKernel::run`], with the
+//! state on the stack: no allocation); a stream keeps a boxed state across
+//! tasks ([`AnyKernel::start`]); a kernel behind a C ABI is an adapter whose
+//! `Params` and `State` wrap the library's handles.
+
+use super::params::{ParamError, Params, RawParams};
+use super::{KernelError, RunContext, Sink};
+use crate::input::Input;
+
+/// The state of one task's or one stream's computation.
+pub trait Transform: Send {
+    /// Consumes the next chunk of input, writing any output it makes.
+    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
+    /// Ends the input, writing what is left (a digest, a trailer). Called once.
+    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
+}
+
+/// A named computation over bytes, with typed parameters and state.
+pub trait Kernel: Send + Sync + 'static {
+    /// The checked parameters (`()` when the kernel takes none).
+    type Params: Send + Sync + 'static;
+    /// One task's or stream's state.
+    type State: Transform + 'static;
+
+    /// The name users pass as `kernel`.
+    fn name(&self) -> &'static str;
+    /// Checks the parameters given for a task or stream.
+    fn params(&self, raw: &RawParams<'_>) -> Result<Self::Params, ParamError>;
+    /// A fresh state. `len_hint` is the input's total length when known
+    /// (a one-shot task), to size output buffers once.
+    fn start(&self, params: &Self::Params, len_hint: Option<usize>) -> Result<Self::State, KernelError>;
+}
+
+/// A [`Kernel`] with its types erased.
+pub trait AnyKernel: Send + Sync {
+    /// The name users pass as `kernel`.
+    fn name(&self) -> &'static str;
+    /// Checks raw parameters into the form tasks carry.
+    fn params(&self, raw: &RawParams<'_>) -> Result<Params, ParamError>;
+    /// Runs a one-shot task: the whole input, then finish.
+    fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError>;
+    /// A boxed state for a stream, fed across tasks.
+    fn start(&self, params: &Params, len_hint: Option<usize>) -> Result<Box<dyn Transform>, KernelError>;
+}
+
+impl<K: Kernel> AnyKernel for K {
+    fn name(&self) -> &'static str {
+        Kernel::name(self)
+    }
+
+    fn params(&self, raw: &RawParams<'_>) -> Result<Params, ParamError> {
+        Kernel::params(self, raw).map(Params::of)
+    }
+
+    fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError> {
+        let mut state = with_params(self, params, |p| Kernel::start(self, p, Some(input.len())))?;
+        ctx.feed(input, |piece| state.update(piece, out, ctx))?;
+        state.finish(out, ctx)
+    }
+
+    fn start(&self, params: &Params, len_hint: Option<usize>) -> Result<Box<dyn Transform>, KernelError> {
+        with_params(self, params, |p| Kernel::start(self, p, len_hint)).map(|s| Box::new(s) as Box<dyn Transform>)
+    }
+}
+
+/// Calls `f` with `params` as `K`'s own type. A task posted without
+/// parameters gets the kernel's defaults (its parameters checked from an
+/// empty list); parameters made by another kernel are refused.
+fn with_params<K: Kernel, T>(kernel: &K, params: &Params, f: impl FnOnce(&K::Params) -> Result<T, KernelError>) -> Result<T, KernelError> {
+    if let Some(p) = params.get::<K::Params>() {
+        return f(p);
+    }
+    if !params.is_none() {
+        return Err(KernelError::InvalidInput(format!("parameters made for another kernel reached \"{}\"", Kernel::name(kernel))));
+    }
+    let defaults = Kernel::params(kernel, &RawParams::none()).map_err(|e| KernelError::InvalidInput(e.to_string()))?;
+    f(&defaults)
+}
+
+impl dyn AnyKernel {
+    /// Runs a one-shot task with the default parameters and no output
+    /// limit, returning its output (tests, benchmarks, direct use).
+    pub fn compute(&self, input: &Input, ctx: &RunContext<'_>) -> Result<super::Output, KernelError> {
+        let mut out = Sink::new(usize::MAX);
+        self.run(&Params::NONE, input, ctx, &mut out)?;
+        Ok(out.into_output())
+    }
+}

@@ -1,0 +1,299 @@
+//! Where a kernel writes: a [`Sink`] of any length, bounded by a limit, and
+//! the [`Output`] it becomes.
+//!
+//! Small results (every digest) stay in [`INLINE`] bytes on the stack and
+//! travel inline in the completion, so a tiny task allocates nothing. Past
+//! that the sink *spills* into one `Vec<u8>` that grows geometrically (never
+//! past the limit) and is handed to the binding as is: the bytes the kernel
+//! wrote are the bytes JavaScript gets, with no copy in between.
+
+use super::KernelError;
+
+/// Bytes a result may have and still travel inline (SHA-512 is the largest digest).
+pub const INLINE: usize = 64;
+
+/// A kernel's result.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Output(Repr);
+
+#[derive(Clone, PartialEq, Eq)]
+enum Repr {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Spilled(Vec<u8>),
+}
+
+impl Output {
+    /// An empty result (used by `spin` and `sleep`).
+    pub const EMPTY: Output = Output(Repr::Inline { len: 0, bytes: [0; INLINE] });
+
+    /// A result holding a copy of `bytes` (inline when it fits).
+    pub fn from_slice(bytes: &[u8]) -> Output {
+        if bytes.len() <= INLINE {
+            let mut inline = [0; INLINE];
+            inline[..bytes.len()].copy_from_slice(bytes);
+            Output(Repr::Inline { len: bytes.len() as u8, bytes: inline })
+        } else {
+            Output(Repr::Spilled(bytes.to_vec()))
+        }
+    }
+
+    /// The result bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Inline { len, bytes } => &bytes[..*len as usize],
+            Repr::Spilled(v) => v,
+        }
+    }
+
+    /// The spilled vector, if the result did not fit inline; the inline
+    /// result back otherwise.
+    pub fn into_spilled(self) -> Result<Vec<u8>, Output> {
+        match self.0 {
+            Repr::Spilled(v) => Ok(v),
+            inline => Err(Output(inline)),
+        }
+    }
+
+    /// True when the result lives in its own heap vector.
+    pub fn is_spilled(&self) -> bool {
+        matches!(self.0, Repr::Spilled(_))
+    }
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for b in self.as_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An append-only byte buffer a kernel writes its output into.
+///
+/// Kernels either copy bytes in ([`Sink::write`]) or, like a codec that
+/// writes in place, ask for room ([`Sink::unfilled`]) and say how much they
+/// used ([`Sink::commit`]). Neither ever holds more than `limit` bytes: a
+/// write that would pass it fails with [`KernelError::TooLarge`] before any
+/// memory is reserved for it.
+pub struct Sink {
+    /// Bytes written while the output still fits inline.
+    inline: [u8; INLINE],
+    /// Output length so far (inline or spilled).
+    len: usize,
+    /// Once spilled: every byte of the output, then zeroed spare room
+    /// (`spill.len()` is how much is initialized, `len` how much is output).
+    spill: Vec<u8>,
+    spilled: bool,
+    limit: usize,
+}
+
+/// The least room `unfilled` hands out once spilled, so codecs that ask for
+/// "some" room do not crawl forward a few bytes at a time.
+const MIN_ROOM: usize = 16 * 1024;
+
+impl Sink {
+    /// An empty sink that refuses to hold more than `limit` bytes.
+    pub fn new(limit: usize) -> Sink {
+        Sink { inline: [0; INLINE], len: 0, spill: Vec::new(), spilled: false, limit }
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The most bytes this sink will hold.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn too_large(&self) -> KernelError {
+        KernelError::TooLarge { limit: self.limit }
+    }
+
+    /// Appends `bytes`.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), KernelError> {
+        let end = self.len.checked_add(bytes.len()).filter(|&e| e <= self.limit).ok_or_else(|| self.too_large())?;
+        if !self.spilled && end <= INLINE {
+            self.inline[self.len..end].copy_from_slice(bytes);
+        } else {
+            self.make_room(end);
+            self.spill[self.len..end].copy_from_slice(bytes);
+        }
+        self.len = end;
+        Ok(())
+    }
+
+    /// Room after the output for at least `at_least` bytes (fewer only when
+    /// the limit is closer; an error if no byte is left under it). The
+    /// room is initialized; write into its front, then [`commit`](Sink::commit).
+    pub fn unfilled(&mut self, at_least: usize) -> Result<&mut [u8], KernelError> {
+        let left = self.limit - self.len;
+        if left == 0 && at_least > 0 {
+            return Err(self.too_large());
+        }
+        let want = at_least.min(left);
+        if !self.spilled && self.len + want <= INLINE {
+            return Ok(&mut self.inline[self.len..self.len + want]);
+        }
+        let room = want.max(MIN_ROOM).min(left);
+        self.make_room(self.len + room);
+        let end = self.spill.len();
+        Ok(&mut self.spill[self.len..end])
+    }
+
+    /// Marks the first `n` bytes of the last [`unfilled`](Sink::unfilled)
+    /// room as output.
+    ///
+    /// # Panics
+    /// If `n` is more than that room (a kernel bug, caught like any panic).
+    pub fn commit(&mut self, n: usize) {
+        let room = if self.spilled { self.spill.len() } else { INLINE.min(self.limit) };
+        assert!(self.len + n <= room, "Sink::commit past the room unfilled() gave");
+        self.len += n;
+    }
+
+    /// Reserves memory for `additional` more bytes of output (cut to the
+    /// limit), for kernels that know their output size: one allocation, and
+    /// no regrowth copies.
+    pub fn reserve(&mut self, additional: usize) {
+        let end = self.len.saturating_add(additional).min(self.limit);
+        if self.spilled || end > INLINE {
+            self.spill_inline(end);
+            if end > self.spill.capacity() {
+                self.spill.reserve_exact(end - self.spill.len());
+            }
+        }
+    }
+
+    /// Moves the inline bytes to the heap the first time the output outgrows
+    /// them, with capacity for `end` bytes.
+    fn spill_inline(&mut self, end: usize) {
+        if !self.spilled {
+            self.spilled = true;
+            self.spill.reserve_exact(end.max(2 * INLINE).min(self.limit));
+            self.spill.extend_from_slice(&self.inline[..self.len]);
+        }
+    }
+
+    /// Makes the spill vector hold at least `end` initialized bytes. Growth
+    /// doubles, capped by the limit, so memory stays within 2× of the output
+    /// and never past the limit.
+    fn make_room(&mut self, end: usize) {
+        self.spill_inline(end);
+        if end > self.spill.len() {
+            if end > self.spill.capacity() {
+                let grown = end.max(self.spill.capacity().saturating_mul(2)).min(self.limit);
+                self.spill.reserve_exact(grown - self.spill.len());
+            }
+            self.spill.resize(end, 0);
+        }
+    }
+
+    /// The output written: inline whenever it fits (even if it was spilled
+    /// on the way), so a spilled output is always longer than [`INLINE`].
+    pub fn into_output(mut self) -> Output {
+        if self.spilled && self.len <= INLINE {
+            return Output::from_slice(&self.spill[..self.len]);
+        }
+        if self.spilled {
+            self.spill.truncate(self.len);
+            Output(Repr::Spilled(self.spill))
+        } else {
+            Output(Repr::Inline { len: self.len as u8, bytes: self.inline })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_output_stays_inline() {
+        let mut sink = Sink::new(usize::MAX);
+        sink.write(b"abc").unwrap();
+        sink.write(&[7; 61]).unwrap();
+        let out = sink.into_output();
+        assert!(!out.is_spilled());
+        assert_eq!(out.as_bytes().len(), INLINE);
+        assert_eq!(&out.as_bytes()[..3], b"abc");
+    }
+
+    #[test]
+    fn large_output_spills_once_and_keeps_every_byte() {
+        let mut sink = Sink::new(usize::MAX);
+        let mut expected = Vec::new();
+        for i in 0..1000u32 {
+            let piece: Vec<u8> = (0..(i % 97)).map(|j| (i + j) as u8).collect();
+            sink.write(&piece).unwrap();
+            expected.extend_from_slice(&piece);
+        }
+        let out = sink.into_output();
+        assert!(out.is_spilled());
+        assert_eq!(out.as_bytes(), &expected[..]);
+    }
+
+    #[test]
+    fn writes_in_place_through_unfilled_and_commit() {
+        let mut sink = Sink::new(usize::MAX);
+        let room = sink.unfilled(10).unwrap();
+        room[..4].copy_from_slice(b"head");
+        sink.commit(4);
+        let room = sink.unfilled(100_000).unwrap();
+        assert!(room.len() >= 100_000);
+        room[..3].copy_from_slice(b"big");
+        sink.commit(3);
+        sink.write(b"!").unwrap();
+        assert_eq!(sink.into_output().as_bytes(), b"headbig!");
+    }
+
+    #[test]
+    fn the_limit_is_never_passed() {
+        let mut sink = Sink::new(100);
+        sink.write(&[1; 60]).unwrap();
+        assert_eq!(sink.write(&[2; 41]), Err(KernelError::TooLarge { limit: 100 }));
+        sink.write(&[2; 40]).unwrap();
+        assert_eq!(sink.unfilled(1), Err(KernelError::TooLarge { limit: 100 }));
+        assert!(sink.spill.capacity() <= 100);
+        assert_eq!(sink.into_output().as_bytes().len(), 100);
+
+        let mut sink = Sink::new(1000);
+        assert_eq!(sink.unfilled(5000).unwrap().len(), 1000, "room is cut to the limit");
+        let mut tiny = Sink::new(16);
+        assert!(tiny.write(&[0; 32]).is_err(), "a digest longer than the limit is refused");
+    }
+
+    #[test]
+    fn reserve_allocates_once_for_a_known_size() {
+        let mut sink = Sink::new(usize::MAX);
+        sink.reserve(10_000);
+        let at = sink.spill.as_ptr();
+        for _ in 0..100 {
+            sink.write(&[9; 100]).unwrap();
+        }
+        assert_eq!(sink.spill.as_ptr(), at, "no regrowth");
+        assert_eq!(sink.into_output().as_bytes(), &[9; 10_000][..]);
+        let mut small = Sink::new(usize::MAX);
+        small.reserve(8);
+        assert!(!small.spilled, "a small reservation stays inline");
+        let mut shrunk = Sink::new(usize::MAX);
+        shrunk.reserve(1000);
+        shrunk.write(b"short").unwrap();
+        assert!(!shrunk.into_output().is_spilled(), "a short output comes back inline even after a reservation");
+    }
+
+    #[test]
+    #[should_panic(expected = "past the room")]
+    fn committing_more_than_the_room_panics() {
+        let mut sink = Sink::new(usize::MAX);
+        let _ = sink.unfilled(4).unwrap();
+        sink.commit(65);
+    }
+}
