@@ -123,8 +123,14 @@ impl Sink {
         if !self.spilled && end <= INLINE {
             self.inline[self.len..end].copy_from_slice(bytes);
         } else {
-            self.make_room(end);
-            self.spill[self.len..end].copy_from_slice(bytes);
+            self.spill_inline(end);
+            self.grow_to(end);
+            // Overwrite the initialized room `unfilled` left, then append
+            // the rest: no byte is zeroed only to be overwritten.
+            let init = self.spill.len().min(end);
+            let (over, rest) = bytes.split_at(init - self.len);
+            self.spill[self.len..init].copy_from_slice(over);
+            self.spill.extend_from_slice(rest);
         }
         self.len = end;
         Ok(())
@@ -182,16 +188,22 @@ impl Sink {
         }
     }
 
-    /// Makes the spill vector hold at least `end` initialized bytes. Growth
-    /// doubles, capped by the limit, so memory stays within 2× of the output
-    /// and never past the limit.
+    /// Makes the spill vector's capacity at least `end`. Growth doubles,
+    /// capped by the limit, so memory stays within 2× of the output and
+    /// never past the limit.
+    fn grow_to(&mut self, end: usize) {
+        if end > self.spill.capacity() {
+            let grown = end.max(self.spill.capacity().saturating_mul(2)).min(self.limit);
+            self.spill.reserve_exact(grown - self.spill.len());
+        }
+    }
+
+    /// Makes the spill vector hold at least `end` initialized bytes (the
+    /// room `unfilled` hands out).
     fn make_room(&mut self, end: usize) {
         self.spill_inline(end);
         if end > self.spill.len() {
-            if end > self.spill.capacity() {
-                let grown = end.max(self.spill.capacity().saturating_mul(2)).min(self.limit);
-                self.spill.reserve_exact(grown - self.spill.len());
-            }
+            self.grow_to(end);
             self.spill.resize(end, 0);
         }
     }
