@@ -114,8 +114,12 @@ declare namespace tidepool {
     /**
      * The test that starts a thread once the queue holds more tasks than
      * threads: `'queue-age'` (the article's rule: the oldest task has waited
-     * longer than `spawnDelayMs × threads`) or `'backlog'` (draining the queue
-     * would take longer than `spawnDelayMs`: `queued × mean run time / threads`).
+     * longer than `spawnDelayMs × threads`; one thread per `spawnDelayMs`),
+     * `'backlog'` (draining the queue would take longer than `spawnDelayMs`:
+     * `queued × mean run time / threads`) or `'demand'` (the oldest task has
+     * waited longer than `spawnDelayMs`, and the pool has fewer threads than
+     * arrival rate × mean run time plus those that drain the queue within
+     * `10 × spawnDelayMs`: it starts them back to back).
      * @default 'queue-age'
      */
     scaleRule?: ScaleRule;
@@ -164,7 +168,7 @@ declare namespace tidepool {
   export type QueueFullPolicy = 'reject' | 'drop-oldest' | 'wait';
 
   /** The autoscaling spawn tests; see {@link PoolOptions.scaleRule}. */
-  export type ScaleRule = 'queue-age' | 'backlog';
+  export type ScaleRule = 'queue-age' | 'backlog' | 'demand';
 
   /** Options of {@link Pool.post}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
   export interface PostOptions {
@@ -247,7 +251,7 @@ declare namespace tidepool {
     threadId: number;
     /** Live threads after the spawn. */
     threads: number;
-    /** `'core'`: below `minThreads` (start-up); `'queue-age'` / `'backlog'`: that autoscaling rule fired. */
+    /** `'core'`: below `minThreads` (start-up); `'queue-age'` / `'backlog'` / `'demand'`: that autoscaling rule fired. */
     reason: 'core' | ScaleRule;
   }
 

@@ -261,6 +261,21 @@ test("scaleRule 'backlog' scales on the backlog estimate and says so", async () 
   }
 });
 
+test("scaleRule 'demand' starts the threads a backlog needs back to back, and says so", async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 8, scaleRule: 'demand' });
+  const spawns = [];
+  pool.on('spawn', (e) => spawns.push(e.reason));
+  try {
+    await pool.post(micros(1000)); // the mean run time is known from here on
+    // 400 tasks of 1 ms at once: ~50 ms of work for 8 threads; the rule
+    // sizes the pool to its maximum as soon as the oldest task is 1 ms old.
+    await Promise.all(Array.from({ length: 400 }, () => pool.post(micros(1000))));
+    assert.deepEqual(spawns, ['core', ...Array(7).fill('demand')]);
+  } finally {
+    await pool.close();
+  }
+});
+
 /** Nice value of every thread of this process whose name starts with `prefix`. */
 function niceOfThreads(prefix) {
   const fs = require('node:fs');

@@ -6,7 +6,6 @@
 //   npm run bench:autoscale                  # table + docs/autoscale.svg
 //   npm run bench:autoscale -- --reps 3      # median of 3 runs per configuration
 //   npm run bench:autoscale -- --json out.json
-//   npm run bench:autoscale -- --max 16 --kernel sleep   # a 16-thread server's load, on any machine
 //
 // Profile: idle -> trickle -> ramp -> overload step -> drop -> periodic bursts
 // -> idle. Each configuration runs in a fresh process. The "oracle" is not a
@@ -20,30 +19,14 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+const { quantile, median } = require('./stats');
 
 const ROOT = path.join(__dirname, '..');
-const COST_US = 1000; // one task = 1 ms of CPU (spin) or of blocking (sleep)
+const COST_US = 1000; // one task = 1 ms of CPU
 const TICK_MS = 1; // arrivals are posted on a 1 ms timer (open loop)
 const SAMPLE_EVERY = 5; // ticks between two samples of stats()
 const CORES = require('node:os').availableParallelism();
-/**
- * `--max N --kernel sleep` plays the profile at N threads' worth with tasks
- * that block without using CPU, so a 2-core machine can show how the pool
- * scales on an N-core server (parent and child read the same arguments).
- */
-const SCALE = parseArgs({
-  args: process.argv.slice(2).filter((a, i, all) => a !== '--child' && all[i - 1] !== '--child'),
-  options: {
-    max: { type: 'string' },
-    kernel: { type: 'string', default: 'spin' },
-    reps: { type: 'string' },
-    json: { type: 'string' },
-    svg: { type: 'string' },
-  },
-}).values;
-const MAX = SCALE.max === undefined ? Math.max(2, CORES) : Number(SCALE.max);
-const KERNEL = SCALE.kernel;
-if (!['spin', 'sleep'].includes(KERNEL) || !(MAX >= 1)) throw new Error('--kernel spin|sleep, --max a positive number');
+const MAX = Math.max(2, CORES);
 
 /** Load in "threads' worth" (1 = one thread kept busy), by phase. */
 const PHASES = [
@@ -58,10 +41,11 @@ const PHASES = [
 const TOTAL_MS = PHASES.reduce((a, p) => a + p.ms, 0);
 
 const CONFIGS = {
-  'tidepool defaults (queue-age rule)': { maxThreads: MAX },
-  "tidepool scaleRule 'backlog'": { scaleRule: 'backlog', maxThreads: MAX },
-  'tidepool idleTimeoutMs 1000': { idleTimeoutMs: 1000, maxThreads: MAX },
-  'tidepool spawnDelayMs 0.5': { spawnDelayMs: 0.5, maxThreads: MAX },
+  'tidepool defaults (queue-age rule)': {},
+  "tidepool scaleRule 'backlog'": { scaleRule: 'backlog' },
+  "tidepool scaleRule 'demand'": { scaleRule: 'demand' },
+  'tidepool idleTimeoutMs 1000': { idleTimeoutMs: 1000 },
+  'tidepool spawnDelayMs 0.5': { spawnDelayMs: 0.5 },
   'fixed 1 thread': { minThreads: 1, maxThreads: 1 },
   [`fixed ${MAX} threads`]: { minThreads: MAX, maxThreads: MAX },
 };
@@ -94,7 +78,7 @@ function schedule() {
 
 async function child(name) {
   const { Pool, micros } = require(ROOT);
-  const pool = new Pool({ kernel: KERNEL, ...CONFIGS[name] });
+  const pool = new Pool({ kernel: 'spin', ...CONFIGS[name] });
   const input = micros(COST_US);
   const arrivals = schedule();
   const samples = [];
@@ -192,15 +176,6 @@ function oracle(posts) {
 
 // ---- parent: run, summarise, draw -----------------------------------------
 
-function quantile(xs, p) {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
-}
-function median(xs) {
-  return quantile(xs, 0.5);
-}
-
 function phaseStart(name) {
   let start = 0;
   for (const p of PHASES) {
@@ -290,7 +265,7 @@ function svg(runs) {
     }
   });
   parts.push(
-    `<text x="${W - right}" y="${H - 6}" text-anchor="end" fill="#666">time: 0 - ${TOTAL_MS / 1000} s; ${KERNEL} tasks of ${COST_US / 1000} ms</text>`,
+    `<text x="${W - right}" y="${H - 6}" text-anchor="end" fill="#666">time: 0 - ${TOTAL_MS / 1000} s; spin tasks of ${COST_US / 1000} ms</text>`,
   );
   parts.push('</svg>');
   return parts.join('\n');
@@ -301,15 +276,19 @@ function fmt(x, digits = 1) {
 }
 
 async function parent() {
-  const values = { reps: '1', svg: path.join(ROOT, 'docs', 'autoscale.svg'), ...SCALE };
-  if (SCALE.svg === undefined && SCALE.max !== undefined) values.svg = path.join(ROOT, 'docs', `autoscale-${KERNEL}-${MAX}.svg`);
+  const { values } = parseArgs({
+    options: {
+      reps: { type: 'string', default: '1' },
+      json: { type: 'string' },
+      svg: { type: 'string', default: path.join(ROOT, 'docs', 'autoscale.svg') },
+    },
+  });
   const reps = Number(values.reps);
   const results = Object.fromEntries(Object.keys(CONFIGS).map((n) => [n, []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const name of Object.keys(CONFIGS)) {
       process.stderr.write(`\r[${rep + 1}/${reps}] ${name} (${TOTAL_MS / 1000 + 2} s)`.padEnd(60));
-      const passed = ['--kernel', KERNEL, ...(SCALE.max === undefined ? [] : ['--max', String(MAX)])];
-      const r = spawnSync(process.execPath, [__filename, '--child', name, ...passed], {
+      const r = spawnSync(process.execPath, [__filename, '--child', name], {
         cwd: ROOT,
         encoding: 'utf8',
         timeout: 120_000,
@@ -396,7 +375,7 @@ async function parent() {
     '-',
   ]);
   console.log(
-    `autoscale benchmark: ${CORES} CPUs, maxThreads ${MAX}, ${KERNEL} tasks of ${COST_US / 1000} ms, ${reps} run(s) per configuration, profile ${PHASES.map((p) => `${p.name} ${p.ms / 1000}s`).join(' -> ')}\n`,
+    `autoscale benchmark: ${CORES} CPUs, maxThreads ${MAX}, spin tasks of ${COST_US / 1000} ms, ${reps} run(s) per configuration, profile ${PHASES.map((p) => `${p.name} ${p.ms / 1000}s`).join(' -> ')}\n`,
   );
   const header = [
     'configuration',

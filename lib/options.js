@@ -8,7 +8,7 @@
 const { invalidArgType, outOfRange, makeError, unknownOption } = require('./errors');
 
 const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
-const SCALE_RULES = Object.freeze(['queue-age', 'backlog']);
+const SCALE_RULES = Object.freeze(['queue-age', 'backlog', 'demand']);
 const QUEUE_FULL_POLICIES = Object.freeze(['reject', 'drop-oldest', 'wait']);
 const MAX_THREADS_LIMIT = 1024;
 

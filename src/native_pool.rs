@@ -51,7 +51,7 @@ pub struct NativeOptions {
     pub spawn_delay_ms: f64,
     pub idle_timeout_ms: f64,
     pub check_interval_ms: f64,
-    /// `"queue-age"` (the article's rule) or `"backlog"`.
+    /// `"queue-age"` (the article's rule), `"backlog"` or `"demand"`.
     pub scale_rule: String,
     /// Most tasks waiting in the queue (None: unbounded).
     pub max_queue: Option<u32>,
@@ -326,6 +326,7 @@ impl NativePool {
                 check_interval: duration_ms(options.check_interval_ms),
                 rule: match options.scale_rule.as_str() {
                     "backlog" => SpawnRule::Backlog,
+                    "demand" => SpawnRule::Demand,
                     _ => SpawnRule::QueueAge,
                 },
             },

@@ -18,10 +18,21 @@
 //! factor makes each further spawn wait longer than the last (the n-th spawn
 //! waits about n² times longer); the backlog estimate grows with the queue
 //! itself and does not have that factor.
+//!
+//! [`SpawnRule::Demand`] keeps queue age as the trigger (the oldest task has
+//! waited longer than `spawn_delay`) but sizes the answer: it starts threads,
+//! back to back, until the pool has the threads the load needs by Little's
+//! law (arrival rate × mean run time) plus those that drain the backlog
+//! within [`drain_horizon`]. Rust threads start in tens of microseconds, so
+//! the article's one-per-`spawn_delay` pacing only makes a many-core pool
+//! late; sizing from the arrival rate keeps it from overshooting.
 
 use std::time::{Duration, Instant};
 
+pub mod arrivals;
 pub mod sim;
+
+pub use arrivals::ArrivalWindow;
 
 /// Which test starts an extra thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +43,9 @@ pub enum SpawnRule {
     /// Estimated time to drain the queue with the current threads
     /// (`queued × mean run time / threads`) longer than `spawn_delay`.
     Backlog,
+    /// Oldest queued task older than `spawn_delay`, and fewer threads than
+    /// [`demand`] says the load needs: start them back to back.
+    Demand,
 }
 
 /// Tunables of the policy (copied from the pool options).
@@ -72,6 +86,8 @@ pub struct Observation {
     pub mean_run: Option<Duration>,
     /// The newest extra thread that is idle, and since when: `(seat, idle_since)`.
     pub newest_idle_extra: Option<(usize, Instant)>,
+    /// Tasks submitted per second over the last [`ArrivalWindow`] (0 when none).
+    pub arrival_rate: f64,
 }
 
 /// Why a thread is started.
@@ -83,6 +99,8 @@ pub enum SpawnReason {
     QueueAge,
     /// The backlog rule fired.
     Backlog,
+    /// The demand rule fired.
+    Demand,
 }
 
 /// Why a thread is retired.
@@ -99,6 +117,7 @@ impl SpawnReason {
             SpawnReason::Core => "core",
             SpawnReason::QueueAge => "queue-age",
             SpawnReason::Backlog => "backlog",
+            SpawnReason::Demand => "demand",
         }
     }
 }
@@ -183,12 +202,30 @@ pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
     Decision { action, next_check }
 }
 
+/// How far ahead the demand rule plans to drain a backlog: `10 × spawn_delay`.
+pub fn drain_horizon(cfg: &PolicyConfig) -> Duration {
+    cfg.spawn_delay * 10
+}
+
+/// The threads the load needs (at least 1, at most `max_threads`): the
+/// arrival rate times the mean run time (busy threads by Little's law),
+/// plus the threads that drain the queued tasks within [`drain_horizon`].
+pub fn demand(obs: &Observation, mean_run: Duration, cfg: &PolicyConfig) -> usize {
+    let run = mean_run.as_secs_f64();
+    let busy = obs.arrival_rate * run;
+    let drain = obs.queued as f64 * run / drain_horizon(cfg).as_secs_f64().max(1e-6);
+    ((busy + drain - 1e-9).ceil() as usize).clamp(1, cfg.max_threads)
+}
+
 /// The rule's own test (the queue is already known to exceed the threads).
 fn spawn_test(obs: &Observation, cfg: &PolicyConfig) -> Option<SpawnReason> {
     let threads = obs.threads.max(1) as u32;
     let age_rule = || (oldest_age(obs) > cfg.spawn_delay * threads).then_some(SpawnReason::QueueAge);
     match (cfg.rule, obs.mean_run) {
-        (SpawnRule::QueueAge, _) | (SpawnRule::Backlog, None) => age_rule(),
+        (SpawnRule::QueueAge, _) | (SpawnRule::Backlog | SpawnRule::Demand, None) => age_rule(),
+        (SpawnRule::Demand, Some(mean_run)) => {
+            (oldest_age(obs) > cfg.spawn_delay && obs.threads < demand(obs, mean_run, cfg)).then_some(SpawnReason::Demand)
+        }
         (SpawnRule::Backlog, Some(mean_run)) => {
             // The oldest task must have waited at least one spawn delay, so
             // that a burst the threads drain at once starts nothing.
@@ -214,8 +251,12 @@ fn next_backlog_check(obs: &Observation, cfg: &PolicyConfig) -> Duration {
         if obs.newest_idle_extra.is_some() {
             ahead(cfg.spawn_delay);
         }
-        if obs.threads < cfg.max_threads && obs.queued > obs.threads {
-            ahead(cfg.spawn_delay * obs.threads.max(1) as u32);
+        if obs.threads < cfg.max_threads {
+            match cfg.rule {
+                SpawnRule::Demand if obs.queued > 0 => ahead(cfg.spawn_delay),
+                _ if obs.queued > obs.threads => ahead(cfg.spawn_delay * obs.threads.max(1) as u32),
+                _ => {}
+            }
         }
     }
     // Never spin: timers are not finer than this anyway.
@@ -229,8 +270,15 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
     if obs.threads < cfg.min_threads.min(cfg.max_threads) {
         return Action::Spawn(SpawnReason::Core);
     }
-    let spaced = obs.last_spawn.is_none_or(|t| obs.now.saturating_duration_since(t) >= cfg.spawn_delay);
-    if obs.threads < cfg.max_threads && obs.queued > obs.threads && spaced {
+    // The demand rule sizes its answer, so it need not pace itself: it
+    // starts threads back to back (one at a time still: `spawning`) while
+    // the pool has fewer than the load needs. The others start one per
+    // `spawn_delay`, when the queue holds more tasks than threads.
+    let (spaced, enough_queued) = match (cfg.rule, obs.mean_run) {
+        (SpawnRule::Demand, Some(_)) => (true, obs.queued > 0),
+        _ => (obs.last_spawn.is_none_or(|t| obs.now.saturating_duration_since(t) >= cfg.spawn_delay), obs.queued > obs.threads),
+    };
+    if obs.threads < cfg.max_threads && enough_queued && spaced {
         if let Some(reason) = spawn_test(obs, cfg) {
             return Action::Spawn(reason);
         }
@@ -269,6 +317,7 @@ mod tests {
             spawn_backoff_until: None,
             mean_run: None,
             newest_idle_extra: None,
+            arrival_rate: 0.0,
         }
     }
 
@@ -496,5 +545,77 @@ mod tests {
         let late_spawns = sim.spawns.iter().filter(|&&t| t > Duration::from_millis(300)).count();
         assert!(sim.retires.is_empty(), "retired between bursts: {:?}", sim.retires);
         assert!(late_spawns <= 1, "kept spawning: {:?}", sim.spawns);
+    }
+
+    fn demand_cfg(max: usize) -> PolicyConfig {
+        PolicyConfig { max_threads: max, rule: SpawnRule::Demand, ..sim_cfg() }
+    }
+
+    #[test]
+    fn demand_starts_what_the_load_needs_back_to_back_once_the_queue_is_old() {
+        let t0 = Instant::now();
+        let c = demand_cfg(16);
+        // 12 tasks per ms of 1 ms each, 20 queued: 12 busy + 2 to drain in 10 ms.
+        let loaded = Observation {
+            queued: 20,
+            oldest_enqueued: Some(t0),
+            mean_run: Some(Duration::from_millis(1)),
+            arrival_rate: 12_000.0,
+            ..obs(t0, 2)
+        };
+        assert_eq!(demand(&loaded, Duration::from_millis(1), &c), 14);
+        assert_eq!(decide(&loaded, &c).action, Action::Spawn(SpawnReason::Demand));
+        let just_spawned = Observation { threads: 13, last_spawn: Some(loaded.now), ..loaded.clone() };
+        assert_eq!(decide(&just_spawned, &c).action, Action::Spawn(SpawnReason::Demand), "no spacing between spawns");
+        let enough = Observation { threads: 14, ..loaded.clone() };
+        assert_eq!(decide(&enough, &c).action, Action::None);
+        let young = Observation { now: t0 + Duration::from_micros(900), ..loaded.clone() };
+        assert_eq!(decide(&young, &c).action, Action::None, "queue age is still the trigger");
+        let spawning = Observation { spawning: true, ..loaded.clone() };
+        assert_eq!(decide(&spawning, &c).action, Action::None, "one thread start at a time");
+        let capped = Observation { arrival_rate: 100_000.0, threads: 16, ..loaded };
+        assert_eq!(decide(&capped, &c).action, Action::None);
+        assert_eq!(decide(&young, &c).next_check, Some(Duration::from_micros(100)), "looks again when the age crosses spawn_delay");
+    }
+
+    /// Arrivals whose rate rises linearly from `from` to `to` threads' worth
+    /// of `cost` over `ms` milliseconds (the integral of the rate).
+    fn ramp(from: f64, to: f64, ms: f64, cost: Duration) -> Vec<Duration> {
+        let mut arrivals = Vec::new();
+        let mut acc = 0.0;
+        let per_ms = 1.0 / (cost.as_secs_f64() * 1000.0);
+        for step in 0..(ms as u64 * 20) {
+            let t = step as f64 / 20.0;
+            acc += (from + (to - from) * t / ms) * per_ms / 20.0;
+            while acc >= 1.0 {
+                arrivals.push(Duration::from_secs_f64(t / 1000.0));
+                acc -= 1.0;
+            }
+        }
+        arrivals
+    }
+
+    #[test]
+    fn sim_many_thread_ramp_demand_tracks_the_load_where_the_article_rule_lags() {
+        // The many-core issue's ramp: 0.5 to 13.5 threads' worth of 1 ms
+        // tasks over 3 s, 16 threads allowed. The oracle (ceil(load)
+        // threads) waits ~0 in this model and uses ~22.5 thread-seconds.
+        let cost = Duration::from_millis(1);
+        let arrivals = ramp(0.5, 13.5, 3000.0, cost);
+        let run = |rule| {
+            let mut sim = Sim::new(PolicyConfig { rule, ..demand_cfg(16) });
+            sim.run(&arrivals, cost, Duration::from_millis(3000));
+            let mut waits = sim.waits.clone();
+            waits.sort();
+            (waits[waits.len() * 99 / 100], sim.thread_seconds, sim.threads.len())
+        };
+        let (p99, thread_s, threads) = run(SpawnRule::Demand);
+        assert!(p99 <= Duration::from_millis(2), "demand: p99 wait {p99:?}");
+        assert!(thread_s <= 22.5 * 1.2, "demand: {thread_s:.1} thread-seconds");
+        assert!(threads <= 16 && threads >= 13, "demand ends with {threads} threads");
+        // Today's default, the article's rule: the n-th spawn waits for an
+        // age of n × spawn_delay, so the queue waits grow with the pool.
+        let (article_p99, _, _) = run(SpawnRule::QueueAge);
+        assert!(article_p99 > Duration::from_millis(2), "the article's rule now meets the bound: p99 {article_p99:?}");
     }
 }

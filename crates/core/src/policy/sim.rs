@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{decide, extras_may_take, extras_window, Action, Observation, PolicyConfig};
+use super::{decide, extras_may_take, extras_window, Action, ArrivalWindow, Observation, PolicyConfig};
 
 /// A pool modelled through `decide` and
 /// `extras_may_take`, with a fake clock: tasks of a fixed cost arrive at
@@ -57,9 +57,12 @@ impl Sim {
         let mut now = Duration::ZERO;
         let mut next_check = Duration::ZERO;
         let mut extras_open_until = Duration::ZERO;
+        let mut window = ArrivalWindow::default();
+        let ms = |d: Duration| d.as_millis() as u64;
         while now < end {
             while next < arrivals.len() && arrivals[next] <= now {
                 self.queue.push_back(arrivals[next]);
+                window.record(ms(now));
                 next += 1;
             }
             // Finish tasks; busy threads keep taking from the queue.
@@ -110,11 +113,12 @@ impl Sim {
                     spawn_backoff_until: None,
                     mean_run: Some(cost),
                     newest_idle_extra,
+                    arrival_rate: window.rate(ms(now)),
                 };
                 match decide(&obs, &self.cfg).action {
                     Action::Spawn(_) => {
                         assert!(self.threads.len() < self.cfg.max_threads, "spawned past max_threads");
-                        if let Some(last) = self.last_spawn {
+                        if let (Some(last), false) = (self.last_spawn, self.cfg.rule == super::SpawnRule::Demand) {
                             assert!(now - last >= self.cfg.spawn_delay, "spawns closer than spawn_delay");
                         }
                         self.threads.push((false, None, now, self.generation));

@@ -63,7 +63,7 @@ mod worker;
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::completion::{CompletionQueue, Waker};
 use crate::histogram::Summary;
@@ -243,6 +243,7 @@ impl Pool {
                 spawned: 0,
                 retired: 0,
                 spawn_errors: 0,
+                arrivals: Default::default(),
             }),
             seat_cvs: (0..max).map(|_| Condvar::new()).collect(),
             metrics: (0..max).map(|_| SeatMetrics::default()).collect(),
@@ -256,6 +257,7 @@ impl Pool {
             completions: CompletionQueue::new(waker),
             events: EventChannel::new(),
             config,
+            epoch: Instant::now(),
         });
         // Core threads start here, on the constructing thread: construction is
         // not a hot path, and the pool must be able to work at once.
@@ -301,6 +303,8 @@ impl Pool {
             return Err(Refused::Full(task));
         }
         let now = task.enqueued_at;
+        let ms = shared.millis(now);
+        st.arrivals.record(ms);
         st.queue.push_back(task);
         let queued = st.queue.len();
         shared.queued.store(queued, Ordering::Release);

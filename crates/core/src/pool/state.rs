@@ -116,11 +116,15 @@ pub(super) struct State {
     pub(super) spawned: u64,
     pub(super) retired: u64,
     pub(super) spawn_errors: u64,
+    /// Recent submissions per millisecond (the demand rule's arrival rate).
+    pub(super) arrivals: crate::policy::ArrivalWindow,
 }
 
 /// State shared by the pool handle and all its threads.
 pub(super) struct Shared {
     pub(super) config: PoolConfig,
+    /// When the pool was made: the epoch of the arrival window's milliseconds.
+    pub(super) epoch: Instant,
     pub(super) state: Mutex<State>,
     /// One condvar per seat so a specific (the most senior) thread can be woken.
     pub(super) seat_cvs: Box<[Condvar]>,
@@ -153,6 +157,11 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// Milliseconds from the pool's creation to `at` (the arrival window's clock).
+    pub(super) fn millis(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_millis() as u64
+    }
+
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic never happens while the lock is held (kernels run unlocked),
         // but if one did, the state is still consistent enough to shut down.

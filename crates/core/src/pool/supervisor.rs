@@ -165,5 +165,6 @@ pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation 
         spawn_backoff_until: st.spawn_backoff_until,
         mean_run: shared.mean_run().map(|ns| Duration::from_nanos(ns as u64)),
         newest_idle_extra,
+        arrival_rate: st.arrivals.rate(shared.millis(now)),
     }
 }
