@@ -612,7 +612,7 @@ mod tests {
         let (p99, thread_s, threads) = run(SpawnRule::Demand);
         assert!(p99 <= Duration::from_millis(2), "demand: p99 wait {p99:?}");
         assert!(thread_s <= 22.5 * 1.2, "demand: {thread_s:.1} thread-seconds");
-        assert!(threads <= 16 && threads >= 13, "demand ends with {threads} threads");
+        assert!((13..=16).contains(&threads), "demand ends with {threads} threads");
         // Today's default, the article's rule: the n-th spawn waits for an
         // age of n × spawn_delay, so the queue waits grow with the pool.
         let (article_p99, _, _) = run(SpawnRule::QueueAge);
