@@ -309,6 +309,7 @@ async function parent() {
       profiles: { type: 'string', default: Object.keys(PROFILES).join(',') },
       configs: { type: 'string', default: Object.keys(CONFIGS).join(',') },
       json: { type: 'string' },
+      dump: { type: 'string' },
       svg: { type: 'string', default: path.join(ROOT, 'docs', 'autoscale-many.svg') },
     },
   });
@@ -427,6 +428,18 @@ async function parent() {
     console.log(`timeline written to ${path.relative(process.cwd(), values.svg)}`);
   }
   if (values.json) fs.writeFileSync(values.json, JSON.stringify({ results, summaries }, null, 1));
+  if (values.dump) {
+    // Each run's posting times (ms, one per line) and its median run time in
+    // the name, for `cargo run --example policy_sim -- --replay`.
+    fs.mkdirSync(values.dump, { recursive: true });
+    for (const [key, runs] of Object.entries(results)) {
+      runs.forEach((r, i) => {
+        const name = `${key.replace(/ /g, '-')}-${i}-run${Math.round(r.runMs * 1000)}us.txt`;
+        fs.writeFileSync(path.join(values.dump, name), r.posts.map((t) => t.toFixed(3)).join('\n'));
+      });
+    }
+    console.log(`arrivals written to ${values.dump}`);
+  }
 }
 
 module.exports = { PROFILES, phasesOf, schedule, oracle, loadAt };

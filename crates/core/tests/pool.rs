@@ -130,6 +130,40 @@ fn large_outputs_come_back_whole_and_the_output_limit_holds() {
 }
 
 #[test]
+fn a_load_step_is_seen_while_the_supervisor_waits_out_an_idle_timeout() {
+    // With only busy extras the supervisor sleeps for the idle timeout (here
+    // 5 s); a burst posted meanwhile must still bring a spawn within
+    // spawn_delay, not when that sleep ends.
+    let signal = Signal::default();
+    let mut cfg = config(1, 4);
+    cfg.policy.idle_timeout = Duration::from_secs(5);
+    let pool = Pool::new(cfg, signal.waker()).unwrap();
+    // The core thread takes a long task; the queue behind it brings one
+    // extra, which ends on a long task too: queue empty, both threads busy.
+    pool.submit(task(0, "sleep", micros(400_000))).unwrap();
+    for slot in 1..4 {
+        pool.submit(task(slot, "sleep", micros(1_000))).unwrap();
+    }
+    pool.submit(task(4, "sleep", micros(400_000))).unwrap();
+    let t = Instant::now();
+    while pool.stats(false).threads < 2 {
+        assert!(t.elapsed() < Duration::from_secs(2), "no extra for the first two tasks");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(50)); // the supervisor is in its long wait now
+    assert_eq!(pool.stats(false).queued, 0);
+    for slot in 5..15 {
+        pool.submit(task(slot, "sleep", micros(10_000))).unwrap();
+    }
+    let t = Instant::now();
+    while pool.stats(false).threads < 3 {
+        assert!(t.elapsed() < Duration::from_secs(1), "the burst went unseen");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    collect(&pool, &signal, 15);
+}
+
+#[test]
 fn abort_returns_queued_and_cancels_running() {
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();

@@ -10,7 +10,9 @@ use super::{decide, extras_may_take, extras_window, Action, ArrivalWindow, Obser
 /// `extras_may_take`, with a fake clock: tasks of a fixed cost arrive at
 /// given times; idle threads take them (core threads first, extras only
 /// when the policy lets them or while they are still busy with a run);
-/// the policy is asked every `check_interval`.
+/// the policy is asked when its last decision said to look again, or
+/// sooner when an arrival makes the queue longer than the threads (the
+/// nudge of `Pool::submit`), as the real supervisor is.
 pub struct Sim {
     pub cfg: PolicyConfig,
     pub t0: Instant,
@@ -64,6 +66,11 @@ impl Sim {
                 self.queue.push_back(arrivals[next]);
                 window.record(ms(now));
                 next += 1;
+                // As `Pool::submit` does: a queue longer than the threads
+                // brings the policy's next look forward to `spawn_delay`.
+                if self.queue.len() > self.threads.len() && self.threads.len() < self.cfg.max_threads {
+                    next_check = next_check.min(now + self.cfg.spawn_delay);
+                }
             }
             // Finish tasks; busy threads keep taking from the queue.
             for th in self.threads.iter_mut() {
@@ -115,7 +122,8 @@ impl Sim {
                     newest_idle_extra,
                     arrival_rate: window.rate(ms(now)),
                 };
-                match decide(&obs, &self.cfg).action {
+                let decision = decide(&obs, &self.cfg);
+                match decision.action {
                     Action::Spawn(_) => {
                         assert!(self.threads.len() < self.cfg.max_threads, "spawned past max_threads");
                         if let (Some(last), false) = (self.last_spawn, self.cfg.rule == super::SpawnRule::Demand) {
@@ -133,7 +141,14 @@ impl Sim {
                     }
                     Action::None => {}
                 }
-                next_check = now + self.cfg.check_interval;
+                // The supervisor sleeps as long as the policy says (until
+                // nudged, when it says nothing); after a spawn it looks
+                // again at once, as the real one does.
+                next_check = match (decision.action, decision.next_check) {
+                    (Action::Spawn(_), _) => now,
+                    (_, Some(wait)) => now + wait,
+                    (_, None) => Duration::MAX,
+                };
             }
             self.thread_seconds += self.threads.len() as f64 * dt.as_secs_f64();
             now += dt;

@@ -319,11 +319,15 @@ impl Pool {
         } else {
             None
         };
-        // The supervisor must look at this queue soon if it may have to
-        // spawn, or if nobody will take the task while an idle extra thread
-        // could once the task is `spawn_delay` old (policy::extras_may_take).
-        let nudge = (st.supervisor_sleeping && queued > st.threads)
-            || (unserved && wake.is_none() && supervisor_late(&st, now + shared.config.policy.spawn_delay) && has_parked_extra(&st));
+        // The supervisor must look at this queue within `spawn_delay` if it
+        // may have to spawn (it may be asleep, or in a long timed wait, such
+        // as the idle timeout it keeps while only busy extras exist: a load
+        // step then went unseen for 250 ms), or if nobody will take the task
+        // while an idle extra thread could once the task is `spawn_delay`
+        // old (policy::extras_may_take).
+        let late = supervisor_late(&st, now + shared.config.policy.spawn_delay);
+        let nudge = (late && queued > st.threads && st.threads < shared.config.policy.max_threads)
+            || (late && unserved && wake.is_none() && has_parked_extra(&st));
         if nudge {
             st.supervisor_sleeping = false;
             st.supervisor_wakes_at = Some(now);
