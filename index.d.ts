@@ -112,15 +112,15 @@ declare namespace tidepool {
      */
     checkIntervalMs?: number;
     /**
-     * The test that starts a thread once the queue holds more tasks than
-     * threads: `'queue-age'` (the article's rule: the oldest task has waited
+     * When to start threads beyond `minThreads`:
+     * `'queue-age'` (the article's rule: the oldest task has waited
      * longer than `spawnDelayMs × threads`; one thread per `spawnDelayMs`),
      * `'backlog'` (draining the queue would take longer than `spawnDelayMs`:
      * `queued × mean run time / threads`) or `'demand'` (the oldest task has
      * waited longer than `spawnDelayMs`, and the pool has fewer threads than
      * arrival rate × mean run time plus those that drain the queue within
      * `10 × spawnDelayMs`: it starts them back to back).
-     * @default 'queue-age'
+     * @default 'demand'
      */
     scaleRule?: ScaleRule;
     /**
@@ -502,7 +502,7 @@ declare namespace tidepool {
     readonly idleTimeoutMs: number;
     /** `1` millisecond. */
     readonly checkIntervalMs: number;
-    /** `'queue-age'`. */
+    /** `'demand'`. */
     readonly scaleRule: ScaleRule;
     /** `Infinity`. */
     readonly maxQueue: number;

@@ -39,7 +39,7 @@ const DEFAULTS = Object.freeze({
   spawnDelayMs: 1,
   idleTimeoutMs: 250,
   checkIntervalMs: 1,
-  scaleRule: 'queue-age',
+  scaleRule: 'demand',
   maxQueue: Infinity,
   queueFull: 'reject',
   maxQueueAgeMs: Infinity,

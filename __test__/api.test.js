@@ -197,7 +197,8 @@ test('the pool grows under load and reports spawn events', async () => {
     await Promise.all(Array.from({ length: 200 }, () => pool.post(micros(500))));
     assert.ok(spawns.length >= 2, 'core thread and one extra');
     assert.equal(spawns[0].reason, 'core');
-    assert.equal(spawns[1].reason, 'queue-age');
+    // The default rule, or the article's age test while no run time is known yet.
+    assert.ok(['demand', 'queue-age'].includes(spawns[1].reason), spawns[1].reason);
     for (const e of spawns) {
       assert.equal(typeof e.threadId, 'number');
       assert.equal(typeof e.threads, 'number');

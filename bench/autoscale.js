@@ -41,9 +41,9 @@ const PHASES = [
 const TOTAL_MS = PHASES.reduce((a, p) => a + p.ms, 0);
 
 const CONFIGS = {
-  'tidepool defaults (queue-age rule)': {},
+  "tidepool defaults (scaleRule 'demand')": {},
+  "tidepool scaleRule 'queue-age' (the article's)": { scaleRule: 'queue-age' },
   "tidepool scaleRule 'backlog'": { scaleRule: 'backlog' },
-  "tidepool scaleRule 'demand'": { scaleRule: 'demand' },
   'tidepool idleTimeoutMs 1000': { idleTimeoutMs: 1000 },
   'tidepool spawnDelayMs 0.5': { spawnDelayMs: 0.5 },
   'fixed 1 thread': { minThreads: 1, maxThreads: 1 },
@@ -393,7 +393,7 @@ async function parent() {
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const r of rows) console.log(line(r));
-  const def = summaries['tidepool defaults (queue-age rule)'];
+  const def = summaries["tidepool defaults (scaleRule 'demand')"];
   if (def) {
     const p99 = median(def.map((s) => s.stepWait.p99));
     const ts = median(def.map((s) => s.threadSeconds));

@@ -3,10 +3,13 @@
 //! under the lock `submit` already holds; the rate is exact whatever the
 //! supervisor was doing meanwhile (it may have slept for seconds).
 
-/// Milliseconds the rate is measured over: short enough to see a step
-/// within a few milliseconds, long enough to smooth the posting of a JS
-/// timer tick (all its tasks arrive at once).
-pub const WINDOW_MS: u64 = 8;
+/// Milliseconds the rate is measured over. 8 ms followed the noise of
+/// Poisson arrivals and of stalled JS timers catching up, and the pool
+/// ratcheted up to it (threads that keep getting work never retire); 32 ms
+/// cut the ramp's extra thread-seconds from 1.46× to 1.25× the oracle's at
+/// 16 threads (BENCHMARKS.md). A step is still seen at once: the queue it
+/// builds is the other half of the demand.
+pub const WINDOW_MS: u64 = 32;
 
 /// Arrival counts per millisecond, in a ring of [`WINDOW_MS`] buckets.
 #[derive(Debug, Clone, Default)]

@@ -5,12 +5,12 @@
 //! Nothing here reads a clock or touches a thread, so tests drive it with
 //! made-up instants (a fake clock).
 //!
-//! The default rule is the one from the queue-age article: start one more
-//! thread only when the queue holds more tasks than there are threads *and*
-//! the oldest queued task has waited longer than `spawn_delay × threads`;
-//! start them one at a time, at least `spawn_delay` apart, never more than
+//! The article's rule ([`SpawnRule::QueueAge`]): start one more thread only
+//! when the queue holds more tasks than there are threads *and* the oldest
+//! queued task has waited longer than `spawn_delay × threads`; start them
+//! one at a time, at least `spawn_delay` apart, never more than
 //! `max_threads`. Extra (non-core) threads idle for `idle_timeout` retire,
-//! newest first.
+//! newest first, under every rule.
 //!
 //! [`SpawnRule::Backlog`] replaces the age test with an estimate of how long
 //! the backlog takes to drain (`queued × mean run time / threads`). Under a
@@ -19,7 +19,7 @@
 //! waits about n² times longer); the backlog estimate grows with the queue
 //! itself and does not have that factor.
 //!
-//! [`SpawnRule::Demand`] keeps queue age as the trigger (the oldest task has
+//! [`SpawnRule::Demand`], the default, keeps queue age as the trigger (the oldest task has
 //! waited longer than `spawn_delay`) but sizes the answer: it starts threads,
 //! back to back, until the pool has the threads the load needs by Little's
 //! law (arrival rate × mean run time) plus those that drain the backlog
@@ -38,13 +38,14 @@ pub use arrivals::ArrivalWindow;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SpawnRule {
     /// The article's: oldest queued task older than `spawn_delay × threads`.
-    #[default]
     QueueAge,
     /// Estimated time to drain the queue with the current threads
     /// (`queued × mean run time / threads`) longer than `spawn_delay`.
     Backlog,
     /// Oldest queued task older than `spawn_delay`, and fewer threads than
-    /// [`demand`] says the load needs: start them back to back.
+    /// [`demand`] says the load needs: start them back to back. The default:
+    /// measured against the others at 2 to 32 threads in BENCHMARKS.md.
+    #[default]
     Demand,
 }
 
@@ -213,7 +214,10 @@ pub fn drain_horizon(cfg: &PolicyConfig) -> Duration {
 pub fn demand(obs: &Observation, mean_run: Duration, cfg: &PolicyConfig) -> usize {
     let run = mean_run.as_secs_f64();
     let busy = obs.arrival_rate * run;
-    let drain = obs.queued as f64 * run / drain_horizon(cfg).as_secs_f64().max(1e-6);
+    // A queue no longer than the threads is the jitter of a busy pool (each
+    // task waits for one run at most), not a backlog to add threads for.
+    let backlog = if obs.queued > obs.threads { obs.queued } else { 0 };
+    let drain = backlog as f64 * run / drain_horizon(cfg).as_secs_f64().max(1e-6);
     ((busy + drain - 1e-9).ceil() as usize).clamp(1, cfg.max_threads)
 }
 
