@@ -183,7 +183,9 @@ test('maxQueueAgeMs must be above 0 (0 would expire every task)', () => {
 test("'drain' is not emitted while listeners have filled the queue again", async () => {
   const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 1, maxQueue: 2 });
   try {
-    let refill = true;
+    // Armed only once the queue is full: a slow machine may deliver the
+    // first result while this test is still waiting for the thread to start.
+    let refill = false;
     pool.on('message', () => {
       if (refill) {
         refill = false;
@@ -194,11 +196,12 @@ test("'drain' is not emitted while listeners have filled the queue again", async
     });
     const drains = [];
     pool.on('drain', () => drains.push(pool.stats().queued));
-    pool.postMessage(micros(5_000)); // runs first
+    pool.postMessage(micros(50_000)); // runs first
     while (pool.stats().busyThreads === 0) await tick();
     pool.postMessage(micros(50_000));
     pool.postMessage(micros(50_000));
     assert.equal(pool.needsDrain, true);
+    refill = true;
     await once(pool, 'drain');
     for (const queued of drains) assert.ok(queued < 2, `'drain' with ${queued} queued`);
   } finally {
