@@ -25,7 +25,7 @@ use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
-use tidepool_core::kernels::MAX_OUTPUT;
+use tidepool_core::kernels::INLINE;
 use tidepool_core::Output;
 use tidepool_core::PoolEvent;
 
@@ -34,7 +34,7 @@ use crate::inner::Inner;
 /// Completions handed to JavaScript per callback.
 pub const BATCH_CAPACITY: usize = 256;
 /// Result bytes per callback: room for a full chunk of the largest digests.
-pub const SLAB_BYTES: usize = BATCH_CAPACITY * MAX_OUTPUT;
+pub const SLAB_BYTES: usize = BATCH_CAPACITY * INLINE;
 /// The code of an entry whose result is the next large Buffer (task error
 /// codes are small numbers; 0 is a result in the slab).
 pub const LARGE_CODE: u8 = 255;

@@ -21,9 +21,6 @@ pub use model::{AnyKernel, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};
 pub use sink::{Output, Sink, INLINE};
 
-/// Largest result that travels inline, with no allocation.
-pub const MAX_OUTPUT: usize = INLINE;
-
 /// Why a kernel did not produce a result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KernelError {

@@ -126,7 +126,9 @@ impl Sim {
                 match decision.action {
                     Action::Spawn(_) => {
                         assert!(self.threads.len() < self.cfg.max_threads, "spawned past max_threads");
-                        if let (Some(last), false) = (self.last_spawn, self.cfg.rule == super::SpawnRule::Demand) {
+                        // Only the demand rule starts threads back to back.
+                        let paced = self.cfg.rule != super::SpawnRule::Demand;
+                        if let Some(last) = self.last_spawn.filter(|_| paced) {
                             assert!(now - last >= self.cfg.spawn_delay, "spawns closer than spawn_delay");
                         }
                         self.threads.push((false, None, now, self.generation));
