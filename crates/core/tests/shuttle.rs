@@ -7,6 +7,12 @@
 //! Each test runs its scenario many times with different schedules and checks
 //! that every task completes exactly once, nothing hangs (Shuttle reports a
 //! deadlock if every thread is blocked) and the pool shuts down cleanly.
+//!
+//! Shuttle does not model time: a `wait_timeout` never times out. So every
+//! timed wait of the supervisor (the idle timeout it keeps while extras
+//! live) is, here, a sleep that only a nudge from `submit` ends, and a
+//! missing nudge strands tasks. Checked by hand: without the nudge for "queue
+//! longer than the threads" (Pool::submit), the lone-task test below fails.
 #![cfg(feature = "shuttle")]
 
 use std::collections::HashSet;
