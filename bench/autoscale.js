@@ -9,17 +9,18 @@
 //
 // Profile: idle -> trickle -> ramp -> overload step -> drop -> periodic bursts
 // -> idle. Each configuration runs in a fresh process. The "oracle" is not a
-// pool: it is the same arrival schedule served by a model with exactly
-// ceil(load) threads at every instant (Little's law: busy threads = arrival
-// rate x service time), replayed on the times at which the runs actually
-// posted their tasks, so the table shows how far each real configuration is
-// from a policy that knows the future load.
+// pool: it is the oracle of bench/load-profile.js (shared with
+// bench:autoscale:many), FIFO service of each run's own posting times by
+// exactly the threads Little's law gives for the arrival rate around every
+// instant, so the table shows how far each real configuration is from a
+// policy that knows the load.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { quantile, median } = require('./stats');
+const { totalMs, loadAt, phaseStart, oracle } = require('./load-profile');
 
 const ROOT = path.join(__dirname, '..');
 const COST_US = 1000; // one task = 1 ms of CPU
@@ -38,7 +39,7 @@ const PHASES = [
   { name: 'bursts', ms: 2500, load: (f, t) => (t % 500 < 100 ? MAX * 0.9 : 0.1) },
   { name: 'idle', ms: 2500, load: () => 0 },
 ];
-const TOTAL_MS = PHASES.reduce((a, p) => a + p.ms, 0);
+const TOTAL_MS = totalMs(PHASES);
 
 const CONFIGS = {
   "tidepool defaults (scaleRule 'demand')": {},
@@ -50,22 +51,12 @@ const CONFIGS = {
   [`fixed ${MAX} threads`]: { minThreads: MAX, maxThreads: MAX },
 };
 
-/** Load (threads' worth) at time t ms, and the phase. */
-function loadAt(t) {
-  let start = 0;
-  for (const p of PHASES) {
-    if (t < start + p.ms) return { load: p.load((t - start) / p.ms, t - start), phase: p.name };
-    start += p.ms;
-  }
-  return { load: 0, phase: 'end' };
-}
-
 /** Arrival times (ms) of the whole profile: the integral of the rate. */
 function schedule() {
   const out = [];
   let acc = 0;
   for (let t = 0; t < TOTAL_MS; t += 0.1) {
-    acc += (loadAt(t).load * 0.1) / (COST_US / 1000);
+    acc += (loadAt(PHASES, t).load * 0.1) / (COST_US / 1000);
     while (acc >= 1) {
       out.push(t);
       acc -= 1;
@@ -137,52 +128,13 @@ async function child(name) {
   return { name, samples, events, phases, posted, posts, settled, idleCpu, threadsAtEnd: final.threads };
 }
 
-// ---- the oracle: ceil(load) threads, FIFO, deterministic service ----------
-
-/**
- * The oracle model served the tasks exactly when a run posted them
- * (`posts`: ms since the start), so it sees the same timer jitter and
- * batching as the pools; waits are counted from the post, like the pools'.
- */
-function oracle(posts) {
-  const arrivals = posts;
-  const dt = 0.1;
-  const servers = []; // busy-until times
-  const waits = [];
-  const byPhase = new Map();
-  let threadMs = 0;
-  let i = 0;
-  const queue = [];
-  for (let t = 0; t < TOTAL_MS + 200; t += dt) {
-    const { load, phase } = loadAt(t);
-    const want = Math.max(1, Math.ceil(load - 1e-9));
-    while (i < arrivals.length && arrivals[i] <= t) queue.push(arrivals[i++]);
-    for (let s = 0; s < servers.length; s++) if (servers[s] <= t) servers[s] = -1;
-    let busy = servers.filter((s) => s > t).length;
-    for (let s = 0; s < want && queue.length; s++) {
-      if (servers[s] === undefined || servers[s] <= t) {
-        const a = queue.shift();
-        waits.push(t - a);
-        if (!byPhase.has(phase)) byPhase.set(phase, []);
-        byPhase.get(phase).push(t - a);
-        servers[s] = t + COST_US / 1000;
-        busy++;
-      }
-    }
-    threadMs += Math.max(want, busy) * dt;
-  }
-  return { threadSeconds: threadMs / 1000, waits, byPhase };
-}
-
 // ---- parent: run, summarise, draw -----------------------------------------
 
-function phaseStart(name) {
-  let start = 0;
-  for (const p of PHASES) {
-    if (p.name === name) return start;
-    start += p.ms;
-  }
-  return start;
+/** The oracle's waits of the tasks posted during the step (FIFO: waits[i] is posts[i]'s). */
+function withStepWaits(orc, posts) {
+  const from = phaseStart(PHASES, 'step');
+  const to = from + PHASES.find((p) => p.name === 'step').ms;
+  return { ...orc, stepWaits: orc.waits.filter((_, i) => posts[i] >= from && posts[i] < to) };
 }
 
 function summarise(run) {
@@ -191,13 +143,13 @@ function summarise(run) {
   for (let k = 1; k < samples.length; k++) threadMs += samples[k - 1].threads * (samples[k].t - samples[k - 1].t);
   const step = phases.find((p) => p.name === 'step').waitTime;
   const all = phases.map((p) => p.waitTime);
-  const stepStart = phaseStart('step');
-  const stepWant = Math.ceil(loadAt(stepStart + 1).load);
+  const stepStart = phaseStart(PHASES, 'step');
+  const stepWant = Math.ceil(loadAt(PHASES, stepStart + 1).load);
   const reached = samples.find((s) => s.t >= stepStart && s.threads >= stepWant);
   const lastIdle = TOTAL_MS - PHASES[PHASES.length - 1].ms;
   const minThreads = samples.length ? Math.min(...samples.map((s) => s.threads)) : 1;
   const backToCore = samples.find((s) => s.t >= lastIdle && s.threads === minThreads && s.queued === 0 && s.busy === 0);
-  const burstStart = phaseStart('bursts');
+  const burstStart = phaseStart(PHASES, 'bursts');
   const burstEvents = events.filter((e) => e.t >= burstStart && e.t < burstStart + 2500);
   return {
     stepWait: step,
@@ -235,11 +187,12 @@ function svg(runs) {
     parts.push(`<rect x="${left}" y="${top}" width="${W - left - right}" height="${panelH}" fill="none" stroke="#999"/>`);
     // load area
     const pts = [];
-    for (let t = 0; t <= TOTAL_MS; t += 10) pts.push(`${x(t).toFixed(1)},${y(loadAt(t).load).toFixed(1)}`);
+    for (let t = 0; t <= TOTAL_MS; t += 10) pts.push(`${x(t).toFixed(1)},${y(loadAt(PHASES, t).load).toFixed(1)}`);
     parts.push(`<polygon points="${x(0)},${y(0)} ${pts.join(' ')} ${x(TOTAL_MS)},${y(0)}" fill="#ddd"/>`);
     // oracle threads
     const op = [];
-    for (let t = 0; t <= TOTAL_MS; t += 10) op.push(`${x(t).toFixed(1)},${y(Math.max(1, Math.ceil(loadAt(t).load - 1e-9))).toFixed(1)}`);
+    const { want } = oracle(runs[name].posts, PHASES, COST_US / 1000);
+    for (let t = 0; t <= TOTAL_MS; t += 10) op.push(`${x(t).toFixed(1)},${y(want[Math.min(want.length - 1, t)]).toFixed(1)}`);
     parts.push(`<polyline points="${op.join(' ')}" fill="none" stroke="#555" stroke-dasharray="4 3"/>`);
     // queue age
     const ap = runs[name].samples.map((s) => `${x(s.t).toFixed(1)},${ya(s.age).toFixed(1)}`);
@@ -303,9 +256,9 @@ async function parent() {
   // configuration; the row shows the medians.
   const oracles = Object.values(results)
     .flat()
-    .map((r) => oracle(r.posts));
+    .map((r) => withStepWaits(oracle(r.posts, PHASES, COST_US / 1000), r.posts));
   const orcQ = (f) => median(oracles.map(f));
-  const orcStepP99 = orcQ((o) => quantile(o.byPhase.get('step') || [], 0.99));
+  const orcStepP99 = orcQ((o) => quantile(o.stepWaits, 0.99));
   const rows = [];
   const summaries = {};
   for (const [name, runs] of Object.entries(results)) {
@@ -352,12 +305,12 @@ async function parent() {
     ]);
   }
   rows.push([
-    'oracle (model: ceil(load) threads)',
+    "oracle (Little's law on the run's own arrivals)",
     `${fmt(
-      orcQ((o) => quantile(o.byPhase.get('step') || [], 0.5)),
+      orcQ((o) => quantile(o.stepWaits, 0.5)),
       2,
     )} / ${fmt(orcStepP99, 2)} / ${fmt(
-      orcQ((o) => quantile(o.byPhase.get('step') || [], 1)),
+      orcQ((o) => quantile(o.stepWaits, 1)),
       1,
     )}`,
     fmt(
