@@ -25,12 +25,14 @@ pub struct Task {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Run-time limit, counted from when a thread starts the task.
     pub timeout: Option<Duration>,
+    /// Most bytes this task's output may have (None: the pool's limit).
+    pub max_output: Option<usize>,
 }
 
 impl Task {
     /// A task with no per-task cancellation and no run-time limit.
     pub fn new(slot: u32, kernel: KernelId, input: Input, enqueued_at: Instant) -> Task {
-        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None }
+        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None, max_output: None }
     }
 }
 
@@ -49,6 +51,9 @@ pub enum TaskError {
     TimedOut,
     /// The kernel's output would have passed `max_output_bytes` (`limit`).
     TooLarge { limit: usize },
+    /// The input is not valid in the kernel's format; `code` names why
+    /// (see [`KernelError::Format`](crate::kernels::KernelError::Format)).
+    Format { code: &'static str, message: String },
 }
 
 impl TaskError {
@@ -61,10 +66,12 @@ impl TaskError {
             TaskError::Expired => 4,
             TaskError::TimedOut => 5,
             TaskError::TooLarge { .. } => 6,
+            TaskError::Format { .. } => 7,
         }
     }
 
-    /// Human-readable detail (for `TooLarge`, the limit in decimal).
+    /// Human-readable detail (for `TooLarge`, the limit in decimal; for
+    /// `Format`, the code, a space, and the message).
     pub fn detail(&self) -> std::borrow::Cow<'_, str> {
         match self {
             TaskError::Panic(m) | TaskError::InvalidInput(m) => m.into(),
@@ -72,6 +79,8 @@ impl TaskError {
             TaskError::Expired => "the task waited in the queue longer than maxQueueAgeMs".into(),
             TaskError::TimedOut => "the task ran longer than its timeoutMs".into(),
             TaskError::TooLarge { limit } => limit.to_string().into(),
+            // The code first, then the words: the binding splits at the space.
+            TaskError::Format { code, message } => format!("{code} {message}").into(),
         }
     }
 }

@@ -7,8 +7,11 @@ use crc32fast::Hasher as Crc32;
 use xxhash_rust::xxh3::Xxh3;
 use xxhash_rust::xxh64::Xxh64;
 
+use hmac::{Hmac, KeyInit, Mac};
+use zeroize::Zeroizing;
+
 use super::digest::{no_params, HashKernel};
-use super::params::{ParamError, RawParams};
+use super::params::{required, ParamError, RawParams};
 
 /// FIPS 180-4 SHA-256 (uses SHA-NI when the CPU has it).
 pub static SHA256: HashKernel<sha2::Sha256> = HashKernel::rust_crypto("sha256");
@@ -21,16 +24,125 @@ pub static SHA1: HashKernel<sha1::Sha1> = HashKernel::rust_crypto("sha1");
 /// MD5 (for compatibility with existing systems, not for security).
 pub static MD5: HashKernel<md5::Md5> = HashKernel::rust_crypto("md5");
 
-/// BLAKE3 with the default 32-byte output (SIMD chosen at run time).
-pub static BLAKE3: HashKernel<Blake3> = HashKernel::new(
+/// What a BLAKE3 task computes: the plain hash, the keyed hash (`key`, 32
+/// bytes) or the key derivation (`context`; the input is the key material),
+/// the spec's three modes.
+pub enum Blake3Mode {
+    Hash,
+    Keyed(Zeroizing<[u8; blake3::KEY_LEN]>),
+    DeriveKey(String),
+}
+
+fn blake3_mode(raw: &RawParams<'_>) -> Result<Blake3Mode, ParamError> {
+    raw.only(&["key", "context"])?;
+    match (raw.bytes("key")?, raw.text("context")?) {
+        (Some(_), Some(_)) => Err(ParamError::Value {
+            name: "context",
+            expected: "absent when \"key\" is given (a keyed hash or a key derivation, not both)".into(),
+            got: "a context".into(),
+        }),
+        (Some(key), None) => {
+            let mut k = Zeroizing::new([0u8; blake3::KEY_LEN]);
+            if key.len() != k.len() {
+                return Err(ParamError::Value { name: "key", expected: "32 bytes long".into(), got: format!("{} bytes", key.len()) });
+            }
+            k.copy_from_slice(key);
+            Ok(Blake3Mode::Keyed(k))
+        }
+        (None, Some(context)) => Ok(Blake3Mode::DeriveKey(context.to_owned())),
+        (None, None) => Ok(Blake3Mode::Hash),
+    }
+}
+
+/// BLAKE3 with the default 32-byte output (SIMD chosen at run time), in any
+/// of its three modes.
+pub static BLAKE3: HashKernel<Blake3, Blake3Mode> = HashKernel::new(
     "blake3",
-    no_params,
-    |_| Blake3::new(),
+    blake3_mode,
+    |mode| match mode {
+        Blake3Mode::Hash => Blake3::new(),
+        Blake3Mode::Keyed(key) => Blake3::new_keyed(key),
+        Blake3Mode::DeriveKey(context) => Blake3::new_derive_key(context),
+    },
     |h, bytes| {
         h.update(bytes);
     },
     |h, out| out.write(h.finalize().as_bytes()),
 );
+
+/// The hash under an HMAC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HmacHash {
+    Sha256,
+    Sha384,
+    Sha512,
+    Sha1,
+    Md5,
+}
+
+/// An HMAC's checked parameters. The key is this kernel's own copy, wiped
+/// when the last task holding it ends.
+pub struct HmacParams {
+    hash: HmacHash,
+    key: Zeroizing<Vec<u8>>,
+}
+
+fn hmac_params(raw: &RawParams<'_>) -> Result<HmacParams, ParamError> {
+    raw.only(&["hash", "key"])?;
+    let hashes =
+        [("sha256", HmacHash::Sha256), ("sha384", HmacHash::Sha384), ("sha512", HmacHash::Sha512), ("sha1", HmacHash::Sha1), ("md5", HmacHash::Md5)];
+    let hash = required(raw.choice("hash", &hashes)?, "hash", "one of 'sha256', 'sha384', 'sha512', 'sha1', 'md5'")?;
+    let key = required(raw.bytes("key")?, "key", "a string or a binary")?;
+    Ok(HmacParams { hash, key: Zeroizing::new(key.to_vec()) })
+}
+
+/// An HMAC in progress (the hmac crate wipes its keyed state when dropped).
+pub enum AnyHmac {
+    Sha256(Hmac<sha2::Sha256>),
+    Sha384(Hmac<sha2::Sha384>),
+    Sha512(Hmac<sha2::Sha512>),
+    Sha1(Hmac<sha1::Sha1>),
+    Md5(Hmac<md5::Md5>),
+}
+
+impl AnyHmac {
+    fn new(p: &HmacParams) -> AnyHmac {
+        // HMAC takes a key of any length (RFC 2104 hashes a long one), so
+        // new_from_slice cannot fail.
+        let key = &p.key[..];
+        match p.hash {
+            HmacHash::Sha256 => AnyHmac::Sha256(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
+            HmacHash::Sha384 => AnyHmac::Sha384(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
+            HmacHash::Sha512 => AnyHmac::Sha512(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
+            HmacHash::Sha1 => AnyHmac::Sha1(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
+            HmacHash::Md5 => AnyHmac::Md5(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            AnyHmac::Sha256(h) => h.update(bytes),
+            AnyHmac::Sha384(h) => h.update(bytes),
+            AnyHmac::Sha512(h) => h.update(bytes),
+            AnyHmac::Sha1(h) => h.update(bytes),
+            AnyHmac::Md5(h) => h.update(bytes),
+        }
+    }
+
+    fn finish(self, out: &mut super::Sink) -> Result<(), super::KernelError> {
+        match self {
+            AnyHmac::Sha256(h) => out.write(&h.finalize().into_bytes()),
+            AnyHmac::Sha384(h) => out.write(&h.finalize().into_bytes()),
+            AnyHmac::Sha512(h) => out.write(&h.finalize().into_bytes()),
+            AnyHmac::Sha1(h) => out.write(&h.finalize().into_bytes()),
+            AnyHmac::Md5(h) => out.write(&h.finalize().into_bytes()),
+        }
+    }
+}
+
+/// HMAC (RFC 2104) over SHA-256/384/512, SHA-1 or MD5: `hash` and `key`
+/// required; the same bytes as `crypto.createHmac(hash, key)`.
+pub static HMAC: HashKernel<AnyHmac, HmacParams> = HashKernel::new("hmac", hmac_params, AnyHmac::new, AnyHmac::update, AnyHmac::finish);
 
 /// The `seed` parameter of the xxHash kernels: an integer in 0..=2^64-1
 /// (a number or a bigint), 0 when not given.
@@ -125,6 +237,65 @@ mod tests {
         assert!(xxh64.params(&seeded(RawValue::Number(-1.0))).is_err());
         let sha = get(find("sha256").unwrap()).unwrap();
         assert!(sha.params(&seeded(RawValue::Number(1.0))).unwrap_err().to_string().contains("takes no parameters"));
+    }
+
+    /// Runs `name` with `raw` parameters over `data`.
+    fn keyed(name: &str, raw: crate::kernels::RawParams<'_>, data: &[u8]) -> Result<Vec<u8>, crate::kernels::ParamError> {
+        use crate::input::Input;
+        use crate::kernels::{find, get, RunContext, Sink};
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let kernel = get(find(name).unwrap()).unwrap();
+        let params = kernel.params(&raw)?;
+        let mut out = Sink::new(usize::MAX);
+        kernel.run(&params, &Input::Owned(data.to_vec()), &RunContext::new(&flag), &mut out).unwrap();
+        Ok(out.into_output().as_bytes().to_vec())
+    }
+
+    fn hex_of(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231_and_2202() {
+        use crate::kernels::{RawParams, RawValue};
+        // RFC 4231 test case 2 (SHA-2) and RFC 2202 test case 2 (SHA-1, MD5).
+        let cases = [
+            ("sha256", "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+            ("sha384", "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649"),
+            (
+                "sha512",
+                "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737",
+            ),
+            ("sha1", "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"),
+            ("md5", "750c783e6ab0b503eaa86e310a5db738"),
+        ];
+        for (hash, want) in cases {
+            let raw = RawParams::new(vec![("hash", RawValue::Text(hash)), ("key", RawValue::Bytes(b"Jefe"))]);
+            assert_eq!(hex_of(&keyed("hmac", raw, b"what do ya want for nothing?").unwrap()), want, "{hash}");
+        }
+        // A key given as text is its UTF-8 bytes.
+        let text = RawParams::new(vec![("hash", RawValue::Text("sha256")), ("key", RawValue::Text("Jefe"))]);
+        assert_eq!(hex_of(&keyed("hmac", text, b"what do ya want for nothing?").unwrap()), cases[0].1);
+        let missing = keyed("hmac", RawParams::new(vec![("hash", RawValue::Text("sha256"))]), b"").unwrap_err();
+        assert!(matches!(missing, crate::kernels::ParamError::Missing { name: "key", .. }));
+        let unknown_hash = RawParams::new(vec![("hash", RawValue::Text("sha3")), ("key", RawValue::Text("k"))]);
+        assert!(matches!(keyed("hmac", unknown_hash, b"").unwrap_err(), crate::kernels::ParamError::Value { name: "hash", .. }));
+    }
+
+    #[test]
+    fn blake3_keyed_and_derive_key_modes_match_the_reference_functions() {
+        use crate::kernels::{ParamError, RawParams, RawValue};
+        let data = b"hello, tidepool";
+        let key = *b"whats the Elvish word for friend";
+        let raw = RawParams::new(vec![("key", RawValue::Bytes(&key))]);
+        assert_eq!(keyed("blake3", raw, data).unwrap(), blake3::keyed_hash(&key, data).as_bytes());
+        let context = "tidepool 2026-11-22 test context";
+        let raw = RawParams::new(vec![("context", RawValue::Text(context))]);
+        assert_eq!(keyed("blake3", raw, data).unwrap(), blake3::derive_key(context, data));
+        let short = RawParams::new(vec![("key", RawValue::Bytes(&key[..31]))]);
+        assert!(matches!(keyed("blake3", short, data).unwrap_err(), ParamError::Value { name: "key", .. }));
+        let both = RawParams::new(vec![("key", RawValue::Bytes(&key)), ("context", RawValue::Text(context))]);
+        assert!(keyed("blake3", both, data).is_err());
     }
 
     #[test]

@@ -39,6 +39,12 @@ pub trait Kernel: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// Checks the parameters given for a task or stream.
     fn params(&self, raw: &RawParams<'_>) -> Result<Self::Params, ParamError>;
+    /// True for a decoder, whose output may be far larger than its input:
+    /// it gets the pool's smaller default output limit (a decompression
+    /// bomb must not reach the largest Buffer Node can make).
+    fn expands(&self) -> bool {
+        false
+    }
     /// A fresh state. `len_hint` is the input's total length when known
     /// (a one-shot task), to size output buffers once.
     fn start(&self, params: &Self::Params, len_hint: Option<usize>) -> Result<Self::State, KernelError>;
@@ -50,6 +56,8 @@ pub trait AnyKernel: Send + Sync {
     fn name(&self) -> &'static str;
     /// Checks raw parameters into the form tasks carry.
     fn params(&self, raw: &RawParams<'_>) -> Result<Params, ParamError>;
+    /// See [`Kernel::expands`].
+    fn expands(&self) -> bool;
     /// Runs a one-shot task: the whole input, then finish.
     fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError>;
     /// A boxed state for a stream, fed across tasks.
@@ -63,6 +71,10 @@ impl<K: Kernel> AnyKernel for K {
 
     fn params(&self, raw: &RawParams<'_>) -> Result<Params, ParamError> {
         Kernel::params(self, raw).map(Params::of)
+    }
+
+    fn expands(&self) -> bool {
+        Kernel::expands(self)
     }
 
     fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError> {

@@ -20,6 +20,8 @@ pub enum RawValue<'a> {
     Bool(bool),
     Text(&'a str),
     Bytes(&'a [u8]),
+    /// A value no kernel takes (an object, a function, null...), by its type's name.
+    Other(&'static str),
 }
 
 impl RawValue<'_> {
@@ -30,6 +32,7 @@ impl RawValue<'_> {
             RawValue::Bool(_) => "boolean",
             RawValue::Text(_) => "string",
             RawValue::Bytes(_) => "binary",
+            RawValue::Other(name) => name,
         }
     }
 }
@@ -47,8 +50,14 @@ pub enum ParamError {
     Unknown { name: String, known: &'static [&'static str] },
     /// A value of the wrong type (`expected` reads like "an integer").
     Type { name: &'static str, expected: &'static str, got: &'static str },
-    /// A value outside what the kernel accepts (`expected` reads like ">= 0 and <= 9").
+    /// A number outside what the kernel accepts (`expected` reads like ">= 0 and <= 9").
     Range { name: &'static str, expected: String, got: String },
+    /// A value of the right type the kernel does not accept (a hash name it
+    /// does not know, a key of the wrong length); `expected` reads like
+    /// "one of 'sha256', 'sha512'".
+    Value { name: &'static str, expected: String, got: String },
+    /// A parameter the kernel cannot do without.
+    Missing { name: &'static str, expected: &'static str },
 }
 
 impl fmt::Display for ParamError {
@@ -57,7 +66,10 @@ impl fmt::Display for ParamError {
             ParamError::Unknown { name, known: [] } => write!(f, "unknown parameter \"{name}\": this kernel takes no parameters"),
             ParamError::Unknown { name, known } => write!(f, "unknown parameter \"{name}\" (this kernel takes {})", known.join(", ")),
             ParamError::Type { name, expected, got } => write!(f, "the parameter \"{name}\" must be {expected}; received {got}"),
-            ParamError::Range { name, expected, got } => write!(f, "the parameter \"{name}\" must be {expected}; received {got}"),
+            ParamError::Range { name, expected, got } | ParamError::Value { name, expected, got } => {
+                write!(f, "the parameter \"{name}\" must be {expected}; received {got}")
+            }
+            ParamError::Missing { name, expected } => write!(f, "the parameter \"{name}\" is required: {expected}"),
         }
     }
 }
@@ -106,6 +118,54 @@ impl<'a> RawParams<'a> {
         }
         Ok(Some(value))
     }
+
+    /// Bytes: a binary as given, or a string as its UTF-8 bytes (as
+    /// `crypto.createHmac` takes a string key). `None` when not given.
+    pub fn bytes(&self, name: &'static str) -> Result<Option<&'a [u8]>, ParamError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(RawValue::Bytes(b)) => Ok(Some(b)),
+            Some(RawValue::Text(t)) => Ok(Some(t.as_bytes())),
+            Some(other) => Err(ParamError::Type { name, expected: "of type string or an instance of Buffer, TypedArray or DataView", got: other.type_name() }),
+        }
+    }
+
+    /// A string. `None` when not given.
+    pub fn text(&self, name: &'static str) -> Result<Option<&'a str>, ParamError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(RawValue::Text(t)) => Ok(Some(t)),
+            Some(other) => Err(ParamError::Type { name, expected: "of type string", got: other.type_name() }),
+        }
+    }
+
+    /// A boolean. `None` when not given.
+    pub fn boolean(&self, name: &'static str) -> Result<Option<bool>, ParamError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(RawValue::Bool(b)) => Ok(Some(b)),
+            Some(other) => Err(ParamError::Type { name, expected: "of type boolean", got: other.type_name() }),
+        }
+    }
+
+    /// One of a fixed set of names, as the value it stands for. `None` when not given.
+    pub fn choice<T: Copy>(&self, name: &'static str, choices: &[(&'static str, T)]) -> Result<Option<T>, ParamError> {
+        let Some(text) = self.text(name)? else {
+            return Ok(None);
+        };
+        match choices.iter().find(|(n, _)| *n == text) {
+            Some((_, value)) => Ok(Some(*value)),
+            None => {
+                let names: Vec<String> = choices.iter().map(|(n, _)| format!("'{n}'")).collect();
+                Err(ParamError::Value { name, expected: format!("one of {}", names.join(", ")), got: format!("'{text}'") })
+            }
+        }
+    }
+}
+
+/// `value`, or [`ParamError::Missing`] naming `name` when it was not given.
+pub fn required<T>(value: Option<T>, name: &'static str, expected: &'static str) -> Result<T, ParamError> {
+    value.ok_or(ParamError::Missing { name, expected })
 }
 
 /// A kernel's checked parameters, type-erased so every task can carry them

@@ -104,6 +104,9 @@ pub struct PoolConfig {
     /// Most bytes a task's output may have; a kernel that would write more
     /// stops and the task fails with [`TaskError::TooLarge`](crate::TaskError).
     pub max_output_bytes: usize,
+    /// The same limit for the kernels whose output may be far larger than
+    /// their input (decoders: [`Kernel::expands`](crate::kernels::Kernel::expands)).
+    pub max_expanded_bytes: usize,
     /// How much lower than the spawning thread's priority the workers run
     /// (a nice increment, 0..=19; Linux only, see [`crate::priority`]).
     pub nice_increment: u8,
@@ -129,6 +132,7 @@ impl Default for PoolConfig {
             max_queue: usize::MAX,
             max_queue_age: None,
             max_output_bytes: usize::MAX,
+            max_expanded_bytes: usize::MAX,
             nice_increment: DEFAULT_NICE_INCREMENT,
             fail_spawns_after: None,
         }

@@ -8,7 +8,7 @@ use std::sync::Once;
 use std::time::Instant;
 
 use super::state::{note_exit, Lifecycle, Shared, State};
-use super::{PoolEvent, THREAD_NAME_PREFIX};
+use super::{PoolConfig, PoolEvent, THREAD_NAME_PREFIX};
 use crate::kernels::{self, KernelError, RunContext, Sink};
 use crate::policy::RetireReason;
 use crate::sync::thread;
@@ -125,7 +125,7 @@ impl<'a> Worker<'a> {
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
                 let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
-                run_task(&task, &ctx, shared.config.max_output_bytes)
+                run_task(&task, &ctx, &shared.config)
             };
             let task_end = Instant::now();
             metrics.run.record(task_end - task_start);
@@ -230,19 +230,22 @@ pub(super) fn spin_for_work(shared: &Shared) {
     }
 }
 
-/// Runs `task`'s kernel into a sink of at most `max_output` bytes; a panic
-/// becomes `TaskError::Panic` and the thread lives on.
-pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, max_output: usize) -> Result<kernels::Output, TaskError> {
+/// Runs `task`'s kernel into a sink of at most the task's output limit (or
+/// the pool's for the kernel); a panic becomes `TaskError::Panic` and the
+/// thread lives on.
+pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -> Result<kernels::Output, TaskError> {
     let Some(kernel) = kernels::get(task.kernel) else {
         return Err(TaskError::InvalidInput(format!("no kernel with id {}", task.kernel)));
     };
-    let mut out = Sink::new(max_output);
+    let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
+    let mut out = Sink::new(limit);
     match catch_unwind(AssertUnwindSafe(|| kernel.run(&task.params, &task.input, ctx, &mut out))) {
         Ok(Ok(())) => Ok(out.into_output()),
         Ok(Err(KernelError::TooLarge { limit })) => Err(TaskError::TooLarge { limit }),
         Ok(Err(KernelError::Cancelled)) => Err(TaskError::Cancelled),
         Ok(Err(KernelError::InvalidInput(m))) => Err(TaskError::InvalidInput(m)),
         Ok(Err(KernelError::TimedOut)) => Err(TaskError::TimedOut),
+        Ok(Err(KernelError::Format { code, message })) => Err(TaskError::Format { code, message }),
         Err(payload) => Err(TaskError::Panic(panic_message(payload.as_ref()))),
     }
 }

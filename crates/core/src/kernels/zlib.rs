@@ -1,0 +1,554 @@
+//! The deflate family, named after `node:zlib`'s functions: `gzip` /
+//! `gunzip`, `deflate` / `inflate` (the zlib format) and `deflateRaw` /
+//! `inflateRaw`, on zlib-rs (zlib's algorithms in safe Rust).
+//!
+//! The parameters are zlib's, with `node:zlib`'s names, ranges and
+//! defaults. The decoders behave as Node's do at the edges: a gzip input may
+//! hold several members (their outputs are joined), zero bytes after a
+//! member are padding, other bytes must start another member; data after
+//! the end of a zlib or raw stream is ignored; an input that ends before its
+//! stream does is `Z_BUF_ERROR` ("unexpected end of file"), a corrupt one
+//! `Z_DATA_ERROR`.
+//!
+//! Output goes straight into the task's [`Sink`], whose limit
+//! (`maxOutputBytes`) stops a decompression bomb as soon as it passes it:
+//! memory stays near the limit.
+
+use zlib_rs::{Deflate, DeflateConfig, DeflateError, DeflateFlush, Inflate, InflateError, InflateFlush, Status, Strategy};
+
+use super::model::{Kernel, Transform};
+use super::params::{ParamError, RawParams};
+use super::{KernelError, RunContext, Sink};
+
+/// The container around the deflate stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// RFC 1952: header, deflate, CRC-32 and length.
+    Gzip,
+    /// RFC 1950: two-byte header, deflate, Adler-32.
+    Zlib,
+    /// RFC 1951 alone.
+    Raw,
+}
+
+impl Format {
+    /// zlib's encoding of the format in `windowBits`.
+    fn window_bits(self, bits: u8) -> i32 {
+        match self {
+            Format::Gzip => 16 + i32::from(bits),
+            Format::Zlib => i32::from(bits),
+            Format::Raw => -i32::from(bits),
+        }
+    }
+}
+
+/// How much output room to ask the sink for at a time: enough that zlib is
+/// called a few times per input chunk, small enough that cancellation is
+/// looked at often while a small input expands.
+const OUTPUT_STEP: usize = 64 * 1024;
+
+/// zlib's error codes as Node names them.
+const Z_DATA_ERROR: &str = "Z_DATA_ERROR";
+const Z_BUF_ERROR: &str = "Z_BUF_ERROR";
+const Z_NEED_DICT: &str = "Z_NEED_DICT";
+const Z_MEM_ERROR: &str = "Z_MEM_ERROR";
+const Z_STREAM_ERROR: &str = "Z_STREAM_ERROR";
+
+fn format_error(code: &'static str, message: &str) -> KernelError {
+    KernelError::Format { code, message: message.to_owned() }
+}
+
+// ---- compression ----------------------------------------------------------
+
+/// `gzip`, `deflate`, `deflateRaw`.
+pub struct Compress {
+    name: &'static str,
+    format: Format,
+}
+
+pub static GZIP: Compress = Compress { name: "gzip", format: Format::Gzip };
+pub static DEFLATE: Compress = Compress { name: "deflate", format: Format::Zlib };
+pub static DEFLATE_RAW: Compress = Compress { name: "deflateRaw", format: Format::Raw };
+
+/// zlib's deflate parameters, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompressParams {
+    level: i32,
+    window_bits: u8,
+    mem_level: i32,
+    strategy: Strategy,
+}
+
+const COMPRESS_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy"];
+
+impl Kernel for Compress {
+    type Params = CompressParams;
+    type State = CompressState;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn params(&self, raw: &RawParams<'_>) -> Result<CompressParams, ParamError> {
+        raw.only(COMPRESS_PARAMS)?;
+        // Node's ranges and defaults (zlib.constants: Z_DEFAULT_COMPRESSION,
+        // Z_DEFAULT_WINDOWBITS, Z_DEFAULT_MEMLEVEL, Z_DEFAULT_STRATEGY).
+        // windowBits 8 is zlib's "9 in disguise"; Node refuses it for gzip.
+        let min_bits = if self.format == Format::Gzip { 9 } else { 8 };
+        let strategy = match raw.integer("strategy", 0..=4)?.unwrap_or(0) {
+            0 => Strategy::Default,
+            1 => Strategy::Filtered,
+            2 => Strategy::HuffmanOnly,
+            3 => Strategy::Rle,
+            _ => Strategy::Fixed,
+        };
+        Ok(CompressParams {
+            level: raw.integer("level", -1..=9)?.unwrap_or(-1) as i32,
+            window_bits: raw.integer("windowBits", min_bits..=15)?.unwrap_or(15) as u8,
+            mem_level: raw.integer("memLevel", 1..=9)?.unwrap_or(8) as i32,
+            strategy,
+        })
+    }
+
+    fn start(&self, p: &CompressParams, len_hint: Option<usize>) -> Result<CompressState, KernelError> {
+        let config = DeflateConfig {
+            level: p.level,
+            window_bits: self.format.window_bits(p.window_bits),
+            mem_level: p.mem_level,
+            strategy: p.strategy,
+            ..DeflateConfig::default()
+        };
+        // Text compresses 3-10x, random data not at all: a quarter of the
+        // input is one reservation for the common case, and the sink grows
+        // (doubling) for the rest.
+        Ok(CompressState { deflate: Deflate::new_with_config(config), reserve: len_hint.map(|n| n / 4 + 64) })
+    }
+}
+
+pub struct CompressState {
+    deflate: Deflate,
+    reserve: Option<usize>,
+}
+
+impl CompressState {
+    /// Runs deflate over `input` with `flush` until it has taken all of it
+    /// (and, for `Finish`, written the end of the stream).
+    fn pump(&mut self, mut input: &[u8], flush: DeflateFlush, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        if let Some(n) = self.reserve.take() {
+            out.reserve(n);
+        }
+        loop {
+            let (in_before, out_before) = (self.deflate.total_in(), self.deflate.total_out());
+            let (status, room_len) = match out.unfilled(OUTPUT_STEP) {
+                Ok(room) => {
+                    let room_len = room.len();
+                    (self.deflate.compress(input, room, flush).map_err(deflate_error)?, room_len)
+                }
+                Err(too_large @ KernelError::TooLarge { .. }) => {
+                    // The sink is full, but deflate may have nothing left to
+                    // write (and it only says so when given room): only if it
+                    // fills one byte of room is the output really too large.
+                    let mut probe = [0u8; 1];
+                    let status = self.deflate.compress(input, &mut probe, flush).map_err(deflate_error)?;
+                    if self.deflate.total_out() > out_before {
+                        return Err(too_large);
+                    }
+                    (status, probe.len())
+                }
+                Err(other) => return Err(other),
+            };
+            let consumed = (self.deflate.total_in() - in_before) as usize;
+            let produced = (self.deflate.total_out() - out_before) as usize;
+            out.commit(produced);
+            input = &input[consumed..];
+            match status {
+                Status::StreamEnd => return Ok(()),
+                // Room left over and no input left: deflate has taken it all.
+                _ if input.is_empty() && produced < room_len && flush != DeflateFlush::Finish => return Ok(()),
+                _ => {}
+            }
+            ctx.check()?;
+        }
+    }
+}
+
+fn deflate_error(e: DeflateError) -> KernelError {
+    match e {
+        DeflateError::MemError => format_error(Z_MEM_ERROR, "out of memory"),
+        other => format_error(Z_STREAM_ERROR, other.as_str()),
+    }
+}
+
+impl Transform for CompressState {
+    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.pump(chunk, DeflateFlush::NoFlush, out, ctx)
+    }
+
+    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.pump(&[], DeflateFlush::Finish, out, ctx)
+    }
+}
+
+// ---- decompression --------------------------------------------------------
+
+/// `gunzip`, `inflate`, `inflateRaw`.
+pub struct Decompress {
+    name: &'static str,
+    format: Format,
+}
+
+pub static GUNZIP: Decompress = Decompress { name: "gunzip", format: Format::Gzip };
+pub static INFLATE: Decompress = Decompress { name: "inflate", format: Format::Zlib };
+pub static INFLATE_RAW: Decompress = Decompress { name: "inflateRaw", format: Format::Raw };
+
+/// The window size a decoder allows (0: the one the stream's header names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecompressParams {
+    window_bits: u8,
+}
+
+impl Kernel for Decompress {
+    type Params = DecompressParams;
+    type State = DecompressState;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn params(&self, raw: &RawParams<'_>) -> Result<DecompressParams, ParamError> {
+        raw.only(&["windowBits"])?;
+        // 0 (take the header's) exists only where there is a header.
+        let window_bits = match raw.integer("windowBits", 0..=15)? {
+            None => 15,
+            Some(0) if self.format != Format::Raw => 0,
+            Some(bits) if bits >= 8 => bits as u8,
+            Some(bits) => {
+                let expected = if self.format == Format::Raw { ">= 8 and <= 15" } else { "0 or >= 8 and <= 15" };
+                return Err(ParamError::Range { name: "windowBits", expected: expected.into(), got: bits.to_string() });
+            }
+        };
+        Ok(DecompressParams { window_bits })
+    }
+
+    fn expands(&self) -> bool {
+        true
+    }
+
+    fn start(&self, p: &DecompressParams, _len_hint: Option<usize>) -> Result<DecompressState, KernelError> {
+        Ok(DecompressState { inflate: new_inflate(self.format, p.window_bits), format: self.format, window_bits: p.window_bits, phase: Phase::InStream })
+    }
+}
+
+fn new_inflate(format: Format, window_bits: u8) -> Inflate {
+    // zlib-rs takes the gzip flag in window_bits (16 + bits), like zlib. A
+    // gzip header names no window size, so "the header's" (0) is the largest.
+    match format {
+        Format::Gzip => Inflate::new(true, 16 + if window_bits == 0 { 15 } else { window_bits }),
+        Format::Zlib => Inflate::new(true, window_bits),
+        Format::Raw => Inflate::new(false, window_bits),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Inside a stream (or a gzip member): more input is needed.
+    InStream,
+    /// A gzip member has ended; what follows decides (another member, or padding).
+    AfterMember,
+    /// The stream has ended; the rest of the input is ignored.
+    Done,
+}
+
+pub struct DecompressState {
+    inflate: Inflate,
+    format: Format,
+    window_bits: u8,
+    phase: Phase,
+}
+
+impl DecompressState {
+    fn pump(&mut self, mut input: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        loop {
+            match self.phase {
+                Phase::Done => return Ok(()),
+                // Node's rule: after a gzip member, a zero byte ends the
+                // input (padding); anything else must be another member.
+                Phase::AfterMember => match input.first() {
+                    None => return Ok(()),
+                    Some(0) => {
+                        self.phase = Phase::Done;
+                        return Ok(());
+                    }
+                    Some(_) => {
+                        self.inflate = new_inflate(self.format, self.window_bits);
+                        self.phase = Phase::InStream;
+                    }
+                },
+                Phase::InStream => {}
+            }
+            let (consumed, produced, status) = self.step(input, out)?;
+            input = &input[consumed..];
+            if status == Status::StreamEnd {
+                self.phase = if self.format == Format::Gzip { Phase::AfterMember } else { Phase::Done };
+                continue;
+            }
+            if consumed == 0 && produced == 0 {
+                // No progress: inflate needs more input than this chunk had.
+                return Ok(());
+            }
+            ctx.check()?;
+        }
+    }
+
+    /// One call of inflate into the sink's free room: (input consumed,
+    /// output produced, status).
+    fn step(&mut self, input: &[u8], out: &mut Sink) -> Result<(usize, usize, Status), KernelError> {
+        let (in_before, out_before) = (self.inflate.total_in(), self.inflate.total_out());
+        let status = match out.unfilled(OUTPUT_STEP) {
+            Ok(room) => self.inflate.decompress(input, room, InflateFlush::NoFlush),
+            Err(too_large @ KernelError::TooLarge { .. }) => {
+                // The sink is full. The stream may still end here (its
+                // trailer produces no output), so try with one byte of room:
+                // only if inflate fills it is the output really too large.
+                let mut probe = [0u8; 1];
+                let status = self.inflate.decompress(input, &mut probe, InflateFlush::NoFlush).map_err(|e| self.error(e))?;
+                if self.inflate.total_out() > out_before {
+                    return Err(too_large);
+                }
+                Ok(status)
+            }
+            Err(other) => return Err(other),
+        }
+        .map_err(|e| self.error(e))?;
+        let consumed = (self.inflate.total_in() - in_before) as usize;
+        let produced = (self.inflate.total_out() - out_before) as usize;
+        out.commit(produced);
+        Ok((consumed, produced, status))
+    }
+
+    /// The typed error of a failed inflate call, with zlib's own words for
+    /// it when it has them ("incorrect header check", ...).
+    fn error(&self, e: InflateError) -> KernelError {
+        let detail = self.inflate.error_message().unwrap_or(e.as_str());
+        match e {
+            InflateError::DataError => format_error(Z_DATA_ERROR, detail),
+            InflateError::NeedDict { .. } => format_error(Z_NEED_DICT, "Missing dictionary"),
+            InflateError::MemError => format_error(Z_MEM_ERROR, detail),
+            InflateError::StreamError => format_error(Z_STREAM_ERROR, detail),
+        }
+    }
+}
+
+impl Transform for DecompressState {
+    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.pump(chunk, out, ctx)
+    }
+
+    fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        match self.phase {
+            // Node's words for an input that stops inside a stream.
+            Phase::InStream => Err(format_error(Z_BUF_ERROR, "unexpected end of file")),
+            Phase::AfterMember | Phase::Done => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Input;
+    use crate::kernels::params::RawValue;
+    use crate::kernels::{find, get, AnyKernel, Params};
+    use std::sync::atomic::AtomicBool;
+
+    fn kernel(name: &str) -> &'static dyn AnyKernel {
+        get(find(name).unwrap()).unwrap()
+    }
+
+    fn params(name: &str, raw: &[(&'static str, f64)]) -> Params {
+        let raw = RawParams::new(raw.iter().map(|&(n, v)| (n, RawValue::Number(v))).collect());
+        kernel(name).params(&raw).unwrap()
+    }
+
+    fn run_with(name: &str, p: &Params, input: Input, limit: usize) -> Result<Vec<u8>, KernelError> {
+        let flag = AtomicBool::new(false);
+        let mut out = Sink::new(limit);
+        kernel(name).run(p, &input, &RunContext::new(&flag), &mut out)?;
+        Ok(out.into_output().as_bytes().to_vec())
+    }
+
+    fn run(name: &str, input: &[u8]) -> Result<Vec<u8>, KernelError> {
+        run_with(name, &Params::NONE, Input::Owned(input.to_vec()), usize::MAX)
+    }
+
+    /// Text-like bytes that compress well, and noise that does not.
+    fn text(n: usize) -> Vec<u8> {
+        let words = ["tidepool ", "queue ", "age ", "{\"id\":", "42, ", "thread ", "\n"];
+        let mut out = Vec::with_capacity(n);
+        let mut i = 0usize;
+        while out.len() < n {
+            out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
+            i += 1;
+        }
+        out.truncate(n);
+        out
+    }
+
+    fn noise(n: usize) -> Vec<u8> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    const PAIRS: [(&str, &str); 3] = [("gzip", "gunzip"), ("deflate", "inflate"), ("deflateRaw", "inflateRaw")];
+
+    #[test]
+    fn every_format_round_trips_every_level_and_shape() {
+        let shapes = [Vec::new(), vec![7], text(64 * 1024), noise(100_000), text(3 * CHUNK_FOR_TESTS + 11)];
+        for (enc, dec) in PAIRS {
+            for level in [-1.0, 0.0, 1.0, 6.0, 9.0] {
+                for data in &shapes {
+                    let packed = run_with(enc, &params(enc, &[("level", level)]), Input::Owned(data.clone()), usize::MAX).unwrap();
+                    assert_eq!(&run(dec, &packed).unwrap(), data, "{enc} level {level}, {} bytes", data.len());
+                }
+            }
+        }
+    }
+
+    const CHUNK_FOR_TESTS: usize = crate::kernels::CHUNK;
+
+    #[test]
+    fn every_parameter_reaches_zlib() {
+        let data = text(200_000);
+        let default = run("deflate", &data).unwrap();
+        for (name, value) in [("level", 1.0), ("windowBits", 9.0), ("memLevel", 1.0), ("strategy", 2.0)] {
+            let packed = run_with("deflate", &params("deflate", &[(name, value)]), Input::Owned(data.clone()), usize::MAX).unwrap();
+            assert_ne!(packed, default, "{name} changed nothing");
+            assert_eq!(run("inflate", &packed).unwrap(), data, "{name}");
+        }
+        // A stream made with a 32 KiB window needs it: inflate with 9 bits refuses.
+        let small = run_with("inflate", &params("inflate", &[("windowBits", 9.0)]), Input::Owned(default.clone()), usize::MAX);
+        assert!(matches!(small, Err(KernelError::Format { code: "Z_DATA_ERROR", .. })), "{small:?}");
+        // windowBits 0: the header's.
+        let header = run_with("inflate", &params("inflate", &[("windowBits", 0.0)]), Input::Owned(default), usize::MAX).unwrap();
+        assert_eq!(header, data);
+    }
+
+    #[test]
+    fn parameters_out_of_node_ranges_are_refused() {
+        let refused = |k: &str, name: &'static str, v: f64| {
+            let raw = RawParams::new(vec![(name, RawValue::Number(v))]);
+            kernel(k).params(&raw).unwrap_err()
+        };
+        for (k, name, v) in [
+            ("gzip", "level", 10.0),
+            ("gzip", "level", -2.0),
+            ("gzip", "windowBits", 8.0),
+            ("deflate", "windowBits", 16.0),
+            ("deflate", "memLevel", 0.0),
+            ("deflate", "strategy", 5.0),
+            ("inflateRaw", "windowBits", 0.0),
+            ("inflate", "windowBits", 7.0),
+        ] {
+            assert!(matches!(refused(k, name, v), ParamError::Range { .. }), "{k} {name} {v}");
+        }
+        let unknown = kernel("gunzip").params(&RawParams::new(vec![("level", RawValue::Number(1.0))])).unwrap_err();
+        assert!(matches!(unknown, ParamError::Unknown { .. }));
+    }
+
+    #[test]
+    fn gunzip_joins_members_and_treats_zeros_after_a_member_as_padding() {
+        let (a, b) = (run("gzip", b"hello ").unwrap(), run("gzip", b"world").unwrap());
+        let both = [a.clone(), b].concat();
+        assert_eq!(run("gunzip", &both).unwrap(), b"hello world");
+        // Split so that the second member starts exactly at a chunk boundary.
+        let flag = AtomicBool::new(false);
+        let first: &'static [u8] = Box::leak(a.clone().into_boxed_slice());
+        let second: &'static [u8] = Box::leak(both[a.len()..].to_vec().into_boxed_slice());
+        let input = Input::Many(vec![crate::input::RawSlice::from_static(first), crate::input::RawSlice::from_static(second)].into_boxed_slice());
+        let mut out = Sink::new(usize::MAX);
+        kernel("gunzip").run(&Params::NONE, &input, &RunContext::new(&flag), &mut out).unwrap();
+        assert_eq!(out.into_output().as_bytes(), b"hello world");
+        let padded = [a.clone(), vec![0; 10], b"anything after padding".to_vec()].concat();
+        assert_eq!(run("gunzip", &padded).unwrap(), b"hello ");
+        let garbage = [a.clone(), b"garbage".to_vec()].concat();
+        assert!(matches!(run("gunzip", &garbage), Err(KernelError::Format { code: "Z_DATA_ERROR", .. })));
+        let cut_header = [a, vec![0x1f]].concat();
+        assert!(matches!(run("gunzip", &cut_header), Err(KernelError::Format { code: "Z_BUF_ERROR", .. })));
+    }
+
+    #[test]
+    fn data_after_a_zlib_or_raw_stream_is_ignored() {
+        for (enc, dec) in [("deflate", "inflate"), ("deflateRaw", "inflateRaw")] {
+            let tail = [run(enc, b"abc").unwrap(), b"xyz".to_vec()].concat();
+            assert_eq!(run(dec, &tail).unwrap(), b"abc", "{dec}");
+        }
+    }
+
+    #[test]
+    fn truncated_empty_and_corrupt_inputs_get_zlib_codes() {
+        for (enc, dec) in PAIRS {
+            let packed = run(enc, &text(10_000)).unwrap();
+            let cut = run(dec, &packed[..packed.len() - 3]);
+            assert!(matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", ref message }) if message == "unexpected end of file"), "{dec}: {cut:?}");
+            assert!(matches!(run(dec, &[]), Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{dec} of nothing");
+        }
+        for dec in ["gunzip", "inflate"] {
+            let bad = run(dec, b"not compressed at all");
+            assert!(matches!(bad, Err(KernelError::Format { code: "Z_DATA_ERROR", .. })), "{dec}: {bad:?}");
+        }
+        // A flipped bit in the body: the checksum (or the code) catches it.
+        let mut packed = run("gzip", &text(10_000)).unwrap();
+        let mid = packed.len() / 2;
+        packed[mid] ^= 0x40;
+        assert!(matches!(run("gunzip", &packed), Err(KernelError::Format { code: "Z_DATA_ERROR", .. })));
+    }
+
+    #[test]
+    fn a_bomb_stops_at_the_limit_with_memory_near_it() {
+        // 64 MiB of zeros packs into ~64 KiB (1000:1).
+        let bomb = run("gzip", &vec![0u8; 64 << 20]).unwrap();
+        assert!(bomb.len() < 100 << 10, "{}", bomb.len());
+        let limit = 1 << 20;
+        let flag = AtomicBool::new(false);
+        let mut out = Sink::new(limit);
+        let err = kernel("gunzip").run(&Params::NONE, &Input::Owned(bomb), &RunContext::new(&flag), &mut out).unwrap_err();
+        assert_eq!(err, KernelError::TooLarge { limit });
+        assert!(out.len() <= limit);
+    }
+
+    #[test]
+    fn an_output_exactly_at_the_limit_is_not_too_large() {
+        for (enc, dec) in PAIRS {
+            let data = text(100_000);
+            let packed = run(enc, &data).unwrap();
+            assert_eq!(run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len()).unwrap(), data, "{dec}");
+            let one_less = run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len() - 1);
+            assert_eq!(one_less, Err(KernelError::TooLarge { limit: data.len() - 1 }), "{dec}");
+            assert_eq!(run_with(enc, &Params::NONE, Input::Owned(data.clone()), packed.len()).unwrap(), packed, "{enc}");
+            assert!(matches!(run_with(enc, &Params::NONE, Input::Owned(data), packed.len() - 1), Err(KernelError::TooLarge { .. })), "{enc}");
+        }
+    }
+
+    #[test]
+    fn a_raised_cancel_flag_stops_an_expanding_decoder() {
+        let bomb = run("gzip", &vec![0u8; 8 << 20]).unwrap();
+        let flag = AtomicBool::new(true);
+        let mut out = Sink::new(usize::MAX);
+        let err = kernel("gunzip").run(&Params::NONE, &Input::Owned(bomb), &RunContext::new(&flag), &mut out).unwrap_err();
+        assert_eq!(err, KernelError::Cancelled);
+        assert!(out.len() <= 2 * OUTPUT_STEP, "ran on after the flag: {} bytes", out.len());
+    }
+
+    #[test]
+    fn the_gzip_header_names_unix_like_node() {
+        // Byte 9 is the OS: Node writes 3 (Unix) on Linux and macOS.
+        assert_eq!(run("gzip", b"x").unwrap()[9], 3);
+    }
+}
