@@ -89,8 +89,13 @@ pub struct HmacParams {
 
 fn hmac_params(raw: &RawParams<'_>) -> Result<HmacParams, ParamError> {
     raw.only(&["hash", "key"])?;
-    let hashes =
-        [("sha256", HmacHash::Sha256), ("sha384", HmacHash::Sha384), ("sha512", HmacHash::Sha512), ("sha1", HmacHash::Sha1), ("md5", HmacHash::Md5)];
+    let hashes = [
+        ("sha256", HmacHash::Sha256),
+        ("sha384", HmacHash::Sha384),
+        ("sha512", HmacHash::Sha512),
+        ("sha1", HmacHash::Sha1),
+        ("md5", HmacHash::Md5),
+    ];
     let hash = required(raw.choice("hash", &hashes)?, "hash", "one of 'sha256', 'sha384', 'sha512', 'sha1', 'md5'")?;
     let key = required(raw.bytes("key")?, "key", "a string or a binary")?;
     Ok(HmacParams { hash, key: Zeroizing::new(key.to_vec()) })

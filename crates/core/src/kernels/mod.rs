@@ -102,9 +102,7 @@ pub(crate) mod tests {
     /// input, with their default parameters (not the decoders, which refuse
     /// most inputs, nor hmac, which needs a key).
     fn pure() -> impl Iterator<Item = &'static &'static dyn AnyKernel> {
-        REGISTRY
-            .iter()
-            .filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic") && !k.expands() && k.params(&RawParams::none()).is_ok())
+        REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic") && !k.expands() && k.params(&RawParams::none()).is_ok())
     }
 
     /// Runs kernel `name` over `data` (optionally split in parts).

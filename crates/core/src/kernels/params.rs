@@ -126,7 +126,11 @@ impl<'a> RawParams<'a> {
             None => Ok(None),
             Some(RawValue::Bytes(b)) => Ok(Some(b)),
             Some(RawValue::Text(t)) => Ok(Some(t.as_bytes())),
-            Some(other) => Err(ParamError::Type { name, expected: "of type string or an instance of Buffer, TypedArray or DataView", got: other.type_name() }),
+            Some(other) => Err(ParamError::Type {
+                name,
+                expected: "of type string or an instance of Buffer, TypedArray or DataView",
+                got: other.type_name(),
+            }),
         }
     }
 

@@ -235,7 +235,12 @@ impl Kernel for Decompress {
     }
 
     fn start(&self, p: &DecompressParams, _len_hint: Option<usize>) -> Result<DecompressState, KernelError> {
-        Ok(DecompressState { inflate: new_inflate(self.format, p.window_bits), format: self.format, window_bits: p.window_bits, phase: Phase::InStream })
+        Ok(DecompressState {
+            inflate: new_inflate(self.format, p.window_bits),
+            format: self.format,
+            window_bits: p.window_bits,
+            phase: Phase::InStream,
+        })
     }
 }
 
@@ -471,7 +476,8 @@ mod tests {
         let flag = AtomicBool::new(false);
         let first: &'static [u8] = Box::leak(a.clone().into_boxed_slice());
         let second: &'static [u8] = Box::leak(both[a.len()..].to_vec().into_boxed_slice());
-        let input = Input::Many(vec![crate::input::RawSlice::from_static(first), crate::input::RawSlice::from_static(second)].into_boxed_slice());
+        let input =
+            Input::Many(vec![crate::input::RawSlice::from_static(first), crate::input::RawSlice::from_static(second)].into_boxed_slice());
         let mut out = Sink::new(usize::MAX);
         kernel("gunzip").run(&Params::NONE, &input, &RunContext::new(&flag), &mut out).unwrap();
         assert_eq!(out.into_output().as_bytes(), b"hello world");
@@ -496,7 +502,10 @@ mod tests {
         for (enc, dec) in PAIRS {
             let packed = run(enc, &text(10_000)).unwrap();
             let cut = run(dec, &packed[..packed.len() - 3]);
-            assert!(matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", ref message }) if message == "unexpected end of file"), "{dec}: {cut:?}");
+            assert!(
+                matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", ref message }) if message == "unexpected end of file"),
+                "{dec}: {cut:?}"
+            );
             assert!(matches!(run(dec, &[]), Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{dec} of nothing");
         }
         for dec in ["gunzip", "inflate"] {
@@ -532,7 +541,10 @@ mod tests {
             let one_less = run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len() - 1);
             assert_eq!(one_less, Err(KernelError::TooLarge { limit: data.len() - 1 }), "{dec}");
             assert_eq!(run_with(enc, &Params::NONE, Input::Owned(data.clone()), packed.len()).unwrap(), packed, "{enc}");
-            assert!(matches!(run_with(enc, &Params::NONE, Input::Owned(data), packed.len() - 1), Err(KernelError::TooLarge { .. })), "{enc}");
+            assert!(
+                matches!(run_with(enc, &Params::NONE, Input::Owned(data), packed.len() - 1), Err(KernelError::TooLarge { .. })),
+                "{enc}"
+            );
         }
     }
 
