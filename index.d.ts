@@ -27,7 +27,62 @@ declare namespace tidepool {
     | 'spin'
     | 'sleep'
     | 'panic'
-    | 'echo';
+    | 'echo'
+    | 'hmac'
+    | 'gzip'
+    | 'gunzip'
+    | 'deflate'
+    | 'inflate'
+    | 'deflateRaw'
+    | 'inflateRaw';
+
+  /**
+   * Parameters of `gzip`, `deflate` and `deflateRaw`: zlib's, with
+   * `node:zlib`'s names, ranges and defaults.
+   */
+  export interface DeflateParams {
+    /** -1 (zlib's default, 6) or 0 (stored) to 9 (smallest). @default -1 */
+    level?: number;
+    /** Base-2 log of the window: 8 to 15 (9 to 15 for gzip). @default 15 */
+    windowBits?: number;
+    /** Memory for the compression state: 1 to 9. @default 8 */
+    memLevel?: number;
+    /** `zlib.constants.Z_DEFAULT_STRATEGY` (0) to `Z_FIXED` (4). @default 0 */
+    strategy?: number;
+  }
+
+  /** Parameters of `gunzip`, `inflate` and `inflateRaw`. */
+  export interface InflateParams {
+    /** The largest window the stream may use: 8 to 15, or 0 (the header's; not for raw). @default 15 */
+    windowBits?: number;
+  }
+
+  /** Parameters of `hmac`: both required; the result equals `crypto.createHmac(hash, key)`'s digest. */
+  export interface HmacParams {
+    hash: 'sha256' | 'sha384' | 'sha512' | 'sha1' | 'md5';
+    /** Copied once when posted, wiped when the task ends. A string is its UTF-8 bytes. */
+    key: string | Binary;
+  }
+
+  /** Parameters of `blake3`: none (the hash), `key` (keyed hash) or `context` (key derivation; the input is the key material). */
+  export interface Blake3Params {
+    /** Exactly 32 bytes. */
+    key?: Binary;
+    context?: string;
+  }
+
+  /** Parameters of `xxh3` and `xxh64`. */
+  export interface XxhashParams {
+    /** 0 to 2^64 - 1. @default 0 */
+    seed?: number | bigint;
+  }
+
+  /**
+   * The parameters of some kernel (each kernel checks its own, when the pool
+   * is made or the task posted: an unknown name throws
+   * `ERR_INVALID_ARG_VALUE`, a value out of range `ERR_OUT_OF_RANGE`).
+   */
+  export type KernelParams = DeflateParams | InflateParams | HmacParams | Blake3Params | XxhashParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';
@@ -61,6 +116,11 @@ declare namespace tidepool {
      * @default 'sha256'
      */
     kernel?: KernelName;
+    /**
+     * The parameters of the pool's `kernel` (see {@link KernelParams}),
+     * checked here. Required for `hmac`.
+     */
+    params?: KernelParams;
     /**
      * The form of each result: `'buffer'` (a `Buffer` of its own, safe to keep)
      * or a string in `'hex'`, `'base64'` or `'base64url'`. Anything else throws
@@ -151,7 +211,10 @@ declare namespace tidepool {
      * Most bytes a task's result may have: a kernel that would write more
      * stops there and the task rejects with a `RangeError` whose code is
      * `ERR_BUFFER_TOO_LARGE`. An integer from 1 to `buffer.constants.MAX_LENGTH`.
-     * @default buffer.constants.MAX_LENGTH
+     * Without it, decoders (`gunzip`, `inflate`, `inflateRaw`) stop at
+     * 256 MiB ({@link Defaults.maxExpandedBytes}) and other kernels at
+     * `buffer.constants.MAX_LENGTH`.
+     * @default buffer.constants.MAX_LENGTH (256 MiB for decoders)
      */
     maxOutputBytes?: number;
     /**
@@ -174,6 +237,13 @@ declare namespace tidepool {
   export interface PostOptions {
     /** Run this kernel instead of the pool's `kernel` option for this task. */
     kernel?: KernelName;
+    /**
+     * This task's kernel parameters, instead of the pool's `params` (which
+     * apply only to the pool's own kernel). Checked here: bad ones throw.
+     */
+    params?: KernelParams;
+    /** This task's output limit, instead of the pool's `maxOutputBytes`. */
+    maxOutputBytes?: number;
     /**
      * Cancels the task: a queued task leaves the queue and rejects at once, a
      * running one stops at its next 256 KiB chunk (the thread stays in the
@@ -329,6 +399,10 @@ declare namespace tidepool {
    * - `ERR_TIDEPOOL_PANIC`: the kernel panicked (the message carries the panic's).
    * - `ERR_TIDEPOOL_INVALID_INPUT` (RangeError): the kernel rejected its input.
    * - `ERR_TIDEPOOL_INTERNAL`: unknown native error code (a bug in tidepool).
+   * - `ERR_BUFFER_TOO_LARGE` (RangeError): the result would pass `maxOutputBytes`.
+   * - `Z_DATA_ERROR`, `Z_BUF_ERROR` (truncated input), `Z_NEED_DICT`,
+   *   `Z_MEM_ERROR`, `Z_STREAM_ERROR`: a zlib decoder refused its input, as
+   *   `node:zlib` names it (with the same `errno`).
    * - `ERR_TIDEPOOL_NOT_BUILT`: thrown by `require('tidepool')` when the native
    *   addon has not been built (`cause` holds the loader's error).
    * - `ERR_TIDEPOOL_QUEUE_FULL`: the queue held `maxQueue` tasks (`queueFull: 'reject'`).
@@ -355,6 +429,12 @@ declare namespace tidepool {
     | 'ERR_TIDEPOOL_QUEUE_FULL'
     | 'ERR_TIDEPOOL_DROPPED'
     | 'ERR_TIDEPOOL_TIMEOUT'
+    | 'ERR_BUFFER_TOO_LARGE'
+    | 'Z_DATA_ERROR'
+    | 'Z_BUF_ERROR'
+    | 'Z_NEED_DICT'
+    | 'Z_MEM_ERROR'
+    | 'Z_STREAM_ERROR'
     | 'ABORT_ERR';
 
   /**
@@ -366,6 +446,8 @@ declare namespace tidepool {
     code: TidepoolErrorCode;
     /** The underlying error (set for `ERR_TIDEPOOL_NOT_BUILT` and `ERR_TIDEPOOL_SPAWN_FAILED`). */
     cause?: unknown;
+    /** zlib's return code, for the `Z_*` codes (as on `node:zlib`'s errors). */
+    errno?: number;
   }
 
   /**
@@ -514,6 +596,8 @@ declare namespace tidepool {
     readonly maxInputBytes: number;
     /** `buffer.constants.MAX_LENGTH` (the largest Buffer this Node can make). */
     readonly maxOutputBytes: number;
+    /** 256 MiB: the output limit of decoders when `maxOutputBytes` is not given. */
+    readonly maxExpandedBytes: number;
     /** `10`. */
     readonly niceIncrement: number;
   }

@@ -28,6 +28,7 @@ const { ENCODINGS, checkPostKeys, resolvePoolOptions, resolveStatsOptions } = re
 const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
 const { ownArray, grown } = require('./lib/own-array');
+const { paramsHandle, checkDefaults } = require('./lib/params');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -46,6 +47,10 @@ const DEFAULTS = Object.freeze({
   maxInputBytes: Infinity,
   // The largest Buffer this Node can make (4 GiB on Node 20, 64-bit).
   maxOutputBytes: BUFFER_MAX_LENGTH,
+  // What a decoder (gunzip, inflate...) may produce unless maxOutputBytes is
+  // given: 256 MiB, so a 256 KiB gzip bomb cannot claim 4 GiB per thread
+  // (README, "Compression").
+  maxExpandedBytes: Math.min(256 * 1024 * 1024, BUFFER_MAX_LENGTH),
   niceIncrement: binding.defaultNiceIncrement(),
 });
 
@@ -95,6 +100,8 @@ class Pool extends EventEmitter {
   #nativeSubmit;
   #onBatchCallback;
   #kernel;
+  /** What the pool's kernel runs with: undefined, or { params } (its `params` option). */
+  #extra;
   #encoding;
   #select;
   /** How errors name the input: 'message', or 'select(message)' with a custom select. */
@@ -150,6 +157,14 @@ class Pool extends EventEmitter {
     super();
     const resolved = resolvePoolOptions(options, DEFAULTS, kernelId, kFailSpawnsAfter);
     this.#kernel = resolved.kernel;
+    if (options !== undefined && options !== null && options.params !== undefined) {
+      this.#extra = Object.freeze({
+        params: paramsHandle(resolved.kernel, options.params, 'options.params', false),
+        maxOutputBytes: undefined,
+      });
+    } else {
+      checkDefaults(resolved.kernel, 'options.params');
+    }
     this.#encoding = resolved.encoding;
     this.#select = resolved.select === undefined ? defaultSelect : resolved.select;
     this.#inputName = resolved.select === undefined ? 'message' : 'select(message)';
@@ -181,13 +196,18 @@ class Pool extends EventEmitter {
    */
   post(message, options) {
     let kernel = this.#kernel;
+    let extra = this.#extra;
     let signal;
     let timeoutMs;
     if (options !== undefined) {
       if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
       checkPostKeys(options);
       const name = options.kernel;
-      if (name !== undefined) kernel = kernelId(name, 'options.kernel');
+      if (name !== undefined) {
+        kernel = kernelId(name, 'options.kernel');
+        // The pool's params are for the pool's kernel.
+        if (kernel !== this.#kernel) extra = undefined;
+      }
       signal = options.signal;
       if (signal !== undefined && (signal === null || typeof signal !== 'object')) {
         throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
@@ -199,6 +219,19 @@ class Pool extends EventEmitter {
           throw outOfRange('options.timeoutMs', 'a number > 0 and <= 2^31, or Infinity', timeoutMs);
         }
         if (timeoutMs === Infinity) timeoutMs = undefined;
+      }
+      const maxOutputBytes = options.maxOutputBytes;
+      if (maxOutputBytes !== undefined) {
+        if (typeof maxOutputBytes !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', maxOutputBytes);
+        if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > BUFFER_MAX_LENGTH) {
+          throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${BUFFER_MAX_LENGTH}`, maxOutputBytes);
+        }
+      }
+      if (options.params !== undefined) {
+        extra = { params: paramsHandle(kernel, options.params, 'options.params', true), maxOutputBytes };
+      } else {
+        if (extra === undefined && kernel !== this.#kernel) checkDefaults(kernel, 'options.params');
+        if (maxOutputBytes !== undefined) extra = { params: extra === undefined ? undefined : extra.params, maxOutputBytes };
       }
     }
     const data = snapshot(this.#select(message), this.#inputName);
@@ -223,7 +256,7 @@ class Pool extends EventEmitter {
       if (this.#closed) this.#rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
-      else this.#enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
+      else this.#enqueue(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
       return promise;
     } finally {
       if (watch !== undefined) {
@@ -244,7 +277,7 @@ class Pool extends EventEmitter {
       this.#rejectClosed(data, this.#kernel, (err) => process.nextTick(() => this.emit('error', err, message)));
       return;
     }
-    this.#enqueue(message, data, this.#kernel, null, null, undefined, undefined, undefined);
+    this.#enqueue(message, data, this.#kernel, this.#extra, null, null, undefined, undefined, undefined);
   }
 
   /**
@@ -359,13 +392,13 @@ class Pool extends EventEmitter {
    * postMessage. `signal`, its `watch` (pinned by the caller) and
    * `timeoutMs` are optional. Runs no user code before the task is queued.
    */
-  #enqueue(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
+  #enqueue(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
     if (this.#waiting.empty) {
       // The native side reads (and checks) the input even when the queue is full.
-      if (this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) !== 0) return;
+      if (this.#trySubmit(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) !== 0) return;
       if (this.#queueFull === 'drop-oldest') {
         const dropped = this.#native.dropOldest();
-        const queued = this.#trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
+        const queued = this.#trySubmit(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
         // Settled after the new task is queued: an 'error' listener of the
         // dropped one (user code) must not run in the middle of this post.
         if (dropped >= 0) {
@@ -379,7 +412,7 @@ class Pool extends EventEmitter {
       this.#checkLengths(data, kernel);
     }
     if (!this.#waiting.empty || this.#queueFull === 'wait') {
-      this.#wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch);
+      this.#wait(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
       this.#needsDrain = true;
       return;
     }
@@ -390,8 +423,8 @@ class Pool extends EventEmitter {
   }
 
   /** Parks a post until the queue has room. */
-  #wait(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
-    const entry = { message, data, kernel, resolve, reject, signal, timeoutMs, watch, settled: false };
+  #wait(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
+    const entry = { message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch, settled: false };
     this.#waitingCount++;
     if (watch !== undefined) watch.waiting.add(entry);
     this.#waiting.push(entry);
@@ -422,14 +455,17 @@ class Pool extends EventEmitter {
   }
 
   /** Submits to the native queue; returns its length after, or 0 if it was full. */
-  #trySubmit(message, data, kernel, resolve, reject, signal, timeoutMs, watch) {
+  #trySubmit(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
     const slot = this.#freeCount !== 0 ? this.#freeSlots[--this.#freeCount] : this.#newSlot();
     let queued;
     try {
-      queued =
-        signal === undefined && timeoutMs === undefined
-          ? this.#nativeSubmit(slot, kernel, data)
-          : this.#nativeSubmit(slot, kernel, data, timeoutMs ?? 0, signal !== undefined);
+      if (extra !== undefined) {
+        queued = this.#nativeSubmit(slot, kernel, data, timeoutMs ?? 0, signal !== undefined, extra.params, extra.maxOutputBytes);
+      } else if (signal === undefined && timeoutMs === undefined) {
+        queued = this.#nativeSubmit(slot, kernel, data);
+      } else {
+        queued = this.#nativeSubmit(slot, kernel, data, timeoutMs ?? 0, signal !== undefined);
+      }
     } catch (err) {
       this.#freeSlots[this.#freeCount++] = slot;
       // The native side found a detached binary: the same error as post()'s own check.
@@ -505,7 +541,7 @@ class Pool extends EventEmitter {
         // The binaries were checked at post(); one may have been detached
         // while the post waited.
         readableBytes(w.data, this.#inputName);
-        queued = this.#trySubmit(w.message, w.data, w.kernel, w.resolve, w.reject, w.signal, w.timeoutMs, w.watch);
+        queued = this.#trySubmit(w.message, w.data, w.kernel, w.extra, w.resolve, w.reject, w.signal, w.timeoutMs, w.watch);
       } catch (err) {
         waiting.shift();
         this.#leaveWaiting(w);

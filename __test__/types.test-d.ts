@@ -197,3 +197,17 @@ void main;
   const code: tidepool.TidepoolErrorCode = 'ERR_INVALID_STATE';
   void code;
 }
+
+// Kernel parameters and per-task output limits.
+{
+  const gz = new Pool({ kernel: 'gzip', params: { level: 9, memLevel: 9 }, maxOutputBytes: 1 << 20 });
+  void gz.post(Buffer.alloc(1), { kernel: 'gunzip', maxOutputBytes: 1 << 16 });
+  void gz.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha256', key: Buffer.from('k') } });
+  void gz.post(Buffer.alloc(1), { kernel: 'xxh3', params: { seed: BigInt(7) } });
+  // @ts-expect-error not a hash hmac knows
+  void gz.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha3', key: 'k' } });
+  // @ts-expect-error no kernel takes this parameter
+  new Pool({ kernel: 'gzip', params: { lvl: 9 } });
+  const code: tidepool.TidepoolErrorCode = 'Z_DATA_ERROR';
+  void code;
+}

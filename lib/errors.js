@@ -110,6 +110,9 @@ function droppedError() {
   return makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one');
 }
 
+/** zlib's return codes, which node:zlib's errors carry as `errno`. */
+const ZLIB_ERRNO = Object.freeze({ Z_NEED_DICT: 2, Z_STREAM_ERROR: -2, Z_DATA_ERROR: -3, Z_MEM_ERROR: -4, Z_BUF_ERROR: -5 });
+
 /** The error of a failed task, from its native code (see TASK_CODES) and detail text. */
 function taskError(code, detail, destroyed) {
   switch (code) {
@@ -125,6 +128,12 @@ function taskError(code, detail, destroyed) {
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task ran longer than its timeoutMs and was stopped');
     case TASK_CODES.tooLarge:
       return makeError(RangeError, 'ERR_BUFFER_TOO_LARGE', `Cannot create a result larger than maxOutputBytes (${detail} bytes)`);
+    case TASK_CODES.format: {
+      // "CODE message": zlib's code names the failure, as node:zlib's errors do.
+      const space = detail.indexOf(' ');
+      const code = space === -1 ? detail : detail.slice(0, space);
+      return makeError(Error, code, detail.slice(space + 1), ZLIB_ERRNO[code] === undefined ? undefined : { errno: ZLIB_ERRNO[code] });
+    }
     case TASK_CODES.expired:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:

@@ -28,8 +28,9 @@ const POOL_OPTIONS = Object.freeze([
   'maxInputBytes',
   'maxOutputBytes',
   'niceIncrement',
+  'params',
 ]);
-const POST_OPTIONS = Object.freeze(['kernel', 'signal', 'timeoutMs']);
+const POST_OPTIONS = Object.freeze(['kernel', 'params', 'signal', 'timeoutMs', 'maxOutputBytes']);
 const STATS_OPTIONS = Object.freeze(['reset']);
 
 /** Why a pool option is refused by `post()`, when it is one. */
@@ -54,8 +55,10 @@ function checkPostKeys(options) {
   for (const key in options) {
     switch (key) {
       case 'kernel':
+      case 'params':
       case 'signal':
       case 'timeoutMs':
+      case 'maxOutputBytes':
         break;
       default:
         throw unknownOption('options', key, POST_OPTIONS, postHint(key));
@@ -150,6 +153,8 @@ function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
       maxQueue: maxQueue === Infinity ? undefined : maxQueue,
       maxQueueAgeMs: maxQueueAgeMs === Infinity ? undefined : maxQueueAgeMs,
       maxOutputBytes: integerOption(options, 'maxOutputBytes', 1, defaults.maxOutputBytes, defaults.maxOutputBytes),
+      // Decoders (gunzip, inflate...) get a smaller default: see DEFAULTS.
+      maxExpandedBytes: integerOption(options, 'maxOutputBytes', 1, defaults.maxOutputBytes, defaults.maxExpandedBytes),
       niceIncrement: integerOption(options, 'niceIncrement', 0, 19, defaults.niceIncrement),
       failSpawnsAfter: options[failSpawnsAfterKey],
     },

@@ -120,6 +120,15 @@ unsafe fn typed_array(env: sys::napi_env, value: sys::napi_value) -> Option<Resu
     Some(Ok(unsafe { RawSlice::new(data as *const u8, length * element_size(kind)) }))
 }
 
+/// One binary value (not an Array of them) as a raw slice.
+///
+/// # Safety
+/// Same contract as [`one`].
+pub unsafe fn slice_of(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Refusal> {
+    // SAFETY: forwarded contract.
+    unsafe { typed_array(env, value).unwrap_or_else(|| one(env, value)) }
+}
+
 /// The input of a task: one binary, or an Array of binaries.
 ///
 /// # Safety

@@ -18,6 +18,7 @@ mod delivery;
 mod handles;
 mod inner;
 mod native_pool;
+mod params;
 
 use napi_derive::napi;
 
@@ -25,6 +26,27 @@ use napi_derive::napi;
 #[napi]
 pub fn kernel_names() -> Vec<String> {
     tidepool_core::kernels::REGISTRY.iter().map(|k| k.name().to_owned()).collect()
+}
+
+/// The `makeParams(kernel, names, values, once)` function (see params.rs):
+/// a plain N-API function, made once by lib/binding.js.
+#[napi]
+pub fn params_maker(env: &napi::Env) -> napi::Result<napi::bindgen_prelude::Unknown<'_>> {
+    use napi::bindgen_prelude::FromNapiValue;
+    let raw_env = env.raw();
+    let mut function = std::ptr::null_mut();
+    // SAFETY: live env; out-pointer to a local; the callback needs no data.
+    unsafe {
+        napi::check_status!(napi::sys::napi_create_function(
+            raw_env,
+            c"makeParams".as_ptr(),
+            10,
+            Some(params::make_params_callback),
+            std::ptr::null_mut(),
+            &mut function
+        ))?;
+        napi::bindgen_prelude::Unknown::from_napi_value(raw_env, function)
+    }
 }
 
 /// CPUs this process may use (cgroup- and affinity-aware).
@@ -72,6 +94,8 @@ pub struct TaskErrorCodes {
     pub expired: u32,
     pub timed_out: u32,
     pub too_large: u32,
+    /// The input is corrupt or truncated for the kernel's format.
+    pub format: u32,
 }
 
 /// See [`TaskErrorCodes`].
@@ -86,5 +110,6 @@ pub fn task_error_codes() -> TaskErrorCodes {
         expired: code(TaskError::Expired),
         timed_out: code(TaskError::TimedOut),
         too_large: code(TaskError::TooLarge { limit: 0 }),
+        format: code(TaskError::Format { code: "", message: String::new() }),
     }
 }

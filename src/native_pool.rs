@@ -59,6 +59,8 @@ pub struct NativeOptions {
     pub max_queue_age_ms: Option<f64>,
     /// Most bytes a task's result may have.
     pub max_output_bytes: f64,
+    /// The same for decoders (kernels whose output may dwarf their input).
+    pub max_expanded_bytes: f64,
     /// Nice increment of the worker threads (0..=19, Linux only).
     pub nice_increment: u32,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
@@ -131,11 +133,13 @@ unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _h
     drop(unsafe { Rc::from_raw(data as *const Inner) });
 }
 
-/// `submit(slot, kernel, data, timeoutMs?, cancellable?)`: queues one task. `data` is a binary or an
-/// Array of binaries; index.js keeps it reachable until the task is delivered.
+/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?)`: queues one
+/// task. `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
+/// delivered. `params` is a handle from makeParams (see params.rs) or undefined (the kernel's
+/// defaults); `maxOutputBytes` (an integer index.js checked) replaces the pool's limit.
 unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = 5;
-    let mut argv = [ptr::null_mut(); 5];
+    let mut argc = ARGS;
+    let mut argv = [ptr::null_mut(); ARGS];
     let mut data = ptr::null_mut();
     // SAFETY: live env and callback info of this call; out-pointers to locals.
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
@@ -170,7 +174,7 @@ unsafe fn submit(
     inner: &Inner,
     env: sys::napi_env,
     argc: usize,
-    argv: [sys::napi_value; 5],
+    argv: [sys::napi_value; ARGS],
 ) -> std::result::Result<u32, (&'static str, String)> {
     let mut slot = 0u32;
     let mut kernel = 0u32;
@@ -209,6 +213,18 @@ unsafe fn submit(
             }
         }
     }
+    let has_params = argc > 5 && !is_undefined(env, argv[5]);
+    if has_params {
+        // SAFETY: live env and value.
+        task.params = unsafe { crate::params::take(env, argv[5], kernel) }?;
+    }
+    if argc > 6 && !is_undefined(env, argv[6]) {
+        let mut bytes = 0.0f64;
+        // SAFETY: live env and value; out-pointer to a local.
+        if unsafe { sys::napi_get_value_double(env, argv[6], &mut bytes) } == sys::Status::napi_ok && bytes >= 1.0 {
+            task.max_output = Some(bytes as usize);
+        }
+    }
     let flag = cancellable.then(|| Arc::new(AtomicBool::new(false)));
     task.cancel = flag.clone();
     let queued = match inner.pool().submit(task) {
@@ -216,13 +232,27 @@ unsafe fn submit(
         Err(Refused::Full(_)) => return Ok(0),
         Err(Refused::Closed(_)) => return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned())),
     };
+    if has_params {
+        // SAFETY: live env and the value `take` accepted above.
+        unsafe { crate::params::release(env, argv[5]) };
+    }
     inner.task_queued(slot, flag);
     Ok(queued.min(u32::MAX as usize) as u32)
 }
 
+/// Most arguments `submit` takes.
+const ARGS: usize = 7;
+
+fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
+    let mut kind = sys::ValueType::napi_undefined;
+    // SAFETY: live env/value of the current call; out-pointer to a local.
+    unsafe { sys::napi_typeof(env, value, &mut kind) };
+    kind == sys::ValueType::napi_undefined
+}
+
 /// Throws a JS error with `code`: a `TypeError` for the argument codes
 /// (as Node throws them), an `Error` otherwise.
-fn throw(env: sys::napi_env, code: &str, message: &str) {
+pub(crate) fn throw(env: sys::napi_env, code: &str, message: &str) {
     let type_error = matches!(code, "ERR_INVALID_ARG_TYPE" | "ERR_INVALID_STATE");
     let code = std::ffi::CString::new(code).unwrap_or_default();
     let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
@@ -334,6 +364,7 @@ impl NativePool {
             max_queue_age: options.max_queue_age_ms.map(duration_ms),
             // An integer index.js checked to be <= buffer.constants.MAX_LENGTH.
             max_output_bytes: options.max_output_bytes as usize,
+            max_expanded_bytes: options.max_expanded_bytes as usize,
             nice_increment: options.nice_increment.min(19) as u8,
             fail_spawns_after: options.fail_spawns_after.map(u64::from),
             ..PoolConfig::default()

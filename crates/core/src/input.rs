@@ -43,7 +43,8 @@ impl RawSlice {
         self.len == 0
     }
 
-    fn as_slice(&self) -> &[u8] {
+    /// The bytes (valid under the promise made to [`RawSlice::new`]).
+    pub fn as_slice(&self) -> &[u8] {
         if self.len == 0 {
             return &[];
         }

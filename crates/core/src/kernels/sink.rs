@@ -216,6 +216,13 @@ impl Sink {
         }
         if self.spilled {
             self.spill.truncate(self.len);
+            // A reservation made on a guess (a compressor's quarter of its
+            // input) may be far larger than the output; the result lives as
+            // long as JavaScript keeps it, so give the rest back (a shrinking
+            // realloc, in place for large blocks).
+            if self.spill.capacity() - self.len > self.len / 2 {
+                self.spill.shrink_to_fit();
+            }
             Output(Repr::Spilled(self.spill))
         } else {
             Output(Repr::Inline { len: self.len as u8, bytes: self.inline })

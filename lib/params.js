@@ -1,0 +1,79 @@
+'use strict';
+// Kernel parameters (`params` of new Pool() and post()): read off the user's
+// object once, handed to the kernel's own check in Rust, which either makes
+// an opaque handle the task carries or says which parameter it refuses and
+// why; the refusal becomes Node's error here, where the value is at hand.
+
+const { binding, KERNELS } = require('./binding');
+const { describe, invalidArgType, makeError, outOfRange } = require('./errors');
+
+const makeParams = binding.paramsMaker();
+
+/** Per kernel id: true when it runs without parameters, else its refusal of none. */
+const defaultsOk = [];
+
+/**
+ * A handle for `params` (checked by `kernel`), or throws Node's error naming
+ * `${where}.${name}`. `once`: the handle serves one task (its key is let go
+ * of when that task is queued); otherwise it is shared (a pool's default).
+ */
+function paramsHandle(kernel, params, where, once) {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    throw invalidArgType(where, 'of type object', params);
+  }
+  const names = [];
+  const values = [];
+  // Own enumerable string keys, each value read once; `undefined` means
+  // "not given", as for every other option.
+  for (const name of Object.keys(params)) {
+    const value = params[name];
+    if (value === undefined) continue;
+    names.push(name);
+    values.push(value);
+  }
+  const made = makeParams(kernel, names, values, once);
+  if (Array.isArray(made)) {
+    const i = names.indexOf(made[1]);
+    throw paramsError(made, kernel, where, i === -1 ? undefined : values[i]);
+  }
+  return made;
+}
+
+/** Throws unless `kernel` can run without parameters (hmac needs a key). */
+function checkDefaults(kernel, where) {
+  let ok = defaultsOk[kernel];
+  if (ok === undefined) {
+    const made = makeParams(kernel, [], [], true);
+    ok = defaultsOk[kernel] = Array.isArray(made) ? made : true;
+  }
+  if (ok !== true) throw paramsError(ok, kernel, where, undefined);
+}
+
+/** Node's error for the kernel's refusal `[kind, name, expected]` of `value`. */
+function paramsError([kind, name, expected], kernel, where, value) {
+  const path = `${where}.${name}`;
+  switch (kind) {
+    case 'unknown':
+      return makeError(
+        TypeError,
+        'ERR_INVALID_ARG_VALUE',
+        expected === ''
+          ? `The property '${path}' is not a parameter: kernel '${KERNELS[kernel]}' takes none`
+          : `The property '${path}' is not a parameter of kernel '${KERNELS[kernel]}'. Its parameters: ${expected}`,
+      );
+    case 'range':
+      return outOfRange(path, expected, typeof value === 'bigint' ? `${value}n` : value);
+    case 'value':
+      return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${path}' must be ${expected}. Received ${describe(value)}`);
+    case 'missing':
+      return makeError(
+        TypeError,
+        'ERR_INVALID_ARG_TYPE',
+        `The "${path}" property is required by kernel '${KERNELS[kernel]}': ${expected}. Received undefined`,
+      );
+    default:
+      return invalidArgType(path, expected, value);
+  }
+}
+
+module.exports = { paramsHandle, checkDefaults };
