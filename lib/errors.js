@@ -110,9 +110,6 @@ function droppedError() {
   return makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one');
 }
 
-/** zlib's return codes, which node:zlib's errors carry as `errno`. */
-const ZLIB_ERRNO = Object.freeze({ Z_NEED_DICT: 2, Z_STREAM_ERROR: -2, Z_DATA_ERROR: -3, Z_MEM_ERROR: -4, Z_BUF_ERROR: -5 });
-
 /** The error of a failed task, from its native code (see TASK_CODES) and detail text. */
 function taskError(code, detail, destroyed) {
   switch (code) {
@@ -129,10 +126,11 @@ function taskError(code, detail, destroyed) {
     case TASK_CODES.tooLarge:
       return makeError(RangeError, 'ERR_BUFFER_TOO_LARGE', `Cannot create a result larger than maxOutputBytes (${detail} bytes)`);
     case TASK_CODES.format: {
-      // "CODE message": zlib's code names the failure, as node:zlib's errors do.
-      const space = detail.indexOf(' ');
-      const code = space === -1 ? detail : detail.slice(0, space);
-      return makeError(Error, code, detail.slice(space + 1), ZLIB_ERRNO[code] === undefined ? undefined : { errno: ZLIB_ERRNO[code] });
+      // "CODE ERRNO message": the code names the failure and errno is the
+      // library's number for it (0: none), as on node:zlib's errors.
+      const [code, errno] = detail.split(' ', 2);
+      const message = detail.slice(code.length + 1 + (errno === undefined ? 0 : errno.length + 1));
+      return makeError(Error, code, message, errno !== undefined && errno !== '0' ? { errno: Number(errno) } : undefined);
     }
     case TASK_CODES.expired:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');

@@ -71,7 +71,7 @@ impl TaskError {
     }
 
     /// Human-readable detail (for `TooLarge`, the limit in decimal; for
-    /// `Format`, the code, a space, and the message).
+    /// `Format`, the code, its errno and the message, space-separated).
     pub fn detail(&self) -> std::borrow::Cow<'_, str> {
         match self {
             TaskError::Panic(m) | TaskError::InvalidInput(m) => m.into(),
@@ -79,8 +79,9 @@ impl TaskError {
             TaskError::Expired => "the task waited in the queue longer than maxQueueAgeMs".into(),
             TaskError::TimedOut => "the task ran longer than its timeoutMs".into(),
             TaskError::TooLarge { limit } => limit.to_string().into(),
-            // The code first, then the words: the binding splits at the space.
-            TaskError::Format { code, message } => format!("{code} {message}").into(),
+            // The code, node:zlib's errno for it (0: none), then the words:
+            // the binding splits at the first two spaces.
+            TaskError::Format { code, message } => format!("{code} {} {message}", crate::kernels::format_errno(code).unwrap_or(0)).into(),
         }
     }
 }

@@ -42,7 +42,7 @@ fn by_name(name: &str) -> &'static dyn AnyKernel {
 
 /// The decoder of a compressor, and the other way round.
 fn partner(name: &str) -> Option<&'static str> {
-    [("gzip", "gunzip"), ("deflate", "inflate"), ("deflateRaw", "inflateRaw")].iter().find_map(|&(enc, dec)| {
+    kernels::CODEC_PAIRS.iter().find_map(|&(enc, dec)| {
         if name == enc {
             Some(dec)
         } else if name == dec {

@@ -6,6 +6,8 @@
 //! adapter, `digest.rs`; their table, `hashes.rs`), and `spin`, `sleep`
 //! (`timed.rs`), `echo` and `panic` for tests and benchmarks.
 
+mod brotli;
+mod codec;
 mod context;
 mod digest;
 mod echo;
@@ -16,7 +18,9 @@ pub mod params;
 mod sink;
 mod timed;
 mod zlib;
+mod zstd;
 
+pub use codec::PAIRS as CODEC_PAIRS;
 pub use context::{RunContext, CHUNK};
 pub use model::{AnyKernel, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};
@@ -79,7 +83,17 @@ pub static REGISTRY: &[&dyn AnyKernel] = &[
     &zlib::INFLATE,
     &zlib::DEFLATE_RAW,
     &zlib::INFLATE_RAW,
+    &brotli::BROTLI_COMPRESS,
+    &brotli::BROTLI_DECOMPRESS,
+    &zstd::ZSTD_COMPRESS,
+    &zstd::ZSTD_DECOMPRESS,
 ];
+
+/// The number node:zlib puts in `errno` beside a [`KernelError::Format`]
+/// code (zlib's return codes, brotli's error numbers), if it has one.
+pub fn format_errno(code: &str) -> Option<i32> {
+    zlib::errno_of(code).or_else(|| brotli::errno_of(code))
+}
 
 /// Looks a kernel up by name.
 pub fn find(name: &str) -> Option<KernelId> {
@@ -116,11 +130,8 @@ pub(crate) mod tests {
     /// compressor's bytes may differ with the chunking (zlib's may), so its
     /// output is compared decompressed.
     fn canonical(name: &str, out: Output) -> Vec<u8> {
-        let decoder = match name {
-            "gzip" => "gunzip",
-            "deflate" => "inflate",
-            "deflateRaw" => "inflateRaw",
-            _ => return out.as_bytes().to_vec(),
+        let Some(&(_, decoder)) = CODEC_PAIRS.iter().find(|(enc, _)| *enc == name) else {
+            return out.as_bytes().to_vec();
         };
         let flag = AtomicBool::new(false);
         let decoded = get(find(decoder).unwrap()).unwrap().compute(&Input::Owned(out.as_bytes().to_vec()), &RunContext::new(&flag));

@@ -1,0 +1,183 @@
+//! The loop every streaming codec runs: hand the library the input and the
+//! sink's free room, commit what it wrote, repeat until it has taken the
+//! input (or ended its stream), looking at cancellation between calls.
+//!
+//! One subtlety lives here so that no codec gets it wrong: when the sink is
+//! full (at `maxOutputBytes`), the library may still have nothing left to
+//! write, but libraries only say so when given room. So the last call gets a
+//! one-byte probe: only if the library fills it is the output really too
+//! large. An output exactly at the limit is therefore allowed, and a bomb
+//! stops one byte past it, before any memory beyond the limit is reserved.
+
+use super::{KernelError, RunContext, Sink};
+
+/// Every compressor with its decoder.
+pub const PAIRS: &[(&str, &str)] = &[
+    ("gzip", "gunzip"),
+    ("deflate", "inflate"),
+    ("deflateRaw", "inflateRaw"),
+    ("brotliCompress", "brotliDecompress"),
+    ("zstdCompress", "zstdDecompress"),
+];
+
+/// How much output room to ask the sink for at a time: enough that a codec
+/// is called a few times per input chunk, small enough that cancellation is
+/// looked at often while a small input expands.
+pub(super) const OUTPUT_STEP: usize = 64 * 1024;
+
+/// What one call of a codec did.
+pub(super) struct Progress {
+    /// Input bytes it took.
+    pub consumed: usize,
+    /// Output bytes it wrote.
+    pub produced: usize,
+    /// It reached the end of its stream (or frame, or member).
+    pub ended: bool,
+}
+
+/// Why [`pump`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// The codec took all the input and wrote all it could; it wants more input.
+    NeedsInput,
+    /// The codec ended its stream; the input after it starts at `rest`.
+    Ended { rest: usize },
+}
+
+/// Runs `step` over `input` into `out` until the input is taken (and, when
+/// `finishing`, until the stream ends or the codec makes no progress).
+pub(super) fn pump(
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+    input: &[u8],
+    finishing: bool,
+    mut step: impl FnMut(&[u8], &mut [u8]) -> Result<Progress, KernelError>,
+) -> Result<Stop, KernelError> {
+    let mut at = 0;
+    loop {
+        let (progress, room_len) = match out.unfilled(OUTPUT_STEP) {
+            Ok(room) => {
+                let room_len = room.len();
+                (step(&input[at..], room)?, room_len)
+            }
+            Err(too_large @ KernelError::TooLarge { .. }) => {
+                let mut probe = [0u8; 1];
+                let progress = step(&input[at..], &mut probe)?;
+                if progress.produced > 0 {
+                    return Err(too_large);
+                }
+                (progress, probe.len())
+            }
+            Err(other) => return Err(other),
+        };
+        out.commit(progress.produced);
+        at += progress.consumed;
+        if progress.ended {
+            return Ok(Stop::Ended { rest: at });
+        }
+        let no_progress = progress.consumed == 0 && progress.produced == 0;
+        let drained = at == input.len() && progress.produced < room_len;
+        if no_progress || (drained && !finishing) {
+            return Ok(Stop::NeedsInput);
+        }
+        ctx.check()?;
+    }
+}
+
+/// Helpers for the codecs' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::atomic::AtomicBool;
+
+    use crate::input::Input;
+    use crate::kernels::params::{RawParams, RawValue};
+    use crate::kernels::{find, get, AnyKernel, KernelError, Params, RunContext, Sink};
+
+    pub fn kernel(name: &str) -> &'static dyn AnyKernel {
+        get(find(name).unwrap()).unwrap()
+    }
+
+    /// Checked parameters of `name` from numbers.
+    pub fn params(name: &str, raw: &[(&'static str, f64)]) -> Params {
+        let raw = RawParams::new(raw.iter().map(|&(n, v)| (n, RawValue::Number(v))).collect());
+        kernel(name).params(&raw).unwrap()
+    }
+
+    pub fn run_with(name: &str, p: &Params, input: Input, limit: usize) -> Result<Vec<u8>, KernelError> {
+        let flag = AtomicBool::new(false);
+        let mut out = Sink::new(limit);
+        kernel(name).run(p, &input, &RunContext::new(&flag), &mut out)?;
+        Ok(out.into_output().as_bytes().to_vec())
+    }
+
+    pub fn run(name: &str, input: &[u8]) -> Result<Vec<u8>, KernelError> {
+        run_with(name, &Params::NONE, Input::Owned(input.to_vec()), usize::MAX)
+    }
+
+    /// Text-like bytes that compress well.
+    pub fn text(n: usize) -> Vec<u8> {
+        let words = ["tidepool ", "queue ", "age ", "{\"id\":", "42, ", "thread ", "\n"];
+        let mut out = Vec::with_capacity(n);
+        let mut i = 0usize;
+        while out.len() < n {
+            out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
+            i += 1;
+        }
+        out.truncate(n);
+        out
+    }
+
+    /// Bytes that do not compress.
+    pub fn noise(n: usize) -> Vec<u8> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    /// Round trip, exact limits, a bomb, truncation and cancellation for
+    /// one encoder/decoder pair: what every codec must do.
+    pub fn check_pair(enc: &str, dec: &str, bomb_ratio_at_least: usize) {
+        for data in [Vec::new(), vec![7], text(64 * 1024), noise(100_000), text(3 * crate::kernels::CHUNK + 11)] {
+            let packed = run(enc, &data).unwrap();
+            assert_eq!(run(dec, &packed).unwrap(), data, "{enc}/{dec}, {} bytes", data.len());
+        }
+        // Exactly at the limit is fine, one byte less is too large, both ways.
+        let data = text(100_000);
+        let packed = run(enc, &data).unwrap();
+        assert_eq!(run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len()).unwrap(), data, "{dec} at the limit");
+        let less = run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len() - 1);
+        assert_eq!(less, Err(KernelError::TooLarge { limit: data.len() - 1 }), "{dec}");
+        assert_eq!(
+            run_with(enc, &Params::NONE, Input::Owned(data.clone()), packed.len()).unwrap().len(),
+            packed.len(),
+            "{enc} at the limit"
+        );
+        assert!(matches!(run_with(enc, &Params::NONE, Input::Owned(data), packed.len() - 1), Err(KernelError::TooLarge { .. })), "{enc}");
+        // Truncated: node:zlib's Z_BUF_ERROR.
+        let cut = run(dec, &packed[..packed.len() / 2]);
+        assert!(matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{dec} of half: {cut:?}");
+        assert!(matches!(run(dec, &[]), Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{dec} of nothing");
+        // A bomb stops at the limit, with the sink never past it.
+        let zeros = vec![0u8; 16 << 20];
+        let bomb = run(enc, &zeros).unwrap();
+        assert!(bomb.len() * bomb_ratio_at_least <= zeros.len(), "{enc}: {} bytes", bomb.len());
+        let limit = 1 << 20;
+        let flag = AtomicBool::new(false);
+        let mut out = Sink::new(limit);
+        let err = kernel(dec).run(&Params::NONE, &Input::Owned(bomb.clone()), &RunContext::new(&flag), &mut out).unwrap_err();
+        assert_eq!(err, KernelError::TooLarge { limit }, "{dec} bomb");
+        assert!(out.len() <= limit);
+        // A raised flag stops the decoder within a step of output.
+        let raised = AtomicBool::new(true);
+        let mut out = Sink::new(usize::MAX);
+        let err = kernel(dec).run(&Params::NONE, &Input::Owned(bomb), &RunContext::new(&raised), &mut out).unwrap_err();
+        assert_eq!(err, KernelError::Cancelled, "{dec}");
+        assert!(out.len() <= 2 * super::OUTPUT_STEP, "{dec} ran on: {} bytes", out.len());
+    }
+}

@@ -1,0 +1,224 @@
+//! `zstdCompress` / `zstdDecompress`: Zstandard (RFC 8878) frames with the
+//! reference C library, named as in Node 22's `node:zlib`.
+//!
+//! Parameters: `level` (zstd's range, negative levels included; default 3)
+//! and `checksum` (a content checksum in the frame; default false). The
+//! decoder reads concatenated frames (and skips skippable ones), as the zstd
+//! CLI does; an input that stops inside a frame is `Z_BUF_ERROR`
+//! ("unexpected end of file", as node:zlib says for every format), a corrupt
+//! one `ERR_TIDEPOOL_CORRUPT_INPUT` with zstd's own words. zstd's decoder
+//! refuses frames that need a window over 128 MiB (its default limit), so a
+//! hostile header cannot make it reserve more.
+
+use zstd_safe::zstd_sys::ZSTD_EndDirective;
+use zstd_safe::{CCtx, CParameter, DCtx, InBuffer, OutBuffer};
+
+use super::codec::{pump, Progress, Stop};
+use super::model::{Kernel, Transform};
+use super::params::{ParamError, RawParams};
+use super::{KernelError, RunContext, Sink};
+
+/// The code of a corrupt input in a format zlib does not cover.
+pub(super) const CORRUPT: &str = "ERR_TIDEPOOL_CORRUPT_INPUT";
+
+/// node:zlib's error for an input that ends inside a stream, for every format.
+pub(super) fn truncated() -> KernelError {
+    KernelError::Format { code: "Z_BUF_ERROR", message: "unexpected end of file".to_owned() }
+}
+
+fn zstd_error(code: usize) -> KernelError {
+    let message = zstd_safe::get_error_name(code);
+    if message.contains("llocat") {
+        // "Allocation error : not enough memory"
+        return KernelError::Format { code: "Z_MEM_ERROR", message: message.to_owned() };
+    }
+    KernelError::Format { code: CORRUPT, message: message.to_owned() }
+}
+
+pub struct ZstdCompress;
+pub static ZSTD_COMPRESS: ZstdCompress = ZstdCompress;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZstdParams {
+    level: i32,
+    checksum: bool,
+}
+
+impl Kernel for ZstdCompress {
+    type Params = ZstdParams;
+    type State = ZstdCompressState;
+
+    fn name(&self) -> &'static str {
+        "zstdCompress"
+    }
+
+    fn params(&self, raw: &RawParams<'_>) -> Result<ZstdParams, ParamError> {
+        raw.only(&["level", "checksum"])?;
+        let levels = i128::from(zstd_safe::min_c_level())..=i128::from(zstd_safe::max_c_level());
+        Ok(ZstdParams {
+            // ZSTD_CLEVEL_DEFAULT.
+            level: raw.integer("level", levels)?.unwrap_or(3) as i32,
+            checksum: raw.boolean("checksum")?.unwrap_or(false),
+        })
+    }
+
+    fn start(&self, p: &ZstdParams, len_hint: Option<usize>) -> Result<ZstdCompressState, KernelError> {
+        let mut cctx = CCtx::try_create().ok_or_else(|| KernelError::Format { code: "Z_MEM_ERROR", message: "out of memory".into() })?;
+        cctx.set_parameter(CParameter::CompressionLevel(p.level)).map_err(zstd_error)?;
+        cctx.set_parameter(CParameter::ChecksumFlag(p.checksum)).map_err(zstd_error)?;
+        if let Some(n) = len_hint {
+            // A one-shot task knows its size: the frame header records it
+            // (as `zstd` does for a file) and zstd sizes its tables to it.
+            cctx.set_pledged_src_size(Some(n as u64)).map_err(zstd_error)?;
+        }
+        Ok(ZstdCompressState { cctx, reserve: len_hint.map(|n| n / 4 + 64) })
+    }
+}
+
+pub struct ZstdCompressState {
+    cctx: CCtx<'static>,
+    reserve: Option<usize>,
+}
+
+impl ZstdCompressState {
+    fn pump(&mut self, input: &[u8], end: ZSTD_EndDirective, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        if let Some(n) = self.reserve.take() {
+            out.reserve(n);
+        }
+        let cctx = &mut self.cctx;
+        let finishing = end == ZSTD_EndDirective::ZSTD_e_end;
+        pump(out, ctx, input, finishing, |input, room| {
+            let mut src = InBuffer::around(input);
+            let mut dst = OutBuffer::around(room);
+            let left = cctx.compress_stream2(&mut dst, &mut src, end).map_err(zstd_error)?;
+            // With e_end, 0 left to flush means the frame is complete.
+            Ok(Progress { consumed: src.pos(), produced: dst.pos(), ended: finishing && left == 0 })
+        })?;
+        Ok(())
+    }
+}
+
+impl Transform for ZstdCompressState {
+    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.pump(chunk, ZSTD_EndDirective::ZSTD_e_continue, out, ctx)
+    }
+
+    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.pump(&[], ZSTD_EndDirective::ZSTD_e_end, out, ctx)
+    }
+}
+
+pub struct ZstdDecompress;
+pub static ZSTD_DECOMPRESS: ZstdDecompress = ZstdDecompress;
+
+impl Kernel for ZstdDecompress {
+    type Params = ();
+    type State = ZstdDecompressState;
+
+    fn name(&self) -> &'static str {
+        "zstdDecompress"
+    }
+
+    fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {
+        raw.only(&[])
+    }
+
+    fn expands(&self) -> bool {
+        true
+    }
+
+    fn start(&self, _p: &(), _len_hint: Option<usize>) -> Result<ZstdDecompressState, KernelError> {
+        let dctx = DCtx::try_create().ok_or_else(|| KernelError::Format { code: "Z_MEM_ERROR", message: "out of memory".into() })?;
+        Ok(ZstdDecompressState { dctx, seen_input: false, between_frames: true })
+    }
+}
+
+pub struct ZstdDecompressState {
+    dctx: DCtx<'static>,
+    seen_input: bool,
+    /// The last call ended a frame (or none has begun): the input may end here.
+    between_frames: bool,
+}
+
+impl Transform for ZstdDecompressState {
+    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.seen_input |= !chunk.is_empty();
+        let (dctx, between) = (&mut self.dctx, &mut self.between_frames);
+        let stop = pump(out, ctx, chunk, false, |input, room| {
+            let mut src = InBuffer::around(input);
+            let mut dst = OutBuffer::around(room);
+            let hint = dctx.decompress_stream(&mut dst, &mut src).map_err(zstd_error)?;
+            if src.pos() > 0 || dst.pos() > 0 {
+                // 0: a frame just ended (the next input, if any, starts another).
+                *between = hint == 0;
+            }
+            Ok(Progress { consumed: src.pos(), produced: dst.pos(), ended: false })
+        })?;
+        debug_assert_eq!(stop, Stop::NeedsInput);
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        if !self.seen_input || !self.between_frames {
+            return Err(truncated());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Input;
+    use crate::kernels::codec::testing::{check_pair, params, run, run_with, text};
+    use crate::kernels::params::RawValue;
+    use crate::kernels::Params;
+
+    /// `printf 'hello, tidepool\n' | zstd -19 --check` (zstd CLI 1.5.4).
+    const CLI_FRAME: &str = "28b52ffd241081000068656c6c6f2c2074696465706f6f6c0ab5003666";
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    #[test]
+    fn round_trips_limits_bombs_truncation_and_cancellation() {
+        check_pair("zstdCompress", "zstdDecompress", 1000);
+    }
+
+    #[test]
+    fn reads_the_cli_frame_and_concatenated_frames() {
+        assert_eq!(run("zstdDecompress", &unhex(CLI_FRAME)).unwrap(), b"hello, tidepool\n");
+        let two = [run("zstdCompress", b"hello ").unwrap(), run("zstdCompress", b"world").unwrap()].concat();
+        assert_eq!(run("zstdDecompress", &two).unwrap(), b"hello world");
+        let garbage = [run("zstdCompress", b"hello").unwrap(), b"garbage".to_vec()].concat();
+        assert!(matches!(run("zstdDecompress", &garbage), Err(KernelError::Format { code: CORRUPT, .. })));
+        let corrupt = run("zstdDecompress", b"this is not zstd");
+        assert!(matches!(corrupt, Err(KernelError::Format { code: CORRUPT, ref message }) if message.contains("frame")), "{corrupt:?}");
+    }
+
+    #[test]
+    fn level_and_checksum_reach_zstd() {
+        let data = text(300_000);
+        let fast = run_with("zstdCompress", &params("zstdCompress", &[("level", 1.0)]), Input::Owned(data.clone()), usize::MAX).unwrap();
+        let best = run_with("zstdCompress", &params("zstdCompress", &[("level", 19.0)]), Input::Owned(data.clone()), usize::MAX).unwrap();
+        assert!(best.len() < fast.len(), "{} vs {}", best.len(), fast.len());
+        let raw = RawParams::new(vec![("checksum", RawValue::Bool(true))]);
+        let checked = crate::kernels::codec::testing::kernel("zstdCompress").params(&raw).unwrap();
+        let with_sum = run_with("zstdCompress", &checked, Input::Owned(data.clone()), usize::MAX).unwrap();
+        let plain = run("zstdCompress", &data).unwrap();
+        assert_eq!(with_sum.len(), plain.len() + 4, "a 4-byte content checksum");
+        assert_eq!(run("zstdDecompress", &with_sum).unwrap(), data);
+        // A flipped checksum byte is caught.
+        let mut bad = with_sum.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        assert!(matches!(run("zstdDecompress", &bad), Err(KernelError::Format { code: CORRUPT, .. })));
+        let out_of_range = RawParams::new(vec![("level", RawValue::Number(23.0))]);
+        assert!(matches!(
+            crate::kernels::codec::testing::kernel("zstdCompress").params(&out_of_range),
+            Err(ParamError::Range { name: "level", .. })
+        ));
+        let _ = Params::NONE;
+    }
+}
