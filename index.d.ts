@@ -34,7 +34,11 @@ declare namespace tidepool {
     | 'deflate'
     | 'inflate'
     | 'deflateRaw'
-    | 'inflateRaw';
+    | 'inflateRaw'
+    | 'brotliCompress'
+    | 'brotliDecompress'
+    | 'zstdCompress'
+    | 'zstdDecompress';
 
   /**
    * Parameters of `gzip`, `deflate` and `deflateRaw`: zlib's, with
@@ -55,6 +59,26 @@ declare namespace tidepool {
   export interface InflateParams {
     /** The largest window the stream may use: 8 to 15, or 0 (the header's; not for raw). @default 15 */
     windowBits?: number;
+  }
+
+  /** Parameters of `brotliCompress`, as `node:zlib`'s `BROTLI_PARAM_*`. */
+  export interface BrotliParams {
+    /** 0 (fastest) to 11 (smallest). @default 11 */
+    quality?: number;
+    /** Base-2 log of the window: 10 to 24. @default 22 */
+    lgwin?: number;
+    /** 0 generic, 1 text (UTF-8), 2 font (WOFF 2.0). @default 0 */
+    mode?: number;
+    /** The expected input size in bytes (a one-shot task gives its own). */
+    sizeHint?: number;
+  }
+
+  /** Parameters of `zstdCompress`. */
+  export interface ZstdParams {
+    /** zstd's levels: negative (fastest) to 22 (smallest). @default 3 */
+    level?: number;
+    /** Append a content checksum to the frame (the decoder verifies it). @default false */
+    checksum?: boolean;
   }
 
   /** Parameters of `hmac`: both required; the result equals `crypto.createHmac(hash, key)`'s digest. */
@@ -82,7 +106,7 @@ declare namespace tidepool {
    * is made or the task posted: an unknown name throws
    * `ERR_INVALID_ARG_VALUE`, a value out of range `ERR_OUT_OF_RANGE`).
    */
-  export type KernelParams = DeflateParams | InflateParams | HmacParams | Blake3Params | XxhashParams;
+  export type KernelParams = DeflateParams | InflateParams | BrotliParams | ZstdParams | HmacParams | Blake3Params | XxhashParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';
@@ -211,7 +235,8 @@ declare namespace tidepool {
      * Most bytes a task's result may have: a kernel that would write more
      * stops there and the task rejects with a `RangeError` whose code is
      * `ERR_BUFFER_TOO_LARGE`. An integer from 1 to `buffer.constants.MAX_LENGTH`.
-     * Without it, decoders (`gunzip`, `inflate`, `inflateRaw`) stop at
+     * Without it, decoders (`gunzip`, `inflate`, `inflateRaw`,
+     * `brotliDecompress`, `zstdDecompress`) stop at
      * 256 MiB ({@link Defaults.maxExpandedBytes}) and other kernels at
      * `buffer.constants.MAX_LENGTH`.
      * @default buffer.constants.MAX_LENGTH (256 MiB for decoders)
@@ -402,7 +427,11 @@ declare namespace tidepool {
    * - `ERR_BUFFER_TOO_LARGE` (RangeError): the result would pass `maxOutputBytes`.
    * - `Z_DATA_ERROR`, `Z_BUF_ERROR` (truncated input), `Z_NEED_DICT`,
    *   `Z_MEM_ERROR`, `Z_STREAM_ERROR`: a zlib decoder refused its input, as
-   *   `node:zlib` names it (with the same `errno`).
+   *   `node:zlib` names it (with the same `errno`). `Z_BUF_ERROR` also means a
+   *   truncated brotli, zstd or LZ4 input, as in `node:zlib`.
+   * - `ERR__ERROR_FORMAT_*` (and brotli's other `ERR__ERROR_*` names): a
+   *   corrupt brotli input, with brotli's error number in `errno`, as `node:zlib` has them.
+   * - `ERR_TIDEPOOL_CORRUPT_INPUT`: a corrupt zstd or LZ4 input (the message is the library's).
    * - `ERR_TIDEPOOL_NOT_BUILT`: thrown by `require('tidepool')` when the native
    *   addon has not been built (`cause` holds the loader's error).
    * - `ERR_TIDEPOOL_QUEUE_FULL`: the queue held `maxQueue` tasks (`queueFull: 'reject'`).
@@ -435,6 +464,8 @@ declare namespace tidepool {
     | 'Z_NEED_DICT'
     | 'Z_MEM_ERROR'
     | 'Z_STREAM_ERROR'
+    | `ERR__ERROR_${string}`
+    | 'ERR_TIDEPOOL_CORRUPT_INPUT'
     | 'ABORT_ERR';
 
   /**

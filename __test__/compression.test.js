@@ -254,3 +254,96 @@ test('zlib parameters out of range, unknown or of the wrong type throw synchrono
     pool.destroy();
   }
 });
+
+const BROTLI_QUALITY = zlib.constants.BROTLI_PARAM_QUALITY;
+
+test('brotli round-trips with node:zlib both ways, at several qualities and shapes', async () => {
+  const pool = new Pool({ kernel: 'brotliCompress' });
+  try {
+    for (const [shape, data] of Object.entries(SHAPES)) {
+      const qualities = shape === 'JSON 16 MiB' ? [1, 4] : [0, 4, 5, 11];
+      for (const quality of qualities) {
+        const ours = (await pool.post(data, { params: { quality } })).result;
+        assert.ok(zlib.brotliDecompressSync(ours).equals(data), `node decodes our quality ${quality} of ${shape}`);
+        const theirs = zlib.brotliCompressSync(data, { params: { [BROTLI_QUALITY]: quality } });
+        assert.ok(
+          (await pool.post(theirs, { kernel: 'brotliDecompress' })).result.equals(data),
+          `we decode node's quality ${quality} of ${shape}`,
+        );
+      }
+    }
+    const data = jsonLike(100_000);
+    for (const params of [{ lgwin: 10 }, { mode: 1 }, { sizeHint: data.length }]) {
+      const { result } = await pool.post(data, { params: { quality: 5, ...params } });
+      assert.ok(zlib.brotliDecompressSync(result).equals(data), JSON.stringify(params));
+    }
+    assert.throws(() => pool.post(data, { params: { quality: 12 } }), { code: 'ERR_OUT_OF_RANGE', message: /quality/ });
+    assert.throws(() => pool.post(data, { params: { lgwin: 25 } }), { code: 'ERR_OUT_OF_RANGE', message: /lgwin/ });
+    assert.throws(() => pool.post(data, { params: { level: 5 } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /quality, lgwin, mode, sizeHint/,
+    });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('corrupt and truncated brotli inputs reject as node:zlib throws: same code, errno and message', async () => {
+  const pool = new Pool({ kernel: 'brotliDecompress' });
+  try {
+    const packed = zlib.brotliCompressSync(jsonLike(50_000));
+    for (const input of [Buffer.from('garbage!!'), packed.subarray(0, packed.length >> 1), Buffer.alloc(0)]) {
+      let expected;
+      try {
+        zlib.brotliDecompressSync(input);
+      } catch (err) {
+        expected = err;
+      }
+      assert.ok(expected);
+      await assert.rejects(pool.post(input), (err) => {
+        assert.equal(err.code, expected.code);
+        assert.equal(err.errno, expected.errno);
+        assert.equal(err.message, expected.message);
+        return true;
+      });
+    }
+    // Data after the end of the stream is ignored, as node:zlib ignores it.
+    const tail = Buffer.concat([zlib.brotliCompressSync('hello'), Buffer.from('xyz')]);
+    assert.equal((await pool.post(tail)).result.toString(), zlib.brotliDecompressSync(tail).toString());
+  } finally {
+    await pool.close();
+  }
+});
+
+test("zstd: levels and checksums round-trip, the zstd CLI's frames decode, bad input rejects with typed errors", async () => {
+  const pool = new Pool({ kernel: 'zstdCompress' });
+  try {
+    for (const [shape, data] of Object.entries(SHAPES)) {
+      for (const level of shape === 'JSON 16 MiB' ? [1, 3] : [-5, 1, 3, 19]) {
+        const { result } = await pool.post(data, { params: { level, checksum: level === 3 } });
+        assert.equal(result.readUInt32LE(0), 0xfd2fb528, 'the zstd magic number');
+        assert.ok((await pool.post(result, { kernel: 'zstdDecompress' })).result.equals(data), `level ${level} of ${shape}`);
+      }
+    }
+    // `printf 'hello, tidepool\n' | zstd -19 --check` (zstd CLI 1.5.4).
+    const cli = Buffer.from('28b52ffd241081000068656c6c6f2c2074696465706f6f6c0ab5003666', 'hex');
+    assert.equal((await pool.post(cli, { kernel: 'zstdDecompress' })).result.toString(), 'hello, tidepool\n');
+    const frames = [cli, (await pool.post(Buffer.from('again\n'))).result];
+    assert.equal(
+      (await pool.post(frames, { kernel: 'zstdDecompress' })).result.toString(),
+      'hello, tidepool\nagain\n',
+      'concatenated frames',
+    );
+    await assert.rejects(pool.post(Buffer.from('not zstd'), { kernel: 'zstdDecompress' }), {
+      code: 'ERR_TIDEPOOL_CORRUPT_INPUT',
+      message: /frame/,
+    });
+    await assert.rejects(pool.post(cli.subarray(0, 20), { kernel: 'zstdDecompress' }), { code: 'Z_BUF_ERROR', errno: -5 });
+    const bomb = (await pool.post(Buffer.alloc(64 << 20), { params: { level: 1 } })).result;
+    await assert.rejects(pool.post(bomb, { kernel: 'zstdDecompress', maxOutputBytes: 1 << 20 }), { code: 'ERR_BUFFER_TOO_LARGE' });
+    assert.throws(() => pool.post(Buffer.alloc(1), { params: { level: 23 } }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.post(Buffer.alloc(1), { params: { checksum: 1 } }), { code: 'ERR_INVALID_ARG_TYPE', message: /checksum/ });
+  } finally {
+    await pool.close();
+  }
+});
