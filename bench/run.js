@@ -29,6 +29,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+const { withLoopHealth } = require('./loop-health');
+const compression = require('./compression');
 
 const ROOT = path.join(__dirname, '..');
 const TINY_TASKS = 200_000;
@@ -199,6 +201,10 @@ const RATIOS = [
   ['demo: tidepool, cold (first round after new Pool())', 'demo: piscina, cold'],
 ];
 
+// The compression section (bench/compression.js): its cases and ratios.
+Object.assign(CASES, compression.CASES);
+RATIOS.push(...compression.RATIOS);
+
 // ---- helpers used inside the child ----------------------------------------
 
 function now() {
@@ -256,39 +262,6 @@ function peerPool(kind) {
   const workerpool = require('workerpool');
   const pool = workerpool.pool(file('hash-workerpool.js'), { maxWorkers: threads, workerType: 'thread' });
   return { run: (data) => pool.exec('sha256', [data]), close: () => pool.terminate(), threads: () => pool.stats().totalWorkers };
-}
-
-const LOOP_RESOLUTION_MS = 1;
-/**
- * Event-loop delay while `fn` runs: p50, p99 and max in ms beyond the
- * sampling interval (see the top of this file), and utilization 0..1.
- */
-async function withLoopHealth(fn) {
-  const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
-  const h = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
-  h.enable();
-  // A few ticks first: the monitor records intervals between its ticks, so
-  // without them a stall right at the start would not be recorded.
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  h.reset();
-  // reset() also forgets the last tick, so the first interval after it is
-  // not recorded: let a few ticks pass before the round starts.
-  await new Promise((resolve) => setTimeout(resolve, 3));
-  const elu = performance.eventLoopUtilization();
-  const result = await fn();
-  // And a few after it: a synchronous stall at the end of the round is only
-  // recorded by the next tick.
-  await new Promise((resolve) => setTimeout(resolve, 3));
-  h.disable();
-  const delay = (ns) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
-  return {
-    ...result,
-    loopP50: delay(h.percentile(50)),
-    loopP99: delay(h.percentile(99)),
-    loopMax: delay(h.max),
-    loopSamples: h.count,
-    elu: performance.eventLoopUtilization(elu).utilization,
-  };
 }
 
 /** Times one demo round with loop health and CPU: MB/s, CPU seconds. */
@@ -576,6 +549,10 @@ async function parent() {
 
 /** The extra measurements of a case, as medians: CPU time and idle RSS. */
 function notes(first, med) {
+  if (first.readP50 !== undefined) {
+    return `readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, dns.lookup ${med('dnsP50').toFixed(2)}/${med('dnsP99').toFixed(2)} ms`;
+  }
+  if (first.ratio !== undefined) return `${med('cpuS').toFixed(2)} CPU s, output ${(med('ratio') * 100).toFixed(1)}% of input`;
   if (first.cpuS !== undefined) return `${med('cpuS').toFixed(2)} CPU s`;
   if (first.cpuUsPerTask !== undefined) return `${med('cpuUsPerTask').toFixed(2)} CPU µs/task`;
   if (first.rss0 !== undefined) {
