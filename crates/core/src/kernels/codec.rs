@@ -18,6 +18,7 @@ pub const PAIRS: &[(&str, &str)] = &[
     ("deflateRaw", "inflateRaw"),
     ("brotliCompress", "brotliDecompress"),
     ("zstdCompress", "zstdDecompress"),
+    ("lz4Compress", "lz4Decompress"),
 ];
 
 /// How much output room to ask the sink for at a time: enough that a codec

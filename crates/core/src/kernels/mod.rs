@@ -12,6 +12,7 @@ mod context;
 mod digest;
 mod echo;
 mod hashes;
+mod lz4;
 mod model;
 mod panic;
 pub mod params;
@@ -87,6 +88,8 @@ pub static REGISTRY: &[&dyn AnyKernel] = &[
     &brotli::BROTLI_DECOMPRESS,
     &zstd::ZSTD_COMPRESS,
     &zstd::ZSTD_DECOMPRESS,
+    &lz4::LZ4_COMPRESS,
+    &lz4::LZ4_DECOMPRESS,
 ];
 
 /// The number node:zlib puts in `errno` beside a [`KernelError::Format`]
