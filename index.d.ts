@@ -38,7 +38,9 @@ declare namespace tidepool {
     | 'brotliCompress'
     | 'brotliDecompress'
     | 'zstdCompress'
-    | 'zstdDecompress';
+    | 'zstdDecompress'
+    | 'lz4Compress'
+    | 'lz4Decompress';
 
   /**
    * Parameters of `gzip`, `deflate` and `deflateRaw`: zlib's, with
@@ -81,6 +83,16 @@ declare namespace tidepool {
     checksum?: boolean;
   }
 
+  /** Parameters of `lz4Compress` (the LZ4 frame format, as the `lz4` tool writes it). */
+  export interface Lz4Params {
+    /** Bytes per block: 65536, 262144, 1048576 or 4194304. @default 4194304 */
+    blockSize?: number;
+    /** An xxHash-32 of the whole content at the end of the frame. @default true */
+    contentChecksum?: boolean;
+    /** An xxHash-32 after every block. @default false */
+    blockChecksum?: boolean;
+  }
+
   /** Parameters of `hmac`: both required; the result equals `crypto.createHmac(hash, key)`'s digest. */
   export interface HmacParams {
     hash: 'sha256' | 'sha384' | 'sha512' | 'sha1' | 'md5';
@@ -106,7 +118,7 @@ declare namespace tidepool {
    * is made or the task posted: an unknown name throws
    * `ERR_INVALID_ARG_VALUE`, a value out of range `ERR_OUT_OF_RANGE`).
    */
-  export type KernelParams = DeflateParams | InflateParams | BrotliParams | ZstdParams | HmacParams | Blake3Params | XxhashParams;
+  export type KernelParams = DeflateParams | InflateParams | BrotliParams | ZstdParams | Lz4Params | HmacParams | Blake3Params | XxhashParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';
@@ -236,7 +248,7 @@ declare namespace tidepool {
      * stops there and the task rejects with a `RangeError` whose code is
      * `ERR_BUFFER_TOO_LARGE`. An integer from 1 to `buffer.constants.MAX_LENGTH`.
      * Without it, decoders (`gunzip`, `inflate`, `inflateRaw`,
-     * `brotliDecompress`, `zstdDecompress`) stop at
+     * `brotliDecompress`, `zstdDecompress`, `lz4Decompress`) stop at
      * 256 MiB ({@link Defaults.maxExpandedBytes}) and other kernels at
      * `buffer.constants.MAX_LENGTH`.
      * @default buffer.constants.MAX_LENGTH (256 MiB for decoders)

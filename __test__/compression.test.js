@@ -347,3 +347,53 @@ test("zstd: levels and checksums round-trip, the zstd CLI's frames decode, bad i
     await pool.close();
   }
 });
+
+test('lz4: frames round-trip, the lz4 CLI frame decodes, bad frames reject with typed errors', async () => {
+  const pool = new Pool({ kernel: 'lz4Compress' });
+  try {
+    for (const [shape, data] of Object.entries(SHAPES)) {
+      for (const params of [{}, { blockSize: 65536, blockChecksum: true, contentChecksum: false }]) {
+        const { result } = await pool.post(data, { params });
+        assert.equal(result.readUInt32LE(0), 0x184d2204, 'the LZ4 frame magic number');
+        assert.ok((await pool.post(result, { kernel: 'lz4Decompress' })).result.equals(data), `${shape} ${JSON.stringify(params)}`);
+      }
+    }
+    // `printf 'hello, tidepool\n' | lz4` (lz4 CLI 1.9.4).
+    const cli = Buffer.from('04224d186440a71000008068656c6c6f2c2074696465706f6f6c0a000000002a9e39b0', 'hex');
+    assert.equal((await pool.post(cli, { kernel: 'lz4Decompress' })).result.toString(), 'hello, tidepool\n');
+    await assert.rejects(pool.post(Buffer.from('not lz4 at all'), { kernel: 'lz4Decompress' }), { code: 'ERR_TIDEPOOL_CORRUPT_INPUT' });
+    await assert.rejects(pool.post(cli.subarray(0, 12), { kernel: 'lz4Decompress' }), { code: 'Z_BUF_ERROR' });
+    const bomb = (await pool.post(Buffer.alloc(64 << 20))).result;
+    await assert.rejects(pool.post(bomb, { kernel: 'lz4Decompress', maxOutputBytes: 1 << 20 }), { code: 'ERR_BUFFER_TOO_LARGE' });
+    assert.throws(() => pool.post(Buffer.alloc(1), { params: { blockSize: 1000 } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /blockSize/,
+    });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('the zstd and lz4 command-line tools read what we write and we read what they write', async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const tools = ['zstd', 'lz4'].filter((tool) => spawnSync(tool, ['--version']).status === 0);
+  if (tools.length === 0) {
+    t.skip('neither the zstd nor the lz4 tool is installed');
+    return;
+  }
+  const pool = new Pool();
+  try {
+    const data = jsonLike(3 << 20);
+    for (const tool of tools) {
+      const [enc, dec] = tool === 'zstd' ? ['zstdCompress', 'zstdDecompress'] : ['lz4Compress', 'lz4Decompress'];
+      const ours = (await pool.post(data, { kernel: enc })).result;
+      const decoded = spawnSync(tool, ['-d', '-c', '-q'], { input: ours, maxBuffer: 64 << 20 });
+      assert.equal(decoded.status, 0, `${tool} -d: ${decoded.stderr}`);
+      assert.ok(decoded.stdout.equals(data), `${tool} decodes our ${enc}`);
+      const theirs = spawnSync(tool, ['-c', '-q'], { input: data, maxBuffer: 64 << 20 }).stdout;
+      assert.ok((await pool.post(theirs, { kernel: dec })).result.equals(data), `we decode ${tool}'s output`);
+    }
+  } finally {
+    await pool.close();
+  }
+});

@@ -3,7 +3,9 @@
 //! state, made from checked parameters (`params.rs`), fed the input in
 //! chunks by its [`RunContext`] (`context.rs`), writing output of any
 //! length into a [`Sink`] (`sink.rs`). The kernels: the hashes (one
-//! adapter, `digest.rs`; their table, `hashes.rs`), and `spin`, `sleep`
+//! adapter, `digest.rs`; their table, `hashes.rs`, keyed ones included);
+//! the codecs, which share one loop (`codec.rs`): the deflate family
+//! (`zlib.rs`), `brotli.rs`, `zstd.rs`, `lz4.rs`; and `spin`, `sleep`
 //! (`timed.rs`), `echo` and `panic` for tests and benchmarks.
 
 mod brotli;
