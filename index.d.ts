@@ -118,7 +118,8 @@ declare namespace tidepool {
    * is made or the task posted: an unknown name throws
    * `ERR_INVALID_ARG_VALUE`, a value out of range `ERR_OUT_OF_RANGE`).
    */
-  export type KernelParams = DeflateParams | InflateParams | BrotliParams | ZstdParams | Lz4Params | HmacParams | Blake3Params | XxhashParams;
+  export type KernelParams =
+    DeflateParams | InflateParams | BrotliParams | ZstdParams | Lz4Params | HmacParams | Blake3Params | XxhashParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';

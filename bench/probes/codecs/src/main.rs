@@ -1,0 +1,63 @@
+// One-thread speed of the codec candidates on 64 x 64 KiB of JSON-like
+// records (best of 5): the measurement behind "Choosing the codecs" in
+// BENCHMARKS.md. MB/s is of the input handed to each call.
+use std::io::Read;
+#[allow(unused_imports)]
+use std::io::Write;
+use std::time::Instant;
+
+fn json(n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0u64;
+    while out.len() < n {
+        out.extend_from_slice(format!("{{\"id\":{i},\"name\":\"user-{}\",\"tags\":[\"a\",\"b\",\"{}\"],\"score\":{}}}\n", i % 97, i % 13, (i * 7919) % 1000).as_bytes());
+        i += 1;
+    }
+    out.truncate(n);
+    out
+}
+
+fn bench(name: &str, data: &[Vec<u8>], f: &dyn Fn(&[u8]) -> Vec<u8>) -> Vec<Vec<u8>> {
+    let total: usize = data.iter().map(|d| d.len()).sum();
+    let mut best = f64::MAX;
+    let mut outs = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        outs = data.iter().map(|d| f(d)).collect();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let out_total: usize = outs.iter().map(|d| d.len()).sum();
+    println!("{name:28} {:8.1} MB/s (input side)  ratio {:.3}", total as f64 / best / 1e6, out_total as f64 / total as f64);
+    outs
+}
+
+fn main() {
+    let data: Vec<Vec<u8>> = (0..64).map(|k| { let mut d = json(64 * 1024 + k); d.rotate_left(k * 100); d }).collect();
+    #[cfg(feature = "zstd")]
+    {
+        let c = bench("zstd 3 compress", &data, &|d| zstd::bulk::compress(d, 3).unwrap());
+        let n: usize = data.iter().map(|d| d.len()).sum();
+        let _ = n;
+        bench("zstd decompress", &c, &|d| { let mut o = Vec::new(); zstd::stream::read::Decoder::new(d).unwrap().read_to_end(&mut o).unwrap(); o });
+    }
+    #[cfg(feature = "brotli")]
+    for q in [4u32, 5, 11] {
+        let c = bench(&format!("brotli(rust) q{q} compress"), &data, &|d| { let mut o = Vec::new(); { let mut w = brotli::CompressorWriter::new(&mut o, 4096, q, 22); w.write_all(d).unwrap(); } o });
+        bench(&format!("brotli(rust) q{q} decompress"), &c, &|d| { let mut o = Vec::new(); brotli::Decompressor::new(d, 4096).read_to_end(&mut o).unwrap(); o });
+    }
+    #[cfg(feature = "brotlic")]
+    for q in [4u8, 5, 11] {
+        let c = bench(&format!("brotli(C) q{q} compress"), &data, &|d| {
+            let enc = brotlic::BrotliEncoderOptions::new().quality(brotlic::Quality::new(q).unwrap()).build().unwrap();
+            let mut w = brotlic::CompressorWriter::with_encoder(enc, Vec::new());
+            w.write_all(d).unwrap();
+            w.into_inner().unwrap()
+        });
+        bench(&format!("brotli(C) q{q} decompress"), &c, &|d| { let mut o = Vec::new(); brotlic::DecompressorReader::new(d).read_to_end(&mut o).unwrap(); o });
+    }
+    #[cfg(feature = "lz4_flex")]
+    {
+        let c = bench("lz4 frame compress", &data, &|d| { let mut w = lz4_flex::frame::FrameEncoder::new(Vec::new()); w.write_all(d).unwrap(); w.finish().unwrap() });
+        bench("lz4 frame decompress", &c, &|d| { let mut o = Vec::new(); lz4_flex::frame::FrameDecoder::new(d).read_to_end(&mut o).unwrap(); o });
+    }
+}
