@@ -99,6 +99,10 @@ class Pool extends EventEmitter {
   #native;
   #nativeSubmit;
   #onBatchCallback;
+  /** Asks the native side for the rest of a batch it held back (see #onBatch). */
+  #deliverLater = () => {
+    if (!this.#terminated) this.#native.deliver();
+  };
   #kernel;
   /** What the pool's kernel runs with: undefined, or { params } (its `params` option). */
   #extra;
@@ -174,7 +178,7 @@ class Pool extends EventEmitter {
     // The native side holds this callback only weakly while the pool is idle
     // (so an idle pool can be garbage-collected) and strongly while tasks are
     // pending; this field is what keeps it alive as long as the pool is.
-    this.#onBatchCallback = (count, events, terminated, large) => this.#onBatch(count, events, terminated, large);
+    this.#onBatchCallback = (count, events, terminated, large, later) => this.#onBatch(count, events, terminated, large, later);
     try {
       this.#native = new binding.NativePool(resolved.native, this.#onBatchCallback, this.#meta, this.#slab);
     } catch (err) {
@@ -633,7 +637,10 @@ class Pool extends EventEmitter {
     return undefined;
   }
 
-  #onBatch(count, events, terminated, large) {
+  #onBatch(count, events, terminated, large, later) {
+    // The native side kept the rest of this batch for the next turn of the
+    // event loop (it had handed over its budget of large results).
+    if (later) setImmediate(this.#deliverLater);
     const meta = this.#meta;
     const slab = this.#slab;
     const encoding = this.#encoding;

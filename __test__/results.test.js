@@ -130,3 +130,31 @@ test('large results are freed when collected (the finalizer runs)', () => {
   const { peakMiB } = JSON.parse(child.stdout);
   assert.ok(peakMiB < 600, `peak RSS ${peakMiB} MiB`);
 });
+
+test('a batch of many large results is handed over across turns of the event loop, every task settling once', async () => {
+  const pool = new Pool({ kernel: 'echo', maxThreads: 2 });
+  try {
+    const n = 40;
+    const inputs = Array.from({ length: n }, (_, i) => bytes(1 << 20, i));
+    let settled = 0;
+    let settledWhenTheLoopTurned;
+    const posts = inputs.map((input, i) =>
+      pool.post(input).then(({ result }) => {
+        assert.ok(result.equals(inputs[i]), `result ${i}`);
+        if (settled++ === 0) setImmediate(() => (settledWhenTheLoopTurned = settled));
+      }),
+    );
+    // Hold the JS thread until every task has finished: all 40 MiB of
+    // results then wait in one batch.
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      const s = pool.stats();
+      if (s.queued === 0 && s.busyThreads === 0) break;
+    }
+    await Promise.all(posts);
+    assert.equal(settled, n);
+    assert.ok(settledWhenTheLoopTurned < n, `the event loop turned only after ${settledWhenTheLoopTurned} of ${n} results`);
+  } finally {
+    await pool.close();
+  }
+});

@@ -38,6 +38,13 @@ pub const SLAB_BYTES: usize = BATCH_CAPACITY * INLINE;
 /// The code of an entry whose result is the next large Buffer (task error
 /// codes are small numbers; 0 is a result in the slab).
 pub const LARGE_CODE: u8 = 255;
+/// Large-result bytes handed over per call into Node. Making a Buffer of a
+/// large result (and settling its task) costs the JS thread time in
+/// proportion to the results, so a batch of a hundred 300 KiB results held
+/// the event loop for 3-15 ms in one call; past this budget the rest of the
+/// batch waits for the next turn of the event loop (index.js asks for it
+/// with `setImmediate`), so timers and I/O run in between.
+const LARGE_BYTES_PER_CALL: usize = 4 << 20;
 /// Longest error text passed through the slab.
 const MAX_ERROR_BYTES: usize = 1024;
 
@@ -88,9 +95,14 @@ fn truncate(text: &str, max: usize) -> &[u8] {
 
 /// # Safety
 /// Must run on the JS thread of `env`, which must be `inner.env`.
-unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
+pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
     let pool = inner.pool();
-    let mut scratch = inner.scratch.borrow_mut();
+    // Never re-entered in practice (index.js calls `deliver()` from a
+    // setImmediate, not from the batch callback); if it were, the outer
+    // call delivers everything anyway.
+    let Ok(mut scratch) = inner.scratch.try_borrow_mut() else {
+        return;
+    };
     let (batch, events) = &mut *scratch;
     // `take_completions` reports termination seen before the take, so a terminated
     // pool's last completions are always in this batch.
@@ -114,12 +126,13 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
         let mut events_arg = if events.is_empty() { undefined } else { events_to_js(env, events) };
 
         let mut next = 0;
+        let mut large_bytes = 0;
         loop {
             let mut count = 0;
             let mut used = 0;
             let mut large = undefined;
             let mut large_count = 0;
-            while next < batch.len() && count < BATCH_CAPACITY {
+            while next < batch.len() && count < BATCH_CAPACITY && large_bytes < LARGE_BYTES_PER_CALL {
                 let c = &mut batch[next];
                 let slot = c.slot;
                 let fits = match &mut c.outcome {
@@ -128,6 +141,7 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                             sys::napi_create_array(env, &mut large);
                         }
                         let bytes = std::mem::replace(out, Output::EMPTY).into_spilled().unwrap_or_default();
+                        large_bytes += bytes.len();
                         sys::napi_set_element(env, large, large_count, large_result(env, bytes));
                         large_count += 1;
                         write_entry(inner, count, &mut used, slot, LARGE_CODE, &[])
@@ -142,15 +156,18 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                 next += 1;
             }
             let last = next == batch.len();
+            // Budget spent with completions left: they go in a later call.
+            let later = !last && large_bytes >= LARGE_BYTES_PER_CALL;
             inner.tasks_done(batch[next - count..next].iter().map(|c| c.slot));
             if !callback.is_null() {
-                let mut argv = [ptr::null_mut(); 4];
+                let mut argv = [ptr::null_mut(); 5];
                 sys::napi_create_uint32(env, count as u32, &mut argv[0]);
                 argv[1] = events_arg;
                 sys::napi_get_boolean(env, last && terminated, &mut argv[2]);
                 argv[3] = large;
+                sys::napi_get_boolean(env, later, &mut argv[4]);
                 let mut result = ptr::null_mut();
-                let status = sys::napi_call_function(env, undefined, callback, 4, argv.as_ptr(), &mut result);
+                let status = sys::napi_call_function(env, undefined, callback, 5, argv.as_ptr(), &mut result);
                 if status != sys::Status::napi_ok {
                     // index.js never lets user code throw through here; if it
                     // happens anyway, report it as an uncaught exception and
@@ -162,13 +179,16 @@ unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                 }
             }
             events_arg = undefined;
-            if last {
+            if last || later {
                 break;
             }
         }
-        batch.clear();
+        // What was not delivered stays for the next call (which takes new
+        // completions after it; a terminated pool is reported once the last
+        // of them is delivered, as `take_completions` says so again then).
+        batch.drain(..next);
         events.clear();
-        if terminated {
+        if terminated && batch.is_empty() {
             inner.end_closing();
         }
         inner.update_hold();

@@ -418,6 +418,18 @@ impl NativePool {
         }
     }
 
+    /// Delivers the completions an earlier delivery left for a later turn
+    /// of the event loop (its batch callback said `later`).
+    #[napi]
+    pub fn deliver(&self, env: Env) {
+        if self.inner.is_torn_down() {
+            return;
+        }
+        // SAFETY: index.js calls this on the JS thread that made the pool,
+        // whose env is `inner.env`.
+        unsafe { delivery::deliver_batch(env.raw(), &self.inner) }
+    }
+
     /// Current numbers of the native side; `reset` restarts the latency
     /// histograms after reading them.
     #[napi]
