@@ -11,6 +11,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { withLoopHealth } = require('./loop-health');
+const { inFlight } = require('./in-flight');
 
 const ROOT = path.join(__dirname, '..');
 const MESSAGES = 1024;
@@ -187,21 +188,6 @@ async function starvation(kind) {
   const r = await libuvLatency(() => inFlight(ins, 64, (m) => pool.post(m)));
   await pool.close();
   return r;
-}
-
-function inFlight(items, width, start) {
-  return new Promise((resolve, reject) => {
-    let next = 0;
-    let done = 0;
-    const launch = () => {
-      if (next >= items.length) return;
-      start(items[next++]).then(() => {
-        if (++done === items.length) resolve();
-        else launch();
-      }, reject);
-    };
-    for (let i = 0; i < width; i++) launch();
-  });
 }
 
 const MBS = 'MB/s';

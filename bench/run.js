@@ -30,6 +30,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { withLoopHealth } = require('./loop-health');
+const { inFlight } = require('./in-flight');
 const compression = require('./compression');
 
 const ROOT = path.join(__dirname, '..');
@@ -373,20 +374,6 @@ function demoMessages() {
 }
 function mb(msgs) {
   return (msgs.length * DEMO_BYTES) / 1e6;
-}
-function inFlight(items, width, start) {
-  return new Promise((resolve, reject) => {
-    let next = 0;
-    let done = 0;
-    const launch = () => {
-      if (next >= items.length) return;
-      start(items[next++]).then(() => {
-        if (++done === items.length) resolve();
-        else launch();
-      }, reject);
-    };
-    for (let i = 0; i < width; i++) launch();
-  });
 }
 /** Times the demo round that follows `warmRounds` untimed ones on a new pool. */
 async function timedDemo(warmRounds, options) {
