@@ -161,11 +161,10 @@ class Pool extends EventEmitter {
     super();
     const resolved = resolvePoolOptions(options, DEFAULTS, kernelId, kFailSpawnsAfter);
     this.#kernel = resolved.kernel;
-    if (options !== undefined && options !== null && options.params !== undefined) {
-      this.#extra = Object.freeze({
-        params: paramsHandle(resolved.kernel, options.params, 'options.params', false),
-        maxOutputBytes: undefined,
-      });
+    // Read once: a getter must not answer differently the second time.
+    const params = options === undefined || options === null ? undefined : options.params;
+    if (params !== undefined) {
+      this.#extra = Object.freeze({ params: paramsHandle(resolved.kernel, params, 'options.params', false), maxOutputBytes: undefined });
     } else {
       checkDefaults(resolved.kernel, 'options.params');
     }
@@ -231,8 +230,9 @@ class Pool extends EventEmitter {
           throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${BUFFER_MAX_LENGTH}`, maxOutputBytes);
         }
       }
-      if (options.params !== undefined) {
-        extra = { params: paramsHandle(kernel, options.params, 'options.params', true), maxOutputBytes };
+      const params = options.params;
+      if (params !== undefined) {
+        extra = { params: paramsHandle(kernel, params, 'options.params', true), maxOutputBytes };
       } else {
         if (extra === undefined && kernel !== this.#kernel) checkDefaults(kernel, 'options.params');
         if (maxOutputBytes !== undefined) extra = { params: extra === undefined ? undefined : extra.params, maxOutputBytes };

@@ -75,6 +75,9 @@ test('every zlib parameter is accepted in its node:zlib range and changes the ou
       assert.ok(!result.equals(plain), `${JSON.stringify(params)} changed the stream`);
       assert.ok(zlib.inflateSync(result).equals(data));
     }
+    // deflateRaw with windowBits 8 is zlib's 9, as node:zlib makes it.
+    const raw8 = (await pool.post(data, { kernel: 'deflateRaw', params: { windowBits: 8 } })).result;
+    assert.ok(zlib.inflateRawSync(raw8).equals(data));
     // windowBits 0 on a decoder: the header's.
     assert.ok((await pool.post(plain, { kernel: 'inflate', params: { windowBits: 0 } })).result.equals(data));
   } finally {

@@ -75,10 +75,10 @@ test('a getter that detaches an earlier key is refused with a typed error, not a
       },
     };
     // lib/params.js reads every value first (the getter detaches the key),
-    // then the native side finds a detached binary: not bytes.
+    // then finds the key detached.
     assert.throws(() => pool.post(Buffer.alloc(1), { params }), {
       name: 'TypeError',
-      code: 'ERR_INVALID_ARG_TYPE',
+      code: 'ERR_INVALID_STATE',
       message: /options\.params\.key/,
     });
   } finally {
@@ -208,5 +208,40 @@ test("posts with params that wait for room (queueFull 'wait', 'drop-oldest') kee
     } finally {
       await pool.close();
     }
+  }
+});
+
+test('hostile params: huge bigints, inherited names, SharedArrayBuffer and detached keys', async () => {
+  const pool = new Pool({ kernel: 'xxh64', encoding: 'hex' });
+  const data = Buffer.from('hello');
+  try {
+    // A bigint past 128 bits is out of range, not cut to its low bits.
+    for (const seed of [2n ** 128n + 5n, 2n ** 1000n, -(2n ** 128n)]) {
+      assert.throws(() => pool.post(data, { params: { seed } }), { code: 'ERR_OUT_OF_RANGE' }, String(seed));
+    }
+    // Inherited enumerable names count, as node:zlib reads them.
+    const seeded = (await pool.post(data, { params: { seed: 9 } })).result;
+    assert.equal((await pool.post(data, { params: Object.create({ seed: 9 }) })).result, seeded);
+    // A SharedArrayBuffer key is a binary like any other.
+    const sab = new SharedArrayBuffer(4);
+    new Uint8Array(sab).set([1, 2, 3, 4]);
+    const mac = (await pool.post(data, { kernel: 'hmac', params: { hash: 'sha256', key: sab } })).result;
+    assert.equal(
+      mac,
+      crypto
+        .createHmac('sha256', Buffer.from([1, 2, 3, 4]))
+        .update(data)
+        .digest('hex'),
+    );
+    // A detached key is refused as Node refuses a detached input.
+    const key = new Uint8Array(8);
+    structuredClone(key.buffer, { transfer: [key.buffer] });
+    assert.throws(() => pool.post(data, { kernel: 'hmac', params: { hash: 'sha256', key } }), {
+      name: 'TypeError',
+      code: 'ERR_INVALID_STATE',
+      message: /options\.params\.key/,
+    });
+  } finally {
+    await pool.close();
   }
 });

@@ -181,4 +181,12 @@ function checkResizable(data, name) {
   else readableBytes(data, name);
 }
 
-module.exports = { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES };
+/** True for a TypedArray, DataView or ArrayBuffer whose memory is detached. */
+function isDetachedBinary(value) {
+  if (typedArrayTag(value) !== undefined) return isDetached(typedArrayBuffer(value));
+  if (isView(value)) return isDetached(dataViewBuffer(value));
+  if (isAnyArrayBuffer(value)) return isDetached(value);
+  return false;
+}
+
+module.exports = { snapshot, readableBytes, isDetachedBinary, checkResizable, isBinaryInput, received, BINARY_TYPES };

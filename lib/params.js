@@ -5,7 +5,9 @@
 // why; the refusal becomes Node's error here, where the value is at hand.
 
 const { binding, KERNELS } = require('./binding');
-const { describe, invalidArgType, makeError, outOfRange } = require('./errors');
+const { types } = require('node:util');
+const { describe, invalidArgType, invalidState, makeError, outOfRange } = require('./errors');
+const { isDetachedBinary } = require('./binary');
 
 const makeParams = binding.paramsMaker();
 
@@ -23,13 +25,22 @@ function paramsHandle(kernel, params, where, once) {
   }
   const names = [];
   const values = [];
-  // Own enumerable string keys, each value read once; `undefined` means
-  // "not given", as for every other option.
-  for (const name of Object.keys(params)) {
-    const value = params[name];
+  // Enumerable string keys, own or inherited (as node:zlib and our other
+  // options read them), each value read once; `undefined` means "not
+  // given", as for every other option.
+  for (const name in params) {
+    let value = params[name];
     if (value === undefined) continue;
+    // The native side reads a SharedArrayBuffer through a view, as it
+    // reads an input.
+    if (types.isSharedArrayBuffer(value)) value = new Uint8Array(value);
     names.push(name);
     values.push(value);
+  }
+  // After every getter has run: a binary one of them detached is refused
+  // as Node refuses a detached input.
+  for (let i = 0; i < values.length; i++) {
+    if (isDetachedBinary(values[i])) throw invalidState(`${where}.${names[i]}`, 'is backed by a detached ArrayBuffer');
   }
   const made = makeParams(kernel, names, values, once);
   if (Array.isArray(made)) {

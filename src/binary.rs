@@ -77,7 +77,8 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Re
             }
             return Ok(RawSlice::new(data as *const u8, length));
         }
-        // ArrayBuffer and SharedArrayBuffer both answer here.
+        // An ArrayBuffer answers here (a SharedArrayBuffer does not:
+        // lib/binary.js and lib/params.js wrap one in a Uint8Array first).
         let mut length = 0usize;
         if sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length) == sys::Status::napi_ok {
             if length == 0 && is_detached(env, value) {
@@ -153,18 +154,23 @@ pub unsafe fn input_of(env: sys::napi_env, value: sys::napi_value) -> Result<Inp
     if unsafe { sys::napi_get_array_length(env, value, &mut len) } != sys::Status::napi_ok {
         return Err(not_binary());
     }
-    let mut parts = Vec::with_capacity(len as usize);
+    // Every element is fetched first and only then read: fetching may run
+    // JavaScript (a getter, were the Array not index.js's own snapshot),
+    // which could detach an element read before it. Once all are fetched,
+    // no JavaScript runs until the pointers are taken.
+    let mut elements = Vec::with_capacity(len as usize);
     for i in 0..len {
         let mut element = ptr::null_mut();
-        // SAFETY: live env/value, index in bounds, out-pointer to a local;
-        // the element is then read under the forwarded contract. The Array
-        // is index.js's own snapshot: reading an element runs no user code.
-        unsafe {
-            if sys::napi_get_element(env, value, i, &mut element) != sys::Status::napi_ok {
-                return Err(not_binary());
-            }
-            parts.push(one(env, element)?);
+        // SAFETY: live env/value, index in bounds, out-pointer to a local.
+        if unsafe { sys::napi_get_element(env, value, i, &mut element) } != sys::Status::napi_ok {
+            return Err(not_binary());
         }
+        elements.push(element);
+    }
+    let mut parts = Vec::with_capacity(elements.len());
+    for element in elements {
+        // SAFETY: forwarded contract; `element` is a live value of this call.
+        parts.push(unsafe { one(env, element) }?);
     }
     Ok(Input::Many(parts.into_boxed_slice()))
 }

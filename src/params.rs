@@ -37,7 +37,7 @@ enum Owned {
     Number(f64),
     BigInt(i128),
     Bool(bool),
-    Text(String),
+    Text(zeroize::Zeroizing<String>),
     Bytes(zeroize::Zeroizing<Vec<u8>>),
     Other(&'static str),
 }
@@ -48,7 +48,7 @@ impl Owned {
             Owned::Number(n) => RawValue::Number(*n),
             Owned::BigInt(b) => RawValue::BigInt(*b),
             Owned::Bool(b) => RawValue::Bool(*b),
-            Owned::Text(t) => RawValue::Text(t),
+            Owned::Text(t) => RawValue::Text(t.as_str()),
             Owned::Bytes(b) => RawValue::Bytes(b),
             Owned::Other(name) => RawValue::Other(name),
         }
@@ -292,7 +292,8 @@ unsafe fn owned(env: sys::napi_env, value: sys::napi_value) -> Owned {
                 sys::napi_get_value_bool(env, value, &mut b);
                 Owned::Bool(b)
             }
-            sys::ValueType::napi_string => string(env, value).map_or(Owned::Other("string"), Owned::Text),
+            // A string may be a key: its copy is wiped too.
+            sys::ValueType::napi_string => string(env, value).map_or(Owned::Other("string"), |t| Owned::Text(zeroize::Zeroizing::new(t))),
             sys::ValueType::napi_bigint => Owned::BigInt(bigint(env, value)),
             sys::ValueType::napi_object => match binary::slice_of(env, value) {
                 // Copied at once: no JavaScript runs between the read and the
@@ -314,10 +315,11 @@ unsafe fn owned(env: sys::napi_env, value: sys::napi_value) -> Owned {
 /// # Safety
 /// `env` and `value` (a BigInt) must be valid for the current call.
 unsafe fn bigint(env: sys::napi_env, value: sys::napi_value) -> i128 {
-    let mut sign = 0i32;
     let mut count = 0usize;
-    // SAFETY: live env/value; a null words pointer asks for the word count.
-    unsafe { sys::napi_get_value_bigint_words(env, value, &mut sign, &mut count, ptr::null_mut()) };
+    // SAFETY: live env/value; null sign and words pointers ask for the word
+    // count only (N-API refuses a sign pointer without a words buffer).
+    unsafe { sys::napi_get_value_bigint_words(env, value, ptr::null_mut(), &mut count, ptr::null_mut()) };
+    let mut sign = 0i32;
     let mut words = [0u64; 2];
     let mut n = words.len();
     // SAFETY: `words` has room for `n` words; N-API writes at most that many.

@@ -343,8 +343,8 @@ impl Frame {
     fn begin(&mut self, flg: u8, block_max: usize, content_size: Option<u64>) {
         *self = Frame { flg, block_max, content_size, produced: 0, content: Xxh32::new(0), window: std::mem::take(&mut self.window) };
         self.window.clear();
-        if flg & INDEPENDENT == 0 && self.window.capacity() < WINDOW {
-            self.window.reserve_exact(WINDOW);
+        if flg & INDEPENDENT == 0 && self.window.capacity() < 2 * WINDOW {
+            self.window.reserve_exact(2 * WINDOW);
         }
     }
 
@@ -369,7 +369,7 @@ impl Frame {
                 let fits = ask.min(room.len());
                 let room = &mut room[..fits];
                 let cut = room.len() < ask;
-                let decoded = if self.linked() { decompress_into_with_dict(data, room, &self.window) } else { decompress_into(data, room) };
+                let decoded = if self.linked() { decompress_into_with_dict(data, room, self.dict()) } else { decompress_into(data, room) };
                 match decoded {
                     Ok(n) => {
                         self.wrote(&room[..n]);
@@ -381,7 +381,7 @@ impl Frame {
                 }
             }
             // At the limit: only a block that decodes to nothing fits.
-            Err(too_large @ KernelError::TooLarge { .. }) => match decompress_into_with_dict(data, &mut [], &self.window) {
+            Err(too_large @ KernelError::TooLarge { .. }) => match decompress_into_with_dict(data, &mut [], self.dict()) {
                 Ok(_) => 0,
                 Err(DecompressError::OutputTooSmall { .. }) => return Err(too_large),
                 Err(e) => return Err(block_error(e)),
@@ -390,6 +390,11 @@ impl Frame {
         };
         out.commit(n);
         Ok(())
+    }
+
+    /// The dictionary of the next linked block: the last 64 KiB of output.
+    fn dict(&self) -> &[u8] {
+        &self.window[self.window.len().saturating_sub(WINDOW)..]
     }
 
     /// Accounts for output the frame wrote: its size, checksum and window.
@@ -403,8 +408,13 @@ impl Frame {
                 self.window.clear();
                 self.window.extend_from_slice(&bytes[bytes.len() - WINDOW..]);
             } else {
-                let excess = (self.window.len() + bytes.len()).saturating_sub(WINDOW);
-                self.window.drain(..excess);
+                // Compacted only when it would pass twice the window: moving
+                // 64 KiB for every block made frames of tiny linked blocks
+                // cost ~40x their decoding time.
+                if self.window.len() + bytes.len() > 2 * WINDOW {
+                    let keep = WINDOW - bytes.len();
+                    self.window.drain(..self.window.len() - keep);
+                }
                 self.window.extend_from_slice(bytes);
             }
         }

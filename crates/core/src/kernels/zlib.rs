@@ -119,9 +119,12 @@ impl Kernel for Compress {
     }
 
     fn start(&self, p: &CompressParams, len_hint: Option<usize>) -> Result<CompressState, KernelError> {
+        // zlib turns a window of 8 into 9 for zlib streams; for raw ones
+        // zlib-rs refuses 8, and Node passes 9 itself: so do we.
+        let bits = if self.format == Format::Raw { p.window_bits.max(9) } else { p.window_bits };
         let config = DeflateConfig {
             level: p.level,
-            window_bits: self.format.window_bits(p.window_bits),
+            window_bits: self.format.window_bits(bits),
             mem_level: p.mem_level,
             strategy: p.strategy,
             ..DeflateConfig::default()

@@ -6,12 +6,13 @@
 //! decoder reads concatenated frames (and skips skippable ones), as the zstd
 //! CLI does; an input that stops inside a frame is `Z_BUF_ERROR`
 //! ("unexpected end of file", as node:zlib says for every format), a corrupt
-//! one `ERR_TIDEPOOL_CORRUPT_INPUT` with zstd's own words. zstd's decoder
-//! refuses frames that need a window over 128 MiB (its default limit), so a
-//! hostile header cannot make it reserve more.
+//! one `ERR_TIDEPOOL_CORRUPT_INPUT` with zstd's own words. A frame's window
+//! is held in memory besides the output, so the decoder refuses (as too
+//! large) frames whose window is past the power of two above the output
+//! limit, and any over 128 MiB.
 
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
-use zstd_safe::{CCtx, CParameter, DCtx, InBuffer, OutBuffer};
+use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer};
 
 use super::codec::{pump, Progress, Stop};
 use super::model::{Kernel, Transform};
@@ -129,7 +130,7 @@ impl Kernel for ZstdDecompress {
 
     fn start(&self, _p: &(), _len_hint: Option<usize>) -> Result<ZstdDecompressState, KernelError> {
         let dctx = DCtx::try_create().ok_or_else(|| KernelError::Format { code: "Z_MEM_ERROR", message: "out of memory".into() })?;
-        Ok(ZstdDecompressState { dctx, seen_input: false, between_frames: true })
+        Ok(ZstdDecompressState { dctx, seen_input: false, between_frames: true, window_capped: false })
     }
 }
 
@@ -138,16 +139,41 @@ pub struct ZstdDecompressState {
     seen_input: bool,
     /// The last call ended a frame (or none has begun): the input may end here.
     between_frames: bool,
+    /// The window limit has been set from the output limit.
+    window_capped: bool,
+}
+
+/// The largest window zstd's decoder accepts for an output limit: the
+/// smallest power of two that holds the limit (a frame of that much content
+/// may need it), within zstd's 1 KiB..128 MiB. A frame needs its window in
+/// memory besides the output, so a task holds at most its limit plus twice
+/// that (zstd sizes the buffer to the content when the frame says it).
+fn window_log_max(limit: usize) -> u32 {
+    let ceil_log2 = usize::BITS - (limit.max(2) - 1).leading_zeros();
+    ceil_log2.clamp(10, 27)
 }
 
 impl Transform for ZstdDecompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        if !self.window_capped {
+            self.window_capped = true;
+            self.dctx.set_parameter(DParameter::WindowLogMax(window_log_max(out.limit()))).map_err(zstd_error)?;
+        }
         self.seen_input |= !chunk.is_empty();
+        let limit = out.limit();
         let (dctx, between) = (&mut self.dctx, &mut self.between_frames);
         let stop = pump(out, ctx, chunk, false, |input, room| {
             let mut src = InBuffer::around(input);
             let mut dst = OutBuffer::around(room);
-            let hint = dctx.decompress_stream(&mut dst, &mut src).map_err(zstd_error)?;
+            let hint = dctx.decompress_stream(&mut dst, &mut src).map_err(|code| {
+                // A window larger than the output limit allows: refused as
+                // too large (its output would likely be, and its memory is).
+                if zstd_safe::get_error_name(code).contains("too much memory") {
+                    KernelError::TooLarge { limit }
+                } else {
+                    zstd_error(code)
+                }
+            })?;
             if src.pos() > 0 || dst.pos() > 0 {
                 // 0: a frame just ended (the next input, if any, starts another).
                 *between = hint == 0;
@@ -220,5 +246,44 @@ mod tests {
             Err(ParamError::Range { name: "level", .. })
         ));
         let _ = Params::NONE;
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+    use crate::input::Input;
+    use crate::kernels::codec::testing::run_with;
+    use crate::kernels::Params;
+
+    /// A 100-byte frame that declares a 128 MiB window (streamed, so no
+    /// content size lets the decoder shrink it).
+    fn wide_frame() -> Vec<u8> {
+        let mut cctx = CCtx::create();
+        cctx.set_parameter(CParameter::WindowLog(27)).unwrap();
+        cctx.set_parameter(CParameter::ContentSizeFlag(false)).unwrap();
+        let mut out = vec![0u8; 1024];
+        let mut dst = OutBuffer::around(&mut out[..]);
+        // Fed, then ended: zstd cannot shrink the window to the input.
+        let mut src = InBuffer::around(&[7u8; 100]);
+        cctx.compress_stream2(&mut dst, &mut src, ZSTD_EndDirective::ZSTD_e_continue).unwrap();
+        let mut empty = InBuffer::around(&[]);
+        cctx.compress_stream2(&mut dst, &mut empty, ZSTD_EndDirective::ZSTD_e_end).unwrap();
+        let n = dst.pos();
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn a_window_beyond_the_output_limit_is_refused_as_too_large() {
+        assert_eq!(window_log_max(1 << 20), 20);
+        assert_eq!(window_log_max((1 << 20) + 1), 21);
+        assert_eq!(window_log_max(usize::MAX), 27);
+        assert_eq!(window_log_max(1), 10);
+        let frame = wide_frame();
+        let small = run_with("zstdDecompress", &Params::NONE, Input::Owned(frame.clone()), 1 << 20);
+        assert_eq!(small, Err(KernelError::TooLarge { limit: 1 << 20 }));
+        let roomy = run_with("zstdDecompress", &Params::NONE, Input::Owned(frame), 256 << 20).unwrap();
+        assert_eq!(roomy, vec![7u8; 100]);
     }
 }
