@@ -242,7 +242,42 @@ unsafe fn large_result(env: sys::napi_env, bytes: Vec<u8>) -> sys::napi_value {
 unsafe extern "C" fn free_large(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
     // SAFETY: `hint` is the `Box<Vec<u8>>` leaked by `large_result` for this
     // Buffer only; Node calls the finalizer once.
-    drop(unsafe { Box::from_raw(hint.cast::<Vec<u8>>()) });
+    let bytes = unsafe { Box::from_raw(hint.cast::<Vec<u8>>()) };
+    reclaim::free(*bytes);
+}
+
+/// Frees large results away from the JS thread. A vector past the
+/// allocator's mmap threshold (128 KiB with glibc) is returned to the OS
+/// with munmap, which costs the calling thread tens of µs; finalizers run
+/// on the JS thread, a few hundred at a time after a GC, and the event loop
+/// stalled for 10-20 ms behind them (BENCHMARKS.md, "Compression"). So they
+/// go to one thread, started on first use, that drops them.
+mod reclaim {
+    use std::sync::OnceLock;
+
+    /// Smaller vectors are freed in place: the allocator keeps them.
+    const AWAY_FROM: usize = 128 * 1024;
+
+    static FREER: OnceLock<Option<crossbeam_channel::Sender<Vec<u8>>>> = OnceLock::new();
+
+    pub(super) fn free(bytes: Vec<u8>) {
+        if bytes.capacity() < AWAY_FROM {
+            return;
+        }
+        let freer = FREER.get_or_init(|| {
+            let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+            // If the OS refuses a thread, vectors are freed in place.
+            std::thread::Builder::new()
+                .name("tidepool-free".into())
+                .spawn(move || rx.iter().for_each(drop))
+                .ok()
+                .map(|_| tx)
+        });
+        if let Some(tx) = freer {
+            // Cannot fail: the receiving thread lives as long as the process.
+            let _ = tx.send(bytes);
+        }
+    }
 }
 
 /// `[{ type, threadId, threads, reason | error }]` for the thread events.
