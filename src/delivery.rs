@@ -267,11 +267,7 @@ mod reclaim {
         let freer = FREER.get_or_init(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
             // If the OS refuses a thread, vectors are freed in place.
-            std::thread::Builder::new()
-                .name("tidepool-free".into())
-                .spawn(move || rx.iter().for_each(drop))
-                .ok()
-                .map(|_| tx)
+            std::thread::Builder::new().name("tidepool-free".into()).spawn(move || rx.iter().for_each(drop)).ok().map(|_| tx)
         });
         if let Some(tx) = freer {
             // Cannot fail: the receiving thread lives as long as the process.
