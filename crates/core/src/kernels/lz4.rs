@@ -98,7 +98,9 @@ impl Kernel for Lz4Compress {
         raw.only(&["blockSize", "contentChecksum", "blockChecksum"])?;
         let block_size = match raw.integer("blockSize", i128::MIN..=i128::MAX)? {
             None => BLOCK_SIZES[3],
-            Some(n) => BLOCK_SIZES.iter().copied().find(|&s| s as i128 == n).ok_or_else(|| ParamError::Value {
+            // A number outside the four sizes is out of range (as Node calls
+            // a zlib `strategy` of 5), so ERR_OUT_OF_RANGE.
+            Some(n) => BLOCK_SIZES.iter().copied().find(|&s| s as i128 == n).ok_or_else(|| ParamError::Range {
                 name: "blockSize",
                 expected: "one of 65536, 262144, 1048576, 4194304".into(),
                 got: n.to_string(),
@@ -751,7 +753,7 @@ mod tests {
         let lz4 = kernel("lz4Compress");
         for size in [1000.0, 0.0, -65536.0, 8388608.0] {
             let err = lz4.params(&RawParams::new(vec![("blockSize", RawValue::Number(size))])).unwrap_err();
-            assert!(matches!(err, ParamError::Value { name: "blockSize", .. }), "{size}: {err}");
+            assert!(matches!(err, ParamError::Range { name: "blockSize", .. }), "{size}: {err}");
         }
         let err = lz4.params(&RawParams::new(vec![("contentChecksum", RawValue::Number(1.0))])).unwrap_err();
         assert!(matches!(err, ParamError::Type { name: "contentChecksum", .. }), "{err}");
