@@ -62,6 +62,11 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
 /** The Promise of this realm at load (a replaced global cannot break post()). */
 const NativePromise = Promise;
+/**
+ * setImmediate as Node has it at load: a test's fake timers (or an
+ * environment without the global) must not hold back delivery.
+ */
+const { setImmediate: scheduleImmediate } = require('node:timers');
 
 /** The default `select`: the message if it is binary (or an Array), else `message.data`. */
 function defaultSelect(message) {
@@ -101,7 +106,7 @@ class Pool extends EventEmitter {
   #onBatchCallback;
   /** Asks the native side for the rest of a batch it held back (see #onBatch). */
   #deliverLater = () => {
-    if (!this.#terminated) this.#native.deliver();
+    this.#native.deliver();
   };
   #kernel;
   /** What the pool's kernel runs with: undefined, or { params } (its `params` option). */
@@ -640,7 +645,7 @@ class Pool extends EventEmitter {
   #onBatch(count, events, terminated, large, later) {
     // The native side kept the rest of this batch for the next turn of the
     // event loop (it had handed over its budget of large results).
-    if (later) setImmediate(this.#deliverLater);
+    if (later) scheduleImmediate(this.#deliverLater);
     const meta = this.#meta;
     const slab = this.#slab;
     const encoding = this.#encoding;

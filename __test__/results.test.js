@@ -158,3 +158,24 @@ test('a batch of many large results is handed over across turns of the event loo
     await pool.close();
   }
 });
+
+test('held-back large results still arrive when the test fakes setImmediate (as fake timers do)', { timeout: 20_000 }, async (t) => {
+  t.mock.timers.enable({ apis: ['setImmediate'] });
+  const pool = new Pool({ kernel: 'echo', maxThreads: 2 });
+  try {
+    const posts = Array.from({ length: 16 }, (_, i) => pool.post(bytes(1 << 20, i)));
+    // Every task finished before the first delivery: one batch of 16 MiB,
+    // more than one call's budget, so part of it is held back.
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      const s = pool.stats();
+      if (s.queued === 0 && s.busyThreads === 0) break;
+    }
+    const results = await Promise.all(posts);
+    assert.equal(results.length, 16);
+    results.forEach(({ result }, i) => assert.ok(result.equals(bytes(1 << 20, i))));
+  } finally {
+    t.mock.timers.reset();
+    await pool.close();
+  }
+});

@@ -144,6 +144,7 @@ function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
     queueFull: oneOfOption(options, 'queueFull', QUEUE_FULL_POLICIES, defaults.queueFull),
     maxInputBytes: limitOption(options, 'maxInputBytes', 0, Number.MAX_SAFE_INTEGER, { integer: true }),
     native: {
+      stringResults: encoding !== 'buffer',
       minThreads,
       maxThreads,
       spawnDelayMs: msOption(options, 'spawnDelayMs', 0, defaults.spawnDelayMs),

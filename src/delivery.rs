@@ -45,6 +45,14 @@ pub const LARGE_CODE: u8 = 255;
 /// batch waits for the next turn of the event loop (index.js asks for it
 /// with `setImmediate`), so timers and I/O run in between.
 const LARGE_BYTES_PER_CALL: usize = 4 << 20;
+/// What each large result counts against that budget besides its bytes:
+/// making its Buffer and settling its task cost ~25-50 µs whatever its
+/// size, so at most 64 go per call (4 KiB results went 1024 to a call,
+/// a 50 ms turn).
+const LARGE_RESULT_COST: usize = 64 * 1024;
+/// How much more a byte costs when the pool's encoding makes a string of
+/// each result (index.js's `toString('hex')` and the like).
+const STRING_BYTE_COST: usize = 4;
 /// Longest error text passed through the slab.
 const MAX_ERROR_BYTES: usize = 1024;
 
@@ -56,7 +64,10 @@ pub(crate) unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value
     // SAFETY: `context` is the Rc<Inner> pointer owned by the TSFN, alive until
     // tsfn_finalize, which Node calls only after the last call_js.
     let inner = unsafe { &*(context as *const Inner) };
-    if inner.is_torn_down() {
+    // While a delivery is deferred to a later turn, index.js's scheduled
+    // `deliver()` takes what the threads add meanwhile (Node may run this
+    // callback many times in one turn: each would hand over a budget).
+    if inner.is_torn_down() || inner.deferred.get() {
         return;
     }
     // SAFETY: we are on the JS thread of `inner.env` (== env).
@@ -126,6 +137,7 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
         let mut events_arg = if events.is_empty() { undefined } else { events_to_js(env, events) };
 
         let mut next = 0;
+        // The budget spent so far in this call (see LARGE_BYTES_PER_CALL).
         let mut large_bytes = 0;
         loop {
             let mut count = 0;
@@ -141,7 +153,8 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                             sys::napi_create_array(env, &mut large);
                         }
                         let bytes = std::mem::replace(out, Output::EMPTY).into_spilled().unwrap_or_default();
-                        large_bytes += bytes.len();
+                        let per_byte = if inner.string_results { STRING_BYTE_COST } else { 1 };
+                        large_bytes += LARGE_RESULT_COST + bytes.len() * per_byte;
                         sys::napi_set_element(env, large, large_count, large_result(env, bytes));
                         large_count += 1;
                         write_entry(inner, count, &mut used, slot, LARGE_CODE, &[])
@@ -156,8 +169,11 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                 next += 1;
             }
             let last = next == batch.len();
-            // Budget spent with completions left: they go in a later call.
+            // Budget spent with completions left: they go in a later call,
+            // which index.js schedules (and until which the threads' wake-ups
+            // deliver nothing).
             let later = !last && large_bytes >= LARGE_BYTES_PER_CALL;
+            inner.deferred.set(later);
             inner.tasks_done(batch[next - count..next].iter().map(|c| c.slot));
             if !callback.is_null() {
                 let mut argv = [ptr::null_mut(); 5];
@@ -247,16 +263,24 @@ unsafe extern "C" fn free_large(_env: sys::napi_env, _data: *mut c_void, hint: *
 }
 
 /// Frees large results away from the JS thread. A vector past the
-/// allocator's mmap threshold (128 KiB with glibc) is returned to the OS
-/// with munmap, which costs the calling thread tens of µs; finalizers run
-/// on the JS thread, a few hundred at a time after a GC, and the event loop
-/// stalled for 10-20 ms behind them (BENCHMARKS.md, "Compression"). So they
-/// go to one thread, started on first use, that drops them.
+/// allocator's mmap threshold (128 KiB with glibc, until glibc raises it)
+/// is returned to the OS with munmap, which costs the calling thread tens of
+/// µs; finalizers run on the JS thread, a few hundred at a time after a GC,
+/// and the event loop stalled for 10-20 ms behind them (BENCHMARKS.md,
+/// "Compression"). So they go to one thread, started on first use, that
+/// drops them, and (glibc) trims the heap once a burst of frees is over:
+/// glibc raises its mmap threshold after the first large frees, so later
+/// results come from arenas that are not given back by themselves.
 mod reclaim {
     use std::sync::OnceLock;
+    use std::time::Duration;
+
+    use crossbeam_channel::RecvTimeoutError;
 
     /// Smaller vectors are freed in place: the allocator keeps them.
     const AWAY_FROM: usize = 128 * 1024;
+    /// A burst is over when nothing came for this long.
+    const QUIET: Duration = Duration::from_millis(100);
 
     static FREER: OnceLock<Option<crossbeam_channel::Sender<Vec<u8>>>> = OnceLock::new();
 
@@ -267,13 +291,43 @@ mod reclaim {
         let freer = FREER.get_or_init(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
             // If the OS refuses a thread, vectors are freed in place.
-            std::thread::Builder::new().name("tidepool-free".into()).spawn(move || rx.iter().for_each(drop)).ok().map(|_| tx)
+            std::thread::Builder::new().name("tidepool-free".into()).spawn(move || drop_all(&rx)).ok().map(|_| tx)
         });
         if let Some(tx) = freer {
             // Cannot fail: the receiving thread lives as long as the process.
             let _ = tx.send(bytes);
         }
     }
+
+    /// The free thread: drops what arrives; trims once a burst is over
+    /// (and sleeps without a timeout while there is nothing to trim).
+    fn drop_all(rx: &crossbeam_channel::Receiver<Vec<u8>>) {
+        let mut freed_since_trim = false;
+        loop {
+            let next = if freed_since_trim { rx.recv_timeout(QUIET) } else { rx.recv().map_err(|_| RecvTimeoutError::Disconnected) };
+            match next {
+                Ok(bytes) => {
+                    drop(bytes);
+                    freed_since_trim = true;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    trim();
+                    freed_since_trim = false;
+                }
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn trim() {
+        // SAFETY: malloc_trim has no preconditions and is thread-safe in
+        // glibc; it only returns free memory to the OS.
+        unsafe { libc::malloc_trim(0) };
+    }
+
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    fn trim() {}
 }
 
 /// `[{ type, threadId, threads, reason | error }]` for the thread events.

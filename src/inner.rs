@@ -47,6 +47,12 @@ pub(crate) struct Inner {
     held: Cell<bool>,
     /// The environment is being torn down: touch nothing of N-API any more.
     torn_down: Cell<bool>,
+    /// A delivery left results for a later turn of the event loop and
+    /// index.js has a `deliver()` scheduled: until it runs, wake-ups from
+    /// the threads deliver nothing (one chain, at most one budget per turn).
+    pub(crate) deferred: Cell<bool>,
+    /// The pool's encoding makes a string of each result (delivery budget).
+    pub(crate) string_results: bool,
     /// Cancel flags of the pending tasks posted with an AbortSignal, by slot.
     /// Empty (and never looked at per task) when no signal is in use.
     cancel_flags: RefCell<HashMap<u32, Arc<AtomicBool>>>,
@@ -61,6 +67,7 @@ impl Inner {
         meta: *mut u32,
         slab: *mut u8,
         batch: usize,
+        string_results: bool,
     ) -> Inner {
         Inner {
             env,
@@ -75,6 +82,8 @@ impl Inner {
             closing: Cell::new(false),
             held: Cell::new(false),
             torn_down: Cell::new(false),
+            deferred: Cell::new(false),
+            string_results,
             cancel_flags: RefCell::new(HashMap::new()),
         }
     }

@@ -63,6 +63,9 @@ pub struct NativeOptions {
     pub max_expanded_bytes: f64,
     /// Nice increment of the worker threads (0..=19, Linux only).
     pub nice_increment: u32,
+    /// The pool's encoding is not `'buffer'`: each result becomes a string
+    /// (delivery hands over fewer large results per call).
+    pub string_results: bool,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
     pub fail_spawns_after: Option<u32>,
 }
@@ -305,7 +308,15 @@ impl NativePool {
                 [Reference::new(raw_env, meta.raw(), 1)?, Reference::new(raw_env, slab.raw(), 1)?],
             )
         };
-        let inner = Rc::new(Inner::new(raw_env, callback, buffers, meta_ptr as *mut u32, slab_ptr as *mut u8, delivery::BATCH_CAPACITY));
+        let inner = Rc::new(Inner::new(
+            raw_env,
+            callback,
+            buffers,
+            meta_ptr as *mut u32,
+            slab_ptr as *mut u8,
+            delivery::BATCH_CAPACITY,
+            options.string_results,
+        ));
 
         let context = Rc::into_raw(inner.clone()) as *mut c_void;
         let mut tsfn = ptr::null_mut();
@@ -422,6 +433,7 @@ impl NativePool {
     /// of the event loop (its batch callback said `later`).
     #[napi]
     pub fn deliver(&self, env: Env) {
+        self.inner.deferred.set(false);
         if self.inner.is_torn_down() {
             return;
         }
