@@ -174,6 +174,9 @@ test('process.exit() with tasks running does not crash', () => {
 });
 
 test('OS threads: a closed pool leaves none behind', async () => {
+  // The first pool of a process also starts the one thread that frees large
+  // results (it lives as long as the process): counted from after it.
+  await new Pool().close();
   const before = osThreads();
   const pool = new Pool({ minThreads: 2, maxThreads: 2 });
   assert.ok(osThreads() >= before + 2);

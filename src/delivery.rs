@@ -267,11 +267,11 @@ unsafe extern "C" fn free_large(_env: sys::napi_env, _data: *mut c_void, hint: *
 /// is returned to the OS with munmap, which costs the calling thread tens of
 /// µs; finalizers run on the JS thread, a few hundred at a time after a GC,
 /// and the event loop stalled for 10-20 ms behind them (BENCHMARKS.md,
-/// "Compression"). So they go to one thread, started on first use, that
-/// drops them, and (glibc) trims the heap once a burst of frees is over:
+/// "Compression"). So they go to one thread, started with the first pool,
+/// that drops them, and (glibc) trims the heap once a burst of frees is over:
 /// glibc raises its mmap threshold after the first large frees, so later
 /// results come from arenas that are not given back by themselves.
-mod reclaim {
+pub(crate) mod reclaim {
     use std::sync::OnceLock;
     use std::time::Duration;
 
@@ -284,16 +284,21 @@ mod reclaim {
 
     static FREER: OnceLock<Option<crossbeam_channel::Sender<Vec<u8>>>> = OnceLock::new();
 
-    pub(super) fn free(bytes: Vec<u8>) {
-        if bytes.capacity() < AWAY_FROM {
-            return;
-        }
-        let freer = FREER.get_or_init(|| {
+    /// Starts the free thread, once per process: called when a pool is made,
+    /// so no thread is ever started from the delivery path.
+    pub(crate) fn start() {
+        FREER.get_or_init(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
             // If the OS refuses a thread, vectors are freed in place.
             std::thread::Builder::new().name("tidepool-free".into()).spawn(move || drop_all(&rx)).ok().map(|_| tx)
         });
-        if let Some(tx) = freer {
+    }
+
+    pub(super) fn free(bytes: Vec<u8>) {
+        if bytes.capacity() < AWAY_FROM {
+            return;
+        }
+        if let Some(Some(tx)) = FREER.get() {
             // Cannot fail: the receiving thread lives as long as the process.
             let _ = tx.send(bytes);
         }

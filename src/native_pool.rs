@@ -308,6 +308,8 @@ impl NativePool {
                 [Reference::new(raw_env, meta.raw(), 1)?, Reference::new(raw_env, slab.raw(), 1)?],
             )
         };
+        // The thread that frees large results (once per process).
+        delivery::reclaim::start();
         let inner = Rc::new(Inner::new(
             raw_env,
             callback,
