@@ -290,7 +290,13 @@ pub(crate) mod reclaim {
         FREER.get_or_init(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
             // If the OS refuses a thread, vectors are freed in place.
-            std::thread::Builder::new().name("tidepool-free".into()).spawn(move || drop_all(&rx)).ok().map(|_| tx)
+            let thread = std::thread::Builder::new().name("tidepool-free".into()).spawn(move || {
+                // Housekeeping: it must never compete with the event loop
+                // for a core (crate::priority in the core, as the workers).
+                tidepool_core::priority::lower_current_thread(tidepool_core::pool::DEFAULT_NICE_INCREMENT);
+                drop_all(&rx)
+            });
+            thread.ok().map(|_| tx)
         });
     }
 
