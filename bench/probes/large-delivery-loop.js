@@ -2,15 +2,10 @@
 // Event-loop delay while 1024 gunzip results of ~300 KB each (large
 // results: external Buffers made on the JS thread) arrive.
 //   node bench/probes/large-delivery-loop.js
-const zlib = require('zlib');
 const { Pool } = require('../..');
+const { gunzipInputs } = require('./gunzip-inputs');
 const { monitorEventLoopDelay } = require('perf_hooks');
-const json = [];
-for (let i = 0; json.length < 20000; i++) json.push(JSON.stringify({ id: i, user: 'user-' + (i % 313), score: (i * 7919) % 1000 }));
-const big = Buffer.from(json.join('\n'));
-const ins = Array.from({ length: 1024 }, (_, i) =>
-  zlib.gzipSync(big.subarray((i * 4099) % (big.length - 65536), ((i * 4099) % (big.length - 65536)) + 65536)),
-);
+const ins = gunzipInputs();
 (async () => {
   const pool = new Pool({ kernel: 'gunzip' });
   await Promise.all(ins.slice(0, 64).map((m) => pool.post(m)));

@@ -3,15 +3,10 @@
 // arrive: a CPU profile of just that window (inspector), self time per
 // function, top 14.
 //   node bench/probes/large-delivery-profile.js
-const zlib = require('zlib');
 const inspector = require('inspector');
 const { Pool } = require('../..');
-const json = [];
-for (let i = 0; json.length < 20000; i++) json.push(JSON.stringify({ id: i, user: 'user-' + (i % 313), score: (i * 7919) % 1000 }));
-const big = Buffer.from(json.join('\n'));
-const ins = Array.from({ length: 1024 }, (_, i) =>
-  zlib.gzipSync(big.subarray((i * 4099) % (big.length - 65536), ((i * 4099) % (big.length - 65536)) + 65536)),
-);
+const { gunzipInputs } = require('./gunzip-inputs');
+const ins = gunzipInputs();
 const session = new inspector.Session();
 session.connect();
 const post = (m, p) => new Promise((res, rej) => session.post(m, p, (e, r) => (e ? rej(e) : res(r))));

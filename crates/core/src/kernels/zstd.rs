@@ -198,7 +198,6 @@ mod tests {
     use crate::input::Input;
     use crate::kernels::codec::testing::{check_pair, params, run, run_with, text};
     use crate::kernels::params::RawValue;
-    use crate::kernels::Params;
 
     /// `printf 'hello, tidepool\n' | zstd -19 --check` (zstd CLI 1.5.4).
     const CLI_FRAME: &str = "28b52ffd241081000068656c6c6f2c2074696465706f6f6c0ab5003666";
@@ -245,7 +244,6 @@ mod tests {
             crate::kernels::codec::testing::kernel("zstdCompress").params(&out_of_range),
             Err(ParamError::Range { name: "level", .. })
         ));
-        let _ = Params::NONE;
     }
 }
 
