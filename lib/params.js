@@ -76,6 +76,9 @@ function paramsError([kind, name, expected], kernel, where, value) {
       return outOfRange(path, expected, typeof value === 'bigint' ? `${value}n` : value);
     case 'value':
       return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${path}' must be ${expected}. Received ${describe(value)}`);
+    case 'refused':
+      // A loaded kernel's own check, past its schema's: its words.
+      return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${where}' was refused by kernel '${KERNELS[kernel]}': ${expected}`);
     case 'missing':
       return makeError(
         TypeError,

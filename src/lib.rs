@@ -25,7 +25,7 @@ use napi_derive::napi;
 /// Names of the registered kernels, in id order (the id is the index).
 #[napi]
 pub fn kernel_names() -> Vec<String> {
-    tidepool_core::kernels::REGISTRY.iter().map(|k| k.name().to_owned()).collect()
+    tidepool_core::kernels::all().map(|k| k.name().to_owned()).collect()
 }
 
 /// The `makeParams(kernel, names, values, once)` function (see params.rs):

@@ -121,6 +121,7 @@ unsafe fn refusal(env: sys::napi_env, e: &ParamError) -> Result<sys::napi_value,
         ParamError::Range { name, expected, .. } => ("range", name, expected.clone()),
         ParamError::Value { name, expected, .. } => ("value", name, expected.clone()),
         ParamError::Missing { name, expected } => ("missing", name, (*expected).to_owned()),
+        ParamError::Refused { message } => ("refused", "", message.clone()),
     };
     let mut array = ptr::null_mut();
     // SAFETY: live env; out-pointers to locals; strings passed with their length.

@@ -54,6 +54,8 @@ pub enum TaskError {
     /// The input is not valid in the kernel's format; `code` names why
     /// (see [`KernelError::Format`](crate::kernels::KernelError::Format)).
     Format { code: &'static str, message: String },
+    /// A loaded kernel failed with its own `code` and message.
+    Failed { code: String, message: String },
 }
 
 impl TaskError {
@@ -67,11 +69,13 @@ impl TaskError {
             TaskError::TimedOut => 5,
             TaskError::TooLarge { .. } => 6,
             TaskError::Format { .. } => 7,
+            TaskError::Failed { .. } => 8,
         }
     }
 
     /// Human-readable detail (for `TooLarge`, the limit in decimal; for
-    /// `Format`, the code, its errno and the message, space-separated).
+    /// `Format`, the code, its errno and the message, space-separated; for
+    /// `Failed`, the code and the message).
     pub fn detail(&self) -> std::borrow::Cow<'_, str> {
         match self {
             TaskError::Panic(m) | TaskError::InvalidInput(m) => m.into(),
@@ -82,6 +86,7 @@ impl TaskError {
             // The code, node:zlib's errno for it (0: none), then the words:
             // the binding splits at the first two spaces.
             TaskError::Format { code, message } => format!("{code} {} {message}", crate::kernels::format_errno(code).unwrap_or(0)).into(),
+            TaskError::Failed { code, message } => format!("{code} {message}").into(),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Kernels: the computations a task can run, registered by name in
-//! [`REGISTRY`]. The model (`model.rs`): a kernel is a byte transform with
+//! [`BUILTIN`] (and, loaded from libraries at run time, `foreign.rs`). The model (`model.rs`): a kernel is a byte transform with
 //! state, made from checked parameters (`params.rs`), fed the input in
 //! chunks by its [`RunContext`] (`context.rs`), writing output of any
 //! length into a [`Sink`] (`sink.rs`). The kernels: the hashes (one
@@ -13,6 +13,7 @@ mod codec;
 mod context;
 mod digest;
 mod echo;
+pub mod foreign;
 mod hashes;
 mod lz4;
 mod model;
@@ -22,6 +23,8 @@ mod sink;
 mod timed;
 mod zlib;
 mod zstd;
+
+use std::sync::{Mutex, OnceLock};
 
 pub use codec::PAIRS as CODEC_PAIRS;
 pub use context::{RunContext, CHUNK};
@@ -44,6 +47,12 @@ pub enum KernelError {
     /// `code` names why, as the format's reference does (zlib's
     /// `Z_DATA_ERROR`, ...).
     Format { code: &'static str, message: String },
+    /// A loaded kernel failed with its own `code` (a checked identifier,
+    /// like `ERR_NDJSON_BAD_RECORD`) and message.
+    Failed { code: String, message: String },
+    /// A loaded kernel panicked (its library caught the panic at the ABI
+    /// boundary and reported it); the panic's message.
+    Panic(String),
 }
 
 impl std::fmt::Display for KernelError {
@@ -54,17 +63,21 @@ impl std::fmt::Display for KernelError {
             KernelError::TimedOut => f.write_str("the kernel ran past its deadline"),
             KernelError::TooLarge { limit } => write!(f, "the output would be larger than {limit} bytes"),
             KernelError::Format { code, message } => write!(f, "{message} ({code})"),
+            KernelError::Failed { code, message } => write!(f, "{message} ({code})"),
+            KernelError::Panic(message) => write!(f, "the kernel panicked: {message}"),
         }
     }
 }
 
 impl std::error::Error for KernelError {}
 
-/// Index of a kernel in [`REGISTRY`]; what crosses the JS boundary per task.
+/// A kernel's number: what crosses the JS boundary per task. The built-in
+/// kernels are `0..BUILTIN.len()`, in [`BUILTIN`]'s order (stable within a
+/// build only); loaded kernels follow, in the order they were registered.
 pub type KernelId = u32;
 
-/// Every kernel, in id order. Ids are stable within a build only.
-pub static REGISTRY: &[&dyn AnyKernel] = &[
+/// The built-in kernels, in id order.
+pub static BUILTIN: &[&dyn AnyKernel] = &[
     &hashes::SHA256,
     &hashes::SHA384,
     &hashes::SHA512,
@@ -100,14 +113,73 @@ pub fn format_errno(code: &str) -> Option<i32> {
     zlib::errno_of(code).or_else(|| brotli::errno_of(code))
 }
 
+/// Most kernels loaded from libraries in one process.
+pub const MAX_LOADED: usize = 4096;
+
+/// The loaded kernels, after the built-ins: each slot is set once, under
+/// [`LIBRARIES`]' lock, and then only read, without a lock (a worker looks
+/// its task's kernel up here). Loaded kernels are leaked: their libraries
+/// are never unloaded.
+static LOADED: [OnceLock<&'static foreign::Foreign>; MAX_LOADED] = [const { OnceLock::new() }; MAX_LOADED];
+
+/// The registered libraries (their descriptors' addresses) and their
+/// kernels' ids; its lock serializes registration.
+static LIBRARIES: Mutex<Vec<(usize, Vec<KernelId>)>> = Mutex::new(Vec::new());
+
+/// Every registered kernel, in id order.
+pub fn all() -> impl Iterator<Item = &'static dyn AnyKernel> {
+    BUILTIN.iter().copied().chain(LOADED.iter().map_while(|k| k.get().map(|&f| f as &dyn AnyKernel)))
+}
+
 /// Looks a kernel up by name.
 pub fn find(name: &str) -> Option<KernelId> {
-    REGISTRY.iter().position(|k| k.name() == name).map(|i| i as KernelId)
+    all().position(|k| k.name() == name).map(|i| i as KernelId)
 }
 
 /// The kernel with id `id`, if any.
 pub fn get(id: KernelId) -> Option<&'static dyn AnyKernel> {
-    REGISTRY.get(id as usize).copied()
+    let id = id as usize;
+    match BUILTIN.get(id) {
+        Some(&k) => Some(k),
+        None => LOADED.get(id - BUILTIN.len())?.get().map(|&f| f as &dyn AnyKernel),
+    }
+}
+
+/// Registers the kernels of the library whose entry point returned
+/// `library`, all or none, and returns their ids (in the library's order).
+/// Registering the same library again returns the same ids.
+///
+/// # Safety
+/// `library` must be NULL or what a library's `tidepool_kernels_v1`
+/// returned, and the library must stay loaded for the rest of the process.
+pub unsafe fn register(library: *const tidepool_kernel_sdk::abi::TpLibrary) -> Result<Vec<KernelId>, foreign::LoadError> {
+    let mut libraries = LIBRARIES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, ids)) = libraries.iter().find(|(at, _)| *at == library as usize) {
+        return Ok(ids.clone());
+    }
+    // SAFETY: the caller's guarantee.
+    let kernels = unsafe { foreign::check_library(library) }?;
+    if let Some(taken) = kernels.iter().find(|k| find(k.name()).is_some()) {
+        return Err(foreign::LoadError::Exists(taken.name().to_owned()));
+    }
+    let first = LOADED.iter().position(|slot| slot.get().is_none()).unwrap_or(MAX_LOADED);
+    if first + kernels.len() > MAX_LOADED {
+        return Err(foreign::LoadError::Full);
+    }
+    let mut ids = Vec::with_capacity(kernels.len());
+    for (i, kernel) in kernels.into_iter().enumerate() {
+        // Leaked before its defaults are made: parameters remember the
+        // address of the kernel that made them.
+        let kernel: &'static mut foreign::Foreign = Box::leak(Box::new(kernel));
+        kernel.make_defaults();
+        let slot = first + i;
+        if LOADED[slot].set(kernel).is_err() {
+            unreachable!("loaded slots are only set under the lock");
+        }
+        ids.push((BUILTIN.len() + slot) as KernelId);
+    }
+    libraries.push((library as usize, ids.clone()));
+    Ok(ids)
 }
 
 #[cfg(test)]
@@ -121,7 +193,7 @@ pub(crate) mod tests {
     /// input, with their default parameters (not the decoders, which refuse
     /// most inputs, nor hmac, which needs a key).
     fn pure() -> impl Iterator<Item = &'static &'static dyn AnyKernel> {
-        REGISTRY.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic") && !k.expands() && k.params(&RawParams::none()).is_ok())
+        BUILTIN.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic") && !k.expands() && k.params(&RawParams::none()).is_ok())
     }
 
     /// Runs kernel `name` over `data` (optionally split in parts).
@@ -149,7 +221,7 @@ pub(crate) mod tests {
 
     #[test]
     fn names_are_unique_and_findable() {
-        for (i, k) in REGISTRY.iter().enumerate() {
+        for (i, k) in BUILTIN.iter().enumerate() {
             assert_eq!(find(k.name()), Some(i as KernelId));
         }
         assert_eq!(find("nope"), None);

@@ -25,7 +25,7 @@ pub enum RawValue<'a> {
 }
 
 impl RawValue<'_> {
-    fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             RawValue::Number(_) => "number",
             RawValue::BigInt(_) => "bigint",
@@ -58,6 +58,9 @@ pub enum ParamError {
     Value { name: &'static str, expected: String, got: String },
     /// A parameter the kernel cannot do without.
     Missing { name: &'static str, expected: &'static str },
+    /// A loaded kernel refused the values, in its own words (its schema's
+    /// checks, which name the parameter, passed).
+    Refused { message: String },
 }
 
 impl fmt::Display for ParamError {
@@ -70,6 +73,7 @@ impl fmt::Display for ParamError {
                 write!(f, "the parameter \"{name}\" must be {expected}; received {got}")
             }
             ParamError::Missing { name, expected } => write!(f, "the parameter \"{name}\" is required: {expected}"),
+            ParamError::Refused { message } => f.write_str(message),
         }
     }
 }

@@ -246,6 +246,8 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
         Ok(Err(KernelError::InvalidInput(m))) => Err(TaskError::InvalidInput(m)),
         Ok(Err(KernelError::TimedOut)) => Err(TaskError::TimedOut),
         Ok(Err(KernelError::Format { code, message })) => Err(TaskError::Format { code, message }),
+        Ok(Err(KernelError::Failed { code, message })) => Err(TaskError::Failed { code, message }),
+        Ok(Err(KernelError::Panic(message))) => Err(TaskError::Panic(message)),
         Err(payload) => Err(TaskError::Panic(panic_message(payload.as_ref()))),
     }
 }
