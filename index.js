@@ -10,7 +10,7 @@
 //     (`#onBatch`), reading results from memory shared with Rust.
 
 const { EventEmitter } = require('node:events');
-const { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('./lib/binding');
+const { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, syncKernels, kernelNames, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('./lib/binding');
 const { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
 const {
   makeError,
@@ -29,6 +29,7 @@ const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
 const { ownArray, grown } = require('./lib/own-array');
 const { paramsHandle, checkDefaults } = require('./lib/params');
+const { loadKernels } = require('./lib/kernels');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -77,7 +78,9 @@ function defaultSelect(message) {
 
 function kernelId(name, argName) {
   if (typeof name !== 'string') throw invalidArgType(argName, 'of type string', name);
-  const id = KERNEL_IDS.get(name);
+  let id = KERNEL_IDS.get(name);
+  // Another realm of this process (a worker thread) may have loaded it.
+  if (id === undefined && syncKernels()) id = KERNEL_IDS.get(name);
   if (id === undefined) {
     throw makeError(
       TypeError,
@@ -193,9 +196,20 @@ class Pool extends EventEmitter {
     process.nextTick(() => this.emit('online'));
   }
 
-  /** Names of every available kernel. */
+  /** Names of every available kernel: the built-ins, then the loaded ones. */
   static get kernels() {
-    return KERNELS;
+    syncKernels();
+    return kernelNames();
+  }
+
+  /**
+   * Registers the kernels of a native kernel library for every pool of the
+   * process, and returns their names. `source`: the library's path (a
+   * string, resolved against the working directory, or a file: URL), or the
+   * handle a kernel library's addon exports. See docs/writing-kernels.md.
+   */
+  static loadKernels(source) {
+    return loadKernels(source);
   }
 
   /**
@@ -751,4 +765,6 @@ function micros(us) {
   return buf;
 }
 
-module.exports = { Pool, kernels: KERNELS, encodings: ENCODINGS, defaults: DEFAULTS, micros };
+module.exports = { Pool, kernels: undefined, encodings: ENCODINGS, defaults: DEFAULTS, micros };
+// Grows when a kernel library is loaded.
+Object.defineProperty(module.exports, 'kernels', { enumerable: true, get: () => Pool.kernels });

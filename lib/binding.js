@@ -22,15 +22,45 @@ function loadBinding() {
 
 const binding = loadBinding();
 
-/** Kernel names in id order (the id is the index). */
-const KERNELS = Object.freeze(binding.kernelNames());
-const KERNEL_IDS = new Map(KERNELS.map((name, id) => [name, id]));
+/**
+ * Kernel names in id order (the id is the index): the built-ins, then the
+ * kernels of libraries loaded with Pool.loadKernels() (by this realm or
+ * another: the registry is the process's, see syncKernels). Only grows.
+ */
+const KERNELS = [];
+const KERNEL_IDS = new Map();
 /** Kernels that read a 4-byte duration from their input. */
-const MIN_INPUT_BYTES = KERNELS.map((name) => (name === 'spin' || name === 'sleep' ? 4 : 0));
+const MIN_INPUT_BYTES = [];
+/** A frozen copy of KERNELS, made again when it grows. */
+let kernelList = Object.freeze([]);
+
+/**
+ * Catches up with the native registry (a library loaded here, or in another
+ * worker thread of the process). Returns true when kernels were added.
+ */
+function syncKernels() {
+  const names = binding.kernelNames();
+  if (names.length === KERNELS.length) return false;
+  for (let id = KERNELS.length; id < names.length; id++) {
+    const name = names[id];
+    KERNELS[id] = name;
+    KERNEL_IDS.set(name, id);
+    MIN_INPUT_BYTES[id] = name === 'spin' || name === 'sleep' ? 4 : 0;
+  }
+  kernelList = Object.freeze(KERNELS.slice());
+  return true;
+}
+syncKernels();
+
+/** Every registered kernel's name, in id order (frozen). */
+function kernelNames() {
+  return kernelList;
+}
+
 // LARGE_CODE: an entry whose result is the next Buffer of the batch's array
 // of large results rather than bytes in the slab.
 const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES, largeCode: LARGE_CODE } = binding.batchLayout();
 /** Why a task failed, as the native side numbers it (0 is success). */
 const TASK_CODES = Object.freeze(binding.taskErrorCodes());
 
-module.exports = { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES };
+module.exports = { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, syncKernels, kernelNames, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES };

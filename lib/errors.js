@@ -132,6 +132,12 @@ function taskError(code, detail, destroyed) {
       const message = detail.slice(code.length + 1 + (errno === undefined ? 0 : errno.length + 1));
       return makeError(Error, code, message, errno !== undefined && errno !== '0' ? { errno: Number(errno) } : undefined);
     }
+    case TASK_CODES.failed: {
+      // "CODE message": a loaded kernel's own code (an identifier, checked
+      // natively) and words.
+      const space = detail.indexOf(' ');
+      return makeError(Error, detail.slice(0, space), detail.slice(space + 1));
+    }
     case TASK_CODES.expired:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:

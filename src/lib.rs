@@ -6,6 +6,7 @@
 //!   and the lifecycle glue (threadsafe function, env teardown, GC);
 //! * [`delivery`]: the JS-thread callback that settles a whole batch of
 //!   finished tasks with one call into JavaScript;
+//! * [`loader`]: registers the kernels of a library loaded at run time;
 //! * [`inner`]: the JS-thread state of a pool and its invariants, over the
 //!   small status-checked owners of raw N-API handles in [`handles`].
 //!
@@ -17,6 +18,7 @@ mod binary;
 mod delivery;
 mod handles;
 mod inner;
+mod loader;
 mod native_pool;
 mod params;
 
@@ -26,6 +28,16 @@ use napi_derive::napi;
 #[napi]
 pub fn kernel_names() -> Vec<String> {
     tidepool_core::kernels::all().map(|k| k.name().to_owned()).collect()
+}
+
+/// Registers the kernels of the library whose descriptor a kernel library's
+/// addon handed out as a tagged External (see loader.rs); `null` when
+/// `handle` is not such an External.
+#[napi]
+pub fn load_kernel_handle(env: &napi::Env, handle: napi::bindgen_prelude::Unknown<'_>) -> Option<loader::Loaded> {
+    use napi::JsValue;
+    // SAFETY: the live env and an argument of this call.
+    unsafe { loader::load_handle(env.raw(), handle.raw()) }
 }
 
 /// The `makeParams(kernel, names, values, once)` function (see params.rs):
@@ -96,6 +108,8 @@ pub struct TaskErrorCodes {
     pub too_large: u32,
     /// The input is corrupt or truncated for the kernel's format.
     pub format: u32,
+    /// A loaded kernel failed with its own code and message.
+    pub failed: u32,
 }
 
 /// See [`TaskErrorCodes`].
@@ -111,5 +125,6 @@ pub fn task_error_codes() -> TaskErrorCodes {
         timed_out: code(TaskError::TimedOut),
         too_large: code(TaskError::TooLarge { limit: 0 }),
         format: code(TaskError::Format { code: "", message: String::new() }),
+        failed: code(TaskError::Failed { code: String::new(), message: String::new() }),
     }
 }

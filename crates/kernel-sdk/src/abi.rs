@@ -213,3 +213,11 @@ unsafe impl Sync for TpKernel {}
 unsafe impl Sync for TpParamSpec {}
 // SAFETY: as for `TpLibrary`.
 unsafe impl Send for TpParamSpec {}
+
+/// The `napi_type_tag` (lower, upper) of an External whose data is a
+/// `*const TpLibrary`: what a kernel library inside a Node addon hands
+/// JavaScript for `Pool.loadKernels(handle)` (no dynamic loading; the
+/// addon is already loaded). The tag is what tells tidepool the External
+/// is one; napi-rs's own `External<T>` tags with a Rust `TypeId`, which
+/// differs between separately built binaries, so it cannot be used.
+pub const NAPI_TYPE_TAG: (u64, u64) = (0x7469_6465_706f_6f6c, 0x6b65_726e_656c_7631);

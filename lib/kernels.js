@@ -1,0 +1,68 @@
+'use strict';
+// Pool.loadKernels(): registers the kernels of a native library (a shared
+// library opened by its path, or the handle an addon exports) for every pool
+// of the process, and returns their names. The checks of the library itself
+// (ABI version, names, schemas, clashes) are Rust's (src/loader.rs,
+// crates/core/src/kernels/foreign.rs); here: the argument, the permission
+// model, the errors.
+
+const path = require('node:path');
+const { fileURLToPath } = require('node:url');
+const { binding, KERNELS, syncKernels } = require('./binding');
+const { invalidArgType, invalidArgValue, makeError } = require('./errors');
+
+const SOURCE = 'source';
+const EXPECTED = 'of type string (a path), an instance of URL (file:) or a kernel library handle';
+
+/** The absolute path a string or file: URL names (never a search-path lookup). */
+function libraryPath(source) {
+  let file = source;
+  if (source instanceof URL) {
+    if (source.protocol !== 'file:') throw invalidArgValue(SOURCE, `must be a file: URL. Received ${source.href}`);
+    file = fileURLToPath(source);
+  }
+  if (file.length === 0 || file.includes('\0')) throw invalidArgValue(SOURCE, 'must be a non-empty path without NUL bytes');
+  // A bare name such as 'libfoo.so' would make dlopen search the library
+  // path: resolved against the working directory instead, as a file.
+  return path.resolve(file);
+}
+
+/** Throws Node's ERR_ACCESS_DENIED when the permission model forbids reading `file`. */
+function checkPermission(file) {
+  const permission = process.permission;
+  if (permission !== undefined && permission !== null && !permission.has('fs.read', file)) {
+    throw makeError(Error, 'ERR_ACCESS_DENIED', `Access to this API has been restricted: reading ${file} (--allow-fs-read)`, {
+      permission: 'FileSystemRead',
+      resource: file,
+    });
+  }
+}
+
+/**
+ * Registers the kernels of `source` and returns their names (in the
+ * library's order). Loading the same library again returns the same names.
+ */
+function loadKernels(source) {
+  let loaded;
+  let where;
+  if (typeof source === 'string' || source instanceof URL) {
+    where = libraryPath(source);
+    checkPermission(where);
+    loaded = binding.loadKernelLibrary(where);
+  } else if (source !== null && typeof source === 'object') {
+    where = 'the handle';
+    loaded = binding.loadKernelHandle(source);
+    if (loaded === null || loaded === undefined) throw invalidArgType(SOURCE, EXPECTED, source);
+  } else {
+    throw invalidArgType(SOURCE, EXPECTED, source);
+  }
+  if (loaded.code !== undefined && loaded.code !== null) {
+    throw makeError(Error, loaded.code, loaded.message, where === 'the handle' ? undefined : { path: where });
+  }
+  syncKernels();
+  const names = [];
+  for (const id of loaded.ids) names.push(KERNELS[id]);
+  return names;
+}
+
+module.exports = { loadKernels };
