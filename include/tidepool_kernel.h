@@ -123,6 +123,25 @@ extern "C" {
  * tidepool_kernels_v1 at the end of this header). */
 #define TIDEPOOL_KERNEL_ENTRY "tidepool_kernels_v1"
 
+/*
+ * A library may also live inside a Node addon that is already loaded, and
+ * hand its descriptor to JavaScript instead of being opened by path: as an
+ * External whose data is the tp_library pointer, tagged with this
+ * napi_type_tag (the tag is how tidepool recognizes such a handle):
+ *
+ *     static const napi_type_tag tag = {
+ *         TIDEPOOL_KERNEL_NAPI_TYPE_TAG_LOWER, TIDEPOOL_KERNEL_NAPI_TYPE_TAG_UPPER
+ *     };
+ *     napi_value handle;
+ *     napi_create_external(env, (void *)tidepool_kernels_v1(), NULL, NULL, &handle);
+ *     napi_type_tag_object(env, handle, &tag);
+ *
+ * JavaScript then passes `handle` to Pool.loadKernels(). The descriptor is
+ * static data, so the External needs no finalizer.
+ */
+#define TIDEPOOL_KERNEL_NAPI_TYPE_TAG_LOWER 0x74696465706f6f6cULL
+#define TIDEPOOL_KERNEL_NAPI_TYPE_TAG_UPPER 0x6b65726e656c7631ULL
+
 /* ------------------------------------------------------------------------
  * Status codes, returned by kernel functions and by some host functions
  * ------------------------------------------------------------------------ */

@@ -63,4 +63,15 @@ const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES, largeCode: LARGE_CODE }
 /** Why a task failed, as the native side numbers it (0 is success). */
 const TASK_CODES = Object.freeze(binding.taskErrorCodes());
 
-module.exports = { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, syncKernels, kernelNames, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES };
+module.exports = {
+  binding,
+  KERNELS,
+  KERNEL_IDS,
+  MIN_INPUT_BYTES,
+  syncKernels,
+  kernelNames,
+  BATCH_CAPACITY,
+  SLAB_BYTES,
+  LARGE_CODE,
+  TASK_CODES,
+};

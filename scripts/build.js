@@ -20,7 +20,7 @@ const force = process.argv.includes('--force');
 const profile = process.env.TIDEPOOL_PROFILE || 'release';
 
 function inputs() {
-  const files = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'crates/core/Cargo.toml'];
+  const files = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'crates/core/Cargo.toml', 'crates/kernel-sdk/Cargo.toml'];
   const walk = (dir) => {
     for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
       const rel = path.join(dir, entry.name);
@@ -30,6 +30,7 @@ function inputs() {
   };
   walk('src');
   walk('crates/core/src');
+  walk('crates/kernel-sdk/src');
   return files.sort();
 }
 

@@ -40,7 +40,6 @@ macro_rules! c_types {
 c_types! {
     () => "void",
     c_void => "void",
-    c_char => "char",
     u8 => "uint8_t",
     u32 => "uint32_t",
     i32 => "int32_t",
@@ -93,9 +92,16 @@ c_fn_types!(A, B, C);
 c_fn_types!(A, B, C, D);
 c_fn_types!(A, B, C, D, E);
 
-/// The size, alignment and C type of the field `field` selects.
+/// The size and C type of the field `_field` selects.
 fn field<S, F: CType>(_field: fn(&S) -> &F) -> (usize, String) {
     (size_of::<F>(), F::c())
+}
+
+/// The same for a C string field: `c_char` is `i8` or `u8` depending on the
+/// target, so it cannot have a C spelling of its own (`char` is neither
+/// `int8_t` nor `uint8_t` to a C compiler).
+fn c_string<S>(_field: fn(&S) -> &*const c_char) -> (usize, String) {
+    (size_of::<*const c_char>(), "char const *".to_owned())
 }
 
 /// One assertion per line of the generated file.
@@ -113,19 +119,22 @@ impl Checks {
     }
 }
 
-/// Asserts the size of struct `$s` (C name `$c`) and the offset, size and
-/// type of each field. The field list must name every field: the
-/// destructuring below fails to compile when `abi.rs` gains one.
+/// Asserts the size and alignment of struct `$s` (C name `$c`) and the
+/// offset, size and type of each field (`name as c_string` for a C string).
+/// The field list must name every field: the destructuring below fails to
+/// compile when `abi.rs` gains one.
 macro_rules! check_struct {
-    ($checks:expr, $s:ident as $c:literal { $($f:ident),+ $(,)? }) => {{
+    (@info $s:ident $f:ident) => { field(|s: &$s| &s.$f) };
+    (@info $s:ident $f:ident $how:ident) => { $how(|s: &$s| &s.$f) };
+    ($checks:expr, $s:ident as $c:literal { $($f:ident $(as $how:ident)?),+ $(,)? }) => {{
         let _every_field_is_listed = |s: &$s| {
             let $s { $($f: _),+ } = s;
         };
         let checks: &mut Checks = $checks;
         checks.assert(format!("sizeof({}) == {}", $c, size_of::<$s>()), concat!("sizeof(", $c, ")"));
-        checks.assert(format!("_Alignof_or_alignof({}) == {}", $c, align_of::<$s>()), concat!("alignment of ", $c));
+        checks.assert(format!("TP_ALIGNOF({}) == {}", $c, align_of::<$s>()), concat!("alignment of ", $c));
         $(
-            let (size, ty) = field(|s: &$s| &s.$f);
+            let (size, ty) = check_struct!(@info $s $f $($how)?);
             let member = format!("((({} *)0)->{})", $c, stringify!($f));
             let what = concat!($c, ".", stringify!($f));
             checks.assert(format!("offsetof({}, {}) == {}", $c, stringify!($f), std::mem::offset_of!($s, $f)), &format!("offset of {what}"));
@@ -141,9 +150,9 @@ fn generated_source() -> String {
     let mut checks = Checks { lines: Vec::new(), fields: 0 };
     check_struct!(&mut checks, TpLibrary as "tp_library" { abi_version, size, kernel_count, kernel_size, kernels });
     check_struct!(&mut checks, TpKernel as "tp_kernel" {
-        name, flags, param_count, params, make_params, drop_params, start, update, finish, drop_state,
+        name as c_string, flags, param_count, params, make_params, drop_params, start, update, finish, drop_state,
     });
-    check_struct!(&mut checks, TpParamSpec as "tp_param_spec" { name, kind, required, int_min, int_max, num_min, num_max });
+    check_struct!(&mut checks, TpParamSpec as "tp_param_spec" { name as c_string, kind, required, int_min, int_max, num_min, num_max });
     check_struct!(&mut checks, TpValue as "tp_value" { present, boolean, integer, number, data, len });
     check_struct!(&mut checks, TpHost as "tp_host" { size, reserved, ctx, fail, write, unfilled, commit, reserve, check });
     assert_eq!(checks.fields, 5 + 10 + 7 + 6 + 9);
@@ -164,7 +173,7 @@ fn generated_source() -> String {
     checks.assert(format!("TP_SAME_TYPE(&{entry}, {})", <abi::EntryPoint as CType>::c()), &format!("{entry} is declared as an entry point"));
 
     // The constants.
-    let constants: [(&str, String); 14] = [
+    let constants: [(&str, String); 16] = [
         ("TIDEPOOL_KERNEL_ABI_VERSION", abi::ABI_VERSION.to_string()),
         ("TP_OK", abi::TP_OK.to_string()),
         ("TP_ERROR", abi::TP_ERROR.to_string()),
@@ -180,6 +189,8 @@ fn generated_source() -> String {
         ("TP_PARAM_BYTES", abi::TP_PARAM_BYTES.to_string()),
         // start's `len_hint` for an unknown length (`u64::MAX` in the SDK).
         ("TP_LEN_HINT_UNKNOWN", format!("{}ULL", u64::MAX)),
+        ("TIDEPOOL_KERNEL_NAPI_TYPE_TAG_LOWER", format!("{:#x}ULL", abi::NAPI_TYPE_TAG.0)),
+        ("TIDEPOOL_KERNEL_NAPI_TYPE_TAG_UPPER", format!("{:#x}ULL", abi::NAPI_TYPE_TAG.1)),
     ];
     for (name, value) in constants {
         checks.assert(format!("{name} == {value}"), &format!("{name} is {value}"));
@@ -203,12 +214,12 @@ fn generated_source() -> String {
 #ifdef __cplusplus
 #include <type_traits>
 #define TP_ASSERT(condition, what) static_assert(condition, what)
-#define TP_SAME_TYPE(expr, ...) (std::is_same<decltype(expr), __VA_ARGS__>::value)
-#define _Alignof_or_alignof(type) alignof(type)
+#define TP_SAME_TYPE(expr, ...) (std::is_same<std::remove_reference<decltype(expr)>::type, __VA_ARGS__>::value)
+#define TP_ALIGNOF(type) alignof(type)
 #else
 #define TP_ASSERT(condition, what) _Static_assert(condition, what)
 #define TP_SAME_TYPE(expr, ...) _Generic((expr), __VA_ARGS__: 1, default: 0)
-#define _Alignof_or_alignof(type) _Alignof(type)
+#define TP_ALIGNOF(type) _Alignof(type)
 #endif
 
 #ifdef __cplusplus
@@ -318,10 +329,7 @@ fn the_generated_checks_spell_the_abi() {
 #[test]
 fn the_c_example_compiles_against_the_header() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kernels/c/wc.c");
-    if !example.is_file() {
-        eprintln!("note: {} not found; skipped", example.display());
-        return;
-    }
+    assert!(example.is_file(), "no example at {}", example.display());
     let mut c = compiler("CC", "cc");
     c.arg("-std=c11").args(WARNINGS).arg("-fsyntax-only").arg("-I").arg(include_dir()).arg(&example);
     compiles(c, "examples/kernels/c/wc.c", "(examples/kernels/c/wc.c)");

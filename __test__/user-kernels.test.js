@@ -1,0 +1,445 @@
+'use strict';
+// Kernels from libraries loaded at run time (Pool.loadKernels): the example
+// Rust library (examples/kernels, by path and as an addon's handle) and the
+// example C library (written against include/tidepool_kernel.h). They run
+// like built-ins: results, parameters checked against their schemas, their
+// own error codes, maxOutputBytes, cancellation and deadlines mid-run, panic
+// isolation; a library of another ABI version, a clash or a non-library is
+// refused with nothing registered. `npm test` builds the libraries first
+// (scripts/build-examples.js).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const { spawnSync } = require('node:child_process');
+const { Worker } = require('node:worker_threads');
+const tidepool = require('..');
+const { Pool } = tidepool;
+
+const BUILD = path.join(__dirname, '..', 'examples', 'kernels', 'build');
+const RUST_LIB = path.join(BUILD, 'tidepool_example_kernels.node');
+const C_LIB = path.join(BUILD, 'example_c_wc.so');
+const C_LIB_ABI2 = path.join(BUILD, 'example_c_wc_abi2.so');
+const RUST_KERNELS = ['example/sha256', 'example/rgba', 'example/ndjson', 'example/pbkdf2', 'example/panic', 'example/busy'];
+/** The C libraries need a C compiler; without one (and outside CI) their tests skip. */
+const noC = !fs.existsSync(C_LIB) && !process.env.CI ? 'no C compiler: examples/kernels/build/example_c_wc.so was not built' : false;
+
+function millis(ms) {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(ms);
+  return b;
+}
+
+async function rejects(promise, code, pattern) {
+  await assert.rejects(promise, (err) => {
+    assert.equal(err.code, code, err.message);
+    if (pattern) assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+function throws(fn, Ctor, code, pattern) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof Ctor, `${err.name}: ${err.message}`);
+    assert.equal(err.code, code, err.message);
+    if (pattern) assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+test('a library of another ABI version is refused and registers nothing', { skip: noC }, () => {
+  const before = Pool.kernels;
+  throws(() => Pool.loadKernels(C_LIB_ABI2), Error, 'ERR_TIDEPOOL_KERNEL_ABI', /ABI version 2; this tidepool supports version 1/);
+  assert.deepEqual(Pool.kernels, before);
+  throws(() => new Pool({ kernel: 'example-c/wc' }), TypeError, 'ERR_TIDEPOOL_UNKNOWN_KERNEL');
+});
+
+test('loading by path registers the kernels for the process and returns their names', () => {
+  const builtins = Pool.kernels.length;
+  assert.deepEqual(Pool.loadKernels(RUST_LIB), RUST_KERNELS);
+  assert.deepEqual(Pool.kernels.slice(builtins), RUST_KERNELS);
+  assert.deepEqual(tidepool.kernels, Pool.kernels);
+  assert.ok(Object.isFrozen(Pool.kernels));
+  // Again, by path, file: URL or the addon's handle: the same library, the same names.
+  assert.deepEqual(Pool.loadKernels(RUST_LIB), RUST_KERNELS);
+  assert.deepEqual(Pool.loadKernels(pathToFileURL(RUST_LIB)), RUST_KERNELS);
+  assert.deepEqual(Pool.loadKernels(require(RUST_LIB).kernels()), RUST_KERNELS);
+  assert.equal(Pool.kernels.length, builtins + RUST_KERNELS.length);
+});
+
+test('a relative path is resolved against the working directory, never searched for', () => {
+  const relative = path.relative(process.cwd(), RUST_LIB);
+  assert.deepEqual(Pool.loadKernels(relative), RUST_KERNELS);
+  // A bare file name that is not in the working directory is not looked up
+  // on the library search path.
+  throws(() => Pool.loadKernels('libc.so.6'), Error, 'ERR_DLOPEN_FAILED');
+});
+
+test('what is not a kernel library is refused with a typed error', () => {
+  const before = Pool.kernels;
+  throws(() => Pool.loadKernels(path.join(os.tmpdir(), 'no-such-library.so')), Error, 'ERR_DLOPEN_FAILED', /no-such-library/);
+  const text = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-')), 'text.so');
+  fs.writeFileSync(text, 'not a library');
+  throws(() => Pool.loadKernels(text), Error, 'ERR_DLOPEN_FAILED');
+  // tidepool's own addon is a shared library without the entry point.
+  throws(() => Pool.loadKernels(path.join(__dirname, '..', 'tidepool.node')), Error, 'ERR_TIDEPOOL_KERNEL_ENTRY', /tidepool_kernels_v1/);
+  for (const bad of [undefined, null, 42, {}, [], () => {}, Buffer.from('x'), Symbol('s')]) {
+    throws(() => Pool.loadKernels(bad), TypeError, 'ERR_INVALID_ARG_TYPE', /"source" argument/);
+  }
+  throws(() => Pool.loadKernels(''), TypeError, 'ERR_INVALID_ARG_VALUE');
+  throws(() => Pool.loadKernels('a\0b'), TypeError, 'ERR_INVALID_ARG_VALUE');
+  throws(() => Pool.loadKernels(new URL('https://example.com/x.so')), TypeError, 'ERR_INVALID_ARG_VALUE', /file: URL/);
+  assert.deepEqual(Pool.kernels, before);
+});
+
+test('a second library whose names are taken is refused whole', () => {
+  Pool.loadKernels(RUST_LIB);
+  const before = Pool.kernels;
+  // A copy is another library to the dynamic loader, with the same names.
+  const copy = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-')), 'copy.node');
+  fs.copyFileSync(RUST_LIB, copy);
+  throws(() => Pool.loadKernels(copy), Error, 'ERR_TIDEPOOL_KERNEL_EXISTS', /'example\/sha256' is already registered/);
+  assert.deepEqual(Pool.kernels, before);
+});
+
+test('example/sha256 equals crypto.createHash for any size and input shape', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const pool = new Pool({ kernel: 'example/sha256' });
+  const hex = new Pool({ kernel: 'example/sha256', encoding: 'hex' });
+  try {
+    for (const size of [0, 1, 55, 64, 1000, 256 * 1024 + 7, 3 << 20]) {
+      const data = crypto.randomBytes(size);
+      const want = crypto.createHash('sha256').update(data).digest('hex');
+      assert.equal((await pool.post(data)).result.toString('hex'), want, `${size} bytes`);
+      const parts = [data.subarray(0, size >> 1), new Uint8Array(0), data.subarray(size >> 1)];
+      assert.equal((await hex.post(parts)).result, want, `${size} bytes in parts`);
+    }
+    const message = { data: Buffer.from('abc') };
+    const settled = await pool.post(message);
+    assert.equal(settled.message, message, 'the very message comes back');
+  } finally {
+    await pool.close();
+    await hex.close();
+  }
+});
+
+test('example/pbkdf2 equals crypto.pbkdf2Sync; its parameters are checked by its schema', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const pool = new Pool({ kernel: 'example/pbkdf2', params: { salt: 'pool salt', iterations: 1000 } });
+  try {
+    const password = Buffer.from('correct horse battery staple');
+    assert.equal(
+      (await pool.post(password)).result.toString('hex'),
+      crypto.pbkdf2Sync(password, 'pool salt', 1000, 32, 'sha256').toString('hex'),
+      "the pool's params, keyLength's default",
+    );
+    const salt = crypto.randomBytes(16);
+    for (const keyLength of [1, 32, 33, 100]) {
+      const { result } = await pool.post(password, { params: { salt, iterations: 2000, keyLength } });
+      assert.equal(
+        result.toString('hex'),
+        crypto.pbkdf2Sync(password, salt, 2000, keyLength, 'sha256').toString('hex'),
+        `keyLength ${keyLength}`,
+      );
+    }
+    throws(
+      () => pool.post(password, { params: { iterations: 1 } }),
+      TypeError,
+      'ERR_INVALID_ARG_TYPE',
+      /options\.params\.salt" property is required by kernel 'example\/pbkdf2'/,
+    );
+    throws(() => pool.post(password, { params: { salt, iterations: 0 } }), RangeError, 'ERR_OUT_OF_RANGE', /options\.params\.iterations/);
+    throws(() => pool.post(password, { params: { salt, iterations: 1.5 } }), RangeError, 'ERR_OUT_OF_RANGE');
+    throws(
+      () => pool.post(password, { params: { salt, iterations: '10' } }),
+      TypeError,
+      'ERR_INVALID_ARG_TYPE',
+      /options\.params\.iterations/,
+    );
+    throws(
+      () => pool.post(password, { params: { salt, iterations: 1, rounds: 3 } }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      /Its parameters: salt, iterations, keyLength/,
+    );
+    throws(() => new Pool({ kernel: 'example/pbkdf2' }), TypeError, 'ERR_INVALID_ARG_TYPE', /required/);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('example/rgba converts and resizes images, its output bounded by maxOutputBytes', async () => {
+  Pool.loadKernels(RUST_LIB);
+  // A pool's kernel with a required parameter needs the pool's params.
+  throws(() => new Pool({ kernel: 'example/rgba' }), TypeError, 'ERR_INVALID_ARG_TYPE', /options\.params\.width/);
+  const pool = new Pool({ kernel: 'example/rgba', params: { width: 1, height: 1 } });
+  try {
+    const width = 300;
+    const height = 200;
+    const image = crypto.randomBytes(width * height * 4);
+    const gray = Buffer.alloc(width * height);
+    for (let i = 0; i < width * height; i++) {
+      gray[i] = (77 * image[4 * i] + 150 * image[4 * i + 1] + 29 * image[4 * i + 2] + 128) >> 8;
+    }
+    // Split mid-pixel: a pixel straddles two parts.
+    const parts = [image.subarray(0, 4001), image.subarray(4001)];
+    assert.deepEqual((await pool.post(parts, { params: { width, height, format: 'gray' } })).result, gray);
+    const rgb = (await pool.post(image, { params: { width, height, format: 'rgb' } })).result;
+    assert.equal(rgb.length, width * height * 3);
+    assert.deepEqual(rgb.subarray(0, 3), image.subarray(0, 3));
+    const up = (await pool.post(image, { params: { width, height, resizeWidth: 600, resizeHeight: 400 } })).result;
+    assert.equal(up.length, 600 * 400 * 4, 'a large output, written in place');
+    const flat = Buffer.alloc(8 * 8 * 4, 77);
+    const down = (await pool.post(flat, { params: { width: 8, height: 8, resizeWidth: 3, resizeHeight: 5 } })).result;
+    assert.deepEqual(down, Buffer.alloc(3 * 5 * 4, 77), 'a flat image stays flat');
+    await rejects(
+      pool.post(image, { params: { width, height, resizeWidth: 600, resizeHeight: 400 }, maxOutputBytes: 600 * 400 * 4 - 1 }),
+      'ERR_BUFFER_TOO_LARGE',
+    );
+    await rejects(pool.post(image.subarray(1), { params: { width, height } }), 'ERR_EXAMPLE_RGBA_SIZE', /239999/);
+    throws(
+      () => pool.post(image, { params: { width, height, format: 'cmyk' } }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      /not 'cmyk'.*ERR_EXAMPLE_RGBA_FORMAT/,
+    );
+    throws(() => pool.post(image, { params: { width: 70000, height } }), RangeError, 'ERR_OUT_OF_RANGE');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('example/ndjson counts records and names the first bad one', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const pool = new Pool({ kernel: 'example/ndjson' });
+  try {
+    const lines = [];
+    for (let i = 0; i < 5000; i++) lines.push(JSON.stringify({ i, name: `record ${i}`, tags: ['a', { deep: [i] }] }));
+    const text = Buffer.from(`${lines.join('\n')}\n\n`);
+    assert.equal((await pool.post(text)).result.readBigUInt64LE(0), 5000n);
+    // Lines split across the parts of the input.
+    const parts = [text.subarray(0, 33), text.subarray(33, 70000), text.subarray(70000)];
+    assert.equal((await pool.post(parts)).result.readBigUInt64LE(0), 5000n);
+    const broken = Buffer.from(`{"a":1}\n\n[1,2,]\n{"b":2}\n`);
+    await rejects(pool.post(broken), 'ERR_NDJSON_INVALID', /^record 2 \(line 3\): unexpected character at byte 6$/);
+    await rejects(pool.post(Buffer.from('[[[[1]]]]'), { params: { maxDepth: 3 } }), 'ERR_NDJSON_TOO_DEEP');
+    await rejects(pool.post(Buffer.from('"0123456789"'), { params: { maxRecordBytes: 5 } }), 'ERR_NDJSON_RECORD_TOO_LARGE');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('cancellation and deadlines stop a loaded kernel mid-run; the pool goes on', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const pool = new Pool({ kernel: 'example/pbkdf2', params: { salt: 's', iterations: 2 ** 31 }, maxThreads: 1 });
+  try {
+    const ac = new AbortController();
+    const running = pool.post(Buffer.from('pw'), { signal: ac.signal });
+    // Aborted once it is running (the only thread has taken it).
+    while (pool.stats().queued > 0 || pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    await rejects(running, 'ABORT_ERR');
+    await rejects(pool.post(Buffer.from('pw'), { timeoutMs: 30 }), 'ERR_TIDEPOOL_TIMEOUT');
+    const quick = await pool.post(Buffer.from('pw'), { params: { salt: 's', iterations: 1 } });
+    assert.equal(quick.result.toString('hex'), crypto.pbkdf2Sync('pw', 's', 1, 32, 'sha256').toString('hex'));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a panic in a loaded kernel rejects its task only; the thread lives on', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const pool = new Pool({ kernel: 'example/sha256', minThreads: 1, maxThreads: 1 });
+  try {
+    const results = await Promise.allSettled([
+      pool.post(Buffer.from('before')),
+      pool.post(Buffer.from('boom'), { kernel: 'example/panic' }),
+      pool.post(Buffer.alloc(0), { kernel: 'example/panic' }),
+      pool.post(Buffer.from('after')),
+    ]);
+    assert.equal(results[0].status, 'fulfilled');
+    assert.equal(results[1].reason.code, 'ERR_TIDEPOOL_PANIC');
+    assert.match(results[1].reason.message, /example\/panic: 4 bytes, on purpose/);
+    assert.match(results[2].reason.message, /no input, on purpose/);
+    assert.equal(results[3].value.result.toString('hex'), crypto.createHash('sha256').update('after').digest('hex'));
+    assert.equal(pool.stats().threads, 1);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a kernel that never checks cannot be stopped: destroy() waits for it and its task keeps its result', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const pool = new Pool({ kernel: 'example/busy', maxThreads: 1 });
+  const running = pool.post(millis(200));
+  const queued = rejects(pool.post(millis(200)), 'ERR_TIDEPOOL_DESTROYED');
+  while (pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 5));
+  const started = Date.now();
+  await pool.destroy();
+  // Not a speed check: destroy() cannot have resolved before the kernel's
+  // 200 ms were over (it is at most that much later than the start).
+  assert.ok(Date.now() - started >= 100, 'destroy() waited for the running kernel');
+  const spins = (await running).result;
+  assert.equal(spins.length, 8, 'the running task settled with its result');
+  await queued;
+});
+
+test('teardown with a kernel that never checks: process.exit() ends it, a Worker waits for it', async () => {
+  // The main thread's process.exit() ends the process, threads included,
+  // at once and cleanly: no memory is freed under the kernel before the
+  // process is gone.
+  const script = `
+    const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    Pool.loadKernels(${JSON.stringify(RUST_LIB)});
+    const pool = new Pool({ kernel: 'example/busy' });
+    const ms = Buffer.alloc(4); ms.writeUInt32LE(5000);
+    pool.post(ms);
+    const poll = setInterval(() => {
+      if (pool.stats().busyThreads === 0) return;
+      process.exit(7);
+    }, 1);
+  `;
+  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(child.signal, null, child.stderr);
+  assert.equal(child.status, 7, child.stderr);
+
+  // A terminated Worker's memory is freed while the process lives on: the
+  // environment's cleanup hook joins the pool's threads first, so
+  // terminate() waits for the kernel.
+  const worker = new Worker(
+    `
+    const { parentPort } = require('node:worker_threads');
+    const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    Pool.loadKernels(${JSON.stringify(RUST_LIB)});
+    const pool = new Pool({ kernel: 'example/busy' });
+    const ms = Buffer.alloc(4); ms.writeUInt32LE(300);
+    pool.post(ms);
+    const poll = setInterval(() => {
+      if (pool.stats().busyThreads === 0) return;
+      clearInterval(poll);
+      parentPort.postMessage('running');
+    }, 1);
+  `,
+    { eval: true },
+  );
+  await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const started = Date.now();
+  await worker.terminate();
+  // Not a speed check: terminate() cannot end before the kernel's ~300 ms.
+  assert.ok(Date.now() - started >= 200, `terminate() took ${Date.now() - started} ms`);
+});
+
+test('200k tiny tasks through a loaded kernel each settle exactly once with their own digest', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const pool = new Pool({ kernel: 'example/sha256', encoding: 'hex' });
+  const n = 200_000;
+  const settled = new Uint8Array(n);
+  const inputs = [];
+  for (let i = 0; i < 1000; i++) inputs.push(Buffer.from(`message ${i}`));
+  const wants = inputs.map((b) => crypto.createHash('sha256').update(b).digest('hex'));
+  let wrong = 0;
+  try {
+    const all = [];
+    for (let i = 0; i < n; i++) {
+      const message = { data: inputs[i % 1000], i };
+      all.push(
+        pool.post(message).then(({ result, message: m }) => {
+          settled[m.i]++;
+          if (result !== wants[m.i % 1000]) wrong++;
+        }),
+      );
+    }
+    await Promise.all(all);
+  } finally {
+    await pool.close();
+  }
+  assert.equal(wrong, 0);
+  assert.ok(
+    settled.every((c) => c === 1),
+    'every task settled exactly once',
+  );
+});
+
+test('a worker thread of the process sees kernels loaded by the main thread', async () => {
+  Pool.loadKernels(RUST_LIB);
+  const worker = new Worker(
+    `
+    const { parentPort } = require('node:worker_threads');
+    const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const pool = new Pool({ kernel: 'example/sha256', encoding: 'hex' });
+    pool.post(Buffer.from('from a worker')).then(({ result }) => pool.close().then(() => parentPort.postMessage(result)));
+  `,
+    { eval: true },
+  );
+  const [result] = await new Promise((resolve, reject) => {
+    worker.once('message', (m) => resolve([m]));
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  assert.equal(result, crypto.createHash('sha256').update('from a worker').digest('hex'));
+});
+
+test('under the permission model, a library outside --allow-fs-read is refused', () => {
+  const outside = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-')), 'lib.node');
+  fs.copyFileSync(RUST_LIB, outside);
+  const root = path.join(__dirname, '..');
+  const script = `
+    const { Pool } = require(${JSON.stringify(root)});
+    const codes = [];
+    try { Pool.loadKernels(${JSON.stringify(outside)}); codes.push('loaded'); } catch (e) { codes.push(e.code); }
+    codes.push(Pool.loadKernels(${JSON.stringify(RUST_LIB)}).length);
+    console.log(JSON.stringify(codes));
+  `;
+  const child = spawnSync(
+    process.execPath,
+    ['--experimental-permission', '--allow-addons', `--allow-fs-read=${root}/*`, '--no-warnings', '-e', script],
+    { encoding: 'utf8' },
+  );
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), ['ERR_ACCESS_DENIED', RUST_KERNELS.length]);
+});
+
+/** wc's counts, computed here. */
+function wc(bytes) {
+  let lines = 0;
+  let words = 0;
+  let inWord = false;
+  for (const b of bytes) {
+    if (b === 10) lines++;
+    const space = b === 32 || (b >= 9 && b <= 13);
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return [lines, words, bytes.length];
+}
+
+test('the C kernel, written against the header, streams and counts like wc', { skip: noC }, async () => {
+  assert.deepEqual(Pool.loadKernels(C_LIB), ['example-c/wc']);
+  const pool = new Pool({ kernel: 'example-c/wc' });
+  try {
+    const words = ['alpha', 'beta\tgamma', 'delta\n', ' ', '\r\n', 'epsilon  zeta\n'];
+    const chunks = [];
+    for (let i = 0; i < 40_000; i++) chunks.push(words[(i * 7919) % words.length]);
+    const text = Buffer.from(chunks.join(''));
+    // Parts that split words and lines.
+    const parts = [text.subarray(0, 3), text.subarray(3, 100_001), text.subarray(100_001)];
+    const { result } = await pool.post(parts);
+    const got = [0, 8, 16].map((at) => Number(result.readBigUInt64LE(at)));
+    assert.deepEqual(got, wc(text));
+    await rejects(
+      pool.post(Buffer.from('short\nthis line is too long\nok\n'), { params: { maxLineBytes: 10 } }),
+      'ERR_WC_LINE_TOO_LONG',
+      /line 2/,
+    );
+    throws(() => pool.post(text, { params: { maxLineBytes: 0 } }), RangeError, 'ERR_OUT_OF_RANGE');
+  } finally {
+    await pool.close();
+  }
+});
