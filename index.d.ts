@@ -13,7 +13,7 @@ declare namespace tidepool {
    * {@link micros}; `echo` returns its input, joined, as a Buffer of its own;
    * `panic` always fails with `ERR_TIDEPOOL_PANIC`).
    */
-  export type KernelName =
+  export type BuiltinKernelName =
     | 'sha256'
     | 'sha384'
     | 'sha512'
@@ -41,6 +41,39 @@ declare namespace tidepool {
     | 'zstdDecompress'
     | 'lz4Compress'
     | 'lz4Decompress';
+
+  /**
+   * The parameters of kernels loaded with {@link Pool.loadKernels}, by name.
+   * Empty here; a kernel library's package adds its kernels so that their
+   * names and parameters are checked:
+   *
+   * ```ts
+   * declare module 'tidepool' {
+   *   interface LoadedKernels {
+   *     'example/rgba': { width: number; height: number; format?: 'rgba' | 'rgb' | 'gray' };
+   *   }
+   * }
+   * ```
+   */
+  // eslint-disable-next-line @typescript-eslint/no-empty-interface
+  export interface LoadedKernels {}
+
+  /** A loaded kernel's name: `scope/name`, as every kernel library names its kernels. */
+  export type LoadedKernelName = `${string}/${string}`;
+
+  /** Any kernel: a built-in, or one loaded with {@link Pool.loadKernels} (`scope/name`). */
+  export type KernelName = BuiltinKernelName | LoadedKernelName;
+
+  /** A value a loaded kernel's parameter can take (its schema decides which). */
+  export type LoadedParamValue = number | bigint | boolean | string | Binary;
+
+  /**
+   * The parameters of loaded kernels: those {@link LoadedKernels} declares,
+   * or, while it declares none, any names with the values a schema can take.
+   */
+  export type LoadedKernelParams = keyof LoadedKernels extends never
+    ? { readonly [name: string]: LoadedParamValue | undefined }
+    : LoadedKernels[keyof LoadedKernels];
 
   /**
    * Parameters of `gzip`, `deflate` and `deflateRaw`: zlib's, with
@@ -119,7 +152,7 @@ declare namespace tidepool {
    * `ERR_INVALID_ARG_VALUE`, a value out of range `ERR_OUT_OF_RANGE`).
    */
   export type KernelParams =
-    DeflateParams | InflateParams | BrotliParams | ZstdParams | Lz4Params | HmacParams | Blake3Params | XxhashParams;
+    DeflateParams | InflateParams | BrotliParams | ZstdParams | Lz4Params | HmacParams | Blake3Params | XxhashParams | LoadedKernelParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';
@@ -513,8 +546,32 @@ declare namespace tidepool {
      */
     constructor(options?: PoolOptions<E, T>);
 
-    /** Names of every available kernel, in id order (the same array as the module's `kernels`). */
+    /**
+     * Names of every available kernel, in id order: the built-ins, then the
+     * loaded ones (the same frozen array as the module's `kernels`, made
+     * anew when a library is loaded).
+     */
     static get kernels(): readonly KernelName[];
+
+    /**
+     * Registers the kernels of a native kernel library for every pool of
+     * the process (every thread's) and returns their names, in the
+     * library's order. Loading the same library again returns the same
+     * names. Libraries are never unloaded. See docs/writing-kernels.md.
+     *
+     * @param source The library's path (a string, resolved against the
+     *   working directory: never looked up on a search path; or a `file:`
+     *   URL), or the handle a kernel library's addon exports.
+     * @throws {TidepoolError} `ERR_INVALID_ARG_TYPE` / `ERR_INVALID_ARG_VALUE`
+     *   for a bad `source`; `ERR_ACCESS_DENIED` when the permission model
+     *   does not allow reading the file; `ERR_DLOPEN_FAILED` when it cannot
+     *   be opened; `ERR_TIDEPOOL_KERNEL_ENTRY` (no `tidepool_kernels_v1`),
+     *   `ERR_TIDEPOOL_KERNEL_ABI` (another ABI version),
+     *   `ERR_TIDEPOOL_KERNEL_INVALID` (a descriptor breaking a rule),
+     *   `ERR_TIDEPOOL_KERNEL_EXISTS` (a name already registered),
+     *   `ERR_TIDEPOOL_KERNEL_LIMIT`: nothing of the library is registered then.
+     */
+    static loadKernels(source: string | URL | KernelLibraryHandle): string[];
 
     /**
      * Runs the pool's kernel (or `options.kernel`) over the message's binary
@@ -646,7 +703,12 @@ declare namespace tidepool {
     readonly niceIncrement: number;
   }
 
-  /** Names of every available kernel, in id order (a frozen array). */
+  /** What a kernel library's addon exports for {@link Pool.loadKernels} (an opaque External). */
+  export interface KernelLibraryHandle {
+    readonly __tidepoolKernelLibrary?: never;
+  }
+
+  /** Names of every available kernel, in id order (a frozen array; see {@link Pool.kernels}). */
   export const kernels: readonly KernelName[];
 
   /** Every valid `encoding` option: `['buffer', 'hex', 'base64', 'base64url']` (a frozen array). */

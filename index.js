@@ -10,7 +10,18 @@
 //     (`#onBatch`), reading results from memory shared with Rust.
 
 const { EventEmitter } = require('node:events');
-const { binding, KERNELS, KERNEL_IDS, MIN_INPUT_BYTES, syncKernels, kernelNames, BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('./lib/binding');
+const {
+  binding,
+  KERNELS,
+  KERNEL_IDS,
+  MIN_INPUT_BYTES,
+  syncKernels,
+  kernelNames,
+  BATCH_CAPACITY,
+  SLAB_BYTES,
+  LARGE_CODE,
+  TASK_CODES,
+} = require('./lib/binding');
 const { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
 const {
   makeError,

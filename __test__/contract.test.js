@@ -8,10 +8,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { kernels } = require('..');
 
-test("index.d.ts's KernelName union lists exactly the registered kernels", () => {
+test("index.d.ts's BuiltinKernelName union lists exactly the built-in kernels", () => {
   const dts = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
-  const union = /export type KernelName =([^;]+);/.exec(dts);
-  assert.ok(union, 'KernelName union not found in index.d.ts');
+  const union = /export type BuiltinKernelName =([^;]+);/.exec(dts);
+  assert.ok(union, 'BuiltinKernelName union not found in index.d.ts');
   const typed = [...union[1].matchAll(/'([^']+)'/g)].map((m) => m[1]);
   assert.deepEqual([...typed].sort(), [...kernels].sort());
 });

@@ -211,3 +211,29 @@ void main;
   const code: tidepool.TidepoolErrorCode = 'Z_DATA_ERROR';
   void code;
 }
+
+// Kernel libraries (Pool.loadKernels): names are `scope/name`; a library's
+// package declares its kernels' parameters by augmenting LoadedKernels.
+declare module '..' {
+  interface LoadedKernels {
+    'example/rgba': { width: number; height: number; resizeWidth?: number; resizeHeight?: number; format?: 'rgba' | 'rgb' | 'gray' };
+  }
+}
+
+async function loaded(): Promise<void> {
+  const names: string[] = Pool.loadKernels('/opt/kernels/libexample.so');
+  Pool.loadKernels(new URL('file:///opt/kernels/libexample.so'));
+  Pool.loadKernels({} as tidepool.KernelLibraryHandle);
+  // @ts-expect-error: a number is not a library
+  Pool.loadKernels(42);
+  expectType<string[]>(names);
+  const pool = new Pool({ kernel: 'example/rgba', params: { width: 2, height: 1 } });
+  await pool.post(Buffer.alloc(8), { params: { width: 2, height: 1, format: 'gray' } });
+  // @ts-expect-error: 'cmyk' is not one of the declared formats
+  await pool.post(Buffer.alloc(8), { params: { width: 2, height: 1, format: 'cmyk' } });
+  // @ts-expect-error: a built-in name that does not exist, and no scope
+  new Pool({ kernel: 'sha257' });
+  const kernel: KernelName = 'myorg/anything';
+  expectType<KernelName>(kernel);
+}
+void loaded;

@@ -78,7 +78,11 @@ function paramsError([kind, name, expected], kernel, where, value) {
       return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${path}' must be ${expected}. Received ${describe(value)}`);
     case 'refused':
       // A loaded kernel's own check, past its schema's: its words.
-      return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${where}' was refused by kernel '${KERNELS[kernel]}': ${expected}`);
+      return makeError(
+        TypeError,
+        'ERR_INVALID_ARG_VALUE',
+        `The property '${where}' was refused by kernel '${KERNELS[kernel]}': ${expected}`,
+      );
     case 'missing':
       return makeError(
         TypeError,
