@@ -176,6 +176,24 @@ const CASES = {
       return timedRound(msgs, round);
     },
   },
+  // Kernels loaded through the C ABI (Pool.loadKernels): example/sha256 is
+  // the example library's SHA-256, the same crate as the built-in, so these
+  // measure the ABI boundary, not two implementations.
+  'user: example/sha256 through the kernel ABI, tiny, post() all at once': {
+    unit: 'round trips/s',
+    run: () =>
+      tidepoolTiny(
+        async (pool, msgs) => {
+          const out = await Promise.all(msgs.map((m) => pool.post(m)));
+          check(out.length === msgs.length && out[123].message === msgs[123]);
+        },
+        { kernel: exampleSha256() },
+      ),
+  },
+  'user: example/sha256 through the kernel ABI, demo warm (third round)': {
+    unit: 'MB/s',
+    run: () => timedDemo(2, { kernel: exampleSha256() }),
+  },
   'demo: Rust SHA-256 called directly, 1 thread (no pool)': {
     unit: 'MB/s',
     native: 1,
@@ -200,6 +218,9 @@ const RATIOS = [
   ['tiny: tidepool post(), all at once', 'tiny: piscina, all at once'],
   ['demo: tidepool, warm (third round)', 'demo: piscina, warm (third round)'],
   ['demo: tidepool, cold (first round after new Pool())', 'demo: piscina, cold'],
+  ['user: example/sha256 through the kernel ABI, demo warm (third round)', 'demo: tidepool, warm (third round)'],
+  ['user: example/sha256 through the kernel ABI, tiny, post() all at once', 'tiny: tidepool post(), all at once'],
+  ['user: example/sha256 through the kernel ABI, demo warm (third round)', 'demo: piscina, warm (third round)'],
 ];
 
 // The compression section (bench/compression.js): its cases and ratios.
@@ -372,6 +393,12 @@ function demoMessages() {
     return { id, data, digest: crypto.createHash('sha256').update(data).digest() };
   });
 }
+/** Loads the example kernel library (built by the parent) and names its SHA-256. */
+function exampleSha256() {
+  const { Pool } = require(ROOT);
+  Pool.loadKernels(path.join(ROOT, 'examples', 'kernels', 'build', 'tidepool_example_kernels.node'));
+  return 'example/sha256';
+}
 function mb(msgs) {
   return (msgs.length * DEMO_BYTES) / 1e6;
 }
@@ -417,11 +444,11 @@ function postAll(pool, msgs, onEach) {
   });
 }
 
-/** A tiny-task case on a default tidepool Pool: `round(pool, msgs)`, measured on its second run. */
-async function tidepoolTiny(round) {
+/** A tiny-task case on a tidepool Pool (default options but `options`): `round(pool, msgs)`, measured on its second run. */
+async function tidepoolTiny(round, options) {
   const { Pool } = require(ROOT);
   const msgs = tinyMessages();
-  const pool = new Pool();
+  const pool = new Pool(options);
   const r = await secondRound(() => round(pool, msgs));
   await pool.close();
   return perTask(msgs.length, r);
@@ -481,6 +508,10 @@ async function parent() {
     cwd: ROOT,
     stdio: 'ignore',
   });
+  if (names.some((n) => n.startsWith('user:'))) {
+    process.stderr.write('building the example kernel library (scripts/build-examples.js)...\n');
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-examples.js')], { cwd: ROOT, stdio: 'ignore' });
+  }
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const name of names) {

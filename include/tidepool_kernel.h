@@ -11,14 +11,18 @@
  *
  * The authoritative definitions are the Rust ones in
  * crates/kernel-sdk/src/abi.rs; crates/kernel-sdk/tests/header.rs checks
- * every size, field offset and constant of this header against them.
+ * every size, field offset, field type and constant of this header against
+ * them.
  *
  * How a task runs a kernel
  * ------------------------
  *   1. When a task (or stream, or pool) is created with parameters, tidepool
  *      checks them against the kernel's schema, then calls make_params once
  *      on the JavaScript thread. The object it returns is shared, read-only,
- *      by every task made with those parameters.
+ *      by every task made with those parameters. make_params is also called
+ *      once when the library is loaded, with every value absent: the
+ *      parameters of tasks that give none (a refusal there only means such
+ *      tasks are rejected).
  *   2. For every task, start makes a fresh state from the parameters.
  *   3. update is called with the input, chunk after chunk, in order.
  *   4. finish is called once at the end of the input.

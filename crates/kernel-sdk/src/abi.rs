@@ -39,7 +39,7 @@ use std::ffi::{c_char, c_void};
 /// The ABI's major version: in [`ENTRY_SYMBOL`] and [`TpLibrary::abi_version`].
 pub const ABI_VERSION: u32 = 1;
 
-/// The symbol a library exports (a `TpLibrary *(*)(void)`).
+/// The symbol a library exports (a `const tp_library *(*)(void)`).
 pub const ENTRY_SYMBOL: &str = "tidepool_kernels_v1";
 
 /// The entry point's type.
@@ -188,9 +188,11 @@ pub struct TpHost {
     /// (nothing written; return it). [`TP_ERROR`] outside `update`/`finish`.
     pub write: unsafe extern "C" fn(ctx: *mut c_void, data: *const u8, len: usize) -> i32,
     /// Room after the output for at least `at_least` bytes (fewer only when
-    /// the limit is nearer): its length in `*room`, zero-initialized; write
-    /// into its front, then `commit`. NULL when no byte is left under the
-    /// limit (return [`TP_TOO_LARGE`]). Valid until the next host call.
+    /// the limit is nearer): its length in `*room`; initialized memory of
+    /// unspecified contents. Write into its front, then `commit`. NULL when
+    /// `at_least > 0` and no byte is left under the limit (return
+    /// [`TP_TOO_LARGE`]). Valid until the next `write`, `unfilled`,
+    /// `commit` or `reserve`.
     pub unfilled: unsafe extern "C" fn(ctx: *mut c_void, at_least: usize, room: *mut usize) -> *mut u8,
     /// Marks the first `n` bytes of the last room as output: [`TP_OK`], or
     /// [`TP_ERROR`] when `n` is more than that room (the task then fails).

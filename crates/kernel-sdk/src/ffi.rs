@@ -101,9 +101,12 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// Runs a destructor, swallowing a panic (nothing can be reported from a
 /// drop, and unwinding must not cross the boundary).
 fn quietly(f: impl FnOnce()) {
+    quiet_kernel_panics();
+    let outer = IN_KERNEL.with(|k| k.replace(true));
     if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
         std::mem::forget(payload);
     }
+    IN_KERNEL.with(|k| k.set(outer));
 }
 
 unsafe extern "C" fn make_params<K: Kernel>(values: *const TpValue, count: u32, out: *mut *mut c_void, host: *const TpHost) -> i32 {

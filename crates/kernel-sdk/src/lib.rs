@@ -307,8 +307,9 @@ impl<'a> Output<'a> {
     }
 
     /// Room after the output for at least `at_least` bytes (fewer only
-    /// when the limit is nearer), zero-initialized: write into its front,
-    /// then [`commit`](Output::commit) how much you used.
+    /// when the limit is nearer), initialized memory of unspecified
+    /// contents: write into its front, then [`commit`](Output::commit) how
+    /// much you used.
     pub fn unfilled(&mut self, at_least: usize) -> Result<&mut [u8], Error> {
         let mut room = 0usize;
         // SAFETY: live host of the current call; `room` is a local.

@@ -170,7 +170,8 @@ fn generated_source() -> String {
         checks.assert(format!("TP_SAME_TYPE((({name})0), {ty})"), &format!("{name} is {ty}"));
     }
     let entry = abi::ENTRY_SYMBOL;
-    checks.assert(format!("TP_SAME_TYPE(&{entry}, {})", <abi::EntryPoint as CType>::c()), &format!("{entry} is declared as an entry point"));
+    checks
+        .assert(format!("TP_SAME_TYPE(&{entry}, {})", <abi::EntryPoint as CType>::c()), &format!("{entry} is declared as an entry point"));
 
     // The constants.
     let constants: [(&str, String); 16] = [
