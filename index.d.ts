@@ -55,7 +55,6 @@ declare namespace tidepool {
    * }
    * ```
    */
-  // eslint-disable-next-line @typescript-eslint/no-empty-interface
   export interface LoadedKernels {}
 
   /** A loaded kernel's name: `scope/name`, as every kernel library names its kernels. */

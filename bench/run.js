@@ -6,6 +6,7 @@
 //   npm run bench -- --full           # 9 repetitions
 //   npm run bench -- --reps 3         # fewer
 //   npm run bench -- --only tiny      # cases whose name contains "tiny"
+//   npm run bench -- --only 'a|b'     # ... "a" or "b"
 //   npm run bench -- --json out.json  # also write the raw results
 //
 // Every measurement runs in a fresh child process (no JIT or heap state
@@ -502,7 +503,8 @@ async function parent() {
     },
   });
   const reps = values.full ? Math.max(9, Number(values.reps)) : Number(values.reps);
-  const names = Object.keys(CASES).filter((n) => !values.only || n.includes(values.only));
+  const only = values.only ? values.only.split('|') : [];
+  const names = Object.keys(CASES).filter((n) => only.length === 0 || only.some((o) => n.includes(o)));
   process.stderr.write('building the Rust baselines (cargo build --release --example direct --example thread_cost)...\n');
   execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct', '--example', 'thread_cost'], {
     cwd: ROOT,

@@ -318,7 +318,8 @@ impl<'a> Output<'a> {
             return Err(Error::TOO_LARGE);
         }
         // SAFETY: tidepool lends `room` initialized bytes at `ptr`, valid
-        // until its next host call, which needs `&mut self` again: the
+        // until the next output call (write, unfilled, commit, reserve), each
+        // of which needs `&mut self` again: the
         // slice's borrow of `self` ends before then.
         Ok(unsafe { std::slice::from_raw_parts_mut(ptr, room) })
     }
