@@ -73,9 +73,14 @@ pub fn load_kernel_library(path: String) -> Loaded {
         None => match other_version(&library) {
             Some(version) => refused(
                 "ERR_TIDEPOOL_KERNEL_ABI",
-                format!("{path}: the library was built for kernel ABI version {version}; this tidepool supports version {}", abi::ABI_VERSION),
+                format!(
+                    "{path}: the library was built for kernel ABI version {version}; this tidepool supports version {}",
+                    abi::ABI_VERSION
+                ),
             ),
-            None => refused("ERR_TIDEPOOL_KERNEL_ENTRY", format!("{path}: not a tidepool kernel library (it exports no {})", abi::ENTRY_SYMBOL)),
+            None => {
+                refused("ERR_TIDEPOOL_KERNEL_ENTRY", format!("{path}: not a tidepool kernel library (it exports no {})", abi::ENTRY_SYMBOL))
+            }
         },
     };
     std::mem::forget(library);
@@ -136,5 +141,30 @@ pub unsafe fn load_handle(env: sys::napi_env, handle: sys::napi_value) -> Option
             return None;
         }
     }
+    pin(data.cast_const());
     Some(registered(data.cast_const().cast(), "the kernel library handle"))
 }
+
+/// Keeps the shared library that holds `address` loaded for the rest of the
+/// process, whoever else closes it: the addon a handle came from was opened
+/// by Node, not by us, and may have been loaded by a worker thread whose
+/// environment ends long before the kernels stop running.
+#[cfg(unix)]
+fn pin(address: *const c_void) {
+    // SAFETY: `Dl_info` is plain data, valid zeroed.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address's mapping; out-pointer to a local.
+    if unsafe { libc::dladdr(address, &mut info) } == 0 || info.dli_fname.is_null() {
+        return;
+    }
+    // RTLD_NOLOAD: only a library already loaded (the one holding the
+    // descriptor) gets a reference; RTLD_NODELETE: its memory stays mapped
+    // even if every reference is closed. The handle is never closed.
+    // SAFETY: `dli_fname` is the loader's NUL-terminated path of that library.
+    unsafe { libc::dlopen(info.dli_fname, libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE) };
+}
+
+/// Not pinned on Windows (no dladdr): the library stays loaded as long as
+/// Node keeps its addon loaded, which Node does not undo.
+#[cfg(not(unix))]
+fn pin(_address: *const c_void) {}
