@@ -15,7 +15,7 @@
 //! Load it with `Pool.loadKernels('/path/to/libtidepool_example_kernels.so')`
 //! or, as a Node addon, `Pool.loadKernels(require('./kernels.node').kernels())`.
 
-mod handle;
+pub mod handle;
 mod ndjson;
 mod pbkdf2;
 mod rgba;
