@@ -30,6 +30,13 @@ pub fn kernel_names() -> Vec<String> {
     tidepool_core::kernels::all().map(|k| k.name().to_owned()).collect()
 }
 
+/// Opens the kernel library at `path` (absolute) and registers its kernels
+/// (see loader.rs).
+#[napi]
+pub fn load_kernel_library(path: String) -> loader::Loaded {
+    loader::load_library(path)
+}
+
 /// Registers the kernels of the library whose descriptor a kernel library's
 /// addon handed out as a tagged External (see loader.rs); `null` when
 /// `handle` is not such an External.

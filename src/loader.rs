@@ -49,8 +49,7 @@ fn registered(library: *const TpLibrary, source: &str) -> Loaded {
 
 /// Opens the shared library at `path` (absolute: lib/kernels.js resolves
 /// it, so no search path is ever consulted) and registers its kernels.
-#[napi_derive::napi]
-pub fn load_kernel_library(path: String) -> Loaded {
+pub fn load_library(path: String) -> Loaded {
     // SAFETY: opening a library runs its initializers: that is what the
     // caller asked for (a kernel library is trusted native code, like an
     // addon). It is never closed (`forget` below).
