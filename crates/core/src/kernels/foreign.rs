@@ -713,7 +713,7 @@ mod tests {
         let mut state = kernel.start(&params, None).unwrap();
         // Kept for good, as the registry keeps its kernels (their names and
         // schema texts are leaked to be `'static`).
-        static KEPT: std::sync::Mutex<Vec<Box<Foreign>>> = std::sync::Mutex::new(Vec::new());
+        static KEPT: std::sync::Mutex<Vec<Foreign>> = std::sync::Mutex::new(Vec::new());
         drop(params); // the state keeps its parameters
         let flag = AtomicBool::new(false);
         let mut sink = Sink::new(64);
@@ -721,6 +721,6 @@ mod tests {
         state.finish(&mut sink, &RunContext::new(&flag)).unwrap();
         assert_eq!(sink.into_output().as_bytes(), b"zz<!!!");
         drop(state);
-        KEPT.lock().unwrap().push(kernel);
+        KEPT.lock().unwrap().push(*kernel);
     }
 }
