@@ -13,7 +13,7 @@ const { EventEmitter } = require('node:events');
 const {
   binding,
   KERNELS,
-  KERNEL_IDS,
+  kernelIdOf,
   MIN_INPUT_BYTES,
   syncKernels,
   kernelNames,
@@ -89,9 +89,9 @@ function defaultSelect(message) {
 
 function kernelId(name, argName) {
   if (typeof name !== 'string') throw invalidArgType(argName, 'of type string', name);
-  let id = KERNEL_IDS.get(name);
+  let id = kernelIdOf(name);
   // Another realm of this process (a worker thread) may have loaded it.
-  if (id === undefined && syncKernels()) id = KERNEL_IDS.get(name);
+  if (id === undefined && syncKernels()) id = kernelIdOf(name);
   if (id === undefined) {
     throw makeError(
       TypeError,

@@ -201,6 +201,8 @@ test('example/rgba converts and resizes images, its output bounded by maxOutputB
       'ERR_BUFFER_TOO_LARGE',
     );
     await rejects(pool.post(image.subarray(1), { params: { width, height } }), 'ERR_EXAMPLE_RGBA_SIZE', /239999/);
+    // A limit that falls inside a pixel.
+    await rejects(pool.post(Buffer.alloc(12), { params: { width: 3, height: 1 }, maxOutputBytes: 11 }), 'ERR_BUFFER_TOO_LARGE');
     throws(
       () => pool.post(image, { params: { width, height, format: 'cmyk' } }),
       TypeError,

@@ -69,7 +69,12 @@
  *   A state is used by one thread at a time, though not always the same
  *   thread (a stream's chunks may be processed by different workers), so do
  *   not keep per-state data in thread-local storage. No function may call
- *   into Node-API or JavaScript.
+ *   into Node-API or JavaScript. While a kernel function runs, the host
+ *   functions it was given may be called from any thread (a kernel that
+ *   splits its work may check for cancellation, or write, from each of its
+ *   threads): tidepool serializes them. A room lent by unfilled ends with
+ *   the next output call from any thread, and every thread must be done
+ *   with the host before the kernel function returns.
  *
  * - Borrowed pointers. Everything tidepool passes to a function (input
  *   bytes, parameter values, output room, the tp_host and its ctx) is only
@@ -162,7 +167,9 @@ extern "C" {
  * it. */
 #define TP_TIMED_OUT 3
 /* The output would exceed the task's limit. Only return it when
- * host->write returned it or host->unfilled returned NULL. */
+ * host->write returned it, host->unfilled returned NULL, or host->unfilled
+ * lent less room than asked (the limit was nearer) and the kernel cannot
+ * use a smaller room (it writes whole units). */
 #define TP_TOO_LARGE 4
 /* The kernel panicked (or threw). Pass the message to host->fail first.
  * Meant for language runtimes that catch panics or exceptions at the
@@ -172,8 +179,13 @@ extern "C" {
 /*
  * tidepool cross-checks the status with what happened during the call:
  * TP_CANCELLED or TP_TIMED_OUT when the task was neither, TP_TOO_LARGE when
- * no write was refused, or any value not listed above, makes the task fail
- * with ERR_TIDEPOOL_KERNEL_CONTRACT.
+ * no write was refused nor room cut short, or any value not listed above,
+ * makes the task fail with ERR_TIDEPOOL_KERNEL_CONTRACT. A write that was
+ * refused (or an unfilled that returned NULL) fails the task with
+ * ERR_BUFFER_TOO_LARGE whatever the kernel returns: its output would have
+ * a piece missing. What a function handed over with TP_OK (parameters, a
+ * state) is given back to drop_params / drop_state even when the call
+ * broke a rule.
  */
 
 /* ------------------------------------------------------------------------
@@ -407,7 +419,7 @@ struct tp_host {
      * "ERR_MYLIB_BAD_RECORD" (ASCII letters, digits and '_', starting with a
      * letter, at most 64 bytes; anything else is replaced by
      * ERR_TIDEPOOL_KERNEL_FAILED) and `message` is UTF-8 text (cut at
-     * 8 KiB). Both are byte ranges (no NUL needed) and are copied before
+     * 896 bytes). Both are byte ranges (no NUL needed) and are copied before
      * fail returns. If called several times, the last call counts. Then
      * return TP_ERROR (or TP_PANIC). The JavaScript promise rejects with an
      * Error carrying that code and message.
@@ -417,15 +429,18 @@ struct tp_host {
      * Appends `len` bytes to the task's output. Returns TP_OK, or
      * TP_TOO_LARGE when they would exceed the task's output limit (then
      * nothing was written: return TP_TOO_LARGE). Only usable in update and
-     * finish; elsewhere it returns TP_ERROR and the task fails.
+     * finish; elsewhere it returns TP_ERROR and the task fails, as it does
+     * for `data` NULL with `len` > 0.
      */
     int32_t (*write)(void *ctx, const uint8_t *data, size_t len);
     /*
      * Lends room right after the output, to write into in place: returns a
      * pointer to it and stores its length in *room. The room holds at least
-     * `at_least` bytes unless the output limit is closer, in which case it
-     * holds what is left under the limit. Returns NULL (and *room = 0) when
-     * no byte is left under the limit: return TP_TOO_LARGE. The bytes are
+     * `at_least` bytes (an `at_least` of 0 counts as 1) unless the output
+     * limit is closer, in which case it holds what is left under the limit.
+     * Returns NULL (and *room = 0) when no byte is left under the limit:
+     * return TP_TOO_LARGE. The room is allocated and initialized when lent:
+     * ask for what you will use, not for the whole limit. The bytes are
      * initialized memory but their values are unspecified. Write into the
      * front of the room, then call commit with the number of bytes written.
      * The room is valid only until the next call of write, unfilled, commit

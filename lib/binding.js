@@ -25,7 +25,10 @@ const binding = loadBinding();
 /**
  * Kernel names in id order (the id is the index): the built-ins, then the
  * kernels of libraries loaded with Pool.loadKernels() (by this realm or
- * another: the registry is the process's, see syncKernels). Only grows.
+ * another: the registry is the process's, see syncKernels). Only grows,
+ * each new index defined as an own property (a caller's accessor on
+ * Array.prototype is never consulted), the name -> id Map read and written
+ * with Map's methods as they were at load.
  */
 const KERNELS = [];
 const KERNEL_IDS = new Map();
@@ -34,20 +37,39 @@ const MIN_INPUT_BYTES = [];
 /** A frozen copy of KERNELS, made again when it grows. */
 let kernelList = Object.freeze([]);
 
+const uncurryThis = (fn) => Function.prototype.call.bind(fn);
+const mapGet = uncurryThis(Map.prototype.get);
+const mapSet = uncurryThis(Map.prototype.set);
+const ObjectDefineProperty = Object.defineProperty;
+const ObjectFreeze = Object.freeze;
+const ArrayFrom = Array.from;
+const stringSplit = uncurryThis(String.prototype.split);
+
+/** Defines `array[index] = value` as an own data property. */
+function define(array, index, value) {
+  ObjectDefineProperty(array, index, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+}
+
+/** The id of kernel `name`, or undefined. */
+function kernelIdOf(name) {
+  return mapGet(KERNEL_IDS, name);
+}
+
 /**
  * Catches up with the native registry (a library loaded here, or in another
  * worker thread of the process). Returns true when kernels were added.
  */
 function syncKernels() {
-  const names = binding.kernelNames();
+  // One string, split with the engine's split (which defines its elements).
+  const names = stringSplit(binding.kernelNames(), '\n');
   if (names.length === KERNELS.length) return false;
   for (let id = KERNELS.length; id < names.length; id++) {
     const name = names[id];
-    KERNELS[id] = name;
-    KERNEL_IDS.set(name, id);
-    MIN_INPUT_BYTES[id] = name === 'spin' || name === 'sleep' ? 4 : 0;
+    define(KERNELS, id, name);
+    mapSet(KERNEL_IDS, name, id);
+    define(MIN_INPUT_BYTES, id, name === 'spin' || name === 'sleep' ? 4 : 0);
   }
-  kernelList = Object.freeze(KERNELS.slice());
+  kernelList = ObjectFreeze(ArrayFrom({ __proto__: null, length: KERNELS.length }, (_, i) => KERNELS[i]));
   return true;
 }
 syncKernels();
@@ -66,7 +88,7 @@ const TASK_CODES = Object.freeze(binding.taskErrorCodes());
 module.exports = {
   binding,
   KERNELS,
-  KERNEL_IDS,
+  kernelIdOf,
   MIN_INPUT_BYTES,
   syncKernels,
   kernelNames,

@@ -11,6 +11,11 @@ const { fileURLToPath } = require('node:url');
 const { binding, KERNELS, syncKernels } = require('./binding');
 const { invalidArgType, invalidArgValue, makeError } = require('./errors');
 
+const uncurryThis = (fn) => Function.prototype.call.bind(fn);
+const stringCharAt = uncurryThis(String.prototype.charAt);
+const stringIndexOf = uncurryThis(String.prototype.indexOf);
+const stringSlice = uncurryThis(String.prototype.slice);
+const ArrayFrom = Array.from;
 const SOURCE = 'source';
 const EXPECTED = 'of type string (a path), an instance of URL (file:) or a kernel library handle';
 
@@ -52,17 +57,22 @@ function loadKernels(source) {
   } else if (source !== null && typeof source === 'object') {
     where = 'the handle';
     loaded = binding.loadKernelHandle(source);
-    if (loaded === null || loaded === undefined) throw invalidArgType(SOURCE, EXPECTED, source);
+    if (typeof loaded !== 'string') throw invalidArgType(SOURCE, EXPECTED, source);
   } else {
     throw invalidArgType(SOURCE, EXPECTED, source);
   }
-  if (loaded.code !== undefined && loaded.code !== null) {
-    throw makeError(Error, loaded.code, loaded.message, where === 'the handle' ? undefined : { path: where });
+  // "first count", or "!CODE message" (see src/loader.rs).
+  if (stringCharAt(loaded, 0) === '!') {
+    const space = stringIndexOf(loaded, ' ');
+    const code = stringSlice(loaded, 1, space);
+    throw makeError(Error, code, stringSlice(loaded, space + 1), where === 'the handle' ? undefined : { path: where });
   }
   syncKernels();
-  const names = [];
-  for (const id of loaded.ids) names.push(KERNELS[id]);
-  return names;
+  const space = stringIndexOf(loaded, ' ');
+  const first = Number(stringSlice(loaded, 0, space));
+  const count = Number(stringSlice(loaded, space + 1));
+  // Defined index by index: no iterator or push a caller could have replaced.
+  return ArrayFrom({ __proto__: null, length: count }, (_, i) => KERNELS[first + i]);
 }
 
 module.exports = { loadKernels };

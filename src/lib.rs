@@ -24,10 +24,12 @@ mod params;
 
 use napi_derive::napi;
 
-/// Names of the registered kernels, in id order (the id is the index).
+/// Names of the registered kernels, in id order (the id is the index), one
+/// per line: a string, which no accessor a caller put on `Array.prototype`
+/// can intercept (a kernel name never holds a newline).
 #[napi]
-pub fn kernel_names() -> Vec<String> {
-    tidepool_core::kernels::all().map(|k| k.name().to_owned()).collect()
+pub fn kernel_names() -> String {
+    tidepool_core::kernels::all().map(|k| k.name()).collect::<Vec<_>>().join("\n")
 }
 
 /// Opens the kernel library at `path` (absolute) and registers its kernels

@@ -16,17 +16,14 @@ use napi::sys;
 use tidepool_core::kernels::{self, foreign::LoadError};
 use tidepool_kernel_sdk::abi::{self, EntryPoint, TpLibrary};
 
-/// What JavaScript gets: the kernels' ids, or why there are none (`code`
-/// and `message` for lib/kernels.js to throw).
-#[napi_derive::napi(object)]
-pub struct Loaded {
-    pub ids: Vec<u32>,
-    pub code: Option<String>,
-    pub message: Option<String>,
-}
+/// What JavaScript gets, as one string (a primitive: no property a caller
+/// put on `Object.prototype` or `Array.prototype` can intercept it):
+/// `"<first id> <count>"` for the library's kernels (their ids are
+/// consecutive), or `"!<CODE> <message>"` for lib/kernels.js to throw.
+pub type Loaded = String;
 
 fn refused(code: &str, message: String) -> Loaded {
-    Loaded { ids: Vec::new(), code: Some(code.to_owned()), message: Some(message) }
+    format!("!{code} {message}")
 }
 
 fn registered(library: *const TpLibrary, source: &str) -> Loaded {
@@ -34,7 +31,7 @@ fn registered(library: *const TpLibrary, source: &str) -> Loaded {
     // addon's tagged External holds, which by the ABI is the same), and
     // libraries are never unloaded.
     match unsafe { kernels::register(library) } {
-        Ok(ids) => Loaded { ids, code: None, message: None },
+        Ok(ids) => format!("{} {}", ids.first().copied().unwrap_or(0), ids.len()),
         Err(e) => {
             let code = match e {
                 LoadError::Abi(_) => "ERR_TIDEPOOL_KERNEL_ABI",

@@ -370,3 +370,178 @@ fn a_library_of_another_version_or_breaking_a_rule_is_refused_whole() {
     let fresh = load(library_with(vec![descriptor::<Fresh>()], |_| {})).unwrap();
     assert_eq!(kernels::find("test/fresh"), Some(fresh[0]));
 }
+
+/// Kernels written at the raw ABI (as a C kernel is), breaking or testing
+/// the rules the SDK would not let a Rust kernel break. Every `unsafe`
+/// here dereferences what the host passed for the current call (live until
+/// the function returns) or frees a state this module boxed.
+mod raw {
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tidepool_kernel_sdk::abi::{self, TpHost, TpKernel, TpLibrary};
+
+    pub static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+    /// `*const TpHost` that a test may hand to its own threads.
+    #[derive(Clone, Copy)]
+    struct Shared(*const TpHost);
+    // SAFETY: the host functions may be called from any thread while the
+    // kernel function runs (the ABI's threads rule); the threads are joined
+    // before it returns.
+    unsafe impl Send for Shared {}
+    unsafe impl Sync for Shared {}
+
+    unsafe extern "C" fn start(_: *const c_void, _: u64, out: *mut *mut c_void, _: *const TpHost) -> i32 {
+        unsafe { *out = Box::into_raw(Box::new(0u8)).cast() };
+        abi::TP_OK
+    }
+
+    unsafe extern "C" fn start_misusing(_: *const c_void, _: u64, out: *mut *mut c_void, host: *const TpHost) -> i32 {
+        let host = unsafe { &*host };
+        unsafe { (host.write)(host.ctx, b"x".as_ptr(), 1) };
+        unsafe { *out = Box::into_raw(Box::new(0u8)).cast() };
+        abi::TP_OK
+    }
+
+    unsafe extern "C" fn update(_: *mut c_void, data: *const u8, len: usize, host: *const TpHost) -> i32 {
+        let chunk = unsafe { std::slice::from_raw_parts(data, len) };
+        let h = unsafe { &*host };
+        match chunk.first() {
+            // Copies its input with unfilled(0) ("whatever is left") until NULL.
+            Some(b'z') => {
+                let mut left = chunk;
+                while !left.is_empty() {
+                    let mut room = 0usize;
+                    let p = unsafe { (h.unfilled)(h.ctx, 0, &mut room) };
+                    if p.is_null() {
+                        return abi::TP_TOO_LARGE;
+                    }
+                    let n = room.min(left.len());
+                    unsafe { std::ptr::copy_nonoverlapping(left.as_ptr(), p, n) };
+                    if unsafe { (h.commit)(h.ctx, n) } != abi::TP_OK {
+                        return abi::TP_ERROR;
+                    }
+                    left = &left[n..];
+                }
+                abi::TP_OK
+            }
+            // Writes whole 4-byte units: a room shorter than a unit is "too large".
+            Some(b'u') => {
+                for unit in chunk.chunks(4) {
+                    let mut room = 0usize;
+                    let p = unsafe { (h.unfilled)(h.ctx, 4, &mut room) };
+                    if p.is_null() || room < 4 {
+                        return abi::TP_TOO_LARGE;
+                    }
+                    unsafe { std::ptr::copy_nonoverlapping(unit.as_ptr(), p, unit.len()) };
+                    unsafe { (h.commit)(h.ctx, unit.len()) };
+                }
+                abi::TP_OK
+            }
+            // Ignores a refused write and goes on.
+            Some(b'i') => {
+                unsafe { (h.write)(h.ctx, [0u8; 100].as_ptr(), 100) };
+                unsafe { (h.write)(h.ctx, b"tail".as_ptr(), 4) };
+                abi::TP_OK
+            }
+            Some(b'n') => unsafe { (h.write)(h.ctx, std::ptr::null(), 10) },
+            // Four threads of its own write and check at once.
+            Some(b't') => {
+                let shared = Shared(host);
+                std::thread::scope(|s| {
+                    for t in 0..4u8 {
+                        s.spawn(move || {
+                            let shared = shared;
+                            let h = unsafe { &*shared.0 };
+                            for _ in 0..1000 {
+                                unsafe { (h.check)(h.ctx) };
+                                unsafe { (h.write)(h.ctx, [t].as_ptr(), 1) };
+                            }
+                        });
+                    }
+                });
+                abi::TP_OK
+            }
+            _ => abi::TP_OK,
+        }
+    }
+
+    unsafe extern "C" fn finish(_: *mut c_void, _: *const TpHost) -> i32 {
+        abi::TP_OK
+    }
+
+    unsafe extern "C" fn drop_state(state: *mut c_void) {
+        if !state.is_null() {
+            drop(unsafe { Box::from_raw(state.cast::<u8>()) });
+            DROPPED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn kernel(name: &'static std::ffi::CStr, start: abi::StartFn) -> TpKernel {
+        TpKernel {
+            name: name.as_ptr(),
+            flags: 0,
+            param_count: 0,
+            params: std::ptr::null(),
+            make_params: None,
+            drop_params: None,
+            start: Some(start),
+            update: Some(update),
+            finish: Some(finish),
+            drop_state: Some(drop_state),
+        }
+    }
+
+    /// The raw library, registered once.
+    pub fn library() -> *const TpLibrary {
+        static KERNELS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *KERNELS.get_or_init(|| {
+            let kernels: &'static [TpKernel] = Box::leak(Box::new([kernel(c"raw/ops", start), kernel(c"raw/misuse", start_misusing)]));
+            Box::leak(Box::new(tidepool_kernel_sdk::library(kernels))) as *const TpLibrary as usize
+        }) as *const TpLibrary
+    }
+}
+
+fn raw(name: &str, data: &[u8], limit: usize) -> Result<Vec<u8>, KernelError> {
+    // SAFETY: the raw library's descriptor, leaked by `raw::library`.
+    unsafe { kernels::register(raw::library()) }.unwrap();
+    run(name, &Params::NONE, data, limit)
+}
+
+#[test]
+fn rooms_are_never_empty_and_a_short_room_may_end_in_too_large() {
+    let data = [b'z'; 300];
+    assert_eq!(raw("raw/ops", &data, 1000).unwrap(), data, "unfilled(0) lends at least a byte");
+    assert_eq!(raw("raw/ops", &data, 299), Err(KernelError::TooLarge { limit: 299 }), "then NULL at the limit");
+    let units = [b'u'; 12];
+    assert_eq!(raw("raw/ops", &units, 12).unwrap(), units);
+    assert_eq!(raw("raw/ops", &units, 11), Err(KernelError::TooLarge { limit: 11 }), "a room shorter than a unit");
+}
+
+#[test]
+fn an_ignored_refusal_or_a_null_write_fails_the_task() {
+    assert_eq!(raw("raw/ops", b"i", 50), Err(KernelError::TooLarge { limit: 50 }), "no result with a hole in it");
+    let err = raw("raw/ops", b"n", 50).unwrap_err();
+    assert!(
+        matches!(err, KernelError::Failed { ref code, ref message } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT" && message.contains("NULL")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_state_handed_over_is_dropped_even_when_its_start_broke_a_rule() {
+    let before = raw::DROPPED.load(std::sync::atomic::Ordering::SeqCst);
+    let err = raw("raw/misuse", b"x", 64).unwrap_err();
+    assert!(matches!(err, KernelError::Failed { ref code, .. } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT"), "{err:?}");
+    assert!(raw::DROPPED.load(std::sync::atomic::Ordering::SeqCst) > before, "the library's state was given back to it");
+}
+
+#[test]
+fn host_functions_may_be_called_from_the_kernels_own_threads() {
+    let out = raw("raw/ops", b"t", 1 << 20).unwrap();
+    assert_eq!(out.len(), 4000);
+    for t in 0..4u8 {
+        assert_eq!(out.iter().filter(|&&b| b == t).count(), 1000);
+    }
+}

@@ -145,8 +145,9 @@ proptest! {
         });
         prop_assert_eq!(checked.is_err(), refused, "{:?}", checked.as_ref().err());
         let Ok(mut kernels) = checked else { return Ok(()) };
-        let foreign = kernels.pop().unwrap();
+        let mut foreign = kernels.pop().unwrap();
         SCHEMA.with(|s| *s.borrow_mut() = (raw_specs.clone(), Vec::new()));
+        foreign.seal(); // as the registry does (it makes the defaults: no values)
         let raw = RawParams::new(given.iter().map(|(n, v)| (NAMES.get(*n).copied().unwrap_or("other"), *v)).collect());
         let result = foreign.params(&raw);
         let violations = SCHEMA.with(|s| std::mem::take(&mut s.borrow_mut().1));

@@ -32,7 +32,13 @@
 //!   object is shared (read-only) by every task made with it; a state is used
 //!   by one thread at a time, not always the same one. No function may call
 //!   N-API or keep a pointer it was given (input, room, values) after it
-//!   returns.
+//!   returns. While a kernel function runs, its host functions may be
+//!   called from any thread (tidepool serializes them); all must be done
+//!   before it returns.
+//! * **Fixed-size value structs.** [`TpParamSpec`] and [`TpValue`] carry no
+//!   size: they are arrays whose stride is version 1's, so they cannot grow
+//!   without a new major version (a new parameter kind is a new
+//!   `TP_PARAM_*` value instead, which an older tidepool refuses).
 
 use std::ffi::{c_char, c_void};
 
@@ -53,8 +59,9 @@ pub const TP_ERROR: i32 = 1;
 pub const TP_CANCELLED: i32 = 2;
 /// The task's deadline passed ([`TpHost::check`] said so).
 pub const TP_TIMED_OUT: i32 = 3;
-/// The output would pass the task's limit ([`TpHost::write`] or
-/// [`TpHost::unfilled`] said so).
+/// The output would pass the task's limit ([`TpHost::write`] refused,
+/// [`TpHost::unfilled`] returned NULL, or lent less than asked to a kernel
+/// that writes whole units).
 pub const TP_TOO_LARGE: i32 = 4;
 /// The kernel panicked (the message through [`TpHost::fail`]).
 pub const TP_PANIC: i32 = 5;
@@ -181,18 +188,19 @@ pub struct TpHost {
     pub reserved: u32,
     pub ctx: *mut c_void,
     /// Says why the call fails: `code` (like `ERR_MYLIB_BAD_RECORD`: letters,
-    /// digits and `_`, at most 64) and `message` (UTF-8), both copied. The
-    /// last call wins. Then return [`TP_ERROR`].
+    /// digits and `_`, at most 64) and `message` (UTF-8, cut at 896 bytes),
+    /// both copied. The last call wins. Then return [`TP_ERROR`].
     pub fail: unsafe extern "C" fn(ctx: *mut c_void, code: *const u8, code_len: usize, message: *const u8, message_len: usize),
     /// Appends `len` bytes to the output: [`TP_OK`], or [`TP_TOO_LARGE`]
     /// (nothing written; return it). [`TP_ERROR`] outside `update`/`finish`.
     pub write: unsafe extern "C" fn(ctx: *mut c_void, data: *const u8, len: usize) -> i32,
-    /// Room after the output for at least `at_least` bytes (fewer only when
-    /// the limit is nearer): its length in `*room`; initialized memory of
-    /// unspecified contents. Write into its front, then `commit`. NULL when
-    /// `at_least > 0` and no byte is left under the limit (return
-    /// [`TP_TOO_LARGE`]). Valid until the next `write`, `unfilled`,
-    /// `commit` or `reserve`.
+    /// Room after the output for at least `at_least` bytes (0 counts as 1;
+    /// fewer only when the limit is nearer): its length in `*room`;
+    /// initialized memory of unspecified contents, allocated when lent (ask
+    /// for what you will use). Write into its front, then `commit`. NULL
+    /// when no byte is left under the limit (return [`TP_TOO_LARGE`]).
+    /// Valid until the next `write`, `unfilled`, `commit` or `reserve`, from
+    /// any thread.
     pub unfilled: unsafe extern "C" fn(ctx: *mut c_void, at_least: usize, room: *mut usize) -> *mut u8,
     /// Marks the first `n` bytes of the last room as output: [`TP_OK`], or
     /// [`TP_ERROR`] when `n` is more than that room (the task then fails).

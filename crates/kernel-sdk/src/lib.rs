@@ -358,6 +358,12 @@ impl<'a> Context<'a> {
     }
 }
 
+// SAFETY: `Context` only calls `check`, which the ABI lets any thread call
+// while the kernel function runs (tidepool's is a read of atomics and the
+// clock): a kernel may share its `Context` with threads of its own (scoped
+// to the call, which the borrow enforces) to check for cancellation there.
+unsafe impl Sync for Context<'_> {}
+
 fn status(code: i32) -> Result<(), Error> {
     match code {
         abi::TP_OK => Ok(()),

@@ -33,7 +33,15 @@ impl Kernel for Ndjson {
     }
 
     fn start(limits: &Limits, _: Option<u64>) -> Result<Validating, Error> {
-        Ok(Validating { max_depth: limits.max_depth, max_record: limits.max_record, pending: Vec::new(), line: 0, records: 0, stack: Vec::new(), since_check: 0 })
+        Ok(Validating {
+            max_depth: limits.max_depth,
+            max_record: limits.max_record,
+            pending: Vec::new(),
+            line: 0,
+            records: 0,
+            stack: Vec::new(),
+            since_check: 0,
+        })
     }
 }
 
@@ -73,16 +81,29 @@ impl Validating {
             Ok(false) => Ok(()),
             Err(Bad::TooDeep(at)) => Err(Error::new(
                 "ERR_NDJSON_TOO_DEEP",
-                format!("record {} (line {}) nests deeper than maxDepth ({}) at byte {}", self.records + 1, self.line, self.max_depth, at + 1),
+                format!(
+                    "record {} (line {}) nests deeper than maxDepth ({}) at byte {}",
+                    self.records + 1,
+                    self.line,
+                    self.max_depth,
+                    at + 1
+                ),
             )),
-            Err(Bad::Syntax(at, why)) => Err(Error::new("ERR_NDJSON_INVALID", format!("record {} (line {}): {why} at byte {}", self.records + 1, self.line, at + 1))),
+            Err(Bad::Syntax(at, why)) => {
+                Err(Error::new("ERR_NDJSON_INVALID", format!("record {} (line {}): {why} at byte {}", self.records + 1, self.line, at + 1)))
+            }
         }
     }
 
     fn too_large(&self, len: usize) -> Error {
         Error::new(
             "ERR_NDJSON_RECORD_TOO_LARGE",
-            format!("record {} (line {}) is longer than maxRecordBytes ({}): at least {len} bytes", self.records + 1, self.line + 1, self.max_record),
+            format!(
+                "record {} (line {}) is longer than maxRecordBytes ({}): at least {len} bytes",
+                self.records + 1,
+                self.line + 1,
+                self.max_record
+            ),
         )
     }
 }

@@ -65,7 +65,9 @@ impl Kernel for Rgba {
             None | Some("rgba") => Format::Rgba,
             Some("rgb") => Format::Rgb,
             Some("gray") => Format::Gray,
-            Some(other) => return Err(Error::new("ERR_EXAMPLE_RGBA_FORMAT", format!("format must be 'rgba', 'rgb' or 'gray', not '{other}'"))),
+            Some(other) => {
+                return Err(Error::new("ERR_EXAMPLE_RGBA_FORMAT", format!("format must be 'rgba', 'rgb' or 'gray', not '{other}'")))
+            }
         };
         let width = values.integer("width").unwrap_or(1) as usize;
         let height = values.integer("height").unwrap_or(1) as usize;
@@ -118,6 +120,10 @@ impl Converting {
         while pixels.len() > 0 {
             let room = out.unfilled(pixels.len() * channels)?;
             let fit = (room.len() / channels).min(pixels.len());
+            if fit == 0 {
+                // Less room than one pixel: the limit is nearer than that.
+                return Err(Error::TOO_LARGE);
+            }
             for (p, o) in (&mut pixels).take(fit).zip(room.chunks_exact_mut(channels)) {
                 self.format.convert(p, o);
             }

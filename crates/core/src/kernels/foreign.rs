@@ -15,6 +15,7 @@
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::{Mutex, MutexGuard};
 
 use tidepool_kernel_sdk::abi::{self, TpHost, TpKernel, TpLibrary, TpParamSpec, TpValue};
 
@@ -30,8 +31,10 @@ const MAX_PARAMS: u32 = 64;
 const MAX_NAME: usize = 128;
 /// Longest parameter name or error code.
 const MAX_CODE: usize = 64;
-/// Longest error message kept from a kernel (longer ones are cut).
-const MAX_MESSAGE: usize = 8 * 1024;
+/// Longest error message kept from a kernel (longer ones are cut): what
+/// fits, with the longest code, in the 1 KiB a task's error text may take
+/// on its way to JavaScript (delivery.rs).
+const MAX_MESSAGE: usize = 896;
 
 /// Why a library was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +69,9 @@ struct Spec {
     required: bool,
     int_range: (i64, i64),
     num_range: (f64, f64),
-    /// What a missing required value is told ("an integer >= 1 and <= 10").
-    expected: &'static str,
+    /// What a missing required value is told ("an integer >= 1 and <= 10");
+    /// made `'static` by [`Foreign::seal`].
+    expected: String,
 }
 
 /// A kernel of a loaded library.
@@ -75,8 +79,12 @@ pub struct Foreign {
     name: &'static str,
     kernel: TpKernel,
     specs: Vec<Spec>,
-    /// The parameter names, for [`ParamError::Unknown`].
+    /// The parameter names, for [`ParamError::Unknown`], and each one's
+    /// `expected` text, for [`ParamError::Missing`]: `'static` from
+    /// [`Foreign::seal`] on (leaked: a registered kernel lives as long as
+    /// the process; a refused library leaves nothing behind).
     known: &'static [&'static str],
+    expected: &'static [&'static str],
     /// What a task without parameters runs with, made once (from no
     /// values) when it was registered.
     defaults: Result<Params, ParamError>,
@@ -152,11 +160,19 @@ fn valid_identifier(s: &str) -> bool {
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// Made `'static` for [`ParamError`]: a registered kernel's texts live as
-/// long as it (the process). A library refused after its descriptor was
-/// read leaves its names here: a few bytes per refused load.
-fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
+/// A number as JavaScript writes it (`Infinity`, `1e+300`, `0.5`).
+fn js_number(n: f64) -> String {
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if n != 0.0 && (n.abs() >= 1e21 || n.abs() < 1e-6) {
+        let e = format!("{n:e}");
+        return match e.split_once('e') {
+            Some((m, x)) if !x.starts_with('-') => format!("{m}e+{x}"),
+            _ => e,
+        };
+    }
+    n.to_string()
 }
 
 /// Checks the descriptor an entry point returned and makes an adapter per
@@ -214,8 +230,10 @@ pub unsafe fn check_library(library: *const TpLibrary) -> Result<Vec<Foreign>, L
         if !specs.is_empty() && k.make_params.is_none() {
             return Err(LoadError::Invalid(format!("kernel '{name}' takes parameters but has no make_params")));
         }
-        let known: &'static [&'static str] = Box::leak(specs.iter().map(|s| s.name).collect());
-        out.push(Foreign { name, kernel: k, specs, known, defaults: Ok(Params::NONE) });
+        if k.flags & !abi::TP_KERNEL_EXPANDS != 0 {
+            return Err(LoadError::Invalid(format!("kernel '{name}' has flags {:#x}; ABI version 1 knows TP_KERNEL_EXPANDS (1)", k.flags)));
+        }
+        out.push(Foreign { name, kernel: k, specs, known: &[], expected: &[], defaults: Ok(Params::NONE) });
     }
     Ok(out)
 }
@@ -246,7 +264,9 @@ unsafe fn check_specs(name: &str, k: &TpKernel) -> Result<Vec<Spec>, LoadError> 
         }
         let expected = match p.kind {
             abi::TP_PARAM_INTEGER if p.int_min <= p.int_max => format!("an integer >= {} and <= {}", p.int_min, p.int_max),
-            abi::TP_PARAM_NUMBER if p.num_min <= p.num_max => format!("a number >= {} and <= {}", p.num_min, p.num_max),
+            abi::TP_PARAM_NUMBER if p.num_min <= p.num_max => {
+                format!("a number >= {} and <= {}", js_number(p.num_min), js_number(p.num_max))
+            }
             abi::TP_PARAM_BOOLEAN => "a boolean".to_owned(),
             abi::TP_PARAM_STRING => "a string".to_owned(),
             abi::TP_PARAM_BYTES => "a string or an instance of Buffer, TypedArray or DataView".to_owned(),
@@ -262,7 +282,7 @@ unsafe fn check_specs(name: &str, k: &TpKernel) -> Result<Vec<Spec>, LoadError> 
             required: p.required == 1,
             int_range: (p.int_min, p.int_max),
             num_range: (p.num_min, p.num_max),
-            expected: leak(expected),
+            expected,
         });
     }
     Ok(specs)
@@ -274,9 +294,14 @@ impl Foreign {
         self.name
     }
 
-    /// Makes the parameters a task without any runs with (once, when the
-    /// kernel is registered; a kernel with a required parameter has none).
-    pub(super) fn make_defaults(&mut self) {
+    /// Readies a kernel that is being registered: its texts become
+    /// `'static` (leaked: it lives as long as the process), and the
+    /// parameters a task without any runs with are made, once (a kernel
+    /// with a required parameter has none). Call it where the kernel will
+    /// stay: parameters remember their kernel's address.
+    pub fn seal(&mut self) {
+        self.known = Box::leak(self.specs.iter().map(|s| s.name).collect());
+        self.expected = Box::leak(self.specs.iter().map(|s| &*Box::leak(s.expected.clone().into_boxed_str())).collect());
         self.defaults = self.make(&RawParams::none());
     }
 
@@ -285,7 +310,7 @@ impl Foreign {
     fn make(&self, raw: &RawParams<'_>) -> Result<Params, ParamError> {
         raw.only(self.known)?;
         let mut values = Vec::with_capacity(self.specs.len());
-        for s in &self.specs {
+        for (i, s) in self.specs.iter().enumerate() {
             let mut v = TpValue { present: 1, boolean: 0, integer: 0, number: 0.0, data: ptr::null(), len: 0 };
             let given = match s.kind {
                 abi::TP_PARAM_INTEGER => {
@@ -298,7 +323,7 @@ impl Foreign {
             };
             if given.is_none() {
                 if s.required {
-                    return Err(ParamError::Missing { name: s.name, expected: s.expected });
+                    return Err(ParamError::Missing { name: s.name, expected: self.expected.get(i).copied().unwrap_or("") });
                 }
                 v.present = 0;
             }
@@ -307,17 +332,19 @@ impl Foreign {
         let Some(make) = self.kernel.make_params else {
             return Ok(Params::NONE);
         };
-        let mut call = Call::new(None, None);
+        let call = Call::new(None, None);
         let mut out = ptr::null_mut();
         let host = call.host();
         // SAFETY: the library's function with its ABI: `values` holds one
         // live value per schema entry (borrowing `raw`, alive for the
         // call), `out` and `host` are live for the call.
         let status = unsafe { make(values.as_ptr(), values.len() as u32, &mut out, &host) };
-        // On a refusal, whatever the library stored in `out` is not ours to
-        // free (it said it failed): it is left alone.
+        // Ownership follows the status: what the library handed over with
+        // TP_OK is freed by it even if the call broke a rule; after a
+        // failure, `out` is not ours to free.
+        let made = (status == abi::TP_OK).then(|| ForeignParams { ptr: out, drop: self.kernel.drop_params, owner: self });
         call.outcome(status, self.name).map_err(|e| ParamError::Refused { message: e.to_string() })?;
-        Ok(Params::of(ForeignParams { ptr: out, drop: self.kernel.drop_params, owner: self }))
+        Ok(Params::of(made.expect("an outcome is Ok only for TP_OK")))
     }
 
     /// The library's pointer for `params` (this kernel's, or its defaults).
@@ -339,7 +366,7 @@ impl Foreign {
         let (Some(start), Some(update), Some(finish), Some(drop)) = (k.start, k.update, k.finish, k.drop_state) else {
             unreachable!("checked by check_library");
         };
-        let mut call = Call::new(None, ctx);
+        let call = Call::new(None, ctx);
         let mut state = ptr::null_mut();
         let host = call.host();
         let hint = len_hint.map_or(u64::MAX, |n| n as u64);
@@ -347,9 +374,11 @@ impl Foreign {
         // kernel's parameters (kept alive by the state below), the out
         // pointer and host are live for the call.
         let status = unsafe { start(ptr, hint, &mut state, &host) };
-        // A failed start made no state the library expects back.
+        // As in `make`: a state handed over with TP_OK is dropped by the
+        // library whatever the verdict; a failed start made none.
+        let made = (status == abi::TP_OK).then(|| ForeignState { name: self.name, update, finish, drop, state, _params: params.clone() });
         call.outcome(status, self.name)?;
-        Ok(ForeignState { name: self.name, update, finish, drop, state, _params: params.clone() })
+        Ok(made.expect("an outcome is Ok only for TP_OK"))
     }
 }
 
@@ -358,9 +387,11 @@ fn number(raw: &RawParams<'_>, s: &Spec) -> Result<Option<f64>, ParamError> {
     match raw.get(s.name) {
         None => Ok(None),
         Some(RawValue::Number(n)) if n >= s.num_range.0 && n <= s.num_range.1 => Ok(Some(n)),
-        Some(RawValue::Number(n)) => {
-            Err(ParamError::Range { name: s.name, expected: format!(">= {} and <= {}", s.num_range.0, s.num_range.1), got: n.to_string() })
-        }
+        Some(RawValue::Number(n)) => Err(ParamError::Range {
+            name: s.name,
+            expected: format!(">= {} and <= {}", js_number(s.num_range.0), js_number(s.num_range.1)),
+            got: js_number(n),
+        }),
         Some(other) => Err(ParamError::Type { name: s.name, expected: "of type number", got: other.type_name() }),
     }
 }
@@ -413,7 +444,7 @@ impl Drop for ForeignState {
 
 impl Transform for ForeignState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        let mut call = Call::new(Some(out), Some(ctx));
+        let call = Call::new(Some(out), Some(ctx));
         let host = call.host();
         // SAFETY: the library's function with its ABI: our state, a live
         // input range and host for the call.
@@ -422,7 +453,7 @@ impl Transform for ForeignState {
     }
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        let mut call = Call::new(Some(out), Some(ctx));
+        let call = Call::new(Some(out), Some(ctx));
         let host = call.host();
         // SAFETY: as in `update`.
         let status = unsafe { (self.finish)(self.state, &host) };
@@ -431,13 +462,33 @@ impl Transform for ForeignState {
 }
 
 /// What tidepool lends one call into a library: the host functions' `ctx`.
+///
+/// The library may call host functions from any of its threads while its
+/// function runs (a kernel that splits its work may check for cancellation
+/// from each thread), so they only ever take `&Call`: `check` reads the run
+/// context, which is shared; the others take the lock.
 struct Call<'s, 'c> {
-    sink: Option<&'s mut Sink>,
     run: Option<&'s RunContext<'c>>,
+    state: Mutex<CallState<'s>>,
+}
+
+// Host functions share `&Call` between the library's threads.
+const _: fn() = || {
+    fn sync<T: Sync>() {}
+    sync::<Call<'static, 'static>>();
+};
+
+/// What the output functions change during a call.
+struct CallState<'s> {
+    sink: Option<&'s mut Sink>,
     /// What `fail` said last.
     failure: Option<(String, String)>,
-    /// The sink refused a write (so `TP_TOO_LARGE` is true).
+    /// A write was refused, or `unfilled` lent nothing: the output is
+    /// incomplete, and the task is too large whatever the status.
     refused: bool,
+    /// `unfilled` lent less than asked (the limit is nearer): a kernel that
+    /// needs whole units may answer TP_TOO_LARGE.
+    short: bool,
     /// The room `unfilled` lent last (what `commit` may mark).
     room: usize,
     /// A rule the library broke during the call.
@@ -446,16 +497,17 @@ struct Call<'s, 'c> {
 
 impl<'s, 'c> Call<'s, 'c> {
     fn new(sink: Option<&'s mut Sink>, run: Option<&'s RunContext<'c>>) -> Self {
-        Call { sink, run, failure: None, refused: false, room: 0, misuse: None }
+        let state = CallState { sink, failure: None, refused: false, short: false, room: 0, misuse: None };
+        Call { run, state: Mutex::new(state) }
     }
 
-    /// The host functions over this call. The returned struct holds a raw
-    /// pointer to `self`: `self` is not touched until the library returns.
-    fn host(&mut self) -> TpHost {
+    /// The host functions over this call. The returned struct holds a
+    /// pointer to `self`, only ever used as `&Call`, while the library runs.
+    fn host(&self) -> TpHost {
         TpHost {
             size: size_of::<TpHost>() as u32,
             reserved: 0,
-            ctx: (self as *mut Self).cast(),
+            ctx: (self as *const Self).cast_mut().cast(),
             fail: host_fail,
             write: host_write,
             unfilled: host_unfilled,
@@ -465,45 +517,55 @@ impl<'s, 'c> Call<'s, 'c> {
         }
     }
 
+    fn lock(&self) -> MutexGuard<'_, CallState<'s>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// What a status means, checked against what happened during the call.
-    fn outcome(&mut self, status: i32, kernel: &str) -> Result<(), KernelError> {
+    fn outcome(self, status: i32, kernel: &str) -> Result<(), KernelError> {
         let contract = |message: String| KernelError::Failed {
             code: "ERR_TIDEPOOL_KERNEL_CONTRACT".into(),
             message: format!("kernel '{kernel}' {message}"),
         };
-        if let Some(m) = self.misuse.take() {
+        let run = self.run;
+        let mut st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let too_large = KernelError::TooLarge { limit: st.sink.as_ref().map_or(0, |s| s.limit()) };
+        if let Some(m) = st.misuse.take() {
             return Err(contract(m));
         }
         match status {
+            // An output with a refused piece missing is not a result.
+            abi::TP_OK if st.refused => Err(too_large),
             abi::TP_OK => Ok(()),
-            abi::TP_ERROR => Err(match self.failure.take() {
+            abi::TP_ERROR => Err(match st.failure.take() {
                 Some((code, message)) => KernelError::Failed { code, message },
                 None => KernelError::Failed {
                     code: "ERR_TIDEPOOL_KERNEL_FAILED".into(),
                     message: format!("kernel '{kernel}' failed without saying why"),
                 },
             }),
-            abi::TP_PANIC => Err(KernelError::Panic(self.failure.take().map_or_else(|| "the kernel panicked".to_owned(), |(_, m)| m))),
-            abi::TP_CANCELLED | abi::TP_TIMED_OUT => match self.run.map(|r| r.check()) {
+            abi::TP_PANIC => Err(KernelError::Panic(st.failure.take().map_or_else(|| "the kernel panicked".to_owned(), |(_, m)| m))),
+            abi::TP_CANCELLED | abi::TP_TIMED_OUT => match run.map(|r| r.check()) {
                 Some(Err(e)) => Err(e),
                 _ => Err(contract(format!("returned status {status} (cancelled or timed out) but the task was neither"))),
             },
-            abi::TP_TOO_LARGE if self.refused => Err(KernelError::TooLarge { limit: self.sink.as_ref().map_or(0, |s| s.limit()) }),
+            abi::TP_TOO_LARGE if st.refused || st.short => Err(too_large),
             abi::TP_TOO_LARGE => Err(contract("returned TP_TOO_LARGE but no write was refused".into())),
             other => Err(contract(format!("returned an unknown status {other}"))),
         }
     }
 }
 
-/// The `Call` behind a host function's `ctx`, or nothing on a panic.
+/// Runs `f` on the `Call` behind a host function's `ctx`; `fallback` on a
+/// panic.
 ///
 /// # Safety
 /// `ctx` must be the `ctx` of a `TpHost` made by [`Call::host`] whose call
 /// is in progress (the library may only call host functions then).
-unsafe fn with_call<T>(ctx: *mut c_void, fallback: T, f: impl FnOnce(&mut Call<'_, '_>) -> T) -> T {
+unsafe fn with_call<T>(ctx: *mut c_void, fallback: T, f: impl FnOnce(&Call<'_, '_>) -> T) -> T {
     // SAFETY: the caller guarantees `ctx` points to the live `Call`, which
-    // nothing else touches while the library runs.
-    let call = unsafe { &mut *ctx.cast::<Call<'_, '_>>() };
+    // is only ever shared (`&Call`) while the library runs.
+    let call = unsafe { &*ctx.cast_const().cast::<Call<'_, '_>>() };
     // A panic must not unwind into the library (it would abort): none is
     // expected here, but a bug must not take the process down.
     catch_unwind(AssertUnwindSafe(|| f(call))).unwrap_or(fallback)
@@ -528,7 +590,7 @@ unsafe extern "C" fn host_fail(ctx: *mut c_void, code: *const u8, code_len: usiz
         with_call(ctx, (), |call| {
             let code = std::str::from_utf8(bytes(code, code_len.min(MAX_CODE + 1))).ok().filter(|c| valid_identifier(c));
             let message = String::from_utf8_lossy(bytes(message, message_len.min(MAX_MESSAGE))).into_owned();
-            call.failure = Some((code.unwrap_or("ERR_TIDEPOOL_KERNEL_FAILED").to_owned(), message));
+            call.lock().failure = Some((code.unwrap_or("ERR_TIDEPOOL_KERNEL_FAILED").to_owned(), message));
         })
     }
 }
@@ -537,18 +599,21 @@ unsafe extern "C" fn host_write(ctx: *mut c_void, data: *const u8, len: usize) -
     // SAFETY: called by the library during a call, with a live byte range.
     unsafe {
         with_call(ctx, abi::TP_ERROR, |call| {
-            call.room = 0;
-            let Some(sink) = call.sink.as_deref_mut() else {
-                call.misuse = Some("wrote output outside update and finish".into());
+            let mut st = call.lock();
+            st.room = 0;
+            if data.is_null() && len > 0 {
+                st.misuse = Some(format!("wrote {len} bytes from NULL"));
+                return abi::TP_ERROR;
+            }
+            let Some(sink) = st.sink.as_deref_mut() else {
+                st.misuse = Some("wrote output outside update and finish".into());
                 return abi::TP_ERROR;
             };
-            match sink.write(bytes(data, len)) {
-                Ok(()) => abi::TP_OK,
-                Err(_) => {
-                    call.refused = true;
-                    abi::TP_TOO_LARGE
-                }
+            if sink.write(bytes(data, len)).is_ok() {
+                return abi::TP_OK;
             }
+            st.refused = true;
+            abi::TP_TOO_LARGE
         })
     }
 }
@@ -557,22 +622,28 @@ unsafe extern "C" fn host_unfilled(ctx: *mut c_void, at_least: usize, room: *mut
     // SAFETY: called by the library during a call; `room` is its out-pointer.
     unsafe {
         with_call(ctx, ptr::null_mut(), |call| {
-            call.room = 0;
-            let lent = match call.sink.as_deref_mut() {
+            let mut st = call.lock();
+            st.room = 0;
+            // At least one byte: room is lent to be written into, and a loop
+            // asking for "whatever is left" must get some or NULL, never an
+            // endless run of empty rooms.
+            let want = at_least.max(1);
+            let lent = match st.sink.as_deref_mut() {
                 None => {
-                    call.misuse = Some("asked for output room outside update and finish".into());
+                    st.misuse = Some("asked for output room outside update and finish".into());
                     None
                 }
-                Some(sink) => match sink.unfilled(at_least) {
-                    Ok(space) => Some((space.as_mut_ptr(), space.len())),
-                    Err(_) => {
-                        call.refused = true;
-                        None
-                    }
-                },
+                Some(sink) => sink.unfilled(want).ok().map(|space| (space.as_mut_ptr(), space.len())),
             };
-            let (p, n) = lent.unwrap_or((ptr::null_mut(), 0));
-            call.room = n;
+            let (p, n) = match lent {
+                Some(lent) => lent,
+                None => {
+                    st.refused |= st.misuse.is_none();
+                    (ptr::null_mut(), 0)
+                }
+            };
+            st.short |= !p.is_null() && n < want;
+            st.room = n;
             if !room.is_null() {
                 *room = n;
             }
@@ -585,14 +656,15 @@ unsafe extern "C" fn host_commit(ctx: *mut c_void, n: usize) -> i32 {
     // SAFETY: called by the library during a call.
     unsafe {
         with_call(ctx, abi::TP_ERROR, |call| {
-            let room = std::mem::take(&mut call.room);
-            match call.sink.as_deref_mut() {
+            let mut st = call.lock();
+            let room = std::mem::take(&mut st.room);
+            match st.sink.as_deref_mut() {
                 Some(sink) if n <= room => {
                     sink.commit(n);
                     abi::TP_OK
                 }
                 _ => {
-                    call.misuse = Some(format!("committed {n} bytes of output into {room} bytes of room"));
+                    st.misuse = Some(format!("committed {n} bytes of output into {room} bytes of room"));
                     abi::TP_ERROR
                 }
             }
@@ -604,8 +676,9 @@ unsafe extern "C" fn host_reserve(ctx: *mut c_void, additional: usize) {
     // SAFETY: called by the library during a call.
     unsafe {
         with_call(ctx, (), |call| {
-            call.room = 0;
-            if let Some(sink) = call.sink.as_deref_mut() {
+            let mut st = call.lock();
+            st.room = 0;
+            if let Some(sink) = st.sink.as_deref_mut() {
                 sink.reserve(additional);
             }
         })
@@ -613,7 +686,7 @@ unsafe extern "C" fn host_reserve(ctx: *mut c_void, additional: usize) {
 }
 
 unsafe extern "C" fn host_check(ctx: *mut c_void) -> i32 {
-    // SAFETY: called by the library during a call.
+    // SAFETY: called by the library during a call (from any of its threads).
     unsafe {
         with_call(ctx, abi::TP_OK, |call| match call.run.map(|r| r.check()) {
             Some(Err(KernelError::TimedOut)) => abi::TP_TIMED_OUT,
@@ -685,7 +758,7 @@ mod tests {
         // SAFETY: this binary's own descriptor, static.
         let mut kernels = unsafe { check_library(tidepool_kernels_v1()) }.unwrap();
         let mut kernel = Box::new(kernels.pop().unwrap());
-        kernel.make_defaults();
+        kernel.seal();
         kernel
     }
 

@@ -168,10 +168,10 @@ pub unsafe fn register(library: *const tidepool_kernel_sdk::abi::TpLibrary) -> R
     }
     let mut ids = Vec::with_capacity(kernels.len());
     for (i, kernel) in kernels.into_iter().enumerate() {
-        // Leaked before its defaults are made: parameters remember the
-        // address of the kernel that made them.
+        // Leaked before it is sealed: parameters remember the address of
+        // the kernel that made them.
         let kernel: &'static mut foreign::Foreign = Box::leak(Box::new(kernel));
-        kernel.make_defaults();
+        kernel.seal();
         let slot = first + i;
         if LOADED[slot].set(kernel).is_err() {
             unreachable!("loaded slots are only set under the lock");
