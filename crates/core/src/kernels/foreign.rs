@@ -360,7 +360,10 @@ impl Foreign {
     }
 
     /// A fresh state, which owns a share of its parameters.
-    fn begin(&self, params: &Params, len_hint: Option<usize>, ctx: Option<&RunContext<'_>>) -> Result<ForeignState, KernelError> {
+    /// `keep`: the state holds a share of its parameters (a stream's state
+    /// outlives the call that made it; a one-shot task's does not, and its
+    /// parameters outlive it).
+    fn begin(&self, params: &Params, len_hint: Option<usize>, ctx: Option<&RunContext<'_>>, keep: bool) -> Result<ForeignState, KernelError> {
         let (ptr, params) = self.params_ptr(params)?;
         let k = &self.kernel;
         let (Some(start), Some(update), Some(finish), Some(drop)) = (k.start, k.update, k.finish, k.drop_state) else {
@@ -376,7 +379,7 @@ impl Foreign {
         let status = unsafe { start(ptr, hint, &mut state, &host) };
         // As in `make`: a state handed over with TP_OK is dropped by the
         // library whatever the verdict; a failed start made none.
-        let made = (status == abi::TP_OK).then(|| ForeignState { name: self.name, update, finish, drop, state, _params: params.clone() });
+        let made = (status == abi::TP_OK).then(|| ForeignState { name: self.name, update, finish, drop, state, _params: keep.then(|| params.clone()) });
         call.outcome(status, self.name)?;
         Ok(made.expect("an outcome is Ok only for TP_OK"))
     }
@@ -410,13 +413,13 @@ impl AnyKernel for Foreign {
     }
 
     fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError> {
-        let mut state = self.begin(params, Some(input.len()), Some(ctx))?;
+        let mut state = self.begin(params, Some(input.len()), Some(ctx), false)?;
         ctx.feed(input, |piece| state.update(piece, out, ctx))?;
         state.finish(out, ctx)
     }
 
     fn start(&self, params: &Params, len_hint: Option<usize>) -> Result<Box<dyn Transform>, KernelError> {
-        self.begin(params, len_hint, None).map(|s| Box::new(s) as Box<dyn Transform>)
+        self.begin(params, len_hint, None, true).map(|s| Box::new(s) as Box<dyn Transform>)
     }
 }
 
@@ -427,8 +430,9 @@ pub struct ForeignState {
     finish: abi::FinishFn,
     drop: abi::DropFn,
     state: *mut c_void,
-    /// The parameters the state was made from, kept alive as long as it.
-    _params: Params,
+    /// The parameters the state was made from, kept alive as long as it
+    /// when it may outlive them (a stream's).
+    _params: Option<Params>,
 }
 
 // SAFETY: the ABI lets a state move between threads (used by one at a time).
