@@ -363,7 +363,13 @@ impl Foreign {
     /// `keep`: the state holds a share of its parameters (a stream's state
     /// outlives the call that made it; a one-shot task's does not, and its
     /// parameters outlive it).
-    fn begin(&self, params: &Params, len_hint: Option<usize>, ctx: Option<&RunContext<'_>>, keep: bool) -> Result<ForeignState, KernelError> {
+    fn begin(
+        &self,
+        params: &Params,
+        len_hint: Option<usize>,
+        ctx: Option<&RunContext<'_>>,
+        keep: bool,
+    ) -> Result<ForeignState, KernelError> {
         let (ptr, params) = self.params_ptr(params)?;
         let k = &self.kernel;
         let (Some(start), Some(update), Some(finish), Some(drop)) = (k.start, k.update, k.finish, k.drop_state) else {
@@ -379,7 +385,14 @@ impl Foreign {
         let status = unsafe { start(ptr, hint, &mut state, &host) };
         // As in `make`: a state handed over with TP_OK is dropped by the
         // library whatever the verdict; a failed start made none.
-        let made = (status == abi::TP_OK).then(|| ForeignState { name: self.name, update, finish, drop, state, _params: keep.then(|| params.clone()) });
+        let made = (status == abi::TP_OK).then(|| ForeignState {
+            name: self.name,
+            update,
+            finish,
+            drop,
+            state,
+            _params: keep.then(|| params.clone()),
+        });
         call.outcome(status, self.name)?;
         Ok(made.expect("an outcome is Ok only for TP_OK"))
     }
