@@ -605,7 +605,7 @@ declare namespace tidepool {
      * The same buffer contract as {@link Pool.post} applies until then.
      * @throws {TidepoolError} synchronously, for an invalid message.
      */
-    postMessage(message: T): void;
+    postMessage<M extends T>(message: M): void;
 
     /** A snapshot of the pool's threads, queue, counters and latencies. */
     stats(options?: StatsOptions): PoolStats;
