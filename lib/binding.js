@@ -11,7 +11,10 @@ function loadBinding() {
     return require(file);
   } catch (err) {
     if (err && err.code === 'MODULE_NOT_FOUND') {
-      const e = new Error(`tidepool: the native addon ${file} is missing. Build it with \`npm run build\` (needs cargo).`);
+      const e = new Error(
+        `tidepool: the native addon ${file} is missing: its install script did not run (npm --ignore-scripts, pnpm, ` +
+          'yarn with scripts disabled) or failed. Run `npm rebuild tidepool` (it needs Rust >= 1.88 with cargo and a C compiler).',
+      );
       e.code = 'ERR_TIDEPOOL_NOT_BUILT';
       e.cause = err;
       throw e;

@@ -7,10 +7,16 @@
 // tidepool.node exists and a hash of every input of the build (Rust sources,
 // manifests, lock file) matches the one recorded by the last build.
 // `node scripts/build.js --force` (npm run build) always builds.
+//
+// Installed as a dependency (inside node_modules), the build runs in a
+// temporary target directory that is removed afterwards: a consumer's
+// node_modules keeps the 3 MB addon, not cargo's ~120 MB of intermediate
+// files. In a checkout, ./target is kept for incremental builds.
 
 const { spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -53,6 +59,21 @@ function libraryName() {
   return 'libtidepool.so';
 }
 
+/**
+ * One line the user sees even when npm hides install scripts' output (it
+ * does, unless --foreground-scripts): written to the terminal itself when
+ * there is one, else to stderr.
+ */
+function note(line) {
+  try {
+    const fd = fs.openSync('/dev/tty', 'w');
+    fs.writeSync(fd, `${line}\n`);
+    fs.closeSync(fd);
+  } catch {
+    process.stderr.write(`${line}\n`);
+  }
+}
+
 function main() {
   const wanted = stamp();
   if (!force && fs.existsSync(output) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === wanted) {
@@ -60,20 +81,31 @@ function main() {
     return;
   }
   const cargo = process.env.CARGO || 'cargo';
+  const dependency = root.split(path.sep).includes('node_modules');
+  const scratch = dependency && !process.env.CARGO_TARGET_DIR ? fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-build-')) : null;
   const args = ['build', '-p', 'tidepool', '--locked'];
   if (profile === 'release') args.push('--release');
   else args.push('--profile', profile);
   console.log(`tidepool: building the native addon: ${cargo} ${args.join(' ')}`);
-  const result = spawnSync(cargo, args, { cwd: root, stdio: 'inherit' });
+  note('tidepool: compiling the native addon from source (1-3 minutes)...');
+  const env = scratch ? { ...process.env, CARGO_TARGET_DIR: scratch } : process.env;
+  const result = spawnSync(cargo, args, { cwd: root, stdio: 'inherit', env });
+  const fail = (message, status) => {
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+    console.error(message);
+    process.exit(status);
+  };
   if (result.error && result.error.code === 'ENOENT') {
-    console.error('tidepool: cargo was not found. Install Rust (https://rustup.rs) and run `npm install` again.');
-    process.exit(1);
+    fail(
+      'tidepool: building the native addon needs Rust >= 1.88 with cargo (https://rustup.rs), access to crates.io and a C compiler; cargo was not found. Install them, then run `npm rebuild tidepool`.',
+      1,
+    );
   }
   if (result.status !== 0) {
-    console.error(`tidepool: cargo build failed (exit ${result.status})`);
-    process.exit(result.status || 1);
+    fail(`tidepool: cargo build failed (exit ${result.status}); the addon needs Rust >= 1.88 and a C compiler`, result.status || 1);
   }
-  const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+  const targetDir =
+    scratch ?? (process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target'));
   const built = path.join(targetDir, profile === 'dev' ? 'debug' : profile, libraryName());
   // Copy to a temporary name and rename, so a process that has the old addon
   // loaded keeps a valid file and nobody sees a half-written one.
@@ -81,6 +113,7 @@ function main() {
   fs.copyFileSync(built, tmp);
   fs.renameSync(tmp, output);
   fs.writeFileSync(stampFile, wanted);
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   console.log(`tidepool: built ${path.relative(process.cwd(), output) || output}`);
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Packs tidepool as npm would publish it, installs the tarball into a fresh
 # temporary project (which builds the addon from source with cargo, since no
-# prebuilt binary ships), then requires it and runs a task.
+# prebuilt binary ships yet), then requires it from CommonJS and ESM and runs
+# a task; checks the installed package (no build leftovers, every file the
+# README links to, the licence) and the message of an install without
+# scripts.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -29,4 +32,39 @@ node -e "
     await pool.close();
     console.log('pack-smoke: require(\"tidepool\") and post() work from the installed tarball');
   });
+"
+node --input-type=module -e "
+  import assert from 'node:assert/strict';
+  import { Pool } from 'tidepool';
+  const pool = new Pool({ kernel: 'crc32', encoding: 'hex' });
+  const { result } = await pool.post(Buffer.from('123456789'));
+  assert.equal(result, 'cbf43926');
+  await pool.close();
+  console.log('pack-smoke: import { Pool } from \"tidepool\" works (ESM)');
+"
+# What the installed package holds: no build leftovers, every file the
+# README links to, the licence.
+pkg=node_modules/tidepool
+if [ -e "$pkg/target" ]; then echo "pack-smoke: $pkg/target was left behind" >&2; exit 1; fi
+node -e "
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const dir = '$pkg';
+  const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
+  const links = [...readme.matchAll(/\]\(([^)#:]+)(#[^)]*)?\)/g)].map((m) => m[1]);
+  const missing = [...links, 'LICENSE'].filter((l) => !fs.existsSync(path.join(dir, l)));
+  if (missing.length) { console.error('pack-smoke: the package lacks ' + missing.join(', ')); process.exit(1); }
+  console.log('pack-smoke: the ' + links.length + ' files the README links to and LICENSE are in the package');
+"
+echo "pack-smoke: node_modules/tidepool is $(du -sh "$pkg" | cut -f1) after a source build"
+# Installed with scripts disabled (npm --ignore-scripts, pnpm's default):
+# require() says what to run.
+cd "$tmp" && mkdir noscripts && cd noscripts && npm init -y >/dev/null
+npm install --no-audit --no-fund --ignore-scripts "../$tgz" >/dev/null
+node -e "
+  try { require('tidepool'); console.error('pack-smoke: require() worked without a built addon?'); process.exit(1); }
+  catch (e) {
+    if (e.code !== 'ERR_TIDEPOOL_NOT_BUILT' || !e.message.includes('npm rebuild tidepool')) throw e;
+    console.log('pack-smoke: without install scripts, require() says: npm rebuild tidepool');
+  }
 "
