@@ -4,16 +4,31 @@
 // failed task, the defaults it decides. Nothing here is written twice.
 
 const path = require('node:path');
+const { platformName, platformPackage } = require('./platform');
 
+/**
+ * The addon: this platform's prebuilt package (installed through
+ * optionalDependencies) if present, else the one built from source into
+ * ./tidepool.node (the install script's fallback, or a checkout's build).
+ */
 function loadBinding() {
+  const pkg = platformPackage();
+  try {
+    return require(pkg);
+  } catch (err) {
+    if (!err || err.code !== 'MODULE_NOT_FOUND' || !String(err.message).includes(pkg)) throw err;
+  }
   const file = path.join(__dirname, '..', 'tidepool.node');
   try {
     return require(file);
   } catch (err) {
     if (err && err.code === 'MODULE_NOT_FOUND') {
       const e = new Error(
-        `tidepool: the native addon ${file} is missing: its install script did not run (npm --ignore-scripts, pnpm, ` +
-          'yarn with scripts disabled) or failed. Run `npm rebuild tidepool` (it needs Rust >= 1.88 with cargo and a C compiler).',
+        `tidepool: no native addon for ${platformName()}: neither the prebuilt package ${pkg} nor a build from source ` +
+          `(${file}) is installed. Either the install skipped optional dependencies or scripts (npm --omit=optional, ` +
+          '--ignore-scripts, pnpm, yarn with scripts disabled) or this platform has no prebuilt binary. Run ' +
+          '`npm rebuild tidepool` to build from source (it needs Rust >= 1.88 with cargo and a C compiler), or ' +
+          `install ${pkg} at this package's version.`,
       );
       e.code = 'ERR_TIDEPOOL_NOT_BUILT';
       e.cause = err;

@@ -8,6 +8,9 @@
 // manifests, lock file) matches the one recorded by the last build.
 // `node scripts/build.js --force` (npm run build) always builds.
 //
+// When this platform's prebuilt package (tidepool-<platform>, an optional
+// dependency of the published package) is installed, nothing is built.
+//
 // Installed as a dependency (inside node_modules), the build runs in a
 // temporary target directory that is removed afterwards: a consumer's
 // node_modules keeps the 3 MB addon, not cargo's ~120 MB of intermediate
@@ -74,7 +77,24 @@ function note(line) {
   }
 }
 
+/** This platform's prebuilt package, if it is installed (then nothing is built). */
+function prebuilt() {
+  const { platformPackage } = require('../lib/platform');
+  try {
+    return require.resolve(platformPackage(), { paths: [root] });
+  } catch {
+    return null;
+  }
+}
+
 function main() {
+  // A prebuilt binary wins, unless asked otherwise (TIDEPOOL_BUILD_FROM_SOURCE=1,
+  // or `npm run build`, which always builds).
+  const binary = !force && !process.env.TIDEPOOL_BUILD_FROM_SOURCE ? prebuilt() : null;
+  if (binary) {
+    console.log(`tidepool: using the prebuilt addon ${path.relative(root, binary) || binary}; not building`);
+    return;
+  }
   const wanted = stamp();
   if (!force && fs.existsSync(output) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === wanted) {
     console.log('tidepool: native addon is up to date, not rebuilding');

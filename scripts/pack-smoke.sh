@@ -68,3 +68,40 @@ node -e "
     console.log('pack-smoke: without install scripts, require() says: npm rebuild tidepool');
   }
 "
+
+# The prebuilt path: `npm run pack:all` (the main package naming every
+# platform package, and this platform's), both installed into a fresh project
+# with cargo and rustc off the PATH: nothing is compiled.
+cd "$root"
+node scripts/pack-all.js >/dev/null
+main_tgz=$(ls "$root"/dist/tidepool-[0-9]*.tgz)
+binary_tgz=$(ls "$root"/dist/tidepool-*-*.tgz | grep -v "/tidepool-[0-9]")
+cd "$tmp" && mkdir prebuilt && cd prebuilt && npm init -y >/dev/null
+no_rust_path=$(echo "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/cargo" ] || [ -x "$d/rustc" ] || echo "$d"; done | paste -sd:)
+start=$(date +%s.%N)
+env PATH="$no_rust_path" bash -c '! command -v cargo && ! command -v rustc && npm install --no-audit --no-fund "$0" "$1"' "$binary_tgz" "$main_tgz" >/dev/null
+echo "pack-smoke: installed the prebuilt tarballs without cargo in $(node -p "($(date +%s.%N) - $start).toFixed(1)") s"
+if [ -e node_modules/tidepool/tidepool.node ]; then echo "pack-smoke: the prebuilt install compiled an addon" >&2; exit 1; fi
+env PATH="$no_rust_path" node -e "
+  const assert = require('node:assert/strict');
+  const crypto = require('node:crypto');
+  const { Pool } = require('tidepool');
+  const pool = new Pool({ kernel: 'sha512', encoding: 'hex' });
+  const data = crypto.randomBytes(100000);
+  pool.post(data).then(async ({ result }) => {
+    assert.equal(result, crypto.createHash('sha512').update(data).digest('hex'));
+    await pool.close();
+    console.log('pack-smoke: the prebuilt addon works from CommonJS');
+  });
+"
+env PATH="$no_rust_path" node --input-type=module -e "
+  import assert from 'node:assert/strict';
+  import { Pool } from 'tidepool';
+  const pool = new Pool({ kernel: 'crc32', encoding: 'hex' });
+  assert.equal((await pool.post(Buffer.from('123456789'))).result, 'cbf43926');
+  await pool.close();
+  console.log('pack-smoke: the prebuilt addon works from ESM');
+"
+size_kb=$(du -sk node_modules/tidepool | cut -f1)
+echo "pack-smoke: node_modules/tidepool is ${size_kb} KiB, its binary package $(du -sh node_modules/tidepool-* | cut -f1)"
+if [ "$size_kb" -ge 5120 ]; then echo "pack-smoke: node_modules/tidepool is 5 MB or more" >&2; exit 1; fi
