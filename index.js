@@ -778,4 +778,11 @@ function micros(us) {
 
 module.exports = { Pool, kernels: undefined, encodings: ENCODINGS, defaults: DEFAULTS, micros };
 // Grows when a kernel library is loaded.
-Object.defineProperty(module.exports, 'kernels', { enumerable: true, get: () => Pool.kernels });
+// (A getter written as `get() { return X.y; }` is one Node's ESM loader
+// recognizes as a named export.)
+Object.defineProperty(module.exports, 'kernels', {
+  enumerable: true,
+  get() {
+    return Pool.kernels;
+  },
+});

@@ -4,38 +4,43 @@
 // failed task, the defaults it decides. Nothing here is written twice.
 
 const path = require('node:path');
-const { platformName, platformPackage } = require('./platform');
+const fs = require('node:fs');
+const { platformName, platformPackage, prebuiltPackage } = require('./platform');
 
 /**
- * The addon: this platform's prebuilt package (installed through
- * optionalDependencies) if present, else the one built from source into
- * ./tidepool.node (the install script's fallback, or a checkout's build).
+ * The addon: ./tidepool.node when a build from source made one (the install
+ * script builds only when no prebuilt package fits, or when asked to), else
+ * this platform's prebuilt package at this version, else one error that
+ * says which platform was looked for and the ways out.
  */
 function loadBinding() {
-  const pkg = platformPackage();
-  try {
-    return require(pkg);
-  } catch (err) {
-    if (!err || err.code !== 'MODULE_NOT_FOUND' || !String(err.message).includes(pkg)) throw err;
-  }
-  const file = path.join(__dirname, '..', 'tidepool.node');
-  try {
-    return require(file);
-  } catch (err) {
-    if (err && err.code === 'MODULE_NOT_FOUND') {
+  const root = path.join(__dirname, '..');
+  const local = path.join(root, 'tidepool.node');
+  if (fs.existsSync(local)) return require(local);
+  const prebuilt = prebuiltPackage(root);
+  if (prebuilt !== null) {
+    try {
+      return require(prebuilt.main);
+    } catch (err) {
       const e = new Error(
-        `tidepool: no native addon for ${platformName()}: neither the prebuilt package ${pkg} nor a build from source ` +
-          `(${file}) is installed. Either the install skipped optional dependencies or scripts (npm --omit=optional, ` +
-          '--ignore-scripts, pnpm, yarn with scripts disabled) or this platform has no prebuilt binary. Run ' +
-          '`npm rebuild tidepool` to build from source (it needs Rust >= 1.88 with cargo and a C compiler), or ' +
-          `install ${pkg} at this package's version.`,
+        `tidepool: the prebuilt addon ${prebuilt.main} (package ${prebuilt.name}) did not load: ${err.message}. ` +
+          'Reinstall it, or build from source with `TIDEPOOL_BUILD_FROM_SOURCE=1 npm rebuild tidepool` ' +
+          '(it needs Rust >= 1.88 with cargo and a C compiler).',
       );
       e.code = 'ERR_TIDEPOOL_NOT_BUILT';
       e.cause = err;
       throw e;
     }
-    throw err;
   }
+  const e = new Error(
+    `tidepool: no native addon for ${platformName()}: neither the prebuilt package ${platformPackage()} (at this ` +
+      `version) nor a build from source (${local}) is installed. Either the install skipped optional dependencies ` +
+      'or scripts (npm --omit=optional, --ignore-scripts, pnpm, yarn with scripts disabled) or this platform has no ' +
+      'prebuilt binary. Run `npm rebuild tidepool` to build from source (it needs Rust >= 1.88 with cargo and a C ' +
+      `compiler), or install ${platformPackage()} at this package's version.`,
+  );
+  e.code = 'ERR_TIDEPOOL_NOT_BUILT';
+  throw e;
 }
 
 const binding = loadBinding();

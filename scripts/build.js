@@ -77,22 +77,14 @@ function note(line) {
   }
 }
 
-/** This platform's prebuilt package, if it is installed (then nothing is built). */
-function prebuilt() {
-  const { platformPackage } = require('../lib/platform');
-  try {
-    return require.resolve(platformPackage(), { paths: [root] });
-  } catch {
-    return null;
-  }
-}
-
 function main() {
-  // A prebuilt binary wins, unless asked otherwise (TIDEPOOL_BUILD_FROM_SOURCE=1,
-  // or `npm run build`, which always builds).
-  const binary = !force && !process.env.TIDEPOOL_BUILD_FROM_SOURCE ? prebuilt() : null;
-  if (binary) {
-    console.log(`tidepool: using the prebuilt addon ${path.relative(root, binary) || binary}; not building`);
+  const { envYes, platformPackage, prebuiltPackage } = require('../lib/platform');
+  // A prebuilt binary of this version wins, unless asked otherwise
+  // (TIDEPOOL_BUILD_FROM_SOURCE=1, or `npm run build`, which always builds).
+  const fromSource = force || envYes('TIDEPOOL_BUILD_FROM_SOURCE');
+  const binary = fromSource ? null : prebuiltPackage(root);
+  if (binary !== null) {
+    console.log(`tidepool: using the prebuilt addon ${binary.main}; not building`);
     return;
   }
   const wanted = stamp();
@@ -101,6 +93,15 @@ function main() {
     return;
   }
   const cargo = process.env.CARGO || 'cargo';
+  if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).error) {
+    console.error(
+      `tidepool: no prebuilt addon for this platform is installed (${platformPackage()}: were optional dependencies ` +
+        'omitted, or is this platform without one?), and building from source needs Rust >= 1.88 with cargo ' +
+        '(https://rustup.rs), access to crates.io and a C compiler; cargo was not found. Install without ' +
+        '--omit=optional, or install Rust and run `npm install` again.',
+    );
+    process.exit(1);
+  }
   const dependency = root.split(path.sep).includes('node_modules');
   const scratch = dependency && !process.env.CARGO_TARGET_DIR ? fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-build-')) : null;
   const args = ['build', '-p', 'tidepool', '--locked'];

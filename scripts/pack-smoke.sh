@@ -102,6 +102,15 @@ env PATH="$no_rust_path" node --input-type=module -e "
   await pool.close();
   console.log('pack-smoke: the prebuilt addon works from ESM');
 "
+env PATH="$no_rust_path" node --input-type=module -e "
+  import assert from 'node:assert/strict';
+  import { createRequire } from 'node:module';
+  import * as esm from 'tidepool';
+  const cjs = createRequire(process.cwd() + '/')('tidepool');
+  assert.deepEqual(Object.keys(esm).filter((k) => k !== 'default').sort(), Object.keys(cjs).sort());
+  assert.ok(esm.kernels.includes('sha256'));
+  console.log('pack-smoke: ESM sees every CommonJS export by name');
+"
 size_kb=$(du -sk node_modules/tidepool | cut -f1)
 echo "pack-smoke: node_modules/tidepool is ${size_kb} KiB, its binary package $(du -sh node_modules/tidepool-* | cut -f1)"
 if [ "$size_kb" -ge 5120 ]; then echo "pack-smoke: node_modules/tidepool is 5 MB or more" >&2; exit 1; fi
