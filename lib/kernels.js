@@ -49,13 +49,13 @@ function checkPermission(file) {
  */
 function loadKernels(source) {
   let loaded;
-  let where;
+  // The library's path (an error carries it), or undefined for a handle.
+  let file;
   if (typeof source === 'string' || source instanceof URL) {
-    where = libraryPath(source);
-    checkPermission(where);
-    loaded = binding.loadKernelLibrary(where);
+    file = libraryPath(source);
+    checkPermission(file);
+    loaded = binding.loadKernelLibrary(file);
   } else if (source !== null && typeof source === 'object') {
-    where = 'the handle';
     loaded = binding.loadKernelHandle(source);
     if (typeof loaded !== 'string') throw invalidArgType(SOURCE, EXPECTED, source);
   } else {
@@ -65,7 +65,7 @@ function loadKernels(source) {
   if (stringCharAt(loaded, 0) === '!') {
     const space = stringIndexOf(loaded, ' ');
     const code = stringSlice(loaded, 1, space);
-    throw makeError(Error, code, stringSlice(loaded, space + 1), where === 'the handle' ? undefined : { path: where });
+    throw makeError(Error, code, stringSlice(loaded, space + 1), file === undefined ? undefined : { path: file });
   }
   syncKernels();
   const space = stringIndexOf(loaded, ' ');

@@ -77,20 +77,27 @@ impl Transform for Repeating {
     }
 }
 
-/// Misbehaves as its first input byte says.
-struct Misbehave;
-struct Misbehaving;
-impl Kernel for Misbehave {
-    const NAME: &'static CStr = c"test/misbehave";
-    type Params = ();
-    type State = Misbehaving;
-    fn params(_: &Values<'_>) -> Result<(), Error> {
-        Ok(())
-    }
-    fn start(_: &(), _: Option<u64>) -> Result<Misbehaving, Error> {
-        Ok(Misbehaving)
-    }
+/// A kernel named `$name` without parameters whose state is [`Misbehaving`].
+macro_rules! named {
+    ($t:ident, $name:literal) => {
+        struct $t;
+        impl Kernel for $t {
+            const NAME: &'static CStr = $name;
+            type Params = ();
+            type State = Misbehaving;
+            fn params(_: &Values<'_>) -> Result<(), Error> {
+                Ok(())
+            }
+            fn start(_: &(), _: Option<u64>) -> Result<Misbehaving, Error> {
+                Ok(Misbehaving)
+            }
+        }
+    };
 }
+
+// Misbehaves as its first input byte says.
+named!(Misbehave, c"test/misbehave");
+struct Misbehaving;
 impl Transform for Misbehaving {
     fn update(&mut self, chunk: &[u8], out: &mut Output<'_>, cx: &Context<'_>) -> Result<(), Error> {
         match chunk.first() {
@@ -311,22 +318,6 @@ fn load(lib: *const TpLibrary) -> Result<Vec<KernelId>, LoadError> {
     unsafe { kernels::register(lib) }
 }
 
-macro_rules! named {
-    ($t:ident, $name:literal) => {
-        struct $t;
-        impl Kernel for $t {
-            const NAME: &'static CStr = $name;
-            type Params = ();
-            type State = Misbehaving;
-            fn params(_: &Values<'_>) -> Result<(), Error> {
-                Ok(())
-            }
-            fn start(_: &(), _: Option<u64>) -> Result<Misbehaving, Error> {
-                Ok(Misbehaving)
-            }
-        }
-    };
-}
 named!(Fresh, c"test/fresh");
 named!(Clash, c"test/sum");
 named!(Unscoped, c"sha256");

@@ -94,7 +94,8 @@ pub struct Foreign {
 // library that is never unloaded; the ABI requires its functions to be
 // callable from any thread, concurrently for different tasks.
 unsafe impl Send for Foreign {}
-// SAFETY: as above; `Foreign` is never mutated after it is made.
+// SAFETY: as above; a `Foreign` is only mutated (sealed) before it is
+// registered, and only read once other threads can reach it.
 unsafe impl Sync for Foreign {}
 
 /// A loaded kernel's parameters: the library's pointer, freed by the
@@ -359,10 +360,9 @@ impl Foreign {
         }
     }
 
-    /// A fresh state, which owns a share of its parameters.
-    /// `keep`: the state holds a share of its parameters (a stream's state
-    /// outlives the call that made it; a one-shot task's does not, and its
-    /// parameters outlive it).
+    /// A fresh state. `keep`: the state holds a share of its parameters (a
+    /// stream's state outlives the call that made it; a one-shot task's
+    /// does not, and its parameters outlive it).
     fn begin(
         &self,
         params: &Params,
