@@ -332,6 +332,25 @@ declare namespace tidepool {
     timeoutMs?: number;
   }
 
+  /**
+   * Options of {@link Pool.postMany}: those of {@link PostOptions}, applied
+   * to every task of the batch. `signal` cancels the whole batch;
+   * `timeoutMs` limits each task's own run.
+   */
+  export interface PostManyOptions extends PostOptions {}
+
+  /** Options of {@link Pool.map}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
+  export interface MapOptions extends PostOptions {
+    /**
+     * Most tasks in flight at once (pulled from the source and not yet
+     * yielded): memory stays bounded whatever the source's length. Tiny
+     * tasks (a hash of a few hundred bytes) want thousands; large ones a
+     * few per thread.
+     * @default 4 × maxThreads
+     */
+    concurrency?: number;
+  }
+
   /** What {@link Pool.post} resolves with. */
   export interface PostResult<M, E extends Encoding = 'buffer'> {
     /** The kernel's output: a `Buffer` when the pool's encoding is `'buffer'`, else a string. */
@@ -520,6 +539,11 @@ declare namespace tidepool {
   export interface TidepoolError extends Error {
     /** What went wrong; see {@link TidepoolErrorCode}. */
     code: TidepoolErrorCode;
+    /**
+     * For a failed task of {@link Pool.postMany} or {@link Pool.map}: the
+     * index of its message (in the Array, or in the order the source gave it).
+     */
+    index?: number;
     /** The underlying error (set for `ERR_TIDEPOOL_NOT_BUILT` and `ERR_TIDEPOOL_SPAWN_FAILED`). */
     cause?: unknown;
     /** zlib's return code, for the `Z_*` codes (as on `node:zlib`'s errors). */
@@ -606,6 +630,51 @@ declare namespace tidepool {
      * @throws {TidepoolError} synchronously, for an invalid message.
      */
     postMessage<M extends T>(message: M): void;
+
+    /**
+     * Runs the pool's kernel (or `options.kernel`) over every message of
+     * `messages`, and resolves with the results in the same order: one
+     * promise for the batch, no object per task, a native call per 1024
+     * tasks.
+     *
+     * Every message is read and checked before anything is queued, with
+     * the rules of {@link Pool.post} (`select` runs once per message, the
+     * Array is read once); a bad one throws, naming `messages[i]`. The
+     * buffer contract of {@link Pool.post} holds for every message until
+     * the promise settles. The pool's `queueFull` policy applies to the
+     * tasks that do not fit.
+     *
+     * @returns A promise of the results (`Buffer`s, or strings for a string
+     *   encoding). If a task fails, it rejects with that task's error, whose
+     *   `index` says which message, and the batch's other tasks are cancelled
+     *   (queued ones never run, running ones stop at their next chunk). An
+     *   aborted `signal` rejects it with an `AbortError` and cancels them all.
+     * @throws {TidepoolError} synchronously, as {@link Pool.post} throws, or
+     *   `ERR_INVALID_ARG_TYPE` if `messages` is not an Array.
+     */
+    postMany<M extends T>(messages: readonly M[], options?: PostManyOptions): Promise<ResultOf<E>[]>;
+
+    /**
+     * Runs the pool's kernel over every message an iterable or async
+     * iterable yields (a sync iterable's promises are awaited), with at most
+     * `options.concurrency` tasks in flight, and yields `{ result, message }`
+     * in the order of the messages. The source is pulled only as results
+     * are consumed, so memory stays bounded over millions of messages.
+     *
+     * Breaking out of the loop (or `return()`) cancels the tasks in flight
+     * and closes the source. A failed task (its error's `index` says which
+     * message), a message that is not binary, the source throwing or the
+     * signal firing ends the iteration: the pending `next()` rejects with
+     * that error and the tasks in flight are cancelled.
+     *
+     * @throws {TidepoolError} synchronously for bad options,
+     *   `ERR_INVALID_ARG_TYPE` if `iterable` is not iterable, or an
+     *   `AbortError` for an already-aborted signal.
+     */
+    map<M extends T>(
+      iterable: Iterable<M | PromiseLike<M>> | AsyncIterable<M>,
+      options?: MapOptions,
+    ): AsyncIterableIterator<PostResult<M, E>>;
 
     /** A snapshot of the pool's threads, queue, counters and latencies. */
     stats(options?: StatsOptions): PoolStats;

@@ -22,7 +22,7 @@ const {
   LARGE_CODE,
   TASK_CODES,
 } = require('./lib/binding');
-const { snapshot, readableBytes, checkResizable, isBinaryInput, received, BINARY_TYPES } = require('./lib/binary');
+const { snapshot, readableBytes, checkResizable, isBinaryInput, isPlainArray, received, BINARY_TYPES } = require('./lib/binary');
 const {
   makeError,
   invalidArgType,
@@ -35,12 +35,14 @@ const {
   taskError,
   throwLater,
 } = require('./lib/errors');
-const { ENCODINGS, checkPostKeys, resolvePoolOptions, resolveStatsOptions } = require('./lib/options');
+const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
 const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
-const { ownArray, grown } = require('./lib/own-array');
+const { ownArray, grown, asPlainArray } = require('./lib/own-array');
 const { paramsHandle, checkDefaults } = require('./lib/params');
 const { loadKernels } = require('./lib/kernels');
+const { Batch, AllResults, elementNamer } = require('./lib/batch');
+const { MapIterator } = require('./lib/map');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -80,12 +82,24 @@ const NativePromise = Promise;
  */
 const { setImmediate: scheduleImmediate } = require('node:timers');
 
-/** The default `select`: the message if it is binary (or an Array), else `message.data`. */
-function defaultSelect(message) {
+/**
+ * The default `select`: the message if it is binary (or an Array), else
+ * `message.data`. `name` says how errors name the message (see label()).
+ */
+function defaultSelect(message, name = 'message') {
   if (isBinaryInput(message)) return message;
   if (message !== null && typeof message === 'object' && 'data' in message) return message.data;
-  throw invalidArgType('message', `${BINARY_TYPES}, or an object with such a "data" property`, message, received(message));
+  throw invalidArgType(name, `${BINARY_TYPES}, or an object with such a "data" property`, message, received(message));
 }
+
+/**
+ * Tasks a postMany() or map() hands the native side per call. Each call
+ * holds the event loop for its tasks' reading (~0.1 µs each), and the
+ * threads start on a chunk as soon as it is in.
+ */
+const CHUNK = 1024;
+/** map()'s default `concurrency`, per thread of `maxThreads`. */
+const MAP_CONCURRENCY_PER_THREAD = 4;
 
 function kernelId(name, argName) {
   if (typeof name !== 'string') throw invalidArgType(argName, 'of type string', name);
@@ -117,6 +131,8 @@ function captureResolvers(resolve, reject) {
 class Pool extends EventEmitter {
   #native;
   #nativeSubmit;
+  #nativeSubmitMany;
+  #maxThreads;
   #onBatchCallback;
   /** Asks the native side for the rest of a batch it held back (see #onBatch). */
   #deliverLater = () => {
@@ -165,6 +181,16 @@ class Pool extends EventEmitter {
   /** A stack of `#freeCount` slots free for reuse. */
   #freeSlots = ownArray(0);
   #freeCount = 0;
+  /**
+   * Per slot, for a task of postMany() or map(): its Batch (lib/batch.js)
+   * and its index in it; undefined for a post.
+   */
+  #batchOf = ownArray(0);
+  #indexOf = ownArray(0);
+  /** The slots of one chunk of a batch, handed to submitMany. */
+  #chunkSlots = new Uint32Array(CHUNK);
+  /** What map()'s iterators ask of the pool (made on first use). */
+  #mapPort = undefined;
   #nextSlot = 0;
   #pending = 0;
   #completed = 0;
@@ -204,6 +230,8 @@ class Pool extends EventEmitter {
       throw makeError(Error, 'ERR_TIDEPOOL_SPAWN_FAILED', `Could not start the pool: ${err.message}`, { cause: err });
     }
     this.#nativeSubmit = this.#native.submitter();
+    this.#nativeSubmitMany = this.#native.batchSubmitter();
+    this.#maxThreads = resolved.native.maxThreads;
     process.nextTick(() => this.emit('online'));
   }
 
@@ -233,40 +261,11 @@ class Pool extends EventEmitter {
     let signal;
     let timeoutMs;
     if (options !== undefined) {
-      if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-      checkPostKeys(options);
-      const name = options.kernel;
-      if (name !== undefined) {
-        kernel = kernelId(name, 'options.kernel');
-        // The pool's params are for the pool's kernel.
-        if (kernel !== this.#kernel) extra = undefined;
-      }
-      signal = options.signal;
-      if (signal !== undefined && (signal === null || typeof signal !== 'object')) {
-        throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
-      }
-      timeoutMs = options.timeoutMs;
-      if (timeoutMs !== undefined) {
-        if (typeof timeoutMs !== 'number') throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
-        if (!(timeoutMs > 0) || (timeoutMs > 2 ** 31 && timeoutMs !== Infinity)) {
-          throw outOfRange('options.timeoutMs', 'a number > 0 and <= 2^31, or Infinity', timeoutMs);
-        }
-        if (timeoutMs === Infinity) timeoutMs = undefined;
-      }
-      const maxOutputBytes = options.maxOutputBytes;
-      if (maxOutputBytes !== undefined) {
-        if (typeof maxOutputBytes !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', maxOutputBytes);
-        if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > BUFFER_MAX_LENGTH) {
-          throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${BUFFER_MAX_LENGTH}`, maxOutputBytes);
-        }
-      }
-      const params = options.params;
-      if (params !== undefined) {
-        extra = { params: paramsHandle(kernel, params, 'options.params', true), maxOutputBytes };
-      } else {
-        if (extra === undefined && kernel !== this.#kernel) checkDefaults(kernel, 'options.params');
-        if (maxOutputBytes !== undefined) extra = { params: extra === undefined ? undefined : extra.params, maxOutputBytes };
-      }
+      const o = this.#taskOptions(options, 'post');
+      kernel = o.kernel;
+      extra = o.extra;
+      signal = o.signal;
+      timeoutMs = o.timeoutMs;
     }
     const data = snapshot(this.#select(message), this.#inputName);
     let watch;
@@ -312,6 +311,123 @@ class Pool extends EventEmitter {
       return;
     }
     this.#enqueue(message, data, this.#kernel, this.#extra, null, null, undefined, undefined, undefined);
+  }
+
+  /**
+   * Runs the kernel over every message of the Array `messages`, in chunks
+   * of one native call each; resolves with the results in the order of the
+   * messages. Every message is read and checked before anything is queued
+   * (errors are thrown, naming `messages[i]`). If a task fails, the promise
+   * rejects with its error (its `index` says which) and the batch's other
+   * tasks are cancelled.
+   */
+  postMany(messages, options) {
+    let kernel = this.#kernel;
+    let extra = this.#extra;
+    let signal;
+    let timeoutMs;
+    if (options !== undefined) {
+      const o = this.#taskOptions(options, 'postMany');
+      kernel = o.kernel;
+      extra = o.extra;
+      signal = o.signal;
+      timeoutMs = o.timeoutMs;
+    }
+    if (!isPlainArray(messages)) throw invalidArgType('messages', 'an instance of Array', messages, received(messages));
+    const count = messages.length;
+    const name = elementNamer('messages', this.#select !== defaultSelect);
+    // Every message read once, `select` run once per message and the
+    // snapshots taken: all the user code of this call runs in this loop.
+    const datas = ownArray(count);
+    for (let i = 0; i < count; i++) {
+      name.at = i;
+      datas[i] = this.#take(messages[i], name);
+    }
+    let watch;
+    if (signal !== undefined) {
+      if (isAborted(signal)) throw abortError(signalReason(signal));
+      watch = this.#watches.of(signal);
+      watch.pins++;
+    }
+    try {
+      const promise = new NativePromise(captureResolvers);
+      const resolve = capturedResolve;
+      const reject = capturedReject;
+      // No user code from here to the native side's reading (see post()).
+      // Lengths included: a binary of a later chunk is read after earlier
+      // chunks are queued, when throwing is too late.
+      for (let i = 0; i < count; i++) {
+        name.at = i;
+        this.#checkLengths(datas[i], kernel, name);
+      }
+      if (this.#closed) {
+        this.#failed += count;
+        reject(closedError());
+      } else if (signal !== undefined && isAborted(signal)) {
+        this.#failed += count;
+        reject(abortError(signalReason(signal)));
+      } else if (count === 0) {
+        resolve(asPlainArray(ownArray(0)));
+      } else {
+        const batch = this.#openBatch(kernel, extra, timeoutMs, signal, new AllResults(count, resolve, reject), 'messages');
+        if (watch !== undefined) this.#watchBatch(batch, watch);
+        batch.complete = true;
+        this.#feedBatch(batch, datas, 0, count);
+      }
+      return promise;
+    } finally {
+      if (watch !== undefined) {
+        watch.pins--;
+        this.#watches.releaseIfUnused(signal, watch);
+      }
+    }
+  }
+
+  /**
+   * Runs the kernel over every message an iterable or async iterable
+   * yields, with at most `concurrency` tasks in flight; an async iterable
+   * of `{ result, message }` in the order of the messages. Breaking out of
+   * the loop cancels the tasks in flight and closes the source.
+   */
+  map(iterable, options) {
+    const o = this.#taskOptions(options === undefined ? {} : options, 'map');
+    let source;
+    let sync;
+    if (iterable !== null && iterable !== undefined) {
+      const asyncMethod = iterable[Symbol.asyncIterator];
+      const syncMethod = asyncMethod === undefined || asyncMethod === null ? iterable[Symbol.iterator] : undefined;
+      if (typeof asyncMethod === 'function') {
+        source = asyncMethod.call(iterable);
+        sync = false;
+      } else if (typeof syncMethod === 'function' && typeof iterable !== 'string') {
+        source = syncMethod.call(iterable);
+        sync = true;
+      }
+    }
+    if (source === undefined) {
+      throw invalidArgType('iterable', 'an iterable or async iterable of messages', iterable);
+    }
+    if (source === null || typeof source !== 'object') {
+      throw invalidArgType('iterable', 'an iterable whose iterator is an object', source);
+    }
+    if (o.signal !== undefined && isAborted(o.signal)) throw abortError(signalReason(o.signal));
+    this.#mapPort ??= {
+      open: (kernel, extra, timeoutMs, signal, sink) => {
+        // Checked here, when the iteration starts: a listener added to a
+        // fired signal would never run.
+        if (signal !== undefined && isAborted(signal)) throw abortError(signalReason(signal));
+        const batch = this.#openBatch(kernel, extra, timeoutMs, signal, sink, 'iterable');
+        if (signal !== undefined) this.#watchBatch(batch, this.#watches.of(signal));
+        return batch;
+      },
+      take: (message, name) => this.#take(message, name),
+      check: (data, kernel, name) => this.#checkLengths(data, kernel, name),
+      feed: (batch, datas, base, count) => this.#feedBatch(batch, datas, base, count),
+      finish: (batch) => this.#endFeeding(batch),
+      cancel: (batch, error) => this.#failBatch(batch, -1, error),
+      selected: this.#select !== defaultSelect,
+    };
+    return new MapIterator(this.#mapPort, source, sync, o);
   }
 
   /**
@@ -376,12 +492,16 @@ class Pool extends EventEmitter {
       for (let i = 0; i < waiting.length; i++) {
         const w = waiting[i];
         if (w.settled) continue; // aborted while waiting: already settled
+        if (w.batch !== undefined) {
+          this.#failBatch(w.batch, w.batch.base + w.batch.next, destroyedError());
+          continue;
+        }
         this.#leaveWaiting(w);
         const err = this.#fail(w.message, w.reject, destroyedError());
         if (err !== undefined) errors.push(err);
       }
       for (let i = 0; i < slots.length; i++) {
-        const err = this.#settle(slots[i], false, destroyedError());
+        const err = this.#settle(slots[i], false, this.#wantsError(slots[i]) ? destroyedError() : undefined);
         if (err !== undefined) errors.push(err);
       }
       throwLater(errors);
@@ -391,6 +511,294 @@ class Pool extends EventEmitter {
 
   [asyncDispose]() {
     return this.close();
+  }
+
+  /** What a task of a batch reads: `select(message)`, snapshot (user code runs here). */
+  #take(message, name) {
+    const select = this.#select;
+    return snapshot(select === defaultSelect ? defaultSelect(message, name) : select(message), name);
+  }
+
+  /** A new batch with its own cancel flag; `extra` as #taskOptions gives it. */
+  #openBatch(kernel, extra, timeoutMs, signal, sink, what) {
+    return new Batch(
+      what,
+      kernel,
+      extra === undefined ? undefined : extra.params,
+      extra === undefined ? undefined : extra.maxOutputBytes,
+      timeoutMs ?? 0,
+      this.#native.batchFlag(),
+      signal,
+      sink,
+    );
+  }
+
+  /** The batch fails when `watch`'s signal fires (until it ends). */
+  #watchBatch(batch, watch) {
+    batch.watch = watch;
+    watch.batches.add(batch);
+  }
+
+  /** The batch is over for its signal (it ended or failed). */
+  #forgetBatchSignal(batch) {
+    const watch = batch.watch;
+    if (watch === undefined) return;
+    batch.watch = undefined;
+    watch.batches.delete(batch);
+    this.#watches.releaseIfUnused(batch.signal, watch);
+  }
+
+  /** map()'s source is exhausted: nothing more will be fed to `batch`. */
+  #endFeeding(batch) {
+    batch.complete = true;
+    if (batch.outstanding === 0 && batch.unsubmitted === 0) this.#forgetBatchSignal(batch);
+  }
+
+  /**
+   * Hands the batch `count` checked snapshots, task indices `base...`, and
+   * submits them, applying the queueFull policy to what does not fit.
+   */
+  #feedBatch(batch, datas, base, count) {
+    batch.datas = datas;
+    batch.base = base;
+    batch.next = 0;
+    batch.end = count;
+    if (this.#closed) {
+      this.#failBatch(batch, base, closedError());
+      return;
+    }
+    // Posts already wait for room (queueFull: 'wait'): the batch waits behind them.
+    if (!this.#waiting.empty) {
+      this.#waitBatch(batch);
+      return;
+    }
+    if (this.#submitBatch(batch)) return;
+    if (batch.error !== undefined) return;
+    if (this.#queueFull === 'wait') this.#waitBatch(batch);
+    else if (this.#queueFull === 'drop-oldest') this.#dropForBatch(batch);
+    else this.#failBatch(batch, batch.base + batch.next, queueFullError());
+  }
+
+  /**
+   * Submits the batch's unsubmitted snapshots, a chunk per native call.
+   * True if all went in; false if the queue filled up (or the batch failed:
+   * a binary was detached since it was checked).
+   */
+  #submitBatch(batch) {
+    const slots = this.#chunkSlots;
+    while (batch.next < batch.end) {
+      const start = batch.next;
+      const count = Math.min(CHUNK, batch.end - start);
+      for (let i = 0; i < count; i++) slots[i] = this.#freeCount !== 0 ? this.#freeSlots[--this.#freeCount] : this.#newSlot();
+      const datas = batch.datas;
+      let queued;
+      try {
+        queued = this.#nativeSubmitMany(
+          batch.kernel,
+          slots,
+          datas,
+          start,
+          count,
+          batch.timeoutMs,
+          batch.flag,
+          batch.params,
+          batch.maxOutputBytes,
+        );
+      } catch (err) {
+        for (let i = count - 1; i >= 0; i--) this.#freeSlots[this.#freeCount++] = slots[i];
+        this.#refuseChunk(batch, start, count, err);
+        return false;
+      }
+      const first = batch.base + start;
+      for (let i = 0; i < queued; i++) {
+        const slot = slots[i];
+        this.#batchOf[slot] = batch;
+        this.#indexOf[slot] = first + i;
+        // What native code reads stays reachable through the slot, as a post's does.
+        this.#data[slot] = datas[start + i];
+      }
+      for (let i = count - 1; i >= queued; i--) this.#freeSlots[this.#freeCount++] = slots[i];
+      this.#pending += queued;
+      batch.outstanding += queued;
+      batch.next = start + queued;
+      if (batch.waiting !== undefined) this.#waitingCount -= queued;
+      if (queued < count) {
+        this.#needsDrain = true;
+        return false;
+      }
+    }
+    batch.datas = undefined;
+    if (this.#maxQueue !== Infinity && this.#native.queued() >= this.#maxQueue) this.#needsDrain = true;
+    return true;
+  }
+
+  /**
+   * The native side refused a chunk (nothing of it was queued): a binary
+   * was detached after it was checked, or the environment is going away.
+   * The batch fails with the error a post would have, naming the element.
+   */
+  #refuseChunk(batch, start, count, err) {
+    let error = err;
+    let index = batch.base + start;
+    if (err !== null && typeof err === 'object' && err.code === 'ERR_INVALID_STATE') {
+      const name = elementNamer(batch.what, false);
+      for (let i = 0; i < count; i++) {
+        name.at = batch.base + start + i;
+        try {
+          readableBytes(batch.datas[start + i], name);
+        } catch (found) {
+          error = found;
+          index = name.at;
+          break;
+        }
+      }
+    }
+    this.#failBatch(batch, index, error);
+  }
+
+  /** The rest of a batch waits for room (queueFull: 'wait'). */
+  #waitBatch(batch) {
+    const entry = {
+      message: undefined,
+      data: undefined,
+      kernel: 0,
+      extra: undefined,
+      resolve: null,
+      reject: null,
+      signal: undefined,
+      timeoutMs: undefined,
+      watch: undefined,
+      batch,
+      settled: false,
+    };
+    batch.waiting = entry;
+    this.#waitingCount += batch.unsubmitted;
+    this.#waiting.push(entry);
+    this.#needsDrain = true;
+  }
+
+  /**
+   * queueFull: 'drop-oldest' for a batch: the oldest queued task makes
+   * room for each of the batch's tasks that does not fit (one of the
+   * batch's own, when it is larger than the queue: it then fails with
+   * ERR_TIDEPOOL_DROPPED). The dropped tasks settle after the batch is in.
+   */
+  #dropForBatch(batch) {
+    const dropped = [];
+    while (batch.next < batch.end) {
+      const slot = this.#native.dropOldest();
+      if (slot < 0) break;
+      dropped.push(slot);
+      if (this.#batchOf[slot] === batch) break;
+      if (!this.#submitBatch(batch) && batch.error !== undefined) break;
+    }
+    const errors = [];
+    for (let i = 0; i < dropped.length; i++) {
+      const slot = dropped[i];
+      const err = this.#settle(slot, false, this.#wantsError(slot) ? droppedError() : undefined);
+      if (err !== undefined) errors.push(err);
+    }
+    // Dropped its own task, or the queue could not make room.
+    if (batch.next < batch.end) this.#failBatch(batch, batch.base + batch.next, queueFullError());
+    throwLater(errors);
+  }
+
+  /**
+   * A batch fails. Its sink hears `error` once (carrying `index` when a
+   * task is the cause; -1: the batch as a whole); its queued tasks leave
+   * the queue and settle now, its running ones are told to stop, and those
+   * never submitted count as failed. Its other tasks settle quietly.
+   */
+  #failBatch(batch, index, error) {
+    if (batch.error !== undefined) return;
+    batch.error = error;
+    if (index >= 0 && error !== null && typeof error === 'object') error.index = index;
+    const unsubmitted = batch.unsubmitted;
+    this.#failed += unsubmitted;
+    batch.next = batch.end;
+    batch.datas = undefined;
+    if (batch.waiting !== undefined) {
+      batch.waiting.settled = true; // #pump skips it
+      batch.waiting = undefined;
+      this.#waitingCount -= unsubmitted;
+    }
+    this.#forgetBatchSignal(batch);
+    if (batch.outstanding !== 0) {
+      const removed = this.#native.cancelBatch(batch.flag);
+      for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], batch, false, undefined);
+    }
+    batch.sink.fail(index, error);
+  }
+
+  /** Whether settling `slot` as failed needs an error (not a task of a batch that already failed). */
+  #wantsError(slot) {
+    const batch = this.#batchOf[slot];
+    return batch === undefined || batch.error === undefined;
+  }
+
+  /** Settles one task of a batch: its result goes to the batch's sink, its failure fails the batch. */
+  #settleBatchTask(slot, batch, ok, value) {
+    const index = this.#indexOf[slot];
+    this.#batchOf[slot] = undefined;
+    this.#data[slot] = undefined;
+    this.#freeSlots[this.#freeCount++] = slot;
+    this.#pending--;
+    batch.outstanding--;
+    if (ok) this.#completed++;
+    else this.#failed++;
+    if (batch.error === undefined) {
+      if (ok) batch.sink.result(index, value);
+      else this.#failBatch(batch, index, value);
+    }
+    if (batch.outstanding === 0 && batch.complete && batch.unsubmitted === 0) this.#forgetBatchSignal(batch);
+  }
+
+  /**
+   * Reads the options of post(), postMany() and map() (`method`): the
+   * kernel and what it runs with (`extra`: undefined, or `{ params,
+   * maxOutputBytes }`), the signal, the run-time limit (undefined: none)
+   * and, for map(), `concurrency`. A post's own params serve its one task
+   * (its key is let go once the task is queued); a batch's serve them all.
+   */
+  #taskOptions(options, method) {
+    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+    checkTaskKeys(options, method);
+    let kernel = this.#kernel;
+    let extra = this.#extra;
+    const name = options.kernel;
+    if (name !== undefined) {
+      kernel = kernelId(name, 'options.kernel');
+      // The pool's params are for the pool's kernel.
+      if (kernel !== this.#kernel) extra = undefined;
+    }
+    const signal = options.signal;
+    if (signal !== undefined && (signal === null || typeof signal !== 'object')) {
+      throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+    }
+    let timeoutMs = options.timeoutMs;
+    if (timeoutMs !== undefined) {
+      if (typeof timeoutMs !== 'number') throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
+      if (!(timeoutMs > 0) || (timeoutMs > 2 ** 31 && timeoutMs !== Infinity)) {
+        throw outOfRange('options.timeoutMs', 'a number > 0 and <= 2^31, or Infinity', timeoutMs);
+      }
+      if (timeoutMs === Infinity) timeoutMs = undefined;
+    }
+    const maxOutputBytes = options.maxOutputBytes;
+    if (maxOutputBytes !== undefined) {
+      if (typeof maxOutputBytes !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', maxOutputBytes);
+      if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > BUFFER_MAX_LENGTH) {
+        throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${BUFFER_MAX_LENGTH}`, maxOutputBytes);
+      }
+    }
+    const concurrency = method === 'map' ? concurrencyOption(options, this.#maxThreads * MAP_CONCURRENCY_PER_THREAD) : undefined;
+    const params = options.params;
+    if (params !== undefined) {
+      extra = { params: paramsHandle(kernel, params, 'options.params', method === 'post'), maxOutputBytes };
+    } else {
+      if (extra === undefined && kernel !== this.#kernel) checkDefaults(kernel, 'options.params');
+      if (maxOutputBytes !== undefined) extra = { params: extra === undefined ? undefined : extra.params, maxOutputBytes };
+    }
+    return { kernel, extra, signal, timeoutMs, concurrency };
   }
 
   /**
@@ -403,21 +811,21 @@ class Pool extends EventEmitter {
    */
   #checkInput(data, kernel) {
     if (this.#maxInputBytes === Infinity && MIN_INPUT_BYTES[kernel] === 0) checkResizable(data, this.#inputName);
-    else this.#checkLengths(data, kernel);
+    else this.#checkLengths(data, kernel, this.#inputName);
   }
 
-  /** All of #checkInput, lengths included. */
-  #checkLengths(data, kernel) {
-    const bytes = readableBytes(data, this.#inputName);
+  /** All of #checkInput, lengths included; `name` names the input in errors. */
+  #checkLengths(data, kernel, name) {
+    const bytes = readableBytes(data, name);
     if (bytes < MIN_INPUT_BYTES[kernel]) {
       throw outOfRange(
-        this.#inputName,
+        name,
         `at least ${MIN_INPUT_BYTES[kernel]} bytes for kernel '${KERNELS[kernel]}' (a little-endian uint32 of microseconds; see micros())`,
         `${bytes} bytes`,
       );
     }
     if (bytes > this.#maxInputBytes) {
-      throw outOfRange(this.#inputName, `at most maxInputBytes (${this.#maxInputBytes}) bytes`, `${bytes} bytes`);
+      throw outOfRange(name, `at most maxInputBytes (${this.#maxInputBytes}) bytes`, `${bytes} bytes`);
     }
   }
 
@@ -443,7 +851,7 @@ class Pool extends EventEmitter {
       }
     } else {
       // Posts already wait for room: this one waits behind them, checked here.
-      this.#checkLengths(data, kernel);
+      this.#checkLengths(data, kernel, this.#inputName);
     }
     if (!this.#waiting.empty || this.#queueFull === 'wait') {
       this.#wait(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
@@ -458,7 +866,7 @@ class Pool extends EventEmitter {
 
   /** Parks a post until the queue has room. */
   #wait(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
-    const entry = { message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch, settled: false };
+    const entry = { message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch, batch: undefined, settled: false };
     this.#waitingCount++;
     if (watch !== undefined) watch.waiting.add(entry);
     this.#waiting.push(entry);
@@ -483,6 +891,8 @@ class Pool extends EventEmitter {
       this.#signals = grown(this.#signals, capacity);
       this.#aborted = grown(this.#aborted, capacity);
       this.#freeSlots = grown(this.#freeSlots, capacity);
+      this.#batchOf = grown(this.#batchOf, capacity);
+      this.#indexOf = grown(this.#indexOf, capacity);
       this.#capacity = capacity;
     }
     return slot;
@@ -536,6 +946,7 @@ class Pool extends EventEmitter {
     // stack) would cost more than the task (10 µs; 1 s for 100,000 tasks).
     const aborted = abortError(signalReason(signal));
     const errors = [];
+    for (const batch of Array.from(watch.batches)) this.#failBatch(batch, -1, aborted);
     for (const entry of watch.waiting) {
       entry.settled = true; // #pump skips it
       this.#waitingCount--;
@@ -568,6 +979,15 @@ class Pool extends EventEmitter {
       const w = waiting.peek();
       if (w.settled) {
         waiting.shift(); // aborted while waiting: already settled
+        continue;
+      }
+      if (w.batch !== undefined) {
+        const batch = w.batch;
+        const all = this.#submitBatch(batch);
+        if (!all && batch.error === undefined) return;
+        waiting.shift();
+        batch.waiting = undefined;
+        if (this.#destroyed) return;
         continue;
       }
       let queued;
@@ -606,7 +1026,7 @@ class Pool extends EventEmitter {
 
   /** A post to a closed pool (`reject` its rejection or 'error'): argument errors are still thrown first. */
   #rejectClosed(data, kernel, reject) {
-    this.#checkLengths(data, kernel);
+    this.#checkLengths(data, kernel, this.#inputName);
     this.#failed++;
     reject(closedError());
   }
@@ -628,6 +1048,11 @@ class Pool extends EventEmitter {
 
   /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
   #settle(slot, ok, value) {
+    const batch = this.#batchOf[slot];
+    if (batch !== undefined) {
+      this.#settleBatchTask(slot, batch, ok, value);
+      return undefined;
+    }
     const message = this.#messages[slot];
     const resolve = this.#resolves[slot];
     const reject = this.#rejects[slot];
@@ -693,7 +1118,12 @@ class Pool extends EventEmitter {
       const code = word >>> 24;
       const end = offset + length;
       let err;
-      if (code === 0) {
+      const batch = this.#batchOf[slot];
+      if (batch !== undefined && batch.error !== undefined) {
+        // Its batch already failed: nothing of this task is wanted.
+        if (code === LARGE_CODE) nextLarge++;
+        this.#settleBatchTask(slot, batch, code === 0 || code === LARGE_CODE, undefined);
+      } else if (code === 0) {
         const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
         err = this.#settle(slot, true, result);
       } else if (code === LARGE_CODE) {

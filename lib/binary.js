@@ -17,7 +17,7 @@
 // change what is checked.
 
 const { types } = require('node:util');
-const { invalidArgType, invalidArgValue, invalidState, describe } = require('./errors');
+const { invalidArgType, invalidArgValue, invalidState, describe, label } = require('./errors');
 const { ownArray } = require('./own-array');
 
 const { isAnyArrayBuffer, isSharedArrayBuffer, isProxy } = types;
@@ -73,8 +73,13 @@ function snapshot(value, name) {
     const part = value[i];
     if (isView(part)) return part;
     if (isAnyArrayBuffer(part)) return asReadable(part);
-    throw invalidArgType(`${name}[${i}]`, BINARY, part, received(part));
+    throw invalidArgType(place(name, i), BINARY, part, received(part));
   });
+}
+
+/** True for an Array that is not a Proxy (one whose reads are its own). */
+function isPlainArray(value) {
+  return isArray(value) && !isProxy(value);
 }
 
 /** True if `value` is something `snapshot` accepts at the top level. */
@@ -125,7 +130,7 @@ const RESIZABLE =
 
 /** How errors name a binary: `name`, or `name[index]` inside an Array. */
 function place(name, index) {
-  return index < 0 ? name : `${name}[${index}]`;
+  return index < 0 ? name : `${label(name)}[${index}]`;
 }
 
 function refuseResizable(buffer, name, index) {
@@ -189,4 +194,13 @@ function isDetachedBinary(value) {
   return false;
 }
 
-module.exports = { snapshot, readableBytes, isDetachedBinary, checkResizable, isBinaryInput, received, BINARY_TYPES };
+module.exports = {
+  snapshot,
+  readableBytes,
+  isDetachedBinary,
+  checkResizable,
+  isBinaryInput,
+  isPlainArray,
+  received,
+  BINARY_TYPES,
+};

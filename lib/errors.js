@@ -32,24 +32,33 @@ function describe(value) {
   return `type ${typeof value} (${shown})`;
 }
 
+/**
+ * The name an error gives the argument at fault. `name` may be a function
+ * that makes it: a batch names each element (`messages[41]`) without making
+ * that string for every element that passes.
+ */
+function label(name) {
+  return typeof name === 'function' ? name() : name;
+}
+
 function invalidArgType(name, expected, actual, received = describe(actual)) {
-  return makeError(TypeError, 'ERR_INVALID_ARG_TYPE', `The "${name}" argument must be ${expected}. Received ${received}`);
+  return makeError(TypeError, 'ERR_INVALID_ARG_TYPE', `The "${label(name)}" argument must be ${expected}. Received ${received}`);
 }
 
 function invalidArgValue(name, reason) {
-  return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The argument '${name}' ${reason}`);
+  return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The argument '${label(name)}' ${reason}`);
 }
 
 /** A binary whose memory cannot be read: detached, or out of bounds of its ArrayBuffer. */
 function invalidState(name, reason) {
-  return makeError(TypeError, 'ERR_INVALID_STATE', `Invalid state: "${name}" ${reason}`);
+  return makeError(TypeError, 'ERR_INVALID_STATE', `Invalid state: "${label(name)}" ${reason}`);
 }
 
 function outOfRange(name, range, actual) {
   return makeError(
     RangeError,
     'ERR_OUT_OF_RANGE',
-    `The value of "${name}" is out of range. It must be ${range}. Received ${String(actual)}`,
+    `The value of "${label(name)}" is out of range. It must be ${range}. Received ${String(actual)}`,
   );
 }
 
@@ -164,6 +173,7 @@ function throwLater(errors) {
 }
 
 module.exports = {
+  label,
   destroyedError,
   makeError,
   describe,

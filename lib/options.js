@@ -31,11 +31,15 @@ const POOL_OPTIONS = Object.freeze([
   'params',
 ]);
 const POST_OPTIONS = Object.freeze(['kernel', 'params', 'signal', 'timeoutMs', 'maxOutputBytes']);
+const MAP_OPTIONS = Object.freeze([...POST_OPTIONS, 'concurrency']);
 const STATS_OPTIONS = Object.freeze(['reset']);
+/** Most tasks a map() may have in flight. */
+const MAX_CONCURRENCY = 2 ** 24;
 
-/** Why a pool option is refused by `post()`, when it is one. */
-function postHint(key) {
-  if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of post()`;
+/** Why a pool option is refused by `method`, when it is one. */
+function taskHint(key, method) {
+  if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of ${method}()`;
+  if (key === 'concurrency') return `'concurrency' is an option of map(), not of ${method}()`;
   return undefined;
 }
 
@@ -50,8 +54,11 @@ function checkKeys(options, known, where, hint) {
   }
 }
 
-/** `post()`'s options: called per post, so a switch rather than a list search. */
-function checkPostKeys(options) {
+/**
+ * The options of `post()`, `postMany()` and `map()` (`method`): called per
+ * post, so a switch rather than a list search.
+ */
+function checkTaskKeys(options, method) {
   for (const key in options) {
     switch (key) {
       case 'kernel':
@@ -60,10 +67,18 @@ function checkPostKeys(options) {
       case 'timeoutMs':
       case 'maxOutputBytes':
         break;
+      case 'concurrency':
+        if (method === 'map') break;
+      // falls through
       default:
-        throw unknownOption('options', key, POST_OPTIONS, postHint(key));
+        throw unknownOption('options', key, method === 'map' ? MAP_OPTIONS : POST_OPTIONS, taskHint(key, method));
     }
   }
+}
+
+/** map()'s `concurrency`: how many of its tasks may be in flight at once. */
+function concurrencyOption(options, fallback) {
+  return integerOption(options, 'concurrency', 1, MAX_CONCURRENCY, fallback);
 }
 
 function integerOption(options, name, min, max, fallback) {
@@ -174,8 +189,10 @@ function resolveStatsOptions(options) {
 }
 
 module.exports = {
+  checkTaskKeys,
+  concurrencyOption,
+  MAX_CONCURRENCY,
   ENCODINGS,
-  checkPostKeys,
   resolvePoolOptions,
   resolveStatsOptions,
 };

@@ -36,6 +36,8 @@ class Watch {
   slots = new Set();
   /** Posts still waiting for room (queueFull: 'wait'). */
   waiting = new Set();
+  /** Batches (postMany, map) not yet over. */
+  batches = new Set();
   /** Posts being queued right now (the listener must stay while they are). */
   pins = 0;
   /** The listener is on the signal (adding it can fail on a tampered signal). */
@@ -46,7 +48,7 @@ class Watch {
   }
 
   get empty() {
-    return this.slots.size === 0 && this.waiting.size === 0 && this.pins === 0;
+    return this.slots.size === 0 && this.waiting.size === 0 && this.batches.size === 0 && this.pins === 0;
   }
 }
 

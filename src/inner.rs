@@ -103,6 +103,19 @@ impl Inner {
         }
     }
 
+    /// `count` tasks of a batch were queued (their flag is the batch's, which
+    /// index.js holds: none is kept here).
+    pub(crate) fn tasks_queued(&self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        let before = self.pending.get();
+        self.pending.set(before + count);
+        if before == 0 {
+            self.update_hold();
+        }
+    }
+
     /// These tasks will not be handed back again (delivered now, or taken
     /// out of the queue): uncounts them and forgets their flags. The hold is
     /// updated by [`update_hold`](Self::update_hold), once per batch.

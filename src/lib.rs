@@ -14,6 +14,7 @@
 
 #![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+mod batch;
 mod binary;
 mod delivery;
 mod handles;

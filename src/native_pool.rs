@@ -246,7 +246,7 @@ unsafe fn submit(
 /// Most arguments `submit` takes.
 const ARGS: usize = 7;
 
-fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
+pub(crate) fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
     let mut kind = sys::ValueType::napi_undefined;
     // SAFETY: live env/value of the current call; out-pointer to a local.
     unsafe { sys::napi_typeof(env, value, &mut kind) };
@@ -405,30 +405,74 @@ impl NativePool {
     /// `Inner`, dropped by a finalizer when the function is collected.
     #[napi]
     pub fn submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        self.bound_function(env, c"submit", submit_callback)
+    }
+
+    /// Returns this pool's `submitMany(kernel, slots, datas, start, count,
+    /// timeoutMs, flag, params?, maxOutputBytes?)` (see batch.rs), bound as
+    /// `submit` is.
+    #[napi]
+    pub fn batch_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        self.bound_function(env, c"submitMany", crate::batch::submit_many_callback)
+    }
+
+    /// A plain N-API function whose callback data is a share of `Inner`.
+    fn bound_function<'env>(
+        &self,
+        env: &'env Env,
+        name: &std::ffi::CStr,
+        callback: unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value,
+    ) -> Result<Unknown<'env>> {
         let raw_env = env.raw();
         let data = Rc::into_raw(self.inner.clone()) as *mut c_void;
         let mut function = ptr::null_mut();
         // SAFETY: live env; `data` is a leaked Rc<Inner> that the finalizer
         // added right below frees exactly once, after the last call.
         unsafe {
-            let created =
-                check_status!(sys::napi_create_function(raw_env, c"submit".as_ptr(), 6, Some(submit_callback), data, &mut function))
-                    .and_then(|_| {
-                        check_status!(sys::napi_add_finalizer(
-                            raw_env,
-                            function,
-                            data,
-                            Some(drop_inner_share),
-                            ptr::null_mut(),
-                            ptr::null_mut()
-                        ))
-                    });
+            let created = check_status!(sys::napi_create_function(
+                raw_env,
+                name.as_ptr(),
+                name.to_bytes().len() as isize,
+                Some(callback),
+                data,
+                &mut function
+            ))
+            .and_then(|_| {
+                check_status!(sys::napi_add_finalizer(raw_env, function, data, Some(drop_inner_share), ptr::null_mut(), ptr::null_mut()))
+            });
             if let Err(e) = created {
                 drop(Rc::from_raw(data as *const Inner));
                 return Err(e);
             }
             Unknown::from_napi_value(raw_env, function)
         }
+    }
+
+    /// A new cancel flag for one batch (`postMany()`, `map()`), shared by
+    /// its tasks.
+    #[napi]
+    pub fn batch_flag<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        // SAFETY: live env of this call.
+        let value = unsafe { crate::batch::new_flag(env.raw()) }.map_err(|(_, message)| Error::new(Status::GenericFailure, message))?;
+        // SAFETY: a value just made in this live env.
+        unsafe { Unknown::from_napi_value(env.raw(), value) }
+    }
+
+    /// Cancels a batch (a task of it failed, or its signal fired): takes its
+    /// queued tasks out of the queue in one pass and returns their slots
+    /// (they will not be delivered), then raises its flag, which stops the
+    /// running ones at their next chunk (they are delivered as cancelled).
+    #[napi]
+    pub fn cancel_batch(&self, env: Env, flag: Unknown) -> Result<Uint32Array> {
+        // SAFETY: live env and value of this call.
+        let flag =
+            unsafe { crate::batch::flag_of(env.raw(), flag.raw()) }.map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+        let inner = &*self.inner;
+        let removed = inner.pool().remove_queued_with(&flag);
+        crate::batch::raise(&flag);
+        inner.tasks_done(removed.iter().copied());
+        inner.update_hold();
+        Ok(Uint32Array::new(removed))
     }
 
     /// Delivers the completions an earlier delivery left for a later turn

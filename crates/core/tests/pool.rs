@@ -368,3 +368,74 @@ fn a_task_running_past_its_timeout_is_stopped() {
     assert_eq!(done[0].outcome, Err(TaskError::TimedOut));
     assert!(t.elapsed() >= Duration::from_millis(30) && t.elapsed() < Duration::from_millis(500));
 }
+
+#[test]
+fn submit_many_queues_what_fits_in_order_and_hands_back_the_rest() {
+    let signal = Signal::default();
+    let pool = Pool::new(PoolConfig { max_queue: 3, ..config(1, 1) }, signal.waker()).unwrap();
+    pool.submit(task(0, "sleep", micros(100_000))).unwrap();
+    wait_until_busy(&pool);
+    let mut batch: Vec<Task> = (1..=5).map(|slot| task(slot, "crc32", vec![slot as u8])).collect();
+    assert_eq!(pool.submit_many(&mut batch), Some(3), "the queue length after");
+    let left: Vec<u32> = batch.iter().map(|t| t.slot).collect();
+    assert_eq!(left, vec![4, 5], "the tasks that did not fit stay, in order");
+    assert_eq!(pool.submit_many(&mut batch), Some(3), "a full queue takes nothing");
+    assert_eq!(batch.len(), 2);
+    let done = collect(&pool, &signal, 4);
+    let slots: Vec<u32> = done.iter().map(|c| c.slot).collect();
+    assert_eq!(slots, vec![0, 1, 2, 3], "one thread runs them in the order queued");
+    pool.close();
+    assert_eq!(pool.submit_many(&mut batch), None, "a closed pool queues nothing");
+    assert_eq!(batch.len(), 2, "and hands every task back");
+}
+
+#[test]
+fn submit_many_wakes_enough_threads_for_a_batch() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(2, 2), signal.waker()).unwrap();
+    // Both core threads park once idle.
+    let t = Instant::now();
+    while pool.stats(false).threads < 2 && t.elapsed() < Duration::from_secs(5) {
+        std::thread::yield_now();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let mut batch: Vec<Task> = (0..2).map(|slot| task(slot, "sleep", micros(200_000))).collect();
+    pool.submit_many(&mut batch).unwrap();
+    let t = Instant::now();
+    while pool.stats(false).busy_threads < 2 {
+        assert!(t.elapsed() < Duration::from_millis(150), "the second parked core thread was not woken");
+        std::thread::yield_now();
+    }
+    assert_eq!(collect(&pool, &signal, 2).len(), 2);
+}
+
+#[test]
+fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut batch: Vec<Task> = (0..4)
+        .map(|slot| {
+            let mut t = task(slot, "sleep", micros(5_000_000));
+            t.cancel = Some(flag.clone());
+            t
+        })
+        .collect();
+    batch.insert(2, task(9, "crc32", vec![9]));
+    pool.submit_many(&mut batch).unwrap();
+    wait_until_busy(&pool);
+    let mut removed = pool.remove_queued_with(&flag);
+    removed.sort();
+    assert_eq!(removed, vec![1, 2, 3], "the flag's queued tasks, not the one running nor the other");
+    assert!(pool.remove_queued_with(&flag).is_empty());
+    let t = Instant::now();
+    flag.store(true, Ordering::Relaxed);
+    let mut done = collect(&pool, &signal, 2);
+    done.sort_by_key(|c| c.slot);
+    assert_eq!(done[0].slot, 0);
+    assert_eq!(done[0].outcome, Err(TaskError::Cancelled));
+    assert!(t.elapsed() < Duration::from_millis(500));
+    assert_eq!(done[1].slot, 9);
+    assert!(done[1].outcome.is_ok());
+}

@@ -21,11 +21,16 @@ pub struct ArrivalWindow {
 impl ArrivalWindow {
     /// Counts one arrival at `now_ms` (milliseconds since any fixed epoch).
     pub fn record(&mut self, now_ms: u64) {
+        self.record_many(now_ms, 1);
+    }
+
+    /// Counts `count` submissions at `now_ms` (a batch queued in one call).
+    pub fn record_many(&mut self, now_ms: u64, count: usize) {
         let bucket = &mut self.buckets[(now_ms % WINDOW_MS) as usize];
         if bucket.0 != now_ms {
             *bucket = (now_ms, 0);
         }
-        bucket.1 = bucket.1.saturating_add(1);
+        bucket.1 = bucket.1.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
     }
 
     /// Arrivals per second over the last [`WINDOW_MS`] milliseconds up to `now_ms`.

@@ -346,6 +346,79 @@ impl Pool {
         Ok(queued)
     }
 
+    /// Queues the front of `tasks`, in order, under one lock: as many as the
+    /// queue has room for (all of them when it is unbounded). The tasks that
+    /// did not fit stay in `tasks`, handed back as [`submit`](Self::submit)
+    /// hands back a refused one. Returns the queue length after; when the pool
+    /// is closed, queues nothing and answers `None`.
+    ///
+    /// This is `postMany()`'s path: one lock, one arrival record and one
+    /// round of wake decisions per call instead of per task.
+    pub fn submit_many(&self, tasks: &mut Vec<Task>) -> Option<usize> {
+        let shared = &*self.shared;
+        let mut st = shared.lock();
+        if st.lifecycle != Lifecycle::Running {
+            return None;
+        }
+        let room = shared.config.max_queue.saturating_sub(st.queue.len());
+        let count = room.min(tasks.len());
+        if count == 0 {
+            return Some(st.queue.len());
+        }
+        let now = tasks[count - 1].enqueued_at;
+        let ms = shared.millis(now);
+        st.arrivals.record_many(ms, count);
+        st.queue.extend(tasks.drain(..count));
+        let queued = st.queue.len();
+        shared.queued.store(queued, Ordering::Release);
+        // As `submit`, but for every task that nobody awake will take: wake
+        // parked threads (core first, extras only once they may take) until
+        // the awake ones cover the queue or none is left to wake.
+        let mut wake = Vec::new();
+        while queued > st.spinning + st.wakes_pending {
+            let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
+            let extras = extras_allowed(&mut st, queued, oldest_age, now, &shared.config.policy);
+            match pick_parked(&mut st, extras) {
+                Some(seat) => wake.push(seat),
+                None => break,
+            }
+        }
+        let unserved = queued > st.spinning + st.wakes_pending;
+        let late = supervisor_late(&st, now + shared.config.policy.spawn_delay);
+        let nudge =
+            (late && queued > st.threads && st.threads < shared.config.policy.max_threads) || (late && unserved && has_parked_extra(&st));
+        if nudge {
+            st.supervisor_sleeping = false;
+            st.supervisor_wakes_at = Some(now);
+        }
+        drop(st);
+        for seat in wake {
+            shared.seat_cvs[seat].notify_one();
+        }
+        if nudge {
+            shared.supervisor_cv.notify_one();
+        }
+        Some(queued)
+    }
+
+    /// Removes every queued task that carries `flag` as its cancel flag (the
+    /// tasks of one `postMany()` batch share one) in one pass under one lock;
+    /// returns their slots. Tasks already taken by a thread are left alone:
+    /// raising the flag is what stops them.
+    pub fn remove_queued_with(&self, flag: &std::sync::Arc<std::sync::atomic::AtomicBool>) -> Vec<u32> {
+        let mut removed = Vec::new();
+        let mut st = self.shared.lock();
+        st.queue.retain(|t| {
+            let hit = t.cancel.as_ref().is_some_and(|f| std::sync::Arc::ptr_eq(f, flag));
+            if hit {
+                removed.push(t.slot);
+            }
+            !hit
+        });
+        self.shared.queued.store(st.queue.len(), Ordering::Release);
+        removed
+    }
+
     /// Removes the queued task with `slot` (its AbortSignal fired before it
     /// started); false if it is not in the queue (running or done).
     pub fn remove_queued(&self, slot: u32) -> bool {

@@ -1,0 +1,461 @@
+'use strict';
+// postMany() and map(): many messages in one call, results in input order,
+// a batch that fails (or is aborted) as one, and every task settled once.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const zlib = require('node:zlib');
+const { getEventListeners } = require('node:events');
+const { Pool, micros } = require('..');
+
+const sha256 = (b) => crypto.createHash('sha256').update(b).digest();
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+/** Waits until every task of the pool has settled, and returns its stats. */
+async function settled(pool) {
+  for (;;) {
+    const s = pool.stats();
+    if (s.pending === 0) return s;
+    await tick();
+  }
+}
+
+/** Iterates to the end; the number of results. */
+async function drain(iterable) {
+  let n = 0;
+  for await (const { result } of iterable) n += result === undefined ? 0 : 1;
+  return n;
+}
+
+function inputs(n, size = 64) {
+  return Array.from({ length: n }, (_, i) => crypto.randomBytes(size + (i % 5)));
+}
+
+test('postMany resolves with every digest in input order', async () => {
+  const pool = new Pool();
+  try {
+    const messages = inputs(5000);
+    const results = await pool.postMany(messages);
+    assert.equal(results.length, messages.length);
+    for (let i = 0; i < messages.length; i++) assert.deepEqual(results[i], sha256(messages[i]), `result ${i}`);
+    const s = await settled(pool);
+    assert.equal(s.completed, 5000);
+    assert.equal(s.failed, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('postMany applies select, the encoding, kernel and params to every message', async () => {
+  const pool = new Pool({ encoding: 'hex', select: (m) => m.payload });
+  try {
+    const messages = inputs(300).map((payload, id) => ({ id, payload }));
+    const hex = await pool.postMany(messages, { kernel: 'hmac', params: { key: 'k', hash: 'sha1' } });
+    for (let i = 0; i < messages.length; i++) {
+      assert.equal(hex[i], crypto.createHmac('sha1', 'k').update(messages[i].payload).digest('hex'));
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('postMany of an empty Array resolves with an empty Array', async () => {
+  const pool = new Pool();
+  try {
+    assert.deepEqual(await pool.postMany([]), []);
+    assert.equal(pool.stats().completed, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('postMany checks the whole batch before queuing anything', async () => {
+  const pool = new Pool();
+  try {
+    const good = inputs(10);
+    assert.throws(() => pool.postMany('abc'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /"messages" argument/ });
+    assert.throws(() => pool.postMany(new Proxy([], {})), { code: 'ERR_INVALID_ARG_TYPE', message: /Proxy/ });
+    assert.throws(() => pool.postMany([...good, 42]), { code: 'ERR_INVALID_ARG_TYPE', message: /"messages\[10\]" argument/ });
+    const detached = new ArrayBuffer(8);
+    const view = new Uint8Array(detached);
+    structuredClone(detached, { transfer: [detached] });
+    assert.throws(() => pool.postMany([...good, Buffer.alloc(1), view]), {
+      code: 'ERR_INVALID_STATE',
+      message: /"messages\[11\]"/,
+    });
+    assert.throws(() => pool.postMany(good, { kernal: 'md5' }), { code: 'ERR_INVALID_ARG_VALUE', message: /kernel/ });
+    assert.throws(() => pool.postMany(good, { concurrency: 4 }), { code: 'ERR_INVALID_ARG_VALUE', message: /option of map\(\)/ });
+    assert.throws(() => pool.postMany(good, { kernel: 'nope' }), { code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL' });
+    assert.throws(() => pool.postMany([micros(1)], { kernel: 'sleep', timeoutMs: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+    const s = pool.stats();
+    assert.equal(s.completed + s.failed + s.pending + s.queued, 0, 'nothing was queued');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('postMany reads each message once, and later changes to the Array change nothing', async () => {
+  const pool = new Pool();
+  try {
+    const a = Buffer.from('first');
+    const b = Buffer.from('second');
+    let reads = 0;
+    const messages = [a, b];
+    Object.defineProperty(messages, 1, {
+      get() {
+        reads++;
+        return b;
+      },
+    });
+    const promise = pool.postMany(messages);
+    messages.length = 0;
+    const results = await promise;
+    assert.equal(reads, 1);
+    assert.deepEqual(results, [sha256(a), sha256(b)]);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a failed task rejects the batch with its error and index, and cancels the rest', async () => {
+  const pool = new Pool({ kernel: 'gunzip', maxThreads: 1 });
+  try {
+    const good = zlib.gzipSync(Buffer.from('hello'));
+    const messages = Array.from({ length: 2000 }, (_, i) => (i === 7 ? Buffer.from('not gzip at all') : good));
+    await assert.rejects(pool.postMany(messages), (err) => {
+      assert.equal(err.index, 7);
+      assert.match(err.code, /^Z_/);
+      return true;
+    });
+    const s = await settled(pool);
+    assert.equal(s.completed + s.failed, 2000, 'every task settled once');
+    assert.ok(s.failed >= 1);
+    assert.ok(s.completed < 2000);
+    // The pool goes on.
+    assert.deepEqual((await pool.post(good)).result, Buffer.from('hello'));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('timeoutMs limits each task of a batch; one past it fails the batch at once', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    const t0 = Date.now();
+    // Message 0 runs past its limit; the 5 s sleeps behind it never start.
+    const messages = [micros(10_000), micros(5_000_000), ...Array.from({ length: 50 }, () => micros(5_000_000))];
+    await assert.rejects(pool.postMany(messages, { timeoutMs: 200 }), { code: 'ERR_TIDEPOOL_TIMEOUT', index: 1 });
+    const s = await settled(pool);
+    assert.ok(Date.now() - t0 < 3000, 'the queued sleeps were cancelled');
+    assert.equal(s.completed, 1);
+    assert.equal(s.failed, 51);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('an aborted signal cancels the whole batch, and an already aborted one throws', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    const ac = new AbortController();
+    const reason = new Error('enough');
+    const batch = pool.postMany(
+      Array.from({ length: 100 }, () => micros(1_000_000)),
+      { signal: ac.signal },
+    );
+    while (pool.stats().busyThreads === 0) await tick();
+    const t0 = Date.now();
+    ac.abort(reason);
+    await assert.rejects(batch, (err) => err.name === 'AbortError' && err.cause === reason && err.index === undefined);
+    const s = await settled(pool);
+    assert.ok(Date.now() - t0 < 900, 'the running sleep stopped');
+    assert.equal(s.failed, 100);
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'no listener left behind');
+    assert.throws(() => pool.postMany([micros(1)], { signal: AbortSignal.abort() }), { name: 'AbortError' });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a batch that ends releases its signal listener', async () => {
+  const pool = new Pool();
+  try {
+    const ac = new AbortController();
+    await pool.postMany(inputs(3000), { signal: ac.signal });
+    await settled(pool);
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+    ac.abort(); // nothing left to cancel
+  } finally {
+    await pool.close();
+  }
+});
+
+test('postMany on a closed pool rejects, and destroy() rejects a running batch', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  const batch = pool.postMany(Array.from({ length: 3000 }, () => micros(2000)));
+  const rejected = assert.rejects(batch, { code: 'ERR_TIDEPOOL_DESTROYED' });
+  while (pool.stats().busyThreads === 0) await tick();
+  await pool.destroy();
+  await rejected;
+  await assert.rejects(pool.postMany([micros(1)]), { code: 'ERR_TIDEPOOL_CLOSED' });
+  const s = pool.stats();
+  assert.equal(s.pending, 0);
+  assert.equal(s.completed + s.failed, 3001);
+});
+
+test('a full queue: reject fails the batch at the first task that did not fit', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 10 });
+  try {
+    const blocker = pool.post(micros(100_000));
+    while (pool.stats().busyThreads === 0) await tick();
+    await assert.rejects(pool.postMany(Array.from({ length: 25 }, () => micros(1))), {
+      code: 'ERR_TIDEPOOL_QUEUE_FULL',
+      index: 10,
+    });
+    await blocker;
+    const s = await settled(pool);
+    assert.equal(s.completed + s.failed, 26);
+    assert.equal(s.queued, 0, 'the queued part left the queue');
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a full queue: 'wait' feeds the batch in as room frees, in order", async () => {
+  const pool = new Pool({ maxThreads: 1, maxQueue: 16, queueFull: 'wait' });
+  try {
+    const messages = inputs(2000);
+    const before = pool.post(Buffer.from('first'));
+    const promise = pool.postMany(messages);
+    assert.equal(pool.needsDrain, true);
+    assert.ok(pool.stats().pending > 16);
+    const after = pool.post(Buffer.from('after'));
+    const results = await promise;
+    for (let i = 0; i < messages.length; i++) assert.deepEqual(results[i], sha256(messages[i]));
+    await before;
+    await after;
+    const s = await settled(pool);
+    assert.equal(s.completed, 2002);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a full queue: 'drop-oldest' drops older tasks, or the batch's own when it is larger than the queue", async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 4, queueFull: 'drop-oldest' });
+  try {
+    const blocker = pool.post(micros(50_000));
+    while (pool.stats().busyThreads === 0) await tick();
+    const old = pool.post(micros(1));
+    const fits = pool.postMany(Array.from({ length: 4 }, () => micros(1)));
+    await assert.rejects(old, { code: 'ERR_TIDEPOOL_DROPPED' });
+    assert.equal((await fits).length, 4);
+    await blocker;
+    const blocker2 = pool.post(micros(50_000));
+    while (pool.stats().busyThreads === 0) await tick();
+    await assert.rejects(pool.postMany(Array.from({ length: 9 }, () => micros(1))), { code: 'ERR_TIDEPOOL_DROPPED', index: 0 });
+    await blocker2;
+    const s = await settled(pool);
+    assert.equal(s.completed + s.failed, 1 + 1 + 4 + 1 + 9);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('map yields { result, message } in input order from a sync iterable', async () => {
+  const pool = new Pool();
+  try {
+    const messages = inputs(3000);
+    let i = 0;
+    for await (const { result, message } of pool.map(messages, { concurrency: 64 })) {
+      assert.equal(message, messages[i]);
+      assert.deepEqual(result, sha256(messages[i]));
+      i++;
+    }
+    assert.equal(i, 3000);
+    assert.equal((await settled(pool)).completed, 3000);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('map keeps at most `concurrency` messages pulled ahead of the consumer', async () => {
+  const pool = new Pool();
+  try {
+    let pulled = 0;
+    function* source() {
+      for (let i = 0; i < 1000; i++) {
+        pulled++;
+        yield Buffer.from(`message ${i}`);
+      }
+    }
+    let consumed = 0;
+    let most = 0;
+    for await (const { result, message } of pool.map(source(), { concurrency: 16 })) {
+      consumed++;
+      most = Math.max(most, pulled - consumed);
+      assert.deepEqual(result, sha256(message));
+      if (consumed % 100 === 0) await tick(); // a slow consumer
+    }
+    assert.equal(consumed, 1000);
+    assert.ok(most <= 16, `${most} messages were ahead of the consumer`);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('map pulls from an async iterable and awaits the promises of a sync one', async () => {
+  const pool = new Pool({ encoding: 'hex' });
+  try {
+    async function* files() {
+      for (let i = 0; i < 200; i++) {
+        await null;
+        yield { name: `f${i}`, data: Buffer.from(`contents of ${i}`) };
+      }
+    }
+    const seen = [];
+    for await (const { result, message } of pool.map(files(), { kernel: 'md5' })) {
+      assert.equal(result, crypto.createHash('md5').update(message.data).digest('hex'));
+      seen.push(message.name);
+    }
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 200 }, (_, i) => `f${i}`),
+    );
+    const promised = Array.from({ length: 50 }, (_, i) => Promise.resolve(Buffer.from(`p${i}`)));
+    let n = 0;
+    for await (const { result } of pool.map(promised)) {
+      assert.equal(result, sha256(Buffer.from(`p${n}`)).toString('hex'));
+      n++;
+    }
+    assert.equal(n, 50);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('breaking out of map cancels the tasks in flight and closes the source', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    let closed = false;
+    function* source() {
+      try {
+        for (;;) yield micros(1000);
+      } finally {
+        closed = true;
+      }
+    }
+    let n = 0;
+    for await (const { message } of pool.map(source(), { concurrency: 32 })) {
+      assert.equal(message.length, 4);
+      if (++n === 3) break;
+    }
+    assert.equal(closed, true);
+    const s = await settled(pool);
+    assert.ok(s.failed > 0, 'tasks in flight were cancelled');
+    assert.equal(s.queued, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a failed task ends map with its error and index, and closes the source', async () => {
+  const pool = new Pool({ kernel: 'gunzip' });
+  try {
+    const good = zlib.gzipSync(Buffer.from('ok'));
+    let closed = false;
+    function* source() {
+      try {
+        for (let i = 0; i < 100; i++) yield i === 42 ? Buffer.from('junk') : good;
+      } finally {
+        closed = true;
+      }
+    }
+    const seen = [];
+    const iterator = pool.map(source(), { concurrency: 8 });
+    await assert.rejects(
+      (async () => {
+        for await (const { result } of iterator) seen.push(result.toString());
+      })(),
+      (err) => err.index === 42 && /^Z_/.test(err.code),
+    );
+    assert.ok(seen.length <= 42);
+    assert.ok(seen.every((s) => s === 'ok'));
+    assert.equal(closed, true);
+    assert.deepEqual(await iterator.next(), { value: undefined, done: true });
+    await settled(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('map reports a bad message, a throwing source and a bad iterable', async () => {
+  const pool = new Pool();
+  try {
+    await assert.rejects(
+      async () => {
+        await drain(pool.map([Buffer.from('a'), 'not binary']));
+      },
+      { code: 'ERR_INVALID_ARG_TYPE', message: /"iterable\[1\]" argument/ },
+    );
+    const boom = new Error('source failed');
+    await assert.rejects(
+      async () => {
+        await drain(
+          pool.map(
+            (function* () {
+              yield Buffer.from('a');
+              throw boom;
+            })(),
+          ),
+        );
+      },
+      (err) => err === boom,
+    );
+    assert.throws(() => pool.map(42), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => pool.map('abc'), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => pool.map([], { concurrency: 0 }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.map([], { concurrency: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.map([], { concurency: 4 }), { code: 'ERR_INVALID_ARG_VALUE', message: /concurrency/ });
+    assert.throws(() => pool.map([], { signal: AbortSignal.abort() }), { name: 'AbortError' });
+    await settled(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("map's signal ends the iteration with an AbortError", async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    const ac = new AbortController();
+    const iterator = pool.map(
+      Array.from({ length: 100 }, () => micros(200_000)),
+      { signal: ac.signal, concurrency: 4 },
+    );
+    const first = iterator.next();
+    while (pool.stats().busyThreads === 0) await tick();
+    ac.abort();
+    await assert.rejects(first, { name: 'AbortError' });
+    assert.deepEqual(await iterator.next(), { value: undefined, done: true });
+    const s = await settled(pool);
+    assert.equal(s.completed, 0);
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('map over an empty source is done at once; next() called twice gets two results', async () => {
+  const pool = new Pool();
+  try {
+    assert.deepEqual(await pool.map([]).next(), { value: undefined, done: true });
+    const it = pool.map([Buffer.from('a'), Buffer.from('b')]);
+    const [a, b, c] = await Promise.all([it.next(), it.next(), it.next()]);
+    assert.deepEqual(a.value.result, sha256(Buffer.from('a')));
+    assert.deepEqual(b.value.result, sha256(Buffer.from('b')));
+    assert.equal(c.done, true);
+  } finally {
+    await pool.close();
+  }
+});

@@ -1,0 +1,378 @@
+'use strict';
+// map(): an async iterator of `{ result, message }`, in the order of the
+// messages, over a pool's results, with at most `concurrency` tasks in
+// flight.
+//
+// The messages in flight live in a window (a ring of `concurrency` places,
+// from `#head`, the next to yield, to `#tail`, the next to pull). A sync
+// source is pulled a window's quarter at a time and each pull goes to the
+// pool as one batch chunk (one native call); an async source one message
+// per settled `next()`. All the tasks of one map() are one Batch of the
+// pool (lib/batch.js): one cancel flag, so breaking out of the loop, a
+// failed task or the signal cancels every task in flight at once.
+//
+// Errors end the iteration: a failed task, the source throwing, a message
+// that is not binary. The next `next()` (or the one waiting) rejects with
+// the error; every later one says done. Results finished after the failed
+// one are dropped.
+
+const { types } = require('node:util');
+const { ownArray } = require('./own-array');
+const { elementNamer } = require('./batch');
+const { makeError } = require('./errors');
+
+const { isPromise } = types;
+const NativePromise = Promise;
+const promiseResolve = (value) => NativePromise.resolve(value);
+const promiseThen = Function.prototype.call.bind(Promise.prototype.then);
+/** What the pool is told when the iteration ends early (nobody hears it). */
+const STOPPED = Object.freeze(makeError(Error, 'ABORT_ERR', 'The map() iteration was stopped'));
+
+function done() {
+  return { value: undefined, done: true };
+}
+
+function notAnObject(step) {
+  return makeError(TypeError, 'ERR_INVALID_RETURN_VALUE', `The iterator's next() must return an object. Received ${typeof step}`);
+}
+
+let capturedResolve;
+let capturedReject;
+function captureResolvers(resolve, reject) {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+class MapIterator {
+  /** What the pool lends: open, take, check, feed, finish, cancel, selected. */
+  #port;
+  #source;
+  #sync;
+  #kernel;
+  #extra;
+  #timeoutMs;
+  #signal;
+  #concurrency;
+  /** Pull again once this many places of the window are free (sync sources). */
+  #refillAt;
+  /** The pool's Batch, opened by the first next(). */
+  #batch = undefined;
+  #messages;
+  #results;
+  /** 1 where the result of the message in that place has arrived. */
+  #ready;
+  #head = 0;
+  #tail = 0;
+  /** The source said done. */
+  #exhausted = false;
+  /** A pull (an async next(), or an awaited value) is under way. */
+  #pulling = false;
+  /** The iteration is over: done, returned, or its error reported. */
+  #over = false;
+  #error = undefined;
+  /** Its error was handed to a next(). */
+  #reported = false;
+  /** Pending next() calls, oldest first: [resolve, reject] pairs. */
+  #waiters = [];
+  #serving = false;
+  #name;
+
+  constructor(port, source, sync, options) {
+    this.#port = port;
+    this.#source = source;
+    this.#sync = sync;
+    this.#kernel = options.kernel;
+    this.#extra = options.extra;
+    this.#timeoutMs = options.timeoutMs;
+    this.#signal = options.signal;
+    const concurrency = options.concurrency;
+    this.#concurrency = concurrency;
+    this.#refillAt = Math.max(1, concurrency >>> 2);
+    this.#messages = ownArray(concurrency);
+    this.#results = ownArray(concurrency);
+    this.#ready = new Uint8Array(concurrency);
+    this.#name = elementNamer('iterable', port.selected);
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  next() {
+    // The common case once running: the next result is already here.
+    if (this.#waiters.length === 0 && this.#error === undefined && !this.#over && this.#head < this.#tail) {
+      const place = this.#head % this.#concurrency;
+      if (this.#ready[place] === 1) {
+        const step = this.#takeHead(place);
+        this.#refill();
+        return promiseResolve(step);
+      }
+    }
+    const promise = new NativePromise(captureResolvers);
+    this.#waiters.push([capturedResolve, capturedReject]);
+    if (this.#batch === undefined && !this.#over && this.#error === undefined) this.#open();
+    this.#refill();
+    this.#serve();
+    return promise;
+  }
+
+  /** Stops: cancels the tasks in flight and closes the source (awaited). */
+  async return(value) {
+    if (!this.#over) {
+      this.#over = true;
+      const wasFailed = this.#error !== undefined;
+      if (this.#batch !== undefined && !wasFailed) this.#port.cancel(this.#batch, STOPPED);
+      this.#clear();
+      this.#serve();
+      if (!this.#exhausted && !wasFailed) {
+        const close = this.#source.return;
+        if (typeof close === 'function') {
+          const step = close.call(this.#source);
+          if (!this.#sync) await step;
+        }
+      }
+    }
+    return { value, done: true };
+  }
+
+  #open() {
+    const sink = {
+      result: (index, value) => this.#onResult(index, value),
+      fail: (_index, error) => this.#fail(error, true),
+    };
+    try {
+      const extra = this.#extra;
+      this.#batch = this.#port.open(this.#kernel, extra, this.#timeoutMs, this.#signal, sink);
+    } catch (err) {
+      this.#fail(err, true);
+    }
+  }
+
+  #onResult(index, value) {
+    const place = index % this.#concurrency;
+    this.#results[place] = value;
+    this.#ready[place] = 1;
+    if (index === this.#head && this.#waiters.length !== 0) {
+      this.#serve();
+      this.#refill();
+    }
+  }
+
+  /** The head of the window as an iterator result; frees its place. */
+  #takeHead(place) {
+    const value = { result: this.#results[place], message: this.#messages[place] };
+    this.#results[place] = undefined;
+    this.#messages[place] = undefined;
+    this.#ready[place] = 0;
+    this.#head++;
+    return { value, done: false };
+  }
+
+  /** Settles the waiting next() calls that can be settled now. */
+  #serve() {
+    if (this.#serving) return;
+    this.#serving = true;
+    const waiters = this.#waiters;
+    while (waiters.length !== 0) {
+      if (this.#error !== undefined && !this.#reported) {
+        this.#reported = true;
+        this.#over = true;
+        waiters.shift()[1](this.#error);
+      } else if (this.#over || this.#error !== undefined) {
+        waiters.shift()[0](done());
+      } else if (this.#head < this.#tail) {
+        const place = this.#head % this.#concurrency;
+        if (this.#ready[place] !== 1) break;
+        waiters.shift()[0](this.#takeHead(place));
+      } else if (this.#exhausted && !this.#pulling) {
+        this.#over = true;
+      } else {
+        break;
+      }
+    }
+    this.#serving = false;
+  }
+
+  /** Pulls more messages into the window when it has room. */
+  #refill() {
+    if (this.#batch === undefined || this.#error !== undefined || this.#over || this.#exhausted || this.#pulling) return;
+    const inFlight = this.#tail - this.#head;
+    const room = this.#concurrency - inFlight;
+    if (room === 0) return;
+    if (!this.#sync) this.#pullAsync();
+    else if (inFlight === 0 || room >= this.#refillAt) this.#pullSync(room);
+  }
+
+  #pullSync(room) {
+    const source = this.#source;
+    const name = this.#name;
+    const port = this.#port;
+    const base = this.#tail;
+    const datas = ownArray(room);
+    let count = 0;
+    let awaited;
+    while (count < room) {
+      let step;
+      try {
+        step = source.next();
+      } catch (err) {
+        this.#fail(err, false); // a source that threw is done
+        return;
+      }
+      if (step === null || typeof step !== 'object') {
+        this.#fail(notAnObject(step), true);
+        return;
+      }
+      if (step.done) {
+        this.#exhausted = true;
+        break;
+      }
+      const message = step.value;
+      // A sync iterable of promises (files being read): each is awaited,
+      // as `for await` would.
+      if (isPromise(message)) {
+        awaited = message;
+        break;
+      }
+      name.at = base + count;
+      try {
+        datas[count] = port.take(message, name);
+      } catch (err) {
+        this.#fail(err, true);
+        return;
+      }
+      this.#messages[(base + count) % this.#concurrency] = message;
+      count++;
+    }
+    if (!this.#checkAll(datas, base, count)) return;
+    this.#tail = base + count;
+    if (count !== 0) port.feed(this.#batch, datas, base, count);
+    if (this.#exhausted) {
+      port.finish(this.#batch);
+      this.#serve();
+    }
+    if (awaited !== undefined) this.#await(awaited);
+  }
+
+  /** Checks pulled snapshots (no user code runs here); false if one is refused. */
+  #checkAll(datas, base, count) {
+    const name = this.#name;
+    try {
+      for (let i = 0; i < count; i++) {
+        name.at = base + i;
+        this.#port.check(datas[i], this.#kernel, name);
+      }
+    } catch (err) {
+      this.#fail(err, true);
+      return false;
+    }
+    return true;
+  }
+
+  #pullAsync() {
+    this.#pulling = true;
+    let step;
+    try {
+      step = this.#source.next();
+    } catch (err) {
+      this.#pulling = false;
+      this.#fail(err, false);
+      return;
+    }
+    promiseThen(
+      promiseResolve(step),
+      (result) => {
+        this.#pulling = false;
+        if (this.#over || this.#error !== undefined) return;
+        if (result === null || typeof result !== 'object') {
+          this.#fail(notAnObject(result), true);
+        } else if (result.done) {
+          this.#exhausted = true;
+          this.#port.finish(this.#batch);
+          this.#serve();
+        } else {
+          this.#accept(result.value);
+        }
+      },
+      (err) => {
+        this.#pulling = false;
+        this.#fail(err, false);
+      },
+    );
+  }
+
+  /** Waits for a message a sync source gave as a promise. */
+  #await(promise) {
+    this.#pulling = true;
+    promiseThen(
+      promise,
+      (message) => {
+        this.#pulling = false;
+        if (!this.#over && this.#error === undefined) this.#accept(message);
+      },
+      (err) => {
+        this.#pulling = false;
+        this.#fail(err, true);
+      },
+    );
+  }
+
+  /** One message pulled on its own (async): into the window and to the pool. */
+  #accept(message) {
+    const base = this.#tail;
+    const name = this.#name;
+    name.at = base;
+    let data;
+    try {
+      data = this.#port.take(message, name);
+    } catch (err) {
+      this.#fail(err, true);
+      return;
+    }
+    const datas = ownArray(1, () => data);
+    if (!this.#checkAll(datas, base, 1)) return;
+    this.#messages[base % this.#concurrency] = message;
+    this.#tail = base + 1;
+    this.#port.feed(this.#batch, datas, base, 1);
+    this.#refill();
+    this.#serve();
+  }
+
+  /**
+   * Ends the iteration with `error`: the tasks in flight are cancelled, the
+   * source closed (unless it is the one that failed), and the waiting (or
+   * next) next() rejects.
+   */
+  #fail(error, closeSource) {
+    if (this.#error !== undefined || this.#over) return;
+    this.#error = error;
+    if (this.#batch !== undefined) this.#port.cancel(this.#batch, error);
+    this.#clear();
+    if (closeSource && !this.#exhausted) {
+      try {
+        const close = this.#source.return;
+        if (typeof close === 'function') {
+          const step = close.call(this.#source);
+          // Its own failure would hide the one being reported.
+          if (!this.#sync && isPromise(step)) promiseThen(step, undefined, () => {});
+        }
+      } catch {
+        // As above.
+      }
+    }
+    this.#serve();
+  }
+
+  /** Lets go of every message and result in the window. */
+  #clear() {
+    const length = this.#concurrency;
+    for (let i = 0; i < length; i++) {
+      this.#messages[i] = undefined;
+      this.#results[i] = undefined;
+    }
+    this.#ready.fill(0);
+    this.#head = this.#tail;
+  }
+}
+
+module.exports = { MapIterator };
