@@ -74,6 +74,8 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
  * successful ones fail as if the OS refused them with EAGAIN.
  */
 const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
+const applyFunction = Reflect.apply;
+const setPrototypeOf = Reflect.setPrototypeOf;
 /** The Promise of this realm at load (a replaced global cannot break post()). */
 const NativePromise = Promise;
 /**
@@ -93,11 +95,36 @@ function defaultSelect(message, name = 'message') {
 }
 
 /**
- * Tasks a postMany() or map() hands the native side per call. Each call
- * holds the event loop for its tasks' reading (~0.1 µs each), and the
- * threads start on a chunk as soon as it is in.
+ * The tasks of a postMany() or map() go to the native side a chunk per
+ * call: the threads start on a chunk as soon as it is in. A chunk's tasks
+ * have consecutive slots, `BATCH_SLOT | id << CHUNK_BITS | i`, so nothing
+ * is stored per task: the chunk (`#chunks[id]`) knows the batch, where its
+ * tasks' indices start and how many are still out.
  */
-const CHUNK = 1024;
+const CHUNK_BITS = 10;
+const CHUNK = 1 << CHUNK_BITS;
+const BATCH_SLOT = 2 ** 31;
+/** What #submitBatch did: queued everything, stopped at its chunk budget, found the queue full, or failed the batch. */
+const FEED = Object.freeze({ done: 0, more: 1, full: 2, failed: 3 });
+/** Chunk ids fit the 21 bits between BATCH_SLOT and a task's place in its chunk. */
+const MAX_CHUNKS = 2 ** (31 - CHUNK_BITS);
+
+/** A chunk of a batch in flight (see CHUNK). */
+class Chunk {
+  batch;
+  /** Index (in the batch) of the chunk's first task. */
+  base;
+  /** Holds the snapshots native code reads until the chunk's last task settles. */
+  datas;
+  /** Tasks not yet settled. */
+  remaining;
+  constructor(batch, base, datas, remaining) {
+    this.batch = batch;
+    this.base = base;
+    this.datas = datas;
+    this.remaining = remaining;
+  }
+}
 /** map()'s default `concurrency`, per thread of `maxThreads`. */
 const MAP_CONCURRENCY_PER_THREAD = 4;
 
@@ -148,8 +175,11 @@ class Pool extends EventEmitter {
   #maxQueue;
   #queueFull;
   #maxInputBytes;
-  /** Posts waiting for room in a full queue (queueFull: 'wait'). */
+  /** Posts waiting for room in a full queue (queueFull: 'wait'), and batches behind them. */
   #waiting = new WaitQueue();
+  /** Batches whose chunks go in one per turn of the event loop (see #feedBatch). */
+  #feeding = new WaitQueue();
+  #feedScheduled = false;
   /** Of those, the ones not yet settled (an abort settles one in place). */
   #waitingCount = 0;
   #needsDrain = false;
@@ -181,14 +211,10 @@ class Pool extends EventEmitter {
   /** A stack of `#freeCount` slots free for reuse. */
   #freeSlots = ownArray(0);
   #freeCount = 0;
-  /**
-   * Per slot, for a task of postMany() or map(): its Batch (lib/batch.js)
-   * and its index in it; undefined for a post.
-   */
-  #batchOf = ownArray(0);
-  #indexOf = ownArray(0);
-  /** The slots of one chunk of a batch, handed to submitMany. */
-  #chunkSlots = new Uint32Array(CHUNK);
+  /** The chunks of batches in flight, by id (see CHUNK), and a stack of free ids. */
+  #chunks = ownArray(0);
+  #freeChunks = ownArray(0);
+  #freeChunkCount = 0;
   /** What map()'s iterators ask of the pool (made on first use). */
   #mapPort = undefined;
   #nextSlot = 0;
@@ -471,8 +497,9 @@ class Pool extends EventEmitter {
   close() {
     if (!this.#closed) {
       this.#closed = true;
-      // Posts still waiting for room were accepted: queue them first.
-      if (!this.#waiting.empty) this.#closeDeferred = true;
+      // Posts still waiting for room, and batches being fed, were accepted:
+      // queue them first.
+      if (!this.#waiting.empty || !this.#feeding.empty) this.#closeDeferred = true;
       else this.#native.close();
     }
     return this.#whenTerminated();
@@ -486,7 +513,13 @@ class Pool extends EventEmitter {
       this.#destroyed = true;
       const slots = this.#native.destroy();
       const errors = [];
-      // Posts waiting for room never reached the queue: reject them too.
+      // Batches being fed and posts waiting for room never (wholly) reached
+      // the queue: reject them too.
+      const feeding = this.#feeding.takeAll();
+      for (let i = 0; i < feeding.length; i++) {
+        const batch = feeding[i];
+        this.#failBatch(batch, batch.base + batch.next, destroyedError());
+      }
       const waiting = this.#waiting.takeAll();
       this.#closeDeferred = false;
       for (let i = 0; i < waiting.length; i++) {
@@ -556,7 +589,10 @@ class Pool extends EventEmitter {
 
   /**
    * Hands the batch `count` checked snapshots, task indices `base...`, and
-   * submits them, applying the queueFull policy to what does not fit.
+   * queues its first chunk now; the others follow, a chunk per turn of the
+   * event loop (#feedLater), so that a large batch never holds the loop
+   * for more than its reading and one chunk. The queueFull policy applies
+   * to what does not fit.
    */
   #feedBatch(batch, datas, base, count) {
     batch.datas = datas;
@@ -572,64 +608,117 @@ class Pool extends EventEmitter {
       this.#waitBatch(batch);
       return;
     }
-    if (this.#submitBatch(batch)) return;
-    if (batch.error !== undefined) return;
-    if (this.#queueFull === 'wait') this.#waitBatch(batch);
-    else if (this.#queueFull === 'drop-oldest') this.#dropForBatch(batch);
-    else this.#failBatch(batch, batch.base + batch.next, queueFullError());
+    this.#afterSubmit(batch, this.#submitBatch(batch, 1));
   }
 
+  /** What follows a #submitBatch that did not queue everything (see FEED). */
+  #afterSubmit(batch, outcome) {
+    if (outcome === FEED.more) {
+      batch.parked = true;
+      this.#waitingCount += batch.unsubmitted;
+      this.#feeding.push(batch);
+      if (!this.#feedScheduled) {
+        this.#feedScheduled = true;
+        scheduleImmediate(this.#feedLater);
+      }
+    } else if (outcome === FEED.full) {
+      if (this.#queueFull === 'wait') this.#waitBatch(batch);
+      else if (this.#queueFull === 'drop-oldest') this.#dropForBatch(batch);
+      else this.#failBatch(batch, batch.base + batch.next, queueFullError());
+    }
+  }
+
+  /** Queues the next chunk of the oldest batch still being fed (one per turn). */
+  #feedLater = () => {
+    this.#feedScheduled = false;
+    const feeding = this.#feeding;
+    while (!feeding.empty && feeding.peek().unsubmitted === 0) feeding.shift(); // failed meanwhile
+    if (!feeding.empty) {
+      const batch = feeding.peek();
+      const outcome = this.#submitBatch(batch, 1);
+      if (outcome !== FEED.more) {
+        feeding.shift();
+        if (batch.parked) {
+          batch.parked = false;
+          this.#waitingCount -= batch.unsubmitted;
+        }
+        this.#afterSubmit(batch, outcome);
+      }
+    }
+    while (!feeding.empty && feeding.peek().unsubmitted === 0) feeding.shift();
+    if (!feeding.empty) {
+      this.#feedScheduled = true;
+      scheduleImmediate(this.#feedLater);
+    } else if (this.#closeDeferred && this.#waiting.empty) {
+      this.#closeDeferred = false;
+      this.#native.close();
+    }
+  };
+
   /**
-   * Submits the batch's unsubmitted snapshots, a chunk per native call.
-   * True if all went in; false if the queue filled up (or the batch failed:
-   * a binary was detached since it was checked).
+   * Submits up to `chunks` chunks of the batch's unsubmitted snapshots, one
+   * native call each (Infinity: all). Returns a FEED outcome.
    */
-  #submitBatch(batch) {
-    const slots = this.#chunkSlots;
-    while (batch.next < batch.end) {
+  #submitBatch(batch, chunks) {
+    for (let n = 0; batch.next < batch.end; n++) {
+      if (n === chunks) return FEED.more;
       const start = batch.next;
       const count = Math.min(CHUNK, batch.end - start);
-      for (let i = 0; i < count; i++) slots[i] = this.#freeCount !== 0 ? this.#freeSlots[--this.#freeCount] : this.#newSlot();
+      const id = this.#chunkId();
       const datas = batch.datas;
+      // The binaries go as arguments (see src/batch.rs), in an Array without
+      // holes or prototype, which V8 spreads fastest.
+      const args = [];
+      setPrototypeOf(args, null);
+      args[0] = batch.kernel;
+      args[1] = BATCH_SLOT + id * CHUNK;
+      args[2] = batch.timeoutMs;
+      args[3] = batch.flag;
+      args[4] = batch.params;
+      args[5] = batch.maxOutputBytes;
+      for (let i = 0; i < count; i++) args[6 + i] = datas[start + i];
       let queued;
       try {
-        queued = this.#nativeSubmitMany(
-          batch.kernel,
-          slots,
-          datas,
-          start,
-          count,
-          batch.timeoutMs,
-          batch.flag,
-          batch.params,
-          batch.maxOutputBytes,
-        );
+        queued = applyFunction(this.#nativeSubmitMany, undefined, args);
       } catch (err) {
-        for (let i = count - 1; i >= 0; i--) this.#freeSlots[this.#freeCount++] = slots[i];
+        this.#freeChunks[this.#freeChunkCount++] = id;
         this.#refuseChunk(batch, start, count, err);
-        return false;
+        return FEED.failed;
       }
-      const first = batch.base + start;
-      for (let i = 0; i < queued; i++) {
-        const slot = slots[i];
-        this.#batchOf[slot] = batch;
-        this.#indexOf[slot] = first + i;
-        // What native code reads stays reachable through the slot, as a post's does.
-        this.#data[slot] = datas[start + i];
-      }
-      for (let i = count - 1; i >= queued; i--) this.#freeSlots[this.#freeCount++] = slots[i];
+      if (queued !== 0) this.#chunks[id] = new Chunk(batch, batch.base + start, datas, queued);
+      else this.#freeChunks[this.#freeChunkCount++] = id;
       this.#pending += queued;
       batch.outstanding += queued;
       batch.next = start + queued;
-      if (batch.waiting !== undefined) this.#waitingCount -= queued;
+      if (batch.parked) this.#waitingCount -= queued;
       if (queued < count) {
         this.#needsDrain = true;
-        return false;
+        return FEED.full;
       }
     }
     batch.datas = undefined;
     if (this.#maxQueue !== Infinity && this.#native.queued() >= this.#maxQueue) this.#needsDrain = true;
-    return true;
+    return FEED.done;
+  }
+
+  /** A free chunk id; the table grows (by doubling) when none is. */
+  #chunkId() {
+    if (this.#freeChunkCount !== 0) return this.#freeChunks[--this.#freeChunkCount];
+    const used = this.#chunks.length;
+    if (used === MAX_CHUNKS) {
+      throw makeError(RangeError, 'ERR_TIDEPOOL_QUEUE_FULL', `More than ${MAX_CHUNKS * CHUNK} tasks of batches are in flight`);
+    }
+    const capacity = Math.min(MAX_CHUNKS, Math.max(16, used * 2));
+    this.#chunks = grown(this.#chunks, capacity);
+    this.#freeChunks = grown(this.#freeChunks, capacity);
+    // The new ids, the lowest on top.
+    for (let id = capacity - 1; id > used; id--) this.#freeChunks[this.#freeChunkCount++] = id;
+    return used;
+  }
+
+  /** The chunk of a batch's task (its slot is BATCH_SLOT or above). */
+  #chunkOf(slot) {
+    return this.#chunks[(slot >>> CHUNK_BITS) & (MAX_CHUNKS - 1)];
   }
 
   /**
@@ -656,7 +745,7 @@ class Pool extends EventEmitter {
     this.#failBatch(batch, index, error);
   }
 
-  /** The rest of a batch waits for room (queueFull: 'wait'). */
+  /** The rest of a batch waits for room (queueFull: 'wait'), or behind posts that do. */
   #waitBatch(batch) {
     const entry = {
       message: undefined,
@@ -672,6 +761,7 @@ class Pool extends EventEmitter {
       settled: false,
     };
     batch.waiting = entry;
+    batch.parked = true;
     this.#waitingCount += batch.unsubmitted;
     this.#waiting.push(entry);
     this.#needsDrain = true;
@@ -689,8 +779,8 @@ class Pool extends EventEmitter {
       const slot = this.#native.dropOldest();
       if (slot < 0) break;
       dropped.push(slot);
-      if (this.#batchOf[slot] === batch) break;
-      if (!this.#submitBatch(batch) && batch.error !== undefined) break;
+      if (slot >= BATCH_SLOT && this.#chunkOf(slot).batch === batch) break;
+      if (this.#submitBatch(batch, Infinity) === FEED.failed) break;
     }
     const errors = [];
     for (let i = 0; i < dropped.length; i++) {
@@ -717,31 +807,38 @@ class Pool extends EventEmitter {
     this.#failed += unsubmitted;
     batch.next = batch.end;
     batch.datas = undefined;
+    if (batch.parked) {
+      batch.parked = false;
+      this.#waitingCount -= unsubmitted;
+    }
     if (batch.waiting !== undefined) {
       batch.waiting.settled = true; // #pump skips it
       batch.waiting = undefined;
-      this.#waitingCount -= unsubmitted;
     }
     this.#forgetBatchSignal(batch);
     if (batch.outstanding !== 0) {
       const removed = this.#native.cancelBatch(batch.flag);
-      for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], batch, false, undefined);
+      for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], false, undefined);
     }
     batch.sink.fail(index, error);
   }
 
   /** Whether settling `slot` as failed needs an error (not a task of a batch that already failed). */
   #wantsError(slot) {
-    const batch = this.#batchOf[slot];
-    return batch === undefined || batch.error === undefined;
+    return slot < BATCH_SLOT || this.#chunkOf(slot).batch.error === undefined;
   }
 
   /** Settles one task of a batch: its result goes to the batch's sink, its failure fails the batch. */
-  #settleBatchTask(slot, batch, ok, value) {
-    const index = this.#indexOf[slot];
-    this.#batchOf[slot] = undefined;
-    this.#data[slot] = undefined;
-    this.#freeSlots[this.#freeCount++] = slot;
+  #settleBatchTask(slot, ok, value) {
+    const id = (slot >>> CHUNK_BITS) & (MAX_CHUNKS - 1);
+    const chunk = this.#chunks[id];
+    const batch = chunk.batch;
+    const index = chunk.base + (slot & (CHUNK - 1));
+    if (--chunk.remaining === 0) {
+      // Its snapshots may go: no thread reads them any more.
+      this.#chunks[id] = undefined;
+      this.#freeChunks[this.#freeChunkCount++] = id;
+    }
     this.#pending--;
     batch.outstanding--;
     if (ok) this.#completed++;
@@ -891,8 +988,6 @@ class Pool extends EventEmitter {
       this.#signals = grown(this.#signals, capacity);
       this.#aborted = grown(this.#aborted, capacity);
       this.#freeSlots = grown(this.#freeSlots, capacity);
-      this.#batchOf = grown(this.#batchOf, capacity);
-      this.#indexOf = grown(this.#indexOf, capacity);
       this.#capacity = capacity;
     }
     return slot;
@@ -983,10 +1078,10 @@ class Pool extends EventEmitter {
       }
       if (w.batch !== undefined) {
         const batch = w.batch;
-        const all = this.#submitBatch(batch);
-        if (!all && batch.error === undefined) return;
+        if (this.#submitBatch(batch, Infinity) === FEED.full) return;
         waiting.shift();
         batch.waiting = undefined;
+        batch.parked = false;
         if (this.#destroyed) return;
         continue;
       }
@@ -1008,7 +1103,7 @@ class Pool extends EventEmitter {
       waiting.shift();
       this.#leaveWaiting(w);
     }
-    if (this.#closeDeferred) {
+    if (this.#closeDeferred && this.#feeding.empty) {
       this.#closeDeferred = false;
       this.#native.close();
     }
@@ -1048,9 +1143,8 @@ class Pool extends EventEmitter {
 
   /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
   #settle(slot, ok, value) {
-    const batch = this.#batchOf[slot];
-    if (batch !== undefined) {
-      this.#settleBatchTask(slot, batch, ok, value);
+    if (slot >= BATCH_SLOT) {
+      this.#settleBatchTask(slot, ok, value);
       return undefined;
     }
     const message = this.#messages[slot];
@@ -1118,11 +1212,10 @@ class Pool extends EventEmitter {
       const code = word >>> 24;
       const end = offset + length;
       let err;
-      const batch = this.#batchOf[slot];
-      if (batch !== undefined && batch.error !== undefined) {
+      if (slot >= BATCH_SLOT && this.#chunkOf(slot).batch.error !== undefined) {
         // Its batch already failed: nothing of this task is wanted.
         if (code === LARGE_CODE) nextLarge++;
-        this.#settleBatchTask(slot, batch, code === 0 || code === LARGE_CODE, undefined);
+        this.#settleBatchTask(slot, code === 0 || code === LARGE_CODE, undefined);
       } else if (code === 0) {
         const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
         err = this.#settle(slot, true, result);

@@ -207,7 +207,7 @@ test('postMany on a closed pool rejects, and destroy() rejects a running batch',
 test('a full queue: reject fails the batch at the first task that did not fit', async () => {
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 10 });
   try {
-    const blocker = pool.post(micros(100_000));
+    const blocker = pool.post(micros(500_000));
     while (pool.stats().busyThreads === 0) await tick();
     await assert.rejects(pool.postMany(Array.from({ length: 25 }, () => micros(1))), {
       code: 'ERR_TIDEPOOL_QUEUE_FULL',
@@ -245,15 +245,15 @@ test("a full queue: 'wait' feeds the batch in as room frees, in order", async ()
 test("a full queue: 'drop-oldest' drops older tasks, or the batch's own when it is larger than the queue", async () => {
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 4, queueFull: 'drop-oldest' });
   try {
-    const blocker = pool.post(micros(50_000));
+    const blocker = pool.post(micros(500_000));
     while (pool.stats().busyThreads === 0) await tick();
     const old = pool.post(micros(1));
     const fits = pool.postMany(Array.from({ length: 4 }, () => micros(1)));
     await assert.rejects(old, { code: 'ERR_TIDEPOOL_DROPPED' });
     assert.equal((await fits).length, 4);
     await blocker;
-    const blocker2 = pool.post(micros(50_000));
-    while (pool.stats().busyThreads === 0) await tick();
+    const blocker2 = pool.post(micros(500_000));
+    while (pool.stats().queued !== 0) await tick(); // the thread took it
     await assert.rejects(pool.postMany(Array.from({ length: 9 }, () => micros(1))), { code: 'ERR_TIDEPOOL_DROPPED', index: 0 });
     await blocker2;
     const s = await settled(pool);
@@ -458,4 +458,41 @@ test('map over an empty source is done at once; next() called twice gets two res
   } finally {
     await pool.close();
   }
+});
+
+test('a large batch is queued a chunk per turn of the event loop, and counted pending at once', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  const blocker = pool.post(micros(300_000));
+  while (pool.stats().busyThreads === 0) await tick();
+  const batch = pool.postMany(Array.from({ length: 5000 }, () => micros(1)));
+  const at = pool.stats();
+  assert.equal(at.queued, 1024, 'one chunk at once');
+  assert.equal(at.pending, 5001, 'the rest counts as pending');
+  let turns = 0;
+  while (pool.stats().queued < 5000) {
+    await new Promise((r) => setImmediate(r));
+    turns++;
+  }
+  assert.ok(turns >= 3 && turns <= 10, `${turns} turns`);
+  // close() lets the accepted batch finish.
+  const closed = pool.close();
+  assert.equal((await batch).length, 5000);
+  await blocker;
+  await closed;
+  assert.equal(pool.stats().completed, 5001);
+});
+
+test('destroy() while a batch is being fed rejects the batch and counts every task', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  const blocker = pool.post(micros(300_000)).catch((e) => e);
+  while (pool.stats().busyThreads === 0) await tick();
+  const batch = pool.postMany(Array.from({ length: 5000 }, () => micros(1)));
+  const rejected = assert.rejects(batch, { code: 'ERR_TIDEPOOL_DESTROYED' });
+  assert.ok(pool.stats().queued < 5000);
+  await pool.destroy();
+  await rejected;
+  assert.equal((await blocker).code, 'ERR_TIDEPOOL_DESTROYED');
+  const s = pool.stats();
+  assert.equal(s.pending, 0);
+  assert.equal(s.failed, 5001);
 });

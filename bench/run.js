@@ -51,6 +51,34 @@ const CASES = {
         check(out.length === msgs.length && out[123].message === msgs[123]);
       }),
   },
+  'tiny: tidepool postMany(), one batch': {
+    unit: 'round trips/s',
+    run: () =>
+      tidepoolTiny(async (pool, msgs) => {
+        const out = await pool.postMany(msgs);
+        check(out.length === msgs.length && out[123].equals(sha256(msgs[123])));
+      }),
+  },
+  'tiny: tidepool map(), 4096 in flight': {
+    unit: 'round trips/s',
+    run: () =>
+      tidepoolTiny(async (pool, msgs) => {
+        let n = 0;
+        for await (const { result, message } of pool.map(msgs, { concurrency: 4096 })) {
+          if (n++ === 123) check(result.equals(sha256(message)));
+        }
+        check(n === msgs.length);
+      }),
+  },
+  'tiny: Rust SHA-256 called directly, 2 threads (no pool)': {
+    unit: 'round trips/s',
+    native: 2,
+    tiny: true,
+  },
+  'map: tidepool map() over 1,000,000 messages of 64 B, 4096 in flight': {
+    unit: 'round trips/s',
+    run: () => mapMillion(),
+  },
   'tiny: tidepool post(), 1024 in flight': {
     unit: 'round trips/s',
     run: () => tidepoolTiny((pool, msgs) => inFlight(msgs, 1024, (m) => pool.post(m))),
@@ -140,6 +168,14 @@ const CASES = {
     unit: 'MB/s',
     run: () => timedDemo(2),
   },
+  'demo: tidepool postMany(), cold (first round after new Pool())': {
+    unit: 'MB/s',
+    run: () => timedDemo(0, undefined, postManyRound),
+  },
+  'demo: tidepool postMany(), warm (third round)': {
+    unit: 'MB/s',
+    run: () => timedDemo(2, undefined, postManyRound),
+  },
   "demo: tidepool, warm, niceIncrement: 0 (workers at the event loop's priority)": {
     unit: 'MB/s',
     run: () => timedDemo(2, { niceIncrement: 0 }),
@@ -206,6 +242,14 @@ const CASES = {
 };
 
 const RATIOS = [
+  ['tiny: tidepool postMany(), one batch', 'tiny: piscina, all at once'],
+  ['tiny: tidepool postMany(), one batch', 'tiny: tidepool post(), all at once'],
+  ['tiny: tidepool postMany(), one batch', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
+  ['tiny: tidepool map(), 4096 in flight', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
+  ['map: tidepool map() over 1,000,000 messages of 64 B, 4096 in flight', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
+  ['demo: tidepool postMany(), warm (third round)', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
+  ['demo: tidepool postMany(), cold (first round after new Pool())', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
+  ['demo: tidepool postMany(), warm (third round)', 'demo: tidepool, warm (third round)'],
   ['demo: tidepool, warm (third round)', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
   ['demo: tidepool, cold (first round after new Pool())', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
   ['demo: tidepool, warm (third round)', 'demo: crypto.createHash on the main thread'],
@@ -403,13 +447,23 @@ function exampleSha256() {
 function mb(msgs) {
   return (msgs.length * DEMO_BYTES) / 1e6;
 }
-/** Times the demo round that follows `warmRounds` untimed ones on a new pool. */
-async function timedDemo(warmRounds, options) {
+/**
+ * Times the demo round that follows `warmRounds` untimed ones on a new pool;
+ * `round(pool, msgs)` posts them (default: postMessage(), which checks each
+ * digest as it arrives). A round that returns the digests instead has them
+ * checked after the timed part: a check of 4096 digests in one go would
+ * itself stall the event loop for milliseconds.
+ */
+async function timedDemo(warmRounds, options, round = demoRound) {
   const { Pool } = require(ROOT);
   const msgs = demoMessages();
   const pool = new Pool(options);
-  for (let i = 0; i < warmRounds; i++) await demoRound(pool, msgs);
-  const r = await timedRound(msgs, () => demoRound(pool, msgs));
+  for (let i = 0; i < warmRounds; i++) checkDigests(msgs, await round(pool, msgs));
+  let out;
+  const r = await timedRound(msgs, async () => {
+    out = await round(pool, msgs);
+  });
+  checkDigests(msgs, out);
   const threads = pool.stats().threads;
   await pool.close();
   return { ...r, threads };
@@ -420,6 +474,63 @@ function demoRound(pool, msgs) {
   return postAll(pool, msgs, (result, message) => {
     if (!message.digest.equals(result)) throw new Error(`wrong digest for message ${message.id}`);
   });
+}
+
+/** One round of the article's workload in one postMany(): its digests, in order. */
+function postManyRound(pool, msgs) {
+  return pool.postMany(msgs);
+}
+
+/** Every digest of `out` (when a round returned them) against the one computed beforehand. */
+function checkDigests(msgs, out) {
+  if (out === undefined) return;
+  check(out.length === msgs.length);
+  for (let i = 0; i < msgs.length; i++) {
+    if (!msgs[i].digest.equals(out[i])) throw new Error(`wrong digest for message ${msgs[i].id}`);
+  }
+}
+
+function sha256(data) {
+  return require('node:crypto').createHash('sha256').update(data).digest();
+}
+
+/**
+ * map() over a million 64-byte messages made as they are pulled (views of
+ * one 1 MiB random block), the consumer keeping nothing: round trips/s, and
+ * the process's RSS before and at its peak (sampled every 5 ms), which stays
+ * flat when the messages in flight are bounded. A 100,000-message run first
+ * warms up the JIT.
+ */
+async function mapMillion() {
+  const { Pool } = require(ROOT);
+  const block = require('node:crypto').randomBytes(1 << 20);
+  const pool = new Pool();
+  function* messages(count) {
+    for (let i = 0; i < count; i++) {
+      const at = (i * TINY_BYTES) & ((1 << 20) - 1);
+      yield block.subarray(at, at + TINY_BYTES);
+    }
+  }
+  const run = async (count) => {
+    let n = 0;
+    for await (const { result, message } of pool.map(messages(count), { concurrency: 4096 })) {
+      if (n++ === 4567) check(result.equals(sha256(message)));
+    }
+    check(n === count);
+  };
+  await run(100_000);
+  const rssStart = process.memoryUsage().rss;
+  let rssPeak = rssStart;
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  }, 5);
+  const t = now();
+  await run(1_000_000);
+  const s = seconds(t);
+  clearInterval(sampler);
+  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  await pool.close();
+  return { value: 1_000_000 / s, rssStartMiB: rssStart / 2 ** 20, rssPeakMiB: rssPeak / 2 ** 20 };
 }
 
 /**
@@ -457,19 +568,22 @@ async function tidepoolTiny(round, options) {
 
 // ---- parent -----------------------------------------------------------------
 
-function nativeDirect(threads) {
+/** The Rust-only baseline: MB/s of the demo's messages, or tasks/s of the tiny ones (`tiny`). */
+function nativeDirect(threads, tiny) {
   const exe = path.join(ROOT, 'target', 'release', 'examples', process.platform === 'win32' ? 'direct.exe' : 'direct');
-  const out = execFileSync(exe, [String(threads), String(DEMO_MESSAGES), String(DEMO_BYTES), '3'], { encoding: 'utf8' });
+  const [count, bytes] = tiny ? [TINY_TASKS, TINY_BYTES] : [DEMO_MESSAGES, DEMO_BYTES];
+  const out = execFileSync(exe, [String(threads), String(count), String(bytes), '3'], { encoding: 'utf8' });
   const rounds = out
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
-  return { value: rounds[rounds.length - 1].mb_per_s, threads };
+  const last = rounds[rounds.length - 1];
+  return { value: tiny ? count / (last.ms / 1000) : last.mb_per_s, threads };
 }
 
 function runCase(name) {
   const c = CASES[name];
-  if (c.native) return nativeDirect(c.native);
+  if (c.native) return nativeDirect(c.native, c.tiny);
   if (c.threadCost) {
     const exe = path.join(ROOT, 'target', 'release', 'examples', process.platform === 'win32' ? 'thread_cost.exe' : 'thread_cost');
     const out = JSON.parse(execFileSync(exe, { encoding: 'utf8' }).trim());
@@ -574,6 +688,9 @@ function notes(first, med) {
   }
   if (first.ratio !== undefined) return `${med('cpuS').toFixed(2)} CPU s, output ${(med('ratio') * 100).toFixed(1)}% of input`;
   if (first.cpuS !== undefined) return `${med('cpuS').toFixed(2)} CPU s`;
+  if (first.rssPeakMiB !== undefined) {
+    return `RSS ${med('rssStartMiB').toFixed(0)} MiB before, ${med('rssPeakMiB').toFixed(0)} MiB at the peak`;
+  }
   if (first.cpuUsPerTask !== undefined) return `${med('cpuUsPerTask').toFixed(2)} CPU µs/task`;
   if (first.rss0 !== undefined) {
     return `RSS +${med('rss0').toFixed(2)} / +${med('rss1').toFixed(2)} / +${med('rssMax').toFixed(2)} MiB with 0 / 1 / ${first.maxThreads} threads`;

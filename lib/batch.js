@@ -40,6 +40,8 @@ class Batch {
   error = undefined;
   /** Its entry in the pool's wait queue while the rest waits for room. */
   waiting = undefined;
+  /** Its unsubmitted tasks are counted as pending (it waits, or is being fed). */
+  parked = false;
 
   constructor(what, kernel, params, maxOutputBytes, timeoutMs, flag, signal, sink) {
     this.what = what;

@@ -1,11 +1,10 @@
 //! `postMany()` and `map()` on the native side: a whole chunk of tasks in one
 //! N-API call, and the one cancel flag a batch's tasks share.
 //!
-//! index.js checks a batch whole before anything is queued, takes a slot per
-//! task and keeps every binary of the batch reachable until the batch's last
-//! task settles. Here the chunk is read (every element fetched first, then
-//! read, as `binary::input_of` does within an Array) into tasks that are
-//! queued under one lock (`Pool::submit_many`). Every task of a batch
+//! index.js checks a batch whole before anything is queued and keeps each
+//! chunk's binaries reachable until the chunk's last task settles; a chunk's
+//! tasks have consecutive slots from `firstSlot`. Here the chunk's binaries,
+//! passed as arguments, are read into tasks that are queued under one lock (`Pool::submit_many`). Every task of a batch
 //! carries the batch's flag: when one fails (or the batch's signal fires)
 //! `cancelBatch` takes the batch's queued tasks out in one pass and raises
 //! the flag, which stops the running ones at their next chunk.
@@ -92,21 +91,35 @@ pub(crate) fn raise(flag: &AtomicBool) {
     flag.store(true, Ordering::Relaxed);
 }
 
-/// Most arguments `submitMany` takes.
-const ARGS: usize = 9;
+/// The arguments of `submitMany` before the binaries.
+const FIXED: usize = 6;
+/// Most binaries one `submitMany` call takes.
+pub(crate) const MAX_CHUNK: usize = 4096;
 
-/// `submitMany(kernel, slots, datas, start, count, timeoutMs, flag, params?, maxOutputBytes?)`:
-/// queues `datas[start .. start + count]` (binaries or Arrays of binaries), task `i` in slot
-/// `slots[i]` (a Uint32Array), all with the batch's `flag`; answers how many were queued (fewer
-/// than `count` when the queue filled up: the first ones, in order).
+/// `submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, ...binaries)`: queues
+/// one task per binary (or Array of binaries), task `i` in slot `firstSlot + i`, all with the
+/// batch's `flag` (`params` and `maxOutputBytes` may be undefined); answers how many were queued
+/// (fewer than given when the queue filled up: the first ones, in order).
+///
+/// The binaries come as arguments, not in an Array: V8 copies an argument list in a few
+/// nanoseconds per element, where reading an Array costs a `napi_get_element` (a property lookup
+/// and a handle) per element, the largest share of this call.
 pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = ARGS;
-    let mut argv = [ptr::null_mut(); ARGS];
+    let mut argc = 0;
     let mut data = ptr::null_mut();
-    // SAFETY: live env and callback info of this call; out-pointers to locals.
-    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
-    if status != sys::Status::napi_ok || argc < 7 || data.is_null() {
-        let (code, message) = bad_call("takes at least seven arguments");
+    // SAFETY: live env and callback info of this call; asks for the count only.
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
+    if status != sys::Status::napi_ok || !(FIXED..=FIXED + MAX_CHUNK).contains(&argc) || data.is_null() {
+        let (code, message) = bad_call("takes six arguments and at most 4096 binaries");
+        crate::native_pool::throw(env, code, &message);
+        return ptr::null_mut();
+    }
+    let mut argv = vec![ptr::null_mut(); argc];
+    let mut got = argc;
+    // SAFETY: as above; `argv` has room for `argc` values.
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut got, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
+    if status != sys::Status::napi_ok || got != argc {
+        let (code, message) = bad_call("could not read its arguments");
         crate::native_pool::throw(env, code, &message);
         return ptr::null_mut();
     }
@@ -114,7 +127,7 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
     // alive for as long as the function can be called.
     let inner = unsafe { &*(data as *const Inner) };
     // SAFETY: the arguments are live values of this call.
-    match unsafe { submit_many(inner, env, argc, argv) } {
+    match unsafe { submit_many(inner, env, &argv) } {
         Ok(queued) => {
             let mut result = ptr::null_mut();
             // SAFETY: live env; out-pointer to a local.
@@ -130,92 +143,52 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
 
 /// # Safety
 /// `env` and `argv` must be the live env and arguments of the current call.
-unsafe fn submit_many(inner: &Inner, env: sys::napi_env, argc: usize, argv: [sys::napi_value; ARGS]) -> Result<u32, Refusal> {
+unsafe fn submit_many(inner: &Inner, env: sys::napi_env, argv: &[sys::napi_value]) -> Result<u32, Refusal> {
+    let (fixed, binaries) = argv.split_at(FIXED);
+    let count = binaries.len() as u32;
     let mut kernel = 0u32;
-    let mut start = 0u32;
-    let mut count = 0u32;
+    let mut first_slot = 0u32;
     let mut timeout_ms = 0.0f64;
     // SAFETY: live env and values; out-pointers to locals.
     let numbers_ok = unsafe {
-        sys::napi_get_value_uint32(env, argv[0], &mut kernel) == sys::Status::napi_ok
-            && sys::napi_get_value_uint32(env, argv[3], &mut start) == sys::Status::napi_ok
-            && sys::napi_get_value_uint32(env, argv[4], &mut count) == sys::Status::napi_ok
-            && sys::napi_get_value_double(env, argv[5], &mut timeout_ms) == sys::Status::napi_ok
+        sys::napi_get_value_uint32(env, fixed[0], &mut kernel) == sys::Status::napi_ok
+            && sys::napi_get_value_uint32(env, fixed[1], &mut first_slot) == sys::Status::napi_ok
+            && sys::napi_get_value_double(env, fixed[2], &mut timeout_ms) == sys::Status::napi_ok
     };
-    if !numbers_ok || kernels::get(kernel).is_none() {
-        return Err(bad_call("kernel, start, count and timeoutMs must be numbers, the kernel a valid id"));
+    if !numbers_ok || kernels::get(kernel).is_none() || first_slot.checked_add(count).is_none() {
+        return Err(bad_call("kernel, firstSlot and timeoutMs must be numbers, the kernel a valid id"));
     }
     if inner.is_torn_down() {
         return Err(("ERR_TIDEPOOL_CLOSED", "the environment is shutting down".to_owned()));
     }
-    let slots = {
-        let mut kind = sys::TypedarrayType::int8_array;
-        let mut length = 0usize;
-        let mut data: *mut c_void = ptr::null_mut();
-        // SAFETY: live env/value, out-pointers to locals.
-        let status =
-            unsafe { sys::napi_get_typedarray_info(env, argv[1], &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()) };
-        if status != sys::Status::napi_ok
-            || kind != sys::TypedarrayType::uint32_array
-            || length < count as usize
-            || data.is_null() && count > 0
-        {
-            return Err(bad_call("slots must be a Uint32Array of at least count elements"));
-        }
-        if count == 0 {
-            return Ok(0);
-        }
-        // SAFETY: a Uint32Array of `length >= count` elements at `data`
-        // (aligned, as every Uint32Array is), alive during this call; no
-        // JavaScript runs while the slice is in use, so nothing can change it.
-        unsafe { std::slice::from_raw_parts(data as *const u32, count as usize) }.to_vec()
-    };
-    let mut is_array = false;
-    let mut length = 0u32;
-    // SAFETY: live env/value, out-pointers to locals.
-    let array_ok = unsafe {
-        sys::napi_is_array(env, argv[2], &mut is_array) == sys::Status::napi_ok
-            && is_array
-            && sys::napi_get_array_length(env, argv[2], &mut length) == sys::Status::napi_ok
-    };
-    if !array_ok || u64::from(start) + u64::from(count) > u64::from(length) {
-        return Err(bad_call("datas must be an Array holding start + count elements"));
-    }
     // SAFETY: live env/value.
-    let flag = unsafe { flag_of(env, argv[6]) }?;
-    let params = if argc > 7 && !crate::native_pool::is_undefined(env, argv[7]) {
-        // SAFETY: live env and value.
-        unsafe { crate::params::take(env, argv[7], kernel) }?
-    } else {
+    let flag = unsafe { flag_of(env, fixed[3]) }?;
+    if count == 0 {
+        return Ok(0);
+    }
+    let params = if crate::native_pool::is_undefined(env, fixed[4]) {
         Default::default()
+    } else {
+        // SAFETY: live env and value.
+        unsafe { crate::params::take(env, fixed[4], kernel) }?
     };
     let mut max_output = None;
-    if argc > 8 && !crate::native_pool::is_undefined(env, argv[8]) {
+    if !crate::native_pool::is_undefined(env, fixed[5]) {
         let mut bytes = 0.0f64;
         // SAFETY: live env and value; out-pointer to a local.
-        if unsafe { sys::napi_get_value_double(env, argv[8], &mut bytes) } == sys::Status::napi_ok && bytes >= 1.0 {
+        if unsafe { sys::napi_get_value_double(env, fixed[5], &mut bytes) } == sys::Status::napi_ok && bytes >= 1.0 {
             max_output = Some(bytes as usize);
         }
     }
     let timeout = (timeout_ms > 0.0 && timeout_ms.is_finite()).then(|| Duration::from_secs_f64(timeout_ms / 1000.0));
-    // Every element is fetched before any is read: were fetching to run
-    // JavaScript (it does not on index.js's own Array), it could not detach
-    // a binary already read.
-    let mut elements = Vec::with_capacity(count as usize);
-    for i in start..start + count {
-        let mut element = ptr::null_mut();
-        // SAFETY: live env/value, index in bounds, out-pointer to a local.
-        if unsafe { sys::napi_get_element(env, argv[2], i, &mut element) } != sys::Status::napi_ok {
-            return Err(bad_call("datas could not be read"));
-        }
-        elements.push(element);
-    }
+    // The binaries are arguments: no JavaScript runs between reading the
+    // first and the last, so none can detach one already read.
     let now = Instant::now();
-    let mut tasks = Vec::with_capacity(elements.len());
-    for (element, &slot) in elements.into_iter().zip(&slots) {
+    let mut tasks = Vec::with_capacity(binaries.len());
+    for (&binary, slot) in binaries.iter().zip(first_slot..) {
         // SAFETY: live env and value; index.js keeps every binary of the
-        // batch reachable until the batch's last task is delivered.
-        let input = unsafe { binary::input_of(env, element) }?;
+        // chunk reachable until the chunk's last task is delivered.
+        let input = unsafe { binary::input_of(env, binary) }?;
         tasks.push(Task { slot, kernel, params: params.clone(), input, enqueued_at: now, cancel: Some(flag.clone()), timeout, max_output });
     }
     let Some(_) = inner.pool().submit_many(&mut tasks) else {

@@ -408,9 +408,9 @@ impl NativePool {
         self.bound_function(env, c"submit", submit_callback)
     }
 
-    /// Returns this pool's `submitMany(kernel, slots, datas, start, count,
-    /// timeoutMs, flag, params?, maxOutputBytes?)` (see batch.rs), bound as
-    /// `submit` is.
+    /// Returns this pool's `submitMany(kernel, firstSlot, datas, start,
+    /// count, timeoutMs, flag, params?, maxOutputBytes?)` (see batch.rs),
+    /// bound as `submit` is.
     #[napi]
     pub fn batch_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         self.bound_function(env, c"submitMany", crate::batch::submit_many_callback)
