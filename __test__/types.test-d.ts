@@ -237,3 +237,43 @@ async function loaded(): Promise<void> {
   expectType<KernelName>(kernel);
 }
 void loaded;
+
+// postMany(): results in the pool's encoding; map(): { result, message } per message.
+async function batches(): Promise<void> {
+  const pool = new Pool();
+  const digests = await pool.postMany([Buffer.from('a'), { data: Buffer.from('b') }]);
+  assertType<Equal<typeof digests, Buffer[]>>();
+  const hex = new Pool({ encoding: 'hex' });
+  assertType<Equal<Awaited<ReturnType<typeof hex.postMany>>, string[]>>();
+  await pool.postMany([Buffer.from('a')], { kernel: 'md5', signal: AbortSignal.timeout(10), timeoutMs: 5 });
+  // @ts-expect-error: concurrency is an option of map()
+  await pool.postMany([Buffer.from('a')], { concurrency: 4 });
+  // @ts-expect-error: messages is an Array
+  await pool.postMany(Buffer.from('a'));
+
+  interface Upload {
+    id: number;
+    body: Buffer;
+  }
+  const uploads = new Pool<'hex', Upload>({ encoding: 'hex', select: (m) => m.body });
+  async function* source(): AsyncGenerator<Upload> {
+    yield { id: 1, body: Buffer.from('x') };
+  }
+  for await (const { result, message } of uploads.map(source(), { concurrency: 8 })) {
+    expectType<string>(result);
+    expectType<number>(message.id);
+  }
+  for await (const item of pool.map([Buffer.from('a'), Promise.resolve(Buffer.from('b'))])) {
+    expectType<Buffer>(item.result);
+  }
+  // @ts-expect-error: a message of another type
+  uploads.map([Buffer.from('a')]);
+  // @ts-expect-error: concurrency is a number
+  pool.map([], { concurrency: '4' });
+  try {
+    await pool.postMany([Buffer.from('a')]);
+  } catch (err) {
+    expectType<number | undefined>((err as TidepoolError).index);
+  }
+}
+void batches;
