@@ -261,3 +261,58 @@ fn close_with_tasks_queued_and_no_thread_still_runs_them() {
         ITERATIONS,
     );
 }
+
+#[test]
+fn a_batch_wakes_parked_threads_and_none_of_it_is_stranded() {
+    // Two core threads, both parked; a batch arrives in one submit_many.
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            let pool = Pool::new(config(2, 2, Duration::from_secs(60)), waker).unwrap();
+            shuttle::thread::yield_now();
+            let mut batch: Vec<Task> = (0..5).map(task).collect();
+            assert_eq!(pool.submit_many(&mut batch), Some(5));
+            assert!(batch.is_empty());
+            let done = collect(&pool, 5);
+            assert!(done.iter().all(|c| c.outcome.is_ok()));
+            pool.close();
+            pool.join();
+            assert!(pool.is_terminated());
+        },
+        ITERATIONS,
+    );
+}
+
+#[test]
+fn cancelling_a_batch_racing_with_workers_settles_each_task_once() {
+    // The binding's batch cancel: queued tasks of the flag out in one pass,
+    // then the flag raised for those a thread took meanwhile.
+    shuttle::check_random(
+        || {
+            let (waker, _) = counting_waker();
+            let pool = Pool::new(config(1, 2, Duration::from_secs(60)), waker).unwrap();
+            let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let mut batch: Vec<Task> = (0..6)
+                .map(|slot| {
+                    let mut t = task(slot);
+                    t.cancel = Some(flag.clone());
+                    t
+                })
+                .collect();
+            pool.submit_many(&mut batch).unwrap();
+            shuttle::thread::yield_now();
+            let removed: HashSet<u32> = pool.remove_queued_with(&flag).into_iter().collect();
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            let done = collect(&pool, 6 - removed.len());
+            for c in &done {
+                assert!(!removed.contains(&c.slot), "a removed task still completed");
+            }
+            pool.close();
+            pool.join();
+            let mut rest = Vec::new();
+            pool.take_completions(&mut rest);
+            assert!(rest.is_empty(), "more completions than tasks");
+        },
+        ITERATIONS,
+    );
+}
