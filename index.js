@@ -109,6 +109,32 @@ const FEED = Object.freeze({ done: 0, more: 1, full: 2, failed: 3 });
 /** Chunk ids fit the 21 bits between BATCH_SLOT and a task's place in its chunk. */
 const MAX_CHUNKS = 2 ** (31 - CHUNK_BITS);
 
+/** Data fed to a batch while it still had some to submit (see #feedBatch). */
+class Segment {
+  datas;
+  base;
+  count;
+  constructor(datas, base, count) {
+    this.datas = datas;
+    this.base = base;
+    this.count = count;
+  }
+}
+
+/** Makes a batch's next segment its current data; false if it has none. */
+function nextSegment(batch) {
+  const segments = batch.segments;
+  if (segments === undefined || segments.empty) return false;
+  const segment = segments.peek();
+  segments.shift();
+  batch.segmentTasks -= segment.count;
+  batch.datas = segment.datas;
+  batch.base = segment.base;
+  batch.next = 0;
+  batch.end = segment.count;
+  return true;
+}
+
 /** A chunk of a batch in flight (see CHUNK). */
 class Chunk {
   batch;
@@ -595,6 +621,15 @@ class Pool extends EventEmitter {
    * to what does not fit.
    */
   #feedBatch(batch, datas, base, count) {
+    if (batch.unsubmitted !== 0) {
+      // The batch is still being fed, or waits for room (map() pulled more
+      // meanwhile): this data follows what it has.
+      (batch.segments ??= new WaitQueue()).push(new Segment(datas, base, count));
+      batch.segmentTasks += count;
+      if (batch.parked) this.#waitingCount += count;
+      if (this.#closed) this.#failBatch(batch, batch.base + batch.next, closedError());
+      return;
+    }
     batch.datas = datas;
     batch.base = base;
     batch.next = 0;
@@ -660,7 +695,8 @@ class Pool extends EventEmitter {
    * native call each (Infinity: all). Returns a FEED outcome.
    */
   #submitBatch(batch, chunks) {
-    for (let n = 0; batch.next < batch.end; n++) {
+    for (let n = 0; ; n++) {
+      if (batch.next === batch.end && !nextSegment(batch)) break;
       if (n === chunks) return FEED.more;
       const start = batch.next;
       const count = Math.min(CHUNK, batch.end - start);
@@ -774,11 +810,11 @@ class Pool extends EventEmitter {
    * ERR_TIDEPOOL_DROPPED). The dropped tasks settle after the batch is in.
    */
   #dropForBatch(batch) {
-    const dropped = [];
-    while (batch.next < batch.end) {
+    const dropped = ownArray(0);
+    while (batch.unsubmitted !== 0) {
       const slot = this.#native.dropOldest();
       if (slot < 0) break;
-      dropped.push(slot);
+      dropped[dropped.length] = slot;
       if (slot >= BATCH_SLOT && this.#chunkOf(slot).batch === batch) break;
       if (this.#submitBatch(batch, Infinity) === FEED.failed) break;
     }
@@ -789,7 +825,7 @@ class Pool extends EventEmitter {
       if (err !== undefined) errors.push(err);
     }
     // Dropped its own task, or the queue could not make room.
-    if (batch.next < batch.end) this.#failBatch(batch, batch.base + batch.next, queueFullError());
+    if (batch.unsubmitted !== 0) this.#failBatch(batch, batch.base + batch.next, queueFullError());
     throwLater(errors);
   }
 
@@ -807,6 +843,8 @@ class Pool extends EventEmitter {
     this.#failed += unsubmitted;
     batch.next = batch.end;
     batch.datas = undefined;
+    batch.segments = undefined;
+    batch.segmentTasks = 0;
     if (batch.parked) {
       batch.parked = false;
       this.#waitingCount -= unsubmitted;

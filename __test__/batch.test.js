@@ -280,6 +280,24 @@ test('map yields { result, message } in input order from a sync iterable', async
   }
 });
 
+test('map with a window larger than a chunk refills it while it is still being fed', async () => {
+  const pool = new Pool();
+  try {
+    const messages = inputs(20000);
+    let i = 0;
+    for await (const { result, message } of pool.map(messages, { concurrency: 3000 })) {
+      assert.equal(message, messages[i]);
+      if (i % 997 === 0) assert.deepEqual(result, sha256(message));
+      i++;
+    }
+    assert.equal(i, 20000);
+    const s = await settled(pool);
+    assert.equal(s.completed, 20000);
+  } finally {
+    await pool.close();
+  }
+});
+
 test('map keeps at most `concurrency` messages pulled ahead of the consumer', async () => {
   const pool = new Pool();
   try {

@@ -32,6 +32,9 @@ class Batch {
   base = 0;
   next = 0;
   end = 0;
+  /** Data fed while `datas` was not all submitted (a WaitQueue of Segments, made when needed), and its tasks. */
+  segments = undefined;
+  segmentTasks = 0;
   /** No data will come besides what `datas` holds (postMany: at once). */
   complete = false;
   /** Tasks submitted and not yet settled. */
@@ -54,9 +57,9 @@ class Batch {
     this.sink = sink;
   }
 
-  /** Tasks of the current data not yet submitted. */
+  /** Tasks fed and not yet submitted. */
   get unsubmitted() {
-    return this.end - this.next;
+    return this.end - this.next + this.segmentTasks;
   }
 }
 
