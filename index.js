@@ -75,6 +75,7 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
  */
 const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
 const applyFunction = Reflect.apply;
+const defineProperty = Reflect.defineProperty;
 const setPrototypeOf = Reflect.setPrototypeOf;
 /** The Promise of this realm at load (a replaced global cannot break post()). */
 const NativePromise = Promise;
@@ -206,6 +207,7 @@ class Pool extends EventEmitter {
   /** Batches whose chunks go in one per turn of the event loop (see #feedBatch). */
   #feeding = new WaitQueue();
   #feedScheduled = false;
+  #pumpScheduled = false;
   /** Of those, the ones not yet settled (an abort settles one in place). */
   #waitingCount = 0;
   #needsDrain = false;
@@ -477,6 +479,7 @@ class Pool extends EventEmitter {
       feed: (batch, datas, base, count) => this.#feedBatch(batch, datas, base, count),
       finish: (batch) => this.#endFeeding(batch),
       cancel: (batch, error) => this.#failBatch(batch, -1, error),
+      closed: () => this.#closed,
       selected: this.#select !== defaultSelect,
     };
     return new MapIterator(this.#mapPort, source, sync, o);
@@ -525,7 +528,7 @@ class Pool extends EventEmitter {
       this.#closed = true;
       // Posts still waiting for room, and batches being fed, were accepted:
       // queue them first.
-      if (!this.#waiting.empty || !this.#feeding.empty) this.#closeDeferred = true;
+      if (!this.#nobodyWaits() || !this.#feeding.empty) this.#closeDeferred = true;
       else this.#native.close();
     }
     return this.#whenTerminated();
@@ -538,7 +541,7 @@ class Pool extends EventEmitter {
     if (!this.#destroyed) {
       this.#destroyed = true;
       const slots = this.#native.destroy();
-      const errors = [];
+      const errors = ownArray(0);
       // Batches being fed and posts waiting for room never (wholly) reached
       // the queue: reject them too.
       const feeding = this.#feeding.takeAll();
@@ -557,11 +560,11 @@ class Pool extends EventEmitter {
         }
         this.#leaveWaiting(w);
         const err = this.#fail(w.message, w.reject, destroyedError());
-        if (err !== undefined) errors.push(err);
+        if (err !== undefined) errors[errors.length] = err;
       }
       for (let i = 0; i < slots.length; i++) {
         const err = this.#settle(slots[i], false, this.#wantsError(slots[i]) ? destroyedError() : undefined);
-        if (err !== undefined) errors.push(err);
+        if (err !== undefined) errors[errors.length] = err;
       }
       throwLater(errors);
     }
@@ -639,7 +642,7 @@ class Pool extends EventEmitter {
       return;
     }
     // Posts already wait for room (queueFull: 'wait'): the batch waits behind them.
-    if (!this.#waiting.empty) {
+    if (!this.#nobodyWaits()) {
       this.#waitBatch(batch);
       return;
     }
@@ -684,7 +687,7 @@ class Pool extends EventEmitter {
     if (!feeding.empty) {
       this.#feedScheduled = true;
       scheduleImmediate(this.#feedLater);
-    } else if (this.#closeDeferred && this.#waiting.empty) {
+    } else if (this.#closeDeferred && this.#nobodyWaits()) {
       this.#closeDeferred = false;
       this.#native.close();
     }
@@ -701,6 +704,14 @@ class Pool extends EventEmitter {
       const start = batch.next;
       const count = Math.min(CHUNK, batch.end - start);
       const id = this.#chunkId();
+      if (id < 0) {
+        this.#failBatch(
+          batch,
+          batch.base + start,
+          makeError(RangeError, 'ERR_TIDEPOOL_QUEUE_FULL', `More than ${MAX_CHUNKS} chunks of batches are in flight`),
+        );
+        return FEED.failed;
+      }
       const datas = batch.datas;
       // The binaries go as arguments (see src/batch.rs), in an Array without
       // holes or prototype, which V8 spreads fastest.
@@ -737,13 +748,11 @@ class Pool extends EventEmitter {
     return FEED.done;
   }
 
-  /** A free chunk id; the table grows (by doubling) when none is. */
+  /** A free chunk id (-1 when all MAX_CHUNKS are in use); the table grows (by doubling) when none is. */
   #chunkId() {
     if (this.#freeChunkCount !== 0) return this.#freeChunks[--this.#freeChunkCount];
     const used = this.#chunks.length;
-    if (used === MAX_CHUNKS) {
-      throw makeError(RangeError, 'ERR_TIDEPOOL_QUEUE_FULL', `More than ${MAX_CHUNKS * CHUNK} tasks of batches are in flight`);
-    }
+    if (used === MAX_CHUNKS) return -1;
     const capacity = Math.min(MAX_CHUNKS, Math.max(16, used * 2));
     this.#chunks = grown(this.#chunks, capacity);
     this.#freeChunks = grown(this.#freeChunks, capacity);
@@ -812,17 +821,19 @@ class Pool extends EventEmitter {
   #dropForBatch(batch) {
     const dropped = ownArray(0);
     while (batch.unsubmitted !== 0) {
+      // (-1: the threads emptied the queue meanwhile; the submit below fits.)
       const slot = this.#native.dropOldest();
-      if (slot < 0) break;
-      dropped[dropped.length] = slot;
-      if (slot >= BATCH_SLOT && this.#chunkOf(slot).batch === batch) break;
+      if (slot >= 0) {
+        dropped[dropped.length] = slot;
+        if (slot >= BATCH_SLOT && this.#chunkOf(slot).batch === batch) break;
+      }
       if (this.#submitBatch(batch, Infinity) === FEED.failed) break;
     }
-    const errors = [];
+    const errors = ownArray(0);
     for (let i = 0; i < dropped.length; i++) {
       const slot = dropped[i];
       const err = this.#settle(slot, false, this.#wantsError(slot) ? droppedError() : undefined);
-      if (err !== undefined) errors.push(err);
+      if (err !== undefined) errors[errors.length] = err;
     }
     // Dropped its own task, or the queue could not make room.
     if (batch.unsubmitted !== 0) this.#failBatch(batch, batch.base + batch.next, queueFullError());
@@ -838,7 +849,10 @@ class Pool extends EventEmitter {
   #failBatch(batch, index, error) {
     if (batch.error !== undefined) return;
     batch.error = error;
-    if (index >= 0 && error !== null && typeof error === 'object') error.index = index;
+    // Defined, not assigned: an inherited `index` setter must not run here.
+    if (index >= 0 && error !== null && typeof error === 'object') {
+      defineProperty(error, 'index', { __proto__: null, value: index, writable: true, enumerable: true, configurable: true });
+    }
     const unsubmitted = batch.unsubmitted;
     this.#failed += unsubmitted;
     batch.next = batch.end;
@@ -858,6 +872,7 @@ class Pool extends EventEmitter {
       const removed = this.#native.cancelBatch(batch.flag);
       for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], false, undefined);
     }
+    this.#pumpSoon();
     batch.sink.fail(index, error);
   }
 
@@ -970,7 +985,7 @@ class Pool extends EventEmitter {
    * `timeoutMs` are optional. Runs no user code before the task is queued.
    */
   #enqueue(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
-    if (this.#waiting.empty) {
+    if (this.#nobodyWaits()) {
       // The native side reads (and checks) the input even when the queue is full.
       if (this.#trySubmit(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) !== 0) return;
       if (this.#queueFull === 'drop-oldest') {
@@ -998,6 +1013,36 @@ class Pool extends EventEmitter {
     if (reject !== null) reject(err);
     else process.nextTick(() => this.emit('error', err, message)); // never inside postMessage() itself
   }
+
+  /**
+   * True when no post or batch waits for room. Entries settled while they
+   * waited (aborted, a batch that failed) are dropped from the front first:
+   * one left there would hold every later post behind it.
+   */
+  #nobodyWaits() {
+    const waiting = this.#waiting;
+    while (!waiting.empty && waiting.peek().settled) waiting.shift();
+    return waiting.empty;
+  }
+
+  /**
+   * Runs #pump on the next turn when posts wait and a batch that failed
+   * outside a delivery (map() stopped, a feed refused) freed room: nothing
+   * else might pump again.
+   */
+  #pumpSoon() {
+    if (this.#pumpScheduled || !this.#needsDrain) return;
+    this.#pumpScheduled = true;
+    scheduleImmediate(this.#pumpLater);
+  }
+
+  #pumpLater = () => {
+    this.#pumpScheduled = false;
+    if (!this.#needsDrain || this.#destroyed) return;
+    const errors = ownArray(0);
+    this.#pump(errors);
+    throwLater(errors);
+  };
 
   /** Parks a post until the queue has room. */
   #wait(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
@@ -1078,13 +1123,13 @@ class Pool extends EventEmitter {
     // request of a signal with its one reason: an Error per task (with its
     // stack) would cost more than the task (10 µs; 1 s for 100,000 tasks).
     const aborted = abortError(signalReason(signal));
-    const errors = [];
+    const errors = ownArray(0);
     for (const batch of Array.from(watch.batches)) this.#failBatch(batch, -1, aborted);
     for (const entry of watch.waiting) {
       entry.settled = true; // #pump skips it
       this.#waitingCount--;
       const err = this.#fail(entry.message, entry.reject, aborted);
-      if (err !== undefined) errors.push(err);
+      if (err !== undefined) errors[errors.length] = err;
     }
     if (slots !== undefined) {
       // Every task is marked; those still queued are removed and settle now,
@@ -1093,7 +1138,7 @@ class Pool extends EventEmitter {
       const removed = this.#native.cancel(slots);
       for (let i = 0; i < removed.length; i++) {
         const err = this.#settle(removed[i], false, aborted);
-        if (err !== undefined) errors.push(err);
+        if (err !== undefined) errors[errors.length] = err;
       }
     }
     // Removed tasks and aborted waiting posts free places: let others in.
@@ -1133,7 +1178,7 @@ class Pool extends EventEmitter {
         waiting.shift();
         this.#leaveWaiting(w);
         const thrown = this.#fail(w.message, w.reject, err);
-        if (thrown !== undefined) errors.push(thrown);
+        if (thrown !== undefined) errors[errors.length] = thrown;
         if (this.#destroyed) return; // an 'error' listener destroyed the pool
         continue;
       }
@@ -1152,7 +1197,7 @@ class Pool extends EventEmitter {
       try {
         this.emit('drain');
       } catch (err) {
-        errors.push(err);
+        errors[errors.length] = err;
       }
     }
   }
@@ -1286,21 +1331,22 @@ class Pool extends EventEmitter {
         const error = aborted !== undefined ? aborted : taskError(code, slab.toString('utf8', offset, end), this.#destroyed);
         err = this.#settle(slot, false, error);
       }
-      if (err !== undefined) (errors ??= []).push(err);
+      if (err !== undefined) (errors ??= ownArray(0))[errors.length] = err;
       offset = end;
     }
     if (events !== undefined) {
-      for (const e of events) {
+      for (let i = 0; i < events.length; i++) {
+        const e = events[i];
         try {
           if (e.type === 'spawnError') this.emit('spawnError', { error: e.error, threads: e.threads });
           else this.emit(e.type, { threadId: e.threadId, threads: e.threads, reason: e.reason });
         } catch (err) {
-          (errors ??= []).push(err);
+          (errors ??= ownArray(0))[errors.length] = err;
         }
       }
     }
     // The queue length now: listeners above may have posted.
-    if (this.#needsDrain) this.#pump((errors ??= []));
+    if (this.#needsDrain) this.#pump((errors ??= ownArray(0)));
     if (terminated) this.#onTerminated();
     // Listeners threw: each surfaces as an uncaught exception, as an
     // EventEmitter would have thrown it, but only after the whole batch

@@ -514,3 +514,169 @@ test('destroy() while a batch is being fed rejects the batch and counts every ta
   assert.equal(s.pending, 0);
   assert.equal(s.failed, 5001);
 });
+
+test("stopping a map() that partly waits for room ('wait') leaves the pool working", async () => {
+  const pool = new Pool({ kernel: 'sleep', minThreads: 0, maxThreads: 1, spawnDelayMs: 50, maxQueue: 2, queueFull: 'wait' });
+  const iterator = pool.map(
+    Array.from({ length: 10 }, () => micros(1)),
+    { concurrency: 8 },
+  );
+  const first = iterator.next(); // 2 tasks queued, 6 wait for room
+  await iterator.return();
+  assert.deepEqual(await first, { value: undefined, done: true });
+  // A stale entry in the wait queue would hold these forever.
+  await pool.post(micros(1));
+  await pool.close();
+  assert.equal(pool.stats().pending, 0);
+});
+
+test('close() during map(): what is queued finishes and is yielded, then ERR_TIDEPOOL_CLOSED', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 2 });
+  let n = 0;
+  let closing;
+  await assert.rejects(
+    async () => {
+      for await (const { message } of pool.map(
+        (function* () {
+          for (let i = 0; i < 500; i++) yield micros(500);
+        })(),
+        { concurrency: 8 },
+      )) {
+        assert.equal(message.length, 4);
+        if (++n === 20) closing = pool.close();
+      }
+    },
+    { code: 'ERR_TIDEPOOL_CLOSED' },
+  );
+  await closing;
+  const s = pool.stats();
+  assert.ok(n >= 20 && n <= 28, `${n} yielded`);
+  assert.equal(s.completed, n, 'every queued task ran and was yielded');
+  assert.equal(s.failed, 0);
+  assert.equal(s.pending, 0);
+});
+
+test('map(): next() called from inside a pull gets its own message, and nothing is lost or paired wrong', async () => {
+  const pool = new Pool();
+  try {
+    const messages = Array.from({ length: 40 }, (_, i) => Buffer.from(`m${i}`));
+    let iterator;
+    let inner;
+    let i = 0;
+    const source = {
+      [Symbol.iterator]() {
+        return this;
+      },
+      next() {
+        if (i === 1 && inner === undefined) inner = iterator.next(); // user code re-entering the pull
+        return i < messages.length ? { value: messages[i++], done: false } : { value: undefined, done: true };
+      },
+    };
+    iterator = pool.map(source, { concurrency: 16 });
+    const seen = [];
+    for (;;) {
+      const step = await iterator.next();
+      if (step.done) break;
+      assert.deepEqual(step.value.result, sha256(step.value.message), 'each result with its own message');
+      seen.push(step.value.message.toString());
+    }
+    const nested = await inner;
+    assert.deepEqual(nested.value.result, sha256(nested.value.message));
+    seen.push(nested.value.message.toString());
+    assert.deepEqual(seen.sort(), messages.map(String).sort());
+  } finally {
+    await pool.close();
+  }
+});
+
+test("map(): a source whose result's done or value getter throws ends the iteration with that error", async () => {
+  const pool = new Pool();
+  try {
+    for (const key of ['done', 'value']) {
+      const boom = new Error(`${key} getter`);
+      let k = 0;
+      const source = {
+        [Symbol.iterator]() {
+          return this;
+        },
+        next() {
+          if (++k < 5) return { value: Buffer.from(`x${k}`), done: false };
+          return {
+            value: Buffer.from('y'),
+            done: false,
+            get [key]() {
+              throw boom;
+            },
+          };
+        },
+      };
+      await assert.rejects(drain(pool.map(source)), (err) => err === boom);
+      const async = {
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+        async next() {
+          return {
+            get [key]() {
+              throw boom;
+            },
+          };
+        },
+      };
+      await assert.rejects(drain(pool.map(async)), (err) => err === boom);
+    }
+    assert.equal((await settled(pool)).pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('an accessor on Array.prototype or Object.prototype changes nothing a batch delivers', async () => {
+  const pool = new Pool({ kernel: 'echo' });
+  const big = Buffer.alloc(4096, 7); // a large result: its own Buffer, handed over in an Array
+  Object.defineProperty(Array.prototype, 0, {
+    configurable: true,
+    get() {
+      return Buffer.from('evil');
+    },
+    set() {},
+  });
+  Object.defineProperty(Object.prototype, 'index', {
+    configurable: true,
+    set() {
+      throw new Error('index setter ran');
+    },
+  });
+  try {
+    const [echoed] = await pool.postMany([big]);
+    assert.deepEqual(echoed, big);
+    let n = 0;
+    for await (const { result } of pool.map([Buffer.from('a'), Buffer.from('b')], { concurrency: 2, kernel: 'sha256' })) {
+      assert.equal(result.length, 32);
+      n++;
+    }
+    assert.equal(n, 2);
+    const failed = await pool.postMany([Buffer.from('x')], { kernel: 'panic' }).catch((e) => e);
+    assert.equal(failed.code, 'ERR_TIDEPOOL_PANIC');
+    assert.equal(Object.getOwnPropertyDescriptor(failed, 'index').value, 0);
+  } finally {
+    delete Array.prototype[0];
+    delete Object.prototype.index;
+    await pool.close();
+  }
+});
+
+test('map() with a large concurrency allocates its window as it fills', async () => {
+  const pool = new Pool();
+  try {
+    const before = process.memoryUsage().heapUsed;
+    const iterator = pool.map([Buffer.from('a')], { concurrency: 2 ** 20 });
+    const { value } = await iterator.next();
+    assert.deepEqual(value.result, sha256(Buffer.from('a')));
+    // An Array of 2^20 places takes 8 MiB of the heap; the window starts at 64.
+    assert.ok(process.memoryUsage().heapUsed - before < 8 * 2 ** 20, 'no window of 2^20 places up front');
+    assert.throws(() => pool.map([], { concurrency: 2 ** 20 + 1 }), { code: 'ERR_OUT_OF_RANGE' });
+  } finally {
+    await pool.close();
+  }
+});

@@ -3,8 +3,10 @@
 // messages, over a pool's results, with at most `concurrency` tasks in
 // flight.
 //
-// The messages in flight live in a window (a ring of `concurrency` places,
-// from `#head`, the next to yield, to `#tail`, the next to pull). A sync
+// The messages in flight live in a window (a ring of places, from `#head`,
+// the next to yield, to `#tail`, the next to pull; at most `concurrency`,
+// grown by doubling as it fills, so a large `concurrency` costs nothing
+// until it is used). A sync
 // source is pulled a window's quarter at a time and each pull goes to the
 // pool as one batch chunk (one native call); an async source one message
 // per settled `next()`. All the tasks of one map() are one Batch of the
@@ -14,12 +16,19 @@
 // Errors end the iteration: a failed task, the source throwing, a message
 // that is not binary. The next `next()` (or the one waiting) rejects with
 // the error; every later one says done. Results finished after the failed
-// one are dropped.
+// one are dropped. A pool closed while the iteration runs: the messages
+// already queued finish and are yielded, then `next()` rejects with
+// ERR_TIDEPOOL_CLOSED.
+//
+// User code runs inside a pull (the source's `next()`, `select`, getters)
+// and may call this iterator's own `next()` or `return()`: `#pulling` keeps
+// a nested pull out, and the pull stops as soon as the iteration is over.
 
 const { types } = require('node:util');
-const { ownArray } = require('./own-array');
+const { ownArray, grown } = require('./own-array');
 const { elementNamer } = require('./batch');
-const { makeError } = require('./errors');
+const { makeError, closedError } = require('./errors');
+const { WaitQueue } = require('./wait-queue');
 
 const { isPromise } = types;
 const NativePromise = Promise;
@@ -55,6 +64,8 @@ class MapIterator {
   #concurrency;
   /** Pull again once this many places of the window are free (sync sources). */
   #refillAt;
+  /** Places in the ring (a power of two, at most the first >= concurrency). */
+  #capacity;
   /** The pool's Batch, opened by the first next(). */
   #batch = undefined;
   #messages;
@@ -72,8 +83,10 @@ class MapIterator {
   #error = undefined;
   /** Its error was handed to a next(). */
   #reported = false;
+  /** The pool was closed: after the messages already queued, next() rejects with this. */
+  #closed = undefined;
   /** Pending next() calls, oldest first: [resolve, reject] pairs. */
-  #waiters = [];
+  #waiters = new WaitQueue();
   #serving = false;
   #name;
 
@@ -88,9 +101,10 @@ class MapIterator {
     const concurrency = options.concurrency;
     this.#concurrency = concurrency;
     this.#refillAt = Math.max(1, concurrency >>> 2);
-    this.#messages = ownArray(concurrency);
-    this.#results = ownArray(concurrency);
-    this.#ready = new Uint8Array(concurrency);
+    this.#capacity = Math.min(64, 2 ** Math.ceil(Math.log2(concurrency)));
+    this.#messages = ownArray(this.#capacity);
+    this.#results = ownArray(this.#capacity);
+    this.#ready = new Uint8Array(this.#capacity);
     this.#name = elementNamer('iterable', port.selected);
   }
 
@@ -100,8 +114,8 @@ class MapIterator {
 
   next() {
     // The common case once running: the next result is already here.
-    if (this.#waiters.length === 0 && this.#error === undefined && !this.#over && this.#head < this.#tail) {
-      const place = this.#head % this.#concurrency;
+    if (this.#waiters.empty && this.#error === undefined && !this.#over && this.#head < this.#tail) {
+      const place = this.#head & (this.#capacity - 1);
       if (this.#ready[place] === 1) {
         const step = this.#takeHead(place);
         this.#refill();
@@ -109,6 +123,7 @@ class MapIterator {
       }
     }
     const promise = new NativePromise(captureResolvers);
+    // An Array literal: both elements are its own, whatever Array.prototype holds.
     this.#waiters.push([capturedResolve, capturedReject]);
     if (this.#batch === undefined && !this.#over && this.#error === undefined) this.#open();
     this.#refill();
@@ -149,10 +164,10 @@ class MapIterator {
   }
 
   #onResult(index, value) {
-    const place = index % this.#concurrency;
+    const place = index & (this.#capacity - 1);
     this.#results[place] = value;
     this.#ready[place] = 1;
-    if (index === this.#head && this.#waiters.length !== 0) {
+    if (index === this.#head && !this.#waiters.empty) {
       this.#serve();
       this.#refill();
     }
@@ -173,19 +188,25 @@ class MapIterator {
     if (this.#serving) return;
     this.#serving = true;
     const waiters = this.#waiters;
-    while (waiters.length !== 0) {
+    while (!waiters.empty) {
+      const waiter = waiters.peek();
       if (this.#error !== undefined && !this.#reported) {
         this.#reported = true;
         this.#over = true;
-        waiters.shift()[1](this.#error);
+        waiters.shift();
+        waiter[1](this.#error);
       } else if (this.#over || this.#error !== undefined) {
-        waiters.shift()[0](done());
+        waiters.shift();
+        waiter[0](done());
       } else if (this.#head < this.#tail) {
-        const place = this.#head % this.#concurrency;
+        const place = this.#head & (this.#capacity - 1);
         if (this.#ready[place] !== 1) break;
-        waiters.shift()[0](this.#takeHead(place));
+        waiters.shift();
+        waiter[0](this.#takeHead(place));
       } else if (this.#exhausted && !this.#pulling) {
-        this.#over = true;
+        if (this.#closed !== undefined)
+          this.#error = this.#closed; // reported at the next pass
+        else this.#over = true;
       } else {
         break;
       }
@@ -203,31 +224,64 @@ class MapIterator {
     else if (inFlight === 0 || room >= this.#refillAt) this.#pullSync(room);
   }
 
+  /** The ring holds `end - #head` places or more (doubling it as needed). */
+  #makeRoom(end) {
+    let capacity = this.#capacity;
+    if (end - this.#head <= capacity) return;
+    while (capacity < end - this.#head) capacity *= 2;
+    const messages = ownArray(capacity);
+    const results = ownArray(capacity);
+    const ready = new Uint8Array(capacity);
+    const oldMask = this.#capacity - 1;
+    const mask = capacity - 1;
+    for (let index = this.#head; index < end - 1; index++) {
+      messages[index & mask] = this.#messages[index & oldMask];
+      results[index & mask] = this.#results[index & oldMask];
+      ready[index & mask] = this.#ready[index & oldMask];
+    }
+    this.#messages = messages;
+    this.#results = results;
+    this.#ready = ready;
+    this.#capacity = capacity;
+  }
+
+  /** True once the iteration has ended (user code in a pull may end it). */
+  #ended() {
+    return this.#over || this.#error !== undefined;
+  }
+
   #pullSync(room) {
     const source = this.#source;
     const name = this.#name;
     const port = this.#port;
     const base = this.#tail;
-    const datas = ownArray(room);
+    // Grown as messages come: a large window may meet a short source.
+    let datas = ownArray(Math.min(room, 1024));
     let count = 0;
     let awaited;
+    // No nested pull while this one runs user code.
+    this.#pulling = true;
     while (count < room) {
-      let step;
+      let message;
       try {
-        step = source.next();
+        const step = source.next();
+        if (this.#ended()) break;
+        if (step === null || typeof step !== 'object') {
+          this.#pulling = false;
+          this.#fail(notAnObject(step), true);
+          return;
+        }
+        if (step.done) {
+          this.#exhausted = true;
+          break;
+        }
+        message = step.value;
       } catch (err) {
-        this.#fail(err, false); // a source that threw is done
+        this.#pulling = false;
+        this.#fail(err, false); // a source that threw (or whose result did) is done
         return;
       }
-      if (step === null || typeof step !== 'object') {
-        this.#fail(notAnObject(step), true);
-        return;
-      }
-      if (step.done) {
-        this.#exhausted = true;
-        break;
-      }
-      const message = step.value;
+      if (this.#ended()) break;
       // A sync iterable of promises (files being read): each is awaited,
       // as `for await` would.
       if (isPromise(message)) {
@@ -235,16 +289,26 @@ class MapIterator {
         break;
       }
       name.at = base + count;
+      if (count === datas.length) datas = grown(datas, Math.min(room, count * 2));
       try {
         datas[count] = port.take(message, name);
       } catch (err) {
+        this.#pulling = false;
         this.#fail(err, true);
         return;
       }
-      this.#messages[(base + count) % this.#concurrency] = message;
+      if (this.#ended()) break;
+      this.#makeRoom(base + count + 1);
+      this.#messages[(base + count) & (this.#capacity - 1)] = message;
       count++;
     }
+    this.#pulling = false;
+    if (this.#ended()) return; // what was pulled never becomes a task
     if (!this.#checkAll(datas, base, count)) return;
+    if (port.closed()) {
+      this.#stopClosed(base, count);
+      return;
+    }
     this.#tail = base + count;
     if (count !== 0) port.feed(this.#batch, datas, base, count);
     if (this.#exhausted) {
@@ -252,6 +316,20 @@ class MapIterator {
       this.#serve();
     }
     if (awaited !== undefined) this.#await(awaited);
+  }
+
+  /**
+   * The pool was closed: nothing more is pulled or queued (the `count`
+   * messages just pulled from `base` are let go); the ones in flight finish
+   * and are yielded, then next() rejects with ERR_TIDEPOOL_CLOSED.
+   */
+  #stopClosed(base, count) {
+    for (let i = 0; i < count; i++) this.#messages[(base + i) & (this.#capacity - 1)] = undefined;
+    this.#closed = closedError();
+    this.#exhausted = true;
+    this.#port.finish(this.#batch);
+    this.#closeSource();
+    this.#serve();
   }
 
   /** Checks pulled snapshots (no user code runs here); false if one is refused. */
@@ -282,16 +360,28 @@ class MapIterator {
     promiseThen(
       promiseResolve(step),
       (result) => {
-        this.#pulling = false;
-        if (this.#over || this.#error !== undefined) return;
-        if (result === null || typeof result !== 'object') {
-          this.#fail(notAnObject(result), true);
-        } else if (result.done) {
+        if (this.#ended()) {
+          this.#pulling = false;
+          return;
+        }
+        let finished;
+        let message;
+        try {
+          if (result === null || typeof result !== 'object') throw notAnObject(result);
+          finished = result.done;
+          if (!finished) message = result.value;
+        } catch (err) {
+          this.#pulling = false;
+          this.#fail(err, false);
+          return;
+        }
+        if (finished) {
+          this.#pulling = false;
           this.#exhausted = true;
           this.#port.finish(this.#batch);
           this.#serve();
         } else {
-          this.#accept(result.value);
+          this.#accept(message);
         }
       },
       (err) => {
@@ -307,8 +397,8 @@ class MapIterator {
     promiseThen(
       promise,
       (message) => {
-        this.#pulling = false;
-        if (!this.#over && this.#error === undefined) this.#accept(message);
+        if (this.#ended()) this.#pulling = false;
+        else this.#accept(message);
       },
       (err) => {
         this.#pulling = false;
@@ -317,7 +407,10 @@ class MapIterator {
     );
   }
 
-  /** One message pulled on its own (async): into the window and to the pool. */
+  /**
+   * One message pulled on its own (async), `#pulling` still set: into the
+   * window and to the pool.
+   */
   #accept(message) {
     const base = this.#tail;
     const name = this.#name;
@@ -326,12 +419,20 @@ class MapIterator {
     try {
       data = this.#port.take(message, name);
     } catch (err) {
+      this.#pulling = false;
       this.#fail(err, true);
       return;
     }
+    this.#pulling = false;
+    if (this.#ended()) return;
     const datas = ownArray(1, () => data);
     if (!this.#checkAll(datas, base, 1)) return;
-    this.#messages[base % this.#concurrency] = message;
+    if (this.#port.closed()) {
+      this.#stopClosed(base, 0);
+      return;
+    }
+    this.#makeRoom(base + 1);
+    this.#messages[base & (this.#capacity - 1)] = message;
     this.#tail = base + 1;
     this.#port.feed(this.#batch, datas, base, 1);
     this.#refill();
@@ -348,24 +449,27 @@ class MapIterator {
     this.#error = error;
     if (this.#batch !== undefined) this.#port.cancel(this.#batch, error);
     this.#clear();
-    if (closeSource && !this.#exhausted) {
-      try {
-        const close = this.#source.return;
-        if (typeof close === 'function') {
-          const step = close.call(this.#source);
-          // Its own failure would hide the one being reported.
-          if (!this.#sync && isPromise(step)) promiseThen(step, undefined, () => {});
-        }
-      } catch {
-        // As above.
-      }
-    }
+    if (closeSource) this.#closeSource();
     this.#serve();
+  }
+
+  /** Closes a source not yet exhausted; its own failure would hide the one being reported. */
+  #closeSource() {
+    if (this.#exhausted && this.#closed === undefined) return;
+    try {
+      const close = this.#source.return;
+      if (typeof close === 'function') {
+        const step = close.call(this.#source);
+        if (!this.#sync && isPromise(step)) promiseThen(step, undefined, () => {});
+      }
+    } catch {
+      // As above.
+    }
   }
 
   /** Lets go of every message and result in the window. */
   #clear() {
-    const length = this.#concurrency;
+    const length = this.#capacity;
     for (let i = 0; i < length; i++) {
       this.#messages[i] = undefined;
       this.#results[i] = undefined;

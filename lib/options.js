@@ -34,7 +34,7 @@ const POST_OPTIONS = Object.freeze(['kernel', 'params', 'signal', 'timeoutMs', '
 const MAP_OPTIONS = Object.freeze([...POST_OPTIONS, 'concurrency']);
 const STATS_OPTIONS = Object.freeze(['reset']);
 /** Most tasks a map() may have in flight. */
-const MAX_CONCURRENCY = 2 ** 24;
+const MAX_CONCURRENCY = 2 ** 20;
 
 /** Why a pool option is refused by `method`, when it is one. */
 function taskHint(key, method) {

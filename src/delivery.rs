@@ -155,7 +155,7 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                         let bytes = std::mem::replace(out, Output::EMPTY).into_spilled().unwrap_or_default();
                         let per_byte = if inner.string_results { STRING_BYTE_COST } else { 1 };
                         large_bytes += LARGE_RESULT_COST + bytes.len() * per_byte;
-                        sys::napi_set_element(env, large, large_count, large_result(env, bytes));
+                        define_element(env, large, large_count, large_result(env, bytes));
                         large_count += 1;
                         write_entry(inner, count, &mut used, slot, LARGE_CODE, &[])
                     }
@@ -366,9 +366,46 @@ unsafe fn events_to_js(env: sys::napi_env, events: &[PoolEvent]) -> sys::napi_va
                 set_str(env, obj, c"error", text);
             }
             set_u32(env, obj, c"threads", threads as u32);
-            sys::napi_set_element(env, array, i as u32, obj);
+            define_element(env, array, i as u32, obj);
         }
         array
+    }
+}
+
+/// Defines `obj[key]` (or `obj[name]` when `key` is null) as an own data
+/// property. `napi_set_element` / `napi_set_named_property` assign, and an
+/// assignment runs (or is swallowed by) any accessor a caller put on
+/// `Array.prototype` or `Object.prototype` for that key: a large result or
+/// an event would then never reach index.js.
+///
+/// # Safety
+/// JS thread of `env`; `obj`, `value` (and `name`, when used) live values.
+unsafe fn define(env: sys::napi_env, obj: sys::napi_value, key: *const std::ffi::c_char, name: sys::napi_value, value: sys::napi_value) {
+    let descriptor = sys::napi_property_descriptor {
+        utf8name: key,
+        name,
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    };
+    // SAFETY: as documented; one descriptor that outlives the call.
+    unsafe { sys::napi_define_properties(env, obj, 1, &descriptor) };
+}
+
+/// `array[index] = value`, defined (see [`define`]).
+///
+/// # Safety
+/// As [`define`].
+unsafe fn define_element(env: sys::napi_env, array: sys::napi_value, index: u32, value: sys::napi_value) {
+    let text = index.to_string();
+    let mut name = ptr::null_mut();
+    // SAFETY: JS thread, live env; `text` is ASCII of the given length.
+    unsafe {
+        sys::napi_create_string_utf8(env, text.as_ptr() as *const _, text.len() as isize, &mut name);
+        define(env, array, ptr::null(), name, value);
     }
 }
 
@@ -377,7 +414,7 @@ unsafe fn set_str(env: sys::napi_env, obj: sys::napi_value, key: &std::ffi::CStr
     // SAFETY: JS thread, live env and object; `value` is valid UTF-8 of the given length.
     unsafe {
         sys::napi_create_string_utf8(env, value.as_ptr() as *const _, value.len() as isize, &mut v);
-        sys::napi_set_named_property(env, obj, key.as_ptr(), v);
+        define(env, obj, key.as_ptr(), ptr::null_mut(), v);
     }
 }
 
@@ -386,6 +423,6 @@ unsafe fn set_u32(env: sys::napi_env, obj: sys::napi_value, key: &std::ffi::CStr
     // SAFETY: JS thread, live env and object.
     unsafe {
         sys::napi_create_uint32(env, value, &mut v);
-        sys::napi_set_named_property(env, obj, key.as_ptr(), v);
+        define(env, obj, key.as_ptr(), ptr::null_mut(), v);
     }
 }
