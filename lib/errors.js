@@ -66,8 +66,9 @@ function outOfRange(name, range, actual) {
 function unknownOption(where, key, known, hint) {
   const suggestion = closest(key, known);
   let message = `The property '${where}.${key}' is not a known option`;
-  if (hint !== undefined) message += `: ${hint}`;
+  if (hint !== undefined) message += `: ${hint}.`;
   else if (suggestion !== undefined) message += `. Did you mean '${suggestion}'?`;
+  else message += '.';
   message += ` Known options: ${known.join(', ')}`;
   return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', message);
 }
