@@ -195,6 +195,7 @@ class Pool extends EventEmitter {
   #kernel;
   /** What the pool's kernel runs with: undefined, or { params } (its `params` option). */
   #extra;
+  #noOptions;
   #encoding;
   #select;
   /** How errors name the input: 'message', or 'select(message)' with a custom select. */
@@ -267,6 +268,14 @@ class Pool extends EventEmitter {
     } else {
       checkDefaults(resolved.kernel, 'options.params');
     }
+    // What #taskOptions gives when a post passes no options.
+    this.#noOptions = Object.freeze({
+      kernel: this.#kernel,
+      extra: this.#extra,
+      signal: undefined,
+      timeoutMs: undefined,
+      concurrency: undefined,
+    });
     this.#encoding = resolved.encoding;
     this.#select = resolved.select === undefined ? defaultSelect : resolved.select;
     this.#inputName = resolved.select === undefined ? 'message' : 'select(message)';
@@ -310,17 +319,7 @@ class Pool extends EventEmitter {
    * Resolves with `{ result, message }`, `message` being the very object posted.
    */
   post(message, options) {
-    let kernel = this.#kernel;
-    let extra = this.#extra;
-    let signal;
-    let timeoutMs;
-    if (options !== undefined) {
-      const o = this.#taskOptions(options, 'post');
-      kernel = o.kernel;
-      extra = o.extra;
-      signal = o.signal;
-      timeoutMs = o.timeoutMs;
-    }
+    const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : this.#taskOptions(options, 'post');
     const data = snapshot(this.#select(message), this.#inputName);
     let watch;
     if (signal !== undefined) {
@@ -376,17 +375,7 @@ class Pool extends EventEmitter {
    * tasks are cancelled.
    */
   postMany(messages, options) {
-    let kernel = this.#kernel;
-    let extra = this.#extra;
-    let signal;
-    let timeoutMs;
-    if (options !== undefined) {
-      const o = this.#taskOptions(options, 'postMany');
-      kernel = o.kernel;
-      extra = o.extra;
-      signal = o.signal;
-      timeoutMs = o.timeoutMs;
-    }
+    const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : this.#taskOptions(options, 'postMany');
     if (!isPlainArray(messages)) throw invalidArgType('messages', 'an instance of Array', messages, received(messages));
     const count = messages.length;
     const name = elementNamer('messages', this.#select !== defaultSelect);

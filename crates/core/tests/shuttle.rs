@@ -141,6 +141,21 @@ fn abort_racing_with_running_tasks_settles_each_once() {
     );
 }
 
+/// Of `tasks` tasks, every one not `removed` from the queue completes
+/// exactly once (the removed ones never do), and the pool then shuts down
+/// with nothing more to deliver.
+fn every_other_completes_once(pool: &Pool, tasks: usize, removed: &HashSet<u32>) {
+    let done = collect(pool, tasks - removed.len());
+    for c in &done {
+        assert!(!removed.contains(&c.slot), "a removed task still completed");
+    }
+    pool.close();
+    pool.join();
+    let mut rest = Vec::new();
+    pool.take_completions(&mut rest);
+    assert!(rest.is_empty(), "more completions than tasks");
+}
+
 /// Cancels `wanted` of `tasks` cancellable tasks while `max` threads run
 /// them, the way the binding does: `remove` takes those still queued out of
 /// the queue (and says which), the others get their flag raised. Every task
@@ -163,15 +178,7 @@ fn cancel_scenario(max: usize, tasks: u32, wanted: &'static [u32], remove: fn(&P
                     flags[slot as usize].store(true, std::sync::atomic::Ordering::Relaxed);
                 }
             }
-            let done = collect(&pool, tasks as usize - removed.len());
-            for c in &done {
-                assert!(!removed.contains(&c.slot), "a removed task still completed");
-            }
-            pool.close();
-            pool.join();
-            let mut rest = Vec::new();
-            pool.take_completions(&mut rest);
-            assert!(rest.is_empty(), "more completions than tasks");
+            every_other_completes_once(&pool, tasks as usize, &removed);
         },
         ITERATIONS,
     );
@@ -303,15 +310,7 @@ fn cancelling_a_batch_racing_with_workers_settles_each_task_once() {
             shuttle::thread::yield_now();
             let removed: HashSet<u32> = pool.remove_queued_with(&flag).into_iter().collect();
             flag.store(true, std::sync::atomic::Ordering::Relaxed);
-            let done = collect(&pool, 6 - removed.len());
-            for c in &done {
-                assert!(!removed.contains(&c.slot), "a removed task still completed");
-            }
-            pool.close();
-            pool.join();
-            let mut rest = Vec::new();
-            pool.take_completions(&mut rest);
-            assert!(rest.is_empty(), "more completions than tasks");
+            every_other_completes_once(&pool, 6, &removed);
         },
         ITERATIONS,
     );
