@@ -321,16 +321,7 @@ class Pool extends EventEmitter {
   post(message, options) {
     const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : this.#taskOptions(options, 'post');
     const data = snapshot(this.#select(message), this.#inputName);
-    let watch;
-    if (signal !== undefined) {
-      // An already-aborted signal is an early error: thrown, like bad arguments.
-      if (isAborted(signal)) throw abortError(signalReason(signal));
-      // The signal's listener first (Node's EventTarget may run user code),
-      // then the check: nothing the caller does can come between it and the
-      // queue.
-      watch = this.#watches.of(signal);
-      watch.pins++;
-    }
+    const watch = signal === undefined ? undefined : this.#pinSignal(signal);
     try {
       // One shared executor instead of a closure per task: less garbage.
       // Made before the check below, so that no user code (a promise hook)
@@ -345,10 +336,7 @@ class Pool extends EventEmitter {
       else this.#enqueue(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
       return promise;
     } finally {
-      if (watch !== undefined) {
-        watch.pins--;
-        this.#watches.releaseIfUnused(signal, watch);
-      }
+      if (watch !== undefined) this.#unpinSignal(signal, watch);
     }
   }
 
@@ -386,12 +374,7 @@ class Pool extends EventEmitter {
       name.at = i;
       datas[i] = this.#take(messages[i], name);
     }
-    let watch;
-    if (signal !== undefined) {
-      if (isAborted(signal)) throw abortError(signalReason(signal));
-      watch = this.#watches.of(signal);
-      watch.pins++;
-    }
+    const watch = signal === undefined ? undefined : this.#pinSignal(signal);
     try {
       const promise = new NativePromise(captureResolvers);
       const resolve = capturedResolve;
@@ -419,10 +402,7 @@ class Pool extends EventEmitter {
       }
       return promise;
     } finally {
-      if (watch !== undefined) {
-        watch.pins--;
-        this.#watches.releaseIfUnused(signal, watch);
-      }
+      if (watch !== undefined) this.#unpinSignal(signal, watch);
     }
   }
 
@@ -562,6 +542,25 @@ class Pool extends EventEmitter {
 
   [asyncDispose]() {
     return this.close();
+  }
+
+  /**
+   * The Watch of a post's signal, pinned while the post is made. An
+   * already-aborted signal is an early error: thrown, like bad arguments.
+   * The listener is added first (Node's EventTarget may run user code),
+   * the input checked after: nothing the caller does can come between the
+   * check and the queue.
+   */
+  #pinSignal(signal) {
+    if (isAborted(signal)) throw abortError(signalReason(signal));
+    const watch = this.#watches.of(signal);
+    watch.pins++;
+    return watch;
+  }
+
+  #unpinSignal(signal, watch) {
+    watch.pins--;
+    this.#watches.releaseIfUnused(signal, watch);
   }
 
   /** What a task of a batch reads: `select(message)`, snapshot (user code runs here). */
