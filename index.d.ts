@@ -4,6 +4,7 @@
 // and, under esModuleInterop, `import tidepool from 'tidepool'`.
 
 import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
 
 declare namespace tidepool {
   /**
@@ -339,6 +340,43 @@ declare namespace tidepool {
    */
   export interface PostManyOptions extends PostOptions {}
 
+  /** The built-in kernels {@link Pool.createHash} takes (their output comes at the end). */
+  export type HashKernelName = 'sha256' | 'sha384' | 'sha512' | 'sha1' | 'md5' | 'hmac' | 'blake3' | 'xxh3' | 'xxh64' | 'crc32' | 'crc32c';
+
+  /** Options of {@link Pool.createHash}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
+  export interface HashOptions {
+    /** The kernel's parameters (`{ hash, key }` for `hmac`, `{ key }` for keyed `blake3`, ...), checked here. */
+    params?: KernelParams;
+    /** Fails the hash with an `AbortError` (the chunk running stops at its next 256 KiB). */
+    signal?: AbortSignal;
+  }
+
+  /**
+   * An incremental hash on the pool's threads ({@link Pool.createHash}),
+   * drop-in for `crypto.createHash` where it matters: `update()` returns at
+   * once, `digest()` a Promise. Also a Writable: `await pipeline(readable,
+   * hash)`, then `await hash.digest()`.
+   */
+  export interface Hash extends Writable {
+    /**
+     * Adds `data` (a binary, read in place under the buffer contract of
+     * {@link Pool.post} until `digest()` settles, or a string in
+     * `inputEncoding`, `'utf8'` by default); returns this hash at once.
+     * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` after `digest()`;
+     *   the hash's error once a chunk failed or it was aborted.
+     */
+    update(data: string | Binary, inputEncoding?: BufferEncoding): this;
+    /**
+     * The digest, once every chunk has run: a `Buffer`, or a string in
+     * `encoding`. Rejects with the error of a failed chunk, an `AbortError`,
+     * `ERR_TIDEPOOL_CLOSED` (the pool was closed before the last chunk),
+     * `ERR_STREAM_DESTROYED`.
+     * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` when called twice.
+     */
+    digest(): Promise<Buffer>;
+    digest(encoding: BufferEncoding | 'buffer'): Promise<string>;
+  }
+
   /** Options of {@link Pool.map}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
   export interface MapOptions extends PostOptions {
     /**
@@ -511,6 +549,9 @@ declare namespace tidepool {
     | 'ERR_INVALID_STATE'
     | 'ERR_OUT_OF_RANGE'
     | 'ERR_INVALID_RETURN_VALUE'
+    | 'ERR_CRYPTO_HASH_FINALIZED'
+    | 'ERR_STREAM_DESTROYED'
+    | 'ERR_TIDEPOOL_KERNEL_CONTRACT'
     | 'ERR_TIDEPOOL_UNKNOWN_KERNEL'
     | 'ERR_TIDEPOOL_CLOSED'
     | 'ERR_TIDEPOOL_DESTROYED'
@@ -672,6 +713,19 @@ declare namespace tidepool {
      *   `ERR_INVALID_ARG_TYPE` if `iterable` is not iterable, or an
      *   `AbortError` for an already-aborted signal.
      */
+    /**
+     * An incremental hash whose chunks run on the pool's threads, one at a
+     * time and in order, the kernel's state kept in Rust between them; many
+     * hashes run in parallel. The digest equals `node:crypto`'s (or the
+     * kernel's one-shot result) whatever the chunking.
+     * @param kernel A hash kernel ({@link HashKernelName}) or a loaded one
+     *   (which must write its output only at the end).
+     * @throws {TidepoolError} `ERR_INVALID_ARG_VALUE` for a kernel that is
+     *   not a hash or an unknown option; `ERR_TIDEPOOL_UNKNOWN_KERNEL`; the
+     *   kernel's parameter errors; an `AbortError` for an aborted signal.
+     */
+    createHash(kernel: HashKernelName | LoadedKernelName, options?: HashOptions): Hash;
+
     map<M extends T>(
       iterable: Iterable<M | PromiseLike<M>> | AsyncIterable<M>,
       options?: MapOptions,

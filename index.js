@@ -34,6 +34,8 @@ const {
   destroyedError,
   taskError,
   throwLater,
+  invalidArgValue,
+  unknownOption,
 } = require('./lib/errors');
 const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
 const { Watches, isAborted, signalReason } = require('./lib/signals');
@@ -43,6 +45,7 @@ const { paramsHandle, checkDefaults } = require('./lib/params');
 const { loadKernels } = require('./lib/kernels');
 const { Batch, AllResults, elementNamer } = require('./lib/batch');
 const { MapIterator } = require('./lib/map');
+const { Hash } = require('./lib/hash');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -134,6 +137,24 @@ function nextSegment(batch) {
   batch.next = 0;
   batch.end = segment.count;
   return true;
+}
+
+/**
+ * What a task runs with besides its kernel and input (undefined when it is
+ * nothing): a params handle, an output limit, and for a chunk of a stream
+ * (lib/hash.js) the stream's handle and whether the chunk is its last.
+ * One shape for all, so that #trySubmit reads them with one hidden class.
+ */
+function taskExtra(params, maxOutputBytes, stream = undefined, last = false) {
+  return { params, maxOutputBytes, stream, last };
+}
+
+/** The kernels createHash() takes besides loaded ones: their output comes at the end. */
+const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
+const HASH_OPTIONS = Object.freeze(['params', 'signal']);
+
+function resultOf(settled) {
+  return settled.result;
 }
 
 /** A chunk of a batch in flight (see CHUNK). */
@@ -264,7 +285,7 @@ class Pool extends EventEmitter {
     // Read once: a getter must not answer differently the second time.
     const params = options === undefined || options === null ? undefined : options.params;
     if (params !== undefined) {
-      this.#extra = Object.freeze({ params: paramsHandle(resolved.kernel, params, 'options.params', false), maxOutputBytes: undefined });
+      this.#extra = Object.freeze(taskExtra(paramsHandle(resolved.kernel, params, 'options.params', false), undefined));
     } else {
       checkDefaults(resolved.kernel, 'options.params');
     }
@@ -320,7 +341,11 @@ class Pool extends EventEmitter {
    */
   post(message, options) {
     const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : this.#taskOptions(options, 'post');
-    const data = snapshot(this.#select(message), this.#inputName);
+    return this.#postData(message, snapshot(this.#select(message), this.#inputName), kernel, extra, signal, timeoutMs);
+  }
+
+  /** post() once the message is read: `data` its snapshot. */
+  #postData(message, data, kernel, extra, signal, timeoutMs) {
     const watch = signal === undefined ? undefined : this.#pinSignal(signal);
     try {
       // One shared executor instead of a closure per task: less garbage.
@@ -452,6 +477,45 @@ class Pool extends EventEmitter {
       selected: this.#select !== defaultSelect,
     };
     return new MapIterator(this.#mapPort, source, sync, o);
+  }
+
+  /**
+   * An incremental hash whose chunks run on the pool's threads, in order,
+   * the kernel's state kept in Rust between them (lib/hash.js): update()
+   * returns at once, digest() a Promise of the digest. Also a Writable.
+   */
+  createHash(kernel, options) {
+    if (typeof kernel !== 'string') throw invalidArgType('kernel', 'of type string', kernel);
+    const id = kernelId(kernel, 'kernel');
+    if (!HASH_KERNELS.has(kernel) && !kernel.includes('/')) {
+      throw invalidArgValue(
+        'kernel',
+        `is not a hash kernel ('${kernel}'; the hashes: ${[...HASH_KERNELS].join(', ')}, or a loaded kernel)`,
+      );
+    }
+    let params;
+    let signal;
+    if (options !== undefined) {
+      if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+      for (const key in options) {
+        if (key !== 'params' && key !== 'signal') throw unknownOption('options', key, HASH_OPTIONS);
+      }
+      params = options.params;
+      signal = options.signal;
+      if (signal !== undefined) {
+        if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+        if (isAborted(signal)) throw abortError(signalReason(signal));
+      }
+    }
+    let handle;
+    if (params !== undefined) handle = paramsHandle(id, params, 'options.params', false);
+    else if (id === this.#kernel && this.#extra !== undefined) handle = this.#extra.params;
+    else checkDefaults(id, 'options.params');
+    const stream = this.#native.newStream();
+    const chunk = taskExtra(handle, undefined, stream, false);
+    const last = taskExtra(handle, undefined, stream, true);
+    const post = (data, isLast) => this.#postData(undefined, data, id, isLast ? last : chunk, signal, undefined).then(resultOf);
+    return new Hash(post);
   }
 
   /**
@@ -931,10 +995,10 @@ class Pool extends EventEmitter {
     const concurrency = method === 'map' ? concurrencyOption(options, this.#maxThreads * MAP_CONCURRENCY_PER_THREAD) : undefined;
     const params = options.params;
     if (params !== undefined) {
-      extra = { params: paramsHandle(kernel, params, 'options.params', method === 'post'), maxOutputBytes };
+      extra = taskExtra(paramsHandle(kernel, params, 'options.params', method === 'post'), maxOutputBytes);
     } else {
       if (extra === undefined && kernel !== this.#kernel) checkDefaults(kernel, 'options.params');
-      if (maxOutputBytes !== undefined) extra = { params: extra === undefined ? undefined : extra.params, maxOutputBytes };
+      if (maxOutputBytes !== undefined) extra = taskExtra(extra === undefined ? undefined : extra.params, maxOutputBytes);
     }
     return { kernel, extra, signal, timeoutMs, concurrency };
   }
@@ -1070,7 +1134,17 @@ class Pool extends EventEmitter {
     let queued;
     try {
       if (extra !== undefined) {
-        queued = this.#nativeSubmit(slot, kernel, data, timeoutMs ?? 0, signal !== undefined, extra.params, extra.maxOutputBytes);
+        queued = this.#nativeSubmit(
+          slot,
+          kernel,
+          data,
+          timeoutMs ?? 0,
+          signal !== undefined,
+          extra.params,
+          extra.maxOutputBytes,
+          extra.stream,
+          extra.last,
+        );
       } else if (signal === undefined && timeoutMs === undefined) {
         queued = this.#nativeSubmit(slot, kernel, data);
       } else {

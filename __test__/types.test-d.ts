@@ -277,3 +277,19 @@ async function batches(): Promise<void> {
   }
 }
 void batches;
+
+// createHash(): a Writable with update() and a Promise digest().
+async function hashes(): Promise<void> {
+  const pool = new Pool();
+  const hash = pool.createHash('sha256');
+  expectType<typeof hash>(hash.update('a').update(Buffer.from('b'), 'utf8'));
+  expectType<Buffer>(await hash.digest());
+  expectType<string>(await pool.createHash('hmac', { params: { hash: 'sha1', key: 'k' } }).digest('hex'));
+  const writable: import('node:stream').Writable = pool.createHash('md5');
+  void writable;
+  // @ts-expect-error: gzip is not a hash
+  pool.createHash('gzip');
+  // @ts-expect-error: no such option
+  pool.createHash('sha256', { encoding: 'hex' });
+}
+void hashes;

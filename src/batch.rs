@@ -9,7 +9,6 @@
 //! `cancelBatch` takes the batch's queued tasks out in one pass and raises
 //! the flag, which stops the running ones at their next chunk.
 
-use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,15 +18,19 @@ use napi::sys;
 use tidepool_core::{kernels, Task};
 
 use crate::binary;
+use crate::handles::{share, shared, Shared};
 use crate::inner::Inner;
-
-/// Marks our flag handles (random, fixed): no other External passes for one.
-const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x2b7e_1516_28ae_d2a6, upper: 0xabf7_1588_09cf_4f3c };
 
 type Refusal = (&'static str, String);
 
 fn bad_call(what: &str) -> Refusal {
     ("ERR_INVALID_ARG_TYPE", format!("submitMany: {what}"))
+}
+
+/// A batch's cancel flag (every task of the batch carries it) travels as a
+/// tagged External of its own kind.
+impl Shared for AtomicBool {
+    const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x2b7e_1516_28ae_d2a6, upper: 0xabf7_1588_09cf_4f3c };
 }
 
 /// A new cancel flag for one batch, as a tagged External that owns a share
@@ -36,26 +39,9 @@ fn bad_call(what: &str) -> Refusal {
 /// # Safety
 /// `env` must be the live env of the current call.
 pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Refusal> {
-    let data = Arc::into_raw(Arc::new(AtomicBool::new(false)));
-    let mut external = ptr::null_mut();
-    // SAFETY: live env; `data` is a leaked Arc share that `drop_flag` gives
-    // back exactly once, when the External is collected (or now, if the
-    // External was not made). The tag is set before JS ever sees the value.
-    unsafe {
-        if sys::napi_create_external(env, data as *mut c_void, Some(drop_flag), ptr::null_mut(), &mut external) != sys::Status::napi_ok {
-            drop(Arc::from_raw(data));
-            return Err(("ERR_TIDEPOOL_INTERNAL", "could not make a batch flag".to_owned()));
-        }
-        if sys::napi_type_tag_object(env, external, &TAG) != sys::Status::napi_ok {
-            return Err(("ERR_TIDEPOOL_INTERNAL", "could not tag a batch flag".to_owned()));
-        }
-    }
-    Ok(external)
-}
-
-unsafe extern "C" fn drop_flag(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` came from `Arc::into_raw` in `new_flag`; finalizers run once.
-    drop(unsafe { Arc::from_raw(data as *const AtomicBool) });
+    // SAFETY: forwarded contract.
+    unsafe { share(env, Arc::new(AtomicBool::new(false))) }
+        .ok_or_else(|| ("ERR_TIDEPOOL_INTERNAL", "could not make a batch flag".to_owned()))
 }
 
 /// The flag behind a handle from [`new_flag`] (a share of it).
@@ -63,27 +49,8 @@ unsafe extern "C" fn drop_flag(_env: sys::napi_env, data: *mut c_void, _hint: *m
 /// # Safety
 /// `env` and `value` must be the live env and a value of the current call.
 pub(crate) unsafe fn flag_of(env: sys::napi_env, value: sys::napi_value) -> Result<Arc<AtomicBool>, Refusal> {
-    let mut tagged = false;
-    let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: live env/value; out-pointers to locals. The tag is checked
-    // first: only then is the External's data known to be one of ours.
-    unsafe {
-        if sys::napi_check_object_type_tag(env, value, &TAG, &mut tagged) != sys::Status::napi_ok
-            || !tagged
-            || sys::napi_get_value_external(env, value, &mut data) != sys::Status::napi_ok
-            || data.is_null()
-        {
-            return Err(bad_call("the flag must come from batchFlag()"));
-        }
-    }
-    let data = data as *const AtomicBool;
-    // SAFETY: a tagged External's data is an Arc share made by `new_flag`,
-    // released only by its finalizer, which cannot run while `value` is in
-    // use: taking one more share of it is sound.
-    unsafe {
-        Arc::increment_strong_count(data);
-        Ok(Arc::from_raw(data))
-    }
+    // SAFETY: forwarded contract.
+    unsafe { shared::<AtomicBool>(env, value) }.ok_or_else(|| bad_call("the flag must come from batchFlag()"))
 }
 
 /// Raises a batch's flag.
@@ -189,7 +156,17 @@ unsafe fn submit_many(inner: &Inner, env: sys::napi_env, argv: &[sys::napi_value
         // SAFETY: live env and value; index.js keeps every binary of the
         // chunk reachable until the chunk's last task is delivered.
         let input = unsafe { binary::input_of(env, binary) }?;
-        tasks.push(Task { slot, kernel, params: params.clone(), input, enqueued_at: now, cancel: Some(flag.clone()), timeout, max_output });
+        tasks.push(Task {
+            slot,
+            kernel,
+            params: params.clone(),
+            input,
+            enqueued_at: now,
+            cancel: Some(flag.clone()),
+            timeout,
+            max_output,
+            stream: None,
+        });
     }
     let Some(_) = inner.pool().submit_many(&mut tasks) else {
         return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned()));

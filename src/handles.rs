@@ -99,3 +99,71 @@ impl Tsfn {
         check_status!(unsafe { sys::napi_release_threadsafe_function(raw, sys::ThreadsafeFunctionReleaseMode::abort) })
     }
 }
+
+/// What can travel to JavaScript as a shared, type-tagged External: an `Arc`
+/// share of it, given back when the External is collected. The tag tells
+/// our Externals of each kind apart from every other External, so one
+/// passed back can be trusted to hold a `Self`.
+pub(crate) trait Shared: Send + Sync + Sized + 'static {
+    /// This kind's tag (random, fixed).
+    const TAG: sys::napi_type_tag;
+}
+
+/// `value` as a tagged External owning one `Arc` share of it.
+///
+/// # Safety
+/// `env` must be the live env of the current call (JS thread).
+pub(crate) unsafe fn share<T: Shared>(env: sys::napi_env, value: std::sync::Arc<T>) -> Option<sys::napi_value> {
+    let data = std::sync::Arc::into_raw(value);
+    let mut external = ptr::null_mut();
+    // SAFETY: live env; `data` is a leaked Arc share that `unshare::<T>`
+    // gives back exactly once, when the External is collected (or now, if
+    // it was not made). The tag is set before JavaScript sees the value.
+    unsafe {
+        if sys::napi_create_external(env, data as *mut std::ffi::c_void, Some(unshare::<T>), ptr::null_mut(), &mut external)
+            != sys::Status::napi_ok
+        {
+            drop(std::sync::Arc::from_raw(data));
+            return None;
+        }
+        if sys::napi_type_tag_object(env, external, &T::TAG) != sys::Status::napi_ok {
+            return None; // untagged: `shared` refuses it; its finalizer frees it
+        }
+    }
+    Some(external)
+}
+
+unsafe extern "C" fn unshare<T: Shared>(_env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
+    // SAFETY: `data` came from `Arc::into_raw` in `share::<T>` (the
+    // finalizer is registered for that type only); finalizers run once.
+    drop(unsafe { std::sync::Arc::from_raw(data as *const T) });
+}
+
+/// One more share of what an External from [`share`] holds; `None` for any
+/// other value.
+///
+/// # Safety
+/// `env` and `value` must be the live env and a value of the current call.
+pub(crate) unsafe fn shared<T: Shared>(env: sys::napi_env, value: sys::napi_value) -> Option<std::sync::Arc<T>> {
+    let mut tagged = false;
+    let mut data: *mut std::ffi::c_void = ptr::null_mut();
+    // SAFETY: live env/value; out-pointers to locals. The tag is checked
+    // first: only then is the External's data known to be a `T` of ours.
+    unsafe {
+        if sys::napi_check_object_type_tag(env, value, &T::TAG, &mut tagged) != sys::Status::napi_ok
+            || !tagged
+            || sys::napi_get_value_external(env, value, &mut data) != sys::Status::napi_ok
+            || data.is_null()
+        {
+            return None;
+        }
+    }
+    let data = data as *const T;
+    // SAFETY: a `T`-tagged External's data is an Arc share made by `share`,
+    // released only by its finalizer, which cannot run while `value` is in
+    // use: taking one more share of it is sound.
+    unsafe {
+        std::sync::Arc::increment_strong_count(data);
+        Some(std::sync::Arc::from_raw(data))
+    }
+}

@@ -36,7 +36,7 @@ use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
 use tidepool_core::policy::{PolicyConfig, SpawnRule};
-use tidepool_core::{kernels, Pool, PoolConfig, Refused, Task};
+use tidepool_core::{kernels, Pool, PoolConfig, Refused, Stream, StreamChunk, Task};
 
 use crate::binary;
 use crate::delivery;
@@ -136,8 +136,8 @@ unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _h
     drop(unsafe { Rc::from_raw(data as *const Inner) });
 }
 
-/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?)`: queues one
-/// task. `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
+/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, stream?, last?)`:
+/// queues one task (a chunk of `stream`, a handle from `newStream()`, when given). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
 /// delivered. `params` is a handle from makeParams (see params.rs) or undefined (the kernel's
 /// defaults); `maxOutputBytes` (an integer index.js checked) replaces the pool's limit.
 unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -228,6 +228,18 @@ unsafe fn submit(
             task.max_output = Some(bytes as usize);
         }
     }
+    // A chunk of a stream: the stream's handle and whether it is the last.
+    if argc > 7 && !is_undefined(env, argv[7]) {
+        // SAFETY: live env and value.
+        let stream = unsafe { crate::handles::shared::<Stream>(env, argv[7]) }
+            .ok_or(("ERR_INVALID_ARG_TYPE", "submit: the stream must be a handle from newStream()".to_owned()))?;
+        let mut last = false;
+        if argc > 8 {
+            // SAFETY: live env and value; out-pointer to a local.
+            unsafe { sys::napi_get_value_bool(env, argv[8], &mut last) };
+        }
+        task.stream = Some(StreamChunk { stream, last });
+    }
     let flag = cancellable.then(|| Arc::new(AtomicBool::new(false)));
     task.cancel = flag.clone();
     let queued = match inner.pool().submit(task) {
@@ -244,7 +256,12 @@ unsafe fn submit(
 }
 
 /// Most arguments `submit` takes.
-const ARGS: usize = 7;
+const ARGS: usize = 9;
+
+/// A stream's state travels to JavaScript as a tagged External of its own kind.
+impl crate::handles::Shared for Stream {
+    const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x7f3a_95c1_e2d4_0b68, upper: 0x1c8e_6b27_d05f_a943 };
+}
 
 pub(crate) fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
     let mut kind = sys::ValueType::napi_undefined;
@@ -446,6 +463,17 @@ impl NativePool {
             }
             Unknown::from_napi_value(raw_env, function)
         }
+    }
+
+    /// A new stream's handle: the state its chunks continue (see the core's
+    /// stream.rs), freed when the handle is collected and no task holds it.
+    #[napi]
+    pub fn new_stream<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        // SAFETY: live env of this call.
+        let value = unsafe { crate::handles::share(env.raw(), Stream::new()) }
+            .ok_or_else(|| Error::new(Status::GenericFailure, "could not make a stream handle".to_owned()))?;
+        // SAFETY: a value just made in this live env.
+        unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
 
     /// A new cancel flag for one batch (`postMany()`, `map()`), shared by

@@ -7,6 +7,7 @@
 //! * [`kernels`]: the computations, one file each behind the `Kernel` trait.
 //! * [`input`]: zero-copy views of the caller's memory.
 //! * [`task`]: what goes in and what comes out.
+//! * [`stream`]: a kernel's state kept between the tasks of one stream.
 
 #![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
@@ -17,6 +18,7 @@ pub mod kernels;
 pub mod policy;
 pub mod pool;
 pub mod priority;
+pub mod stream;
 mod sync;
 pub mod task;
 
@@ -24,4 +26,5 @@ pub use completion::Waker;
 pub use input::{Input, RawSlice};
 pub use kernels::{KernelId, Output};
 pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
+pub use stream::{Stream, StreamChunk};
 pub use task::{Completion, Task, TaskError};

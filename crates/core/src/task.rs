@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::input::Input;
 use crate::kernels::{KernelId, Output, Params};
+use crate::stream::StreamChunk;
 
 /// One unit of work. Created on the JS thread, run on a worker thread.
 #[derive(Debug)]
@@ -27,12 +28,14 @@ pub struct Task {
     pub timeout: Option<Duration>,
     /// Most bytes this task's output may have (None: the pool's limit).
     pub max_output: Option<usize>,
+    /// Set for a chunk of a stream: the state it continues (see stream.rs).
+    pub stream: Option<StreamChunk>,
 }
 
 impl Task {
     /// A task with no per-task cancellation and no run-time limit.
     pub fn new(slot: u32, kernel: KernelId, input: Input, enqueued_at: Instant) -> Task {
-        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None, max_output: None }
+        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None, max_output: None, stream: None }
     }
 }
 

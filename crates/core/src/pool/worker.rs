@@ -239,7 +239,11 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
     };
     let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
     let mut out = Sink::new(limit);
-    match catch_unwind(AssertUnwindSafe(|| kernel.run(&task.params, &task.input, ctx, &mut out))) {
+    let run = || match &task.stream {
+        Some(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.last, ctx, &mut out),
+        None => kernel.run(&task.params, &task.input, ctx, &mut out),
+    };
+    match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(())) => Ok(out.into_output()),
         Ok(Err(KernelError::TooLarge { limit })) => Err(TaskError::TooLarge { limit }),
         Ok(Err(KernelError::Cancelled)) => Err(TaskError::Cancelled),

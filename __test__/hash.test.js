@@ -1,0 +1,177 @@
+'use strict';
+// pool.createHash(): an incremental hash on the pool's threads, equal to
+// node:crypto whatever the chunking, usable as a Writable.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { pipeline } = require('node:stream/promises');
+const { Readable } = require('node:stream');
+const { Pool, micros } = require('..');
+
+/** `data` cut at random places (empty chunks included). */
+function cuts(data, seed) {
+  const out = [];
+  let at = 0;
+  let x = seed;
+  while (at < data.length) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const size = [0, 1, 63, 64, 65, 1000, 4096, 70_000][x % 8];
+    out.push(data.subarray(at, at + size));
+    at += size;
+  }
+  return out;
+}
+
+test('createHash gives node:crypto’s digest for every hash, whatever the chunking', async () => {
+  const pool = new Pool();
+  try {
+    const data = crypto.randomBytes(300_000);
+    for (const name of ['sha256', 'sha384', 'sha512', 'sha1', 'md5']) {
+      for (const seed of [1, 2, 3]) {
+        const hash = pool.createHash(name);
+        for (const piece of cuts(data, seed)) assert.equal(hash.update(piece), hash);
+        assert.deepEqual(await hash.digest(), crypto.createHash(name).update(data).digest(), `${name}, seed ${seed}`);
+      }
+    }
+    const hmac = pool.createHash('hmac', { params: { hash: 'sha512', key: 'secret' } });
+    for (const piece of cuts(data, 9)) hmac.update(piece);
+    assert.equal(await hmac.digest('hex'), crypto.createHmac('sha512', 'secret').update(data).digest('hex'));
+    // The other hashes against their one-shot kernels.
+    for (const name of ['blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']) {
+      const hash = pool.createHash(name);
+      for (const piece of cuts(data, 4)) hash.update(piece);
+      assert.deepEqual(await hash.digest(), (await pool.post(data, { kernel: name })).result, name);
+    }
+    assert.equal(await pool.createHash('sha256').digest('hex'), crypto.createHash('sha256').digest('hex'), 'no input');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('update() takes strings in an encoding and any binary, and returns at once', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    const hash = pool.createHash('sha256');
+    hash
+      .update('héllo ')
+      .update('776f726c64', 'hex')
+      .update(new Uint16Array([0x2020]))
+      .update(new DataView(Buffer.from('!').buffer, 0, 0));
+    const expected = crypto
+      .createHash('sha256')
+      .update('héllo ')
+      .update('776f726c64', 'hex')
+      .update(new Uint16Array([0x2020]))
+      .digest('base64url');
+    assert.equal(await hash.digest('base64url'), expected);
+    assert.throws(() => hash.update('more'), { code: 'ERR_CRYPTO_HASH_FINALIZED' });
+    assert.throws(() => hash.digest(), { code: 'ERR_CRYPTO_HASH_FINALIZED' });
+    const other = pool.createHash('md5');
+    assert.throws(() => other.update(42), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => other.update([Buffer.from('a')]), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => other.update('x', 'klingon'), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => other.digest('klingon'), { code: 'ERR_INVALID_ARG_VALUE' });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('createHash refuses what is not a hash, unknown options and bad parameters', async () => {
+  const pool = new Pool();
+  try {
+    assert.throws(() => pool.createHash('gzip'), { code: 'ERR_INVALID_ARG_VALUE', message: /not a hash kernel/ });
+    assert.throws(() => pool.createHash('nope'), { code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL' });
+    assert.throws(() => pool.createHash(7), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => pool.createHash('sha256', { encoding: 'hex' }), { code: 'ERR_INVALID_ARG_VALUE', message: /encoding/ });
+    assert.throws(() => pool.createHash('hmac'), { code: 'ERR_INVALID_ARG_TYPE', message: /hash/ });
+    assert.throws(() => pool.createHash('sha256', { signal: AbortSignal.abort() }), { name: 'AbortError' });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a hash is a Writable: pipeline a file into it, then digest()', async () => {
+  const pool = new Pool();
+  const file = path.join(os.tmpdir(), `tidepool-hash-${process.pid}.bin`);
+  fs.writeFileSync(file, crypto.randomBytes(5 * 2 ** 20 + 123));
+  try {
+    const hash = pool.createHash('sha256');
+    await pipeline(fs.createReadStream(file), hash);
+    assert.equal(await hash.digest('hex'), crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
+    // Strings written in an encoding, and many small writes buffered together.
+    const text = pool.createHash('sha1');
+    await pipeline(Readable.from(['a', 'b', 'c'].map((c) => c.repeat(1000))), text);
+    assert.equal(
+      await text.digest('hex'),
+      crypto
+        .createHash('sha1')
+        .update('a'.repeat(1000) + 'b'.repeat(1000) + 'c'.repeat(1000))
+        .digest('hex'),
+    );
+  } finally {
+    fs.rmSync(file, { force: true });
+    await pool.close();
+  }
+});
+
+test('many hashes at once each stay in order; their chunks count as tasks', async () => {
+  const pool = new Pool();
+  try {
+    const inputs = Array.from({ length: 16 }, (_, i) => crypto.randomBytes(100_000 + i * 1000));
+    const hashes = inputs.map(() => pool.createHash('sha256'));
+    // Interleaved: one chunk of each in turn.
+    for (let at = 0; at < 120_000; at += 7000) {
+      for (let i = 0; i < inputs.length; i++) hashes[i].update(inputs[i].subarray(at, at + 7000));
+    }
+    const digests = await Promise.all(hashes.map((h) => h.digest()));
+    for (let i = 0; i < inputs.length; i++) assert.deepEqual(digests[i], crypto.createHash('sha256').update(inputs[i]).digest());
+    const s = pool.stats();
+    assert.ok(s.completed >= 32, 'at least two tasks per hash');
+    assert.equal(s.pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('an aborted signal, a closed pool or a destroyed stream fails the hash', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  const blocker = pool.post(micros(200_000));
+  while (pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 5));
+  const ac = new AbortController();
+  const aborted = pool.createHash('sha256', { signal: ac.signal });
+  aborted.update(Buffer.alloc(1000));
+  ac.abort();
+  await assert.rejects(aborted.digest(), { name: 'AbortError' });
+
+  const destroyed = pool.createHash('md5');
+  destroyed.update('x');
+  destroyed.destroy();
+  await assert.rejects(destroyed.digest(), { code: 'ERR_STREAM_DESTROYED' });
+
+  const late = pool.createHash('sha256');
+  late.update('queued behind the blocker');
+  await pool.close();
+  // Its first chunk was queued before close(): it ran; the last one is refused.
+  await assert.rejects(late.digest(), { code: 'ERR_TIDEPOOL_CLOSED' });
+  await blocker;
+  assert.equal(pool.stats().pending, 0);
+});
+
+test('a loaded kernel can be a hash too', async () => {
+  const pool = new Pool();
+  try {
+    const [name] = Pool.loadKernels(path.join(__dirname, '..', 'examples', 'kernels', 'build', 'tidepool_example_kernels.node')).filter(
+      (n) => n === 'example/sha256',
+    );
+    const hash = pool.createHash(name);
+    const data = crypto.randomBytes(200_000);
+    for (const piece of cuts(data, 5)) hash.update(piece);
+    assert.deepEqual(await hash.digest(), crypto.createHash('sha256').update(data).digest());
+  } finally {
+    await pool.close();
+  }
+});

@@ -1,0 +1,130 @@
+//! Streams: a kernel's state kept from one task to the next (`createHash`,
+//! and later the zlib-style transforms).
+//!
+//! A stream's chunks are tasks like any other (queue, autoscaling, stats,
+//! cancellation); each carries the stream's [`Stream`] and whether it is the
+//! last. The first chunk starts the kernel's state ([`AnyKernel::start`]),
+//! each chunk feeds it, the last one finishes it. Between chunks the state
+//! is parked here, so the next chunk may run on any thread.
+//!
+//! Order is the binding's job: it submits a stream's next chunk only once
+//! the previous one has completed, so chunks run one at a time and in
+//! order. The mutex only turns a misuse (two chunks at once) into a wait,
+//! never a race. A chunk that fails, panics or is cancelled ends the stream:
+//! its state is dropped, and later chunks fail.
+
+use std::sync::{Arc, Mutex};
+
+use crate::input::Input;
+use crate::kernels::{AnyKernel, KernelError, Params, RunContext, Sink, Transform};
+
+/// The state of one stream between its chunks.
+pub struct Stream {
+    state: Mutex<State>,
+}
+
+enum State {
+    /// No chunk has run yet.
+    Fresh,
+    /// Between chunks.
+    Running(Box<dyn Transform>),
+    /// Finished, failed or abandoned.
+    Ended,
+}
+
+/// What a task of a stream carries.
+#[derive(Clone)]
+pub struct StreamChunk {
+    pub stream: Arc<Stream>,
+    /// This chunk ends the stream: the kernel finishes after it.
+    pub last: bool,
+}
+
+impl std::fmt::Debug for StreamChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamChunk").field("last", &self.last).finish_non_exhaustive()
+    }
+}
+
+impl Stream {
+    /// A stream no chunk has run on yet.
+    pub fn new() -> Arc<Stream> {
+        Arc::new(Stream { state: Mutex::new(State::Fresh) })
+    }
+
+    /// Whether the stream has ended (finished, or a chunk failed).
+    pub fn is_ended(&self) -> bool {
+        matches!(*self.state.lock().unwrap_or_else(|e| e.into_inner()), State::Ended)
+    }
+
+    /// Runs one chunk: starts the kernel's state at the first, feeds it
+    /// `input` (in the context's chunks, cancellable between them), and
+    /// finishes it when `last`. The state is taken out while the chunk runs,
+    /// so an error or a panic leaves the stream ended.
+    pub(crate) fn step(
+        &self,
+        kernel: &dyn AnyKernel,
+        params: &Params,
+        input: &Input,
+        last: bool,
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+    ) -> Result<(), KernelError> {
+        let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = match std::mem::replace(&mut *slot, State::Ended) {
+            State::Fresh => kernel.start(params, None)?,
+            State::Running(state) => state,
+            State::Ended => return Err(KernelError::InvalidInput("the stream has ended: a chunk failed, or it was finished".to_owned())),
+        };
+        ctx.feed(input, |piece| state.update(piece, out, ctx))?;
+        if last {
+            state.finish(out, ctx)
+        } else {
+            *slot = State::Running(state);
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels;
+    use std::sync::atomic::AtomicBool;
+
+    fn run(stream: &Stream, name: &str, data: &[u8], last: bool) -> Result<Vec<u8>, KernelError> {
+        let kernel = kernels::get(kernels::find(name).unwrap()).unwrap();
+        let cancel = AtomicBool::new(false);
+        let ctx = RunContext::new(&cancel);
+        let mut out = Sink::new(usize::MAX);
+        stream.step(kernel, &Params::NONE, &Input::Owned(data.to_vec()), last, &ctx, &mut out)?;
+        Ok(out.into_output().as_bytes().to_vec())
+    }
+
+    #[test]
+    fn chunks_fed_one_by_one_give_the_one_shot_digest() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        let whole = Stream::new();
+        let expected = run(&whole, "sha256", &data, true).unwrap();
+        assert_eq!(expected.len(), 32);
+        let stream = Stream::new();
+        let mut at = 0;
+        for (i, size) in [0usize, 1, 63, 64, 65, 4096, 70_000].into_iter().enumerate() {
+            let end = (at + size).min(data.len());
+            assert!(run(&stream, "sha256", &data[at..end], false).unwrap().is_empty(), "chunk {i} outputs nothing");
+            at = end;
+        }
+        assert_eq!(run(&stream, "sha256", &data[at..], true).unwrap(), expected);
+        assert!(stream.is_ended());
+        assert!(run(&stream, "sha256", b"more", false).is_err(), "a finished stream takes no more chunks");
+    }
+
+    #[test]
+    fn a_failed_chunk_ends_the_stream() {
+        let stream = Stream::new();
+        // Not gzip: the decoder refuses the first chunk.
+        assert!(run(&stream, "gunzip", b"definitely not gzip", false).is_err());
+        assert!(stream.is_ended());
+        assert!(run(&stream, "gunzip", b"", true).is_err());
+    }
+}
