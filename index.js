@@ -38,7 +38,7 @@ const {
   unknownOption,
 } = require('./lib/errors');
 const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
-const { Watches, isAborted, signalReason } = require('./lib/signals');
+const { Watches, isAborted, signalReason, addListener, removeListener } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
 const { ownArray, grown, asPlainArray } = require('./lib/own-array');
 const { paramsHandle, checkDefaults } = require('./lib/params');
@@ -152,6 +152,7 @@ function taskExtra(params, maxOutputBytes, stream = undefined, last = false) {
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */
 const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
 const HASH_OPTIONS = Object.freeze(['params', 'signal']);
+const ONCE = Object.freeze({ __proto__: null, once: true });
 
 function resultOf(settled) {
   return settled.result;
@@ -514,8 +515,24 @@ class Pool extends EventEmitter {
     const stream = this.#native.newStream();
     const chunk = taskExtra(handle, undefined, stream, false);
     const last = taskExtra(handle, undefined, stream, true);
-    const post = (data, isLast) => this.#postData(undefined, data, id, isLast ? last : chunk, signal, undefined).then(resultOf);
-    return new Hash(post);
+    // The hash's own signal: destroy() (or the caller's signal, forwarded)
+    // stops the chunk running and fails the ones queued.
+    const controller = new AbortController();
+    const own = controller.signal;
+    let forward;
+    if (signal !== undefined) {
+      forward = () => controller.abort(signalReason(signal));
+      addListener(signal, 'abort', forward, ONCE);
+    }
+    const ends = {
+      post: (data, isLast) => this.#postData(undefined, data, id, isLast ? last : chunk, own, undefined).then(resultOf),
+      abort: (reason) => controller.abort(reason),
+      release: () => {
+        if (forward !== undefined) removeListener(signal, 'abort', forward);
+        forward = undefined;
+      },
+    };
+    return new Hash(ends);
   }
 
   /**

@@ -175,3 +175,27 @@ test('a loaded kernel can be a hash too', async () => {
     await pool.close();
   }
 });
+
+test('destroy() stops the chunk running; the caller’s signal listener goes when the hash ends', async () => {
+  const { getEventListeners } = require('node:events');
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    const big = Buffer.alloc(512 * 2 ** 20, 1); // seconds of SHA-256 without SHA-NI
+    const hash = pool.createHash('sha256');
+    hash.update(big);
+    while (pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 2));
+    const t0 = Date.now();
+    hash.destroy();
+    await assert.rejects(hash.digest(), { code: 'ERR_STREAM_DESTROYED' });
+    while (pool.stats().pending !== 0) await new Promise((r) => setTimeout(r, 2));
+    assert.ok(Date.now() - t0 < 1000, `the running chunk stopped (${Date.now() - t0} ms)`);
+    const ac = new AbortController();
+    const kept = pool.createHash('md5', { signal: ac.signal });
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+    kept.update('x');
+    await kept.digest();
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+  } finally {
+    await pool.close();
+  }
+});

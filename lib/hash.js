@@ -45,6 +45,10 @@ function finalized() {
 class Hash extends Writable {
   /** `(data, last) => Promise<result>`: posts one chunk of this stream (index.js). */
   #post;
+  /** `(reason) => void`: stops the chunk running, fails the queued ones. */
+  #abort;
+  /** Lets go of the caller's signal (the hash is over). */
+  #release;
   /** Chunks not yet handed to a task (snapshots, checked). */
   #pending = ownArray(0);
   #pendingCount = 0;
@@ -59,9 +63,12 @@ class Hash extends Writable {
   /** The error that ended the stream (a failed chunk, an abort). */
   #error = undefined;
 
-  constructor(post, options) {
+  /** `ends`: { post, abort, release } from the pool (index.js createHash). */
+  constructor(ends, options) {
     super(options);
-    this.#post = post;
+    this.#post = ends.post;
+    this.#abort = ends.abort;
+    this.#release = ends.release;
   }
 
   /**
@@ -91,7 +98,16 @@ class Hash extends Writable {
       return this.#post(this.#take(), true);
     };
     const done = this.#running === undefined ? Promise.resolve().then(last) : this.#running.then(last);
-    return done.then((result) => (encoding === undefined || encoding === 'buffer' ? result : result.toString(encoding)));
+    return done.then(
+      (result) => {
+        this.#release();
+        return encoding === undefined || encoding === 'buffer' ? result : result.toString(encoding);
+      },
+      (err) => {
+        this.#release();
+        throw err;
+      },
+    );
   }
 
   /** Writable: one chunk. */
@@ -133,8 +149,11 @@ class Hash extends Writable {
    */
   _destroy(err, callback) {
     if (err != null || !this.writableFinished) {
-      this.#finalized = true;
-      this.#fail(err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call digest after the stream was destroyed'));
+      const reason = err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call digest after the stream was destroyed');
+      this.#fail(reason);
+      // The chunk running stops at its next 256 KiB; the state goes with it.
+      this.#abort(reason);
+      this.#release();
     }
     callback(err);
   }

@@ -127,4 +127,4 @@ class Watches {
   }
 }
 
-module.exports = { Watches, isAborted, signalReason };
+module.exports = { Watches, isAborted, signalReason, addListener, removeListener };
