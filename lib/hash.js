@@ -9,8 +9,10 @@
 // in the next task, read in place as one input (an Array of binaries). The
 // buffer contract of post() holds for every chunk until digest() settles.
 // It is also a Writable: `await pipeline(readable, hash)`, then
-// `await hash.digest()`; a written chunk is acknowledged once its task has
-// run, which is the stream's backpressure.
+// `await hash.digest()`. Written chunks are acknowledged at once while at
+// most WRITE_AHEAD bytes wait for their task, and otherwise once the task
+// that takes them has run: the stream's backpressure, with the next task
+// always having a good batch of chunks to take.
 
 const { Writable } = require('node:stream');
 const { Buffer } = require('node:buffer');
@@ -38,6 +40,9 @@ function chunkOf(data, inputEncoding) {
   return chunk;
 }
 
+/** Bytes written and not yet taken by a task that the Writable acknowledges at once. */
+const WRITE_AHEAD = 1 << 20;
+
 function finalized() {
   return makeError(Error, 'ERR_CRYPTO_HASH_FINALIZED', 'Digest already called');
 }
@@ -49,9 +54,10 @@ class Hash extends Writable {
   #abort;
   /** Lets go of the caller's signal (the hash is over). */
   #release;
-  /** Chunks not yet handed to a task (snapshots, checked). */
+  /** Chunks not yet handed to a task (snapshots, checked), and their bytes when written. */
   #pending = ownArray(0);
   #pendingCount = 0;
+  #pendingBytes = 0;
   /** The task in flight (a Promise), or undefined. */
   #running = undefined;
   /** Callbacks of written chunks, acknowledged when the task that took them has run. */
@@ -131,10 +137,16 @@ class Hash extends Writable {
       callback(err);
       return;
     }
-    // Acknowledged by the task that takes these chunks (see #kick).
-    this.#written[this.#writtenCount++] = callback;
-    for (let i = 0; i < checked.length; i++) this.#pending[this.#pendingCount++] = checked[i];
+    for (let i = 0; i < checked.length; i++) {
+      this.#pending[this.#pendingCount++] = checked[i];
+      this.#pendingBytes += checked[i].byteLength;
+    }
+    // Room left: more may come now. Else acknowledged by the task that takes
+    // these chunks (see #kick).
+    const now = this.#pendingBytes <= WRITE_AHEAD;
+    if (!now) this.#written[this.#writtenCount++] = callback;
     this.#kick();
+    if (now) callback();
   }
 
   /** Writable: nothing to flush (the digest comes from digest()). */
@@ -164,6 +176,7 @@ class Hash extends Writable {
     const chunks = this.#pending;
     this.#pending = ownArray(0);
     this.#pendingCount = 0;
+    this.#pendingBytes = 0;
     return count === 1 ? chunks[0] : ownArray(count, (i) => chunks[i]);
   }
 
@@ -202,6 +215,7 @@ class Hash extends Writable {
     this.#finalized = true;
     this.#pending = ownArray(0);
     this.#pendingCount = 0;
+    this.#pendingBytes = 0;
   }
 }
 
