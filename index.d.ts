@@ -4,7 +4,7 @@
 // and, under esModuleInterop, `import tidepool from 'tidepool'`.
 
 import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 
 declare namespace tidepool {
   /**
@@ -377,6 +377,25 @@ declare namespace tidepool {
     digest(encoding: BufferEncoding | 'buffer'): Promise<string>;
   }
 
+  /**
+   * Options of the codec streams ({@link Pool.createGzip} and the others).
+   * An unknown name throws `ERR_INVALID_ARG_VALUE`.
+   */
+  export interface CodecStreamOptions<P = never> {
+    /** The codec's parameters, as for its one-shot kernel (`{ level }` for gzip, ...), checked here. */
+    params?: P;
+    /**
+     * Most bytes the whole stream may output; past it the stream fails with
+     * `ERR_BUFFER_TOO_LARGE` without producing more.
+     * @default the pool's `maxOutputBytes` (256 MiB for decoders without it)
+     */
+    maxOutputBytes?: number;
+    /** The readable side's buffer (see `stream.Transform`). */
+    highWaterMark?: number;
+    /** Destroys the stream with an `AbortError` (the chunk running stops at its next 256 KiB). */
+    signal?: AbortSignal;
+  }
+
   /** Options of {@link Pool.map}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
   export interface MapOptions extends PostOptions {
     /**
@@ -725,6 +744,38 @@ declare namespace tidepool {
      *   kernel's parameter errors; an `AbortError` for an aborted signal.
      */
     createHash(kernel: HashKernelName | LoadedKernelName, options?: HashOptions): Hash;
+
+    /**
+     * `node:zlib`'s `createGzip()`, its chunks run on the pool's threads (one
+     * at a time and in order, the codec's state kept in Rust between them),
+     * not on libuv's pool; output byte-compatible with the `gzip` kernel and
+     * decodable by `node:zlib`. Corrupt input fails the stream with a
+     * zlib-style error (`Z_DATA_ERROR`, ...), too much output with
+     * `ERR_BUFFER_TOO_LARGE`; a pool closed mid-stream with `ERR_TIDEPOOL_CLOSED`.
+     */
+    createGzip(options?: CodecStreamOptions<DeflateParams>): Transform;
+    /** `node:zlib`'s `createGunzip()`, on the pool's threads (see {@link Pool.createGzip}). */
+    createGunzip(options?: CodecStreamOptions<InflateParams>): Transform;
+    /** `node:zlib`'s `createDeflate()`, on the pool's threads. */
+    createDeflate(options?: CodecStreamOptions<DeflateParams>): Transform;
+    /** `node:zlib`'s `createInflate()`, on the pool's threads. */
+    createInflate(options?: CodecStreamOptions<InflateParams>): Transform;
+    /** `node:zlib`'s `createDeflateRaw()`, on the pool's threads. */
+    createDeflateRaw(options?: CodecStreamOptions<DeflateParams>): Transform;
+    /** `node:zlib`'s `createInflateRaw()`, on the pool's threads. */
+    createInflateRaw(options?: CodecStreamOptions<InflateParams>): Transform;
+    /** `node:zlib`'s `createBrotliCompress()`, on the pool's threads. */
+    createBrotliCompress(options?: CodecStreamOptions<BrotliParams>): Transform;
+    /** `node:zlib`'s `createBrotliDecompress()`, on the pool's threads. */
+    createBrotliDecompress(options?: CodecStreamOptions): Transform;
+    /** A Zstandard compression stream (`node:zlib`'s `createZstdCompress()` from Node 22.15), on the pool's threads. */
+    createZstdCompress(options?: CodecStreamOptions<ZstdParams>): Transform;
+    /** A Zstandard decompression stream, on the pool's threads. */
+    createZstdDecompress(options?: CodecStreamOptions): Transform;
+    /** An LZ4 frame compression stream, on the pool's threads. */
+    createLz4Compress(options?: CodecStreamOptions<Lz4Params>): Transform;
+    /** An LZ4 frame decompression stream, on the pool's threads. */
+    createLz4Decompress(options?: CodecStreamOptions): Transform;
 
     map<M extends T>(
       iterable: Iterable<M | PromiseLike<M>> | AsyncIterable<M>,

@@ -46,6 +46,7 @@ const { loadKernels } = require('./lib/kernels');
 const { Batch, AllResults, elementNamer } = require('./lib/batch');
 const { MapIterator } = require('./lib/map');
 const { Hash } = require('./lib/hash');
+const { CodecStream } = require('./lib/codec-stream');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -152,6 +153,27 @@ function taskExtra(params, maxOutputBytes, stream = undefined, last = false) {
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */
 const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
 const HASH_OPTIONS = Object.freeze(['params', 'signal']);
+const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWaterMark', 'signal']);
+
+/**
+ * The options of a stream (createHash, createGzip...): only the names in
+ * `known`, each read once; an aborted signal throws at once.
+ */
+function streamOptions(options, known) {
+  const out = { __proto__: null, params: undefined, signal: undefined, maxOutputBytes: undefined, highWaterMark: undefined };
+  if (options === undefined) return out;
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  for (const key in options) {
+    if (!known.includes(key)) throw unknownOption('options', key, known);
+  }
+  for (let i = 0; i < known.length; i++) out[known[i]] = options[known[i]];
+  const signal = out.signal;
+  if (signal !== undefined) {
+    if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+    if (isAborted(signal)) throw abortError(signalReason(signal));
+  }
+  return out;
+}
 const ONCE = Object.freeze({ __proto__: null, once: true });
 
 function resultOf(settled) {
@@ -494,29 +516,26 @@ class Pool extends EventEmitter {
         `is not a hash kernel ('${kernel}'; the hashes: ${[...HASH_KERNELS].join(', ')}, or a loaded kernel)`,
       );
     }
-    let params;
-    let signal;
-    if (options !== undefined) {
-      if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-      for (const key in options) {
-        if (key !== 'params' && key !== 'signal') throw unknownOption('options', key, HASH_OPTIONS);
-      }
-      params = options.params;
-      signal = options.signal;
-      if (signal !== undefined) {
-        if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
-        if (isAborted(signal)) throw abortError(signalReason(signal));
-      }
-    }
+    const o = streamOptions(options, HASH_OPTIONS);
+    return new Hash(this.#openStream(id, o.params, undefined, o.signal));
+  }
+
+  /**
+   * What a stream (lib/hash.js, lib/codec-stream.js) asks of the pool: a
+   * stream handle (the kernel's state in Rust), `post(data, last)` for its
+   * chunks, `abort(reason)` (its own signal: destroy() stops the chunk
+   * running; the caller's `signal` is forwarded to it) and `release()`
+   * (lets go of the caller's signal when the stream ends). Parameters are
+   * checked here, once.
+   */
+  #openStream(id, params, maxOutputBytes, signal) {
     let handle;
     if (params !== undefined) handle = paramsHandle(id, params, 'options.params', false);
     else if (id === this.#kernel && this.#extra !== undefined) handle = this.#extra.params;
     else checkDefaults(id, 'options.params');
     const stream = this.#native.newStream();
-    const chunk = taskExtra(handle, undefined, stream, false);
-    const last = taskExtra(handle, undefined, stream, true);
-    // The hash's own signal: destroy() (or the caller's signal, forwarded)
-    // stops the chunk running and fails the ones queued.
+    const chunk = taskExtra(handle, maxOutputBytes, stream, false);
+    const last = taskExtra(handle, maxOutputBytes, stream, true);
     const controller = new AbortController();
     const own = controller.signal;
     let forward;
@@ -524,7 +543,7 @@ class Pool extends EventEmitter {
       forward = () => controller.abort(signalReason(signal));
       addListener(signal, 'abort', forward, ONCE);
     }
-    const ends = {
+    return {
       post: (data, isLast) => this.#postData(undefined, data, id, isLast ? last : chunk, own, undefined).then(resultOf),
       abort: (reason) => controller.abort(reason),
       release: () => {
@@ -532,7 +551,78 @@ class Pool extends EventEmitter {
         forward = undefined;
       },
     };
-    return new Hash(ends);
+  }
+
+  /**
+   * A Transform stream that runs `kernel` (a codec) over what is written,
+   * on the pool's threads, one chunk at a time and in order, the codec's
+   * state kept in Rust between chunks (lib/codec-stream.js). Behind
+   * createGzip() and the others, named as in node:zlib.
+   */
+  #createCodecStream(kernel, options) {
+    const o = streamOptions(options, CODEC_STREAM_OPTIONS);
+    let maxOutputBytes = o.maxOutputBytes;
+    if (maxOutputBytes !== undefined) {
+      if (typeof maxOutputBytes !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', maxOutputBytes);
+      if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > Number.MAX_SAFE_INTEGER) {
+        throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${Number.MAX_SAFE_INTEGER}`, maxOutputBytes);
+      }
+    }
+    const highWaterMark = o.highWaterMark;
+    if (highWaterMark !== undefined && (typeof highWaterMark !== 'number' || !(highWaterMark >= 0) || !Number.isFinite(highWaterMark))) {
+      throw outOfRange('options.highWaterMark', 'a finite number >= 0', highWaterMark);
+    }
+    const ends = this.#openStream(kernelId(kernel, 'kernel'), o.params, maxOutputBytes, o.signal);
+    return new CodecStream(ends, highWaterMark === undefined ? undefined : { highWaterMark });
+  }
+
+  /** node:zlib's createGzip(), on the pool's threads; `params` as for the `gzip` kernel. */
+  createGzip(options) {
+    return this.#createCodecStream('gzip', options);
+  }
+
+  createGunzip(options) {
+    return this.#createCodecStream('gunzip', options);
+  }
+
+  createDeflate(options) {
+    return this.#createCodecStream('deflate', options);
+  }
+
+  createInflate(options) {
+    return this.#createCodecStream('inflate', options);
+  }
+
+  createDeflateRaw(options) {
+    return this.#createCodecStream('deflateRaw', options);
+  }
+
+  createInflateRaw(options) {
+    return this.#createCodecStream('inflateRaw', options);
+  }
+
+  createBrotliCompress(options) {
+    return this.#createCodecStream('brotliCompress', options);
+  }
+
+  createBrotliDecompress(options) {
+    return this.#createCodecStream('brotliDecompress', options);
+  }
+
+  createZstdCompress(options) {
+    return this.#createCodecStream('zstdCompress', options);
+  }
+
+  createZstdDecompress(options) {
+    return this.#createCodecStream('zstdDecompress', options);
+  }
+
+  createLz4Compress(options) {
+    return this.#createCodecStream('lz4Compress', options);
+  }
+
+  createLz4Decompress(options) {
+    return this.#createCodecStream('lz4Decompress', options);
   }
 
   /**

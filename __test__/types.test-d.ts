@@ -293,3 +293,17 @@ async function hashes(): Promise<void> {
   pool.createHash('sha256', { encoding: 'hex' });
 }
 void hashes;
+
+// The codec streams: Transforms, with each codec's parameters.
+function codecStreams(): void {
+  const pool = new Pool();
+  const gzip: import('node:stream').Transform = pool.createGzip({ params: { level: 9 }, maxOutputBytes: 1 << 20, highWaterMark: 65536 });
+  void gzip;
+  pool.createBrotliCompress({ params: { quality: 4 } });
+  pool.createZstdDecompress({ signal: AbortSignal.timeout(1000) });
+  // @ts-expect-error: gzip has no quality
+  pool.createGzip({ params: { quality: 4 } });
+  // @ts-expect-error: decoders of brotli take no params
+  pool.createBrotliDecompress({ params: { quality: 4 } });
+}
+void codecStreams;

@@ -16,7 +16,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::input::Input;
-use crate::kernels::{AnyKernel, KernelError, Params, RunContext, Sink, Transform};
+use crate::kernels::{AnyKernel, KernelError, Output, Params, RunContext, Sink, Transform};
 
 /// The state of one stream between its chunks.
 pub struct Stream {
@@ -26,8 +26,9 @@ pub struct Stream {
 enum State {
     /// No chunk has run yet.
     Fresh,
-    /// Between chunks.
-    Running(Box<dyn Transform>),
+    /// Between chunks, with the bytes output so far (the output limit is
+    /// the whole stream's).
+    Running(Box<dyn Transform>, usize),
     /// Finished, failed or abandoned.
     Ended,
 }
@@ -59,8 +60,10 @@ impl Stream {
 
     /// Runs one chunk: starts the kernel's state at the first, feeds it
     /// `input` (in the context's chunks, cancellable between them), and
-    /// finishes it when `last`. The state is taken out while the chunk runs,
-    /// so an error or a panic leaves the stream ended.
+    /// finishes it when `last`; returns what the chunk output. `limit` bounds
+    /// the output of the whole stream: a chunk gets the room the earlier ones
+    /// left. The state is taken out while the chunk runs, so an error or a
+    /// panic leaves the stream ended.
     pub(crate) fn step(
         &self,
         kernel: &dyn AnyKernel,
@@ -68,20 +71,28 @@ impl Stream {
         input: &Input,
         last: bool,
         ctx: &RunContext<'_>,
-        out: &mut Sink,
-    ) -> Result<(), KernelError> {
+        limit: usize,
+    ) -> Result<Output, KernelError> {
         let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut state = match std::mem::replace(&mut *slot, State::Ended) {
-            State::Fresh => kernel.start(params, None)?,
-            State::Running(state) => state,
+        let (mut state, produced) = match std::mem::replace(&mut *slot, State::Ended) {
+            State::Fresh => (kernel.start(params, None)?, 0),
+            State::Running(state, produced) => (state, produced),
             State::Ended => return Err(KernelError::InvalidInput("the stream has ended: a chunk failed, or it was finished".to_owned())),
         };
-        ctx.feed(input, |piece| state.update(piece, out, ctx))?;
-        if last {
-            state.finish(out, ctx)
-        } else {
-            *slot = State::Running(state);
-            Ok(())
+        let mut out = Sink::new(limit.saturating_sub(produced));
+        let ran =
+            ctx.feed(input, |piece| state.update(piece, &mut out, ctx))
+                .and_then(|()| if last { state.finish(&mut out, ctx) } else { Ok(()) });
+        match ran {
+            // The limit is the stream's, not this chunk's room.
+            Err(KernelError::TooLarge { .. }) => Err(KernelError::TooLarge { limit }),
+            Err(e) => Err(e),
+            Ok(()) => {
+                if !last {
+                    *slot = State::Running(state, produced + out.len());
+                }
+                Ok(out.into_output())
+            }
         }
     }
 }
@@ -93,12 +104,44 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     fn run(stream: &Stream, name: &str, data: &[u8], last: bool) -> Result<Vec<u8>, KernelError> {
+        run_limited(stream, name, data, last, usize::MAX)
+    }
+
+    fn run_limited(stream: &Stream, name: &str, data: &[u8], last: bool, limit: usize) -> Result<Vec<u8>, KernelError> {
         let kernel = kernels::get(kernels::find(name).unwrap()).unwrap();
         let cancel = AtomicBool::new(false);
         let ctx = RunContext::new(&cancel);
-        let mut out = Sink::new(usize::MAX);
-        stream.step(kernel, &Params::NONE, &Input::Owned(data.to_vec()), last, &ctx, &mut out)?;
-        Ok(out.into_output().as_bytes().to_vec())
+        let out = stream.step(kernel, &Params::NONE, &Input::Owned(data.to_vec()), last, &ctx, limit)?;
+        Ok(out.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn a_compressor_fed_in_chunks_writes_one_valid_stream() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| b"tidepool streams "[(i % 17) as usize]).collect();
+        let stream = Stream::new();
+        let mut compressed = Vec::new();
+        for piece in data.chunks(30_000) {
+            compressed.extend(run(&stream, "gzip", piece, false).unwrap());
+        }
+        compressed.extend(run(&stream, "gzip", b"", true).unwrap());
+        let back = Stream::new();
+        assert_eq!(run(&back, "gunzip", &compressed, true).unwrap(), data);
+    }
+
+    #[test]
+    fn the_output_limit_is_the_whole_stream_s() {
+        let data = vec![0u8; 100_000];
+        let compressed = run(&Stream::new(), "gzip", &data, true).unwrap();
+        let (head, tail) = compressed.split_at(compressed.len() / 2);
+        // 100,000 bytes out in all: a limit of 99,999 fails, whichever chunk passes it.
+        let stream = Stream::new();
+        let first = run_limited(&stream, "gunzip", head, false, 99_999).unwrap();
+        let second = run_limited(&stream, "gunzip", tail, true, 99_999);
+        assert_eq!(second, Err(KernelError::TooLarge { limit: 99_999 }), "after {} bytes from the first chunk", first.len());
+        let exact = Stream::new();
+        let a = run_limited(&exact, "gunzip", head, false, 100_000).unwrap();
+        let b = run_limited(&exact, "gunzip", tail, true, 100_000).unwrap();
+        assert_eq!(a.len() + b.len(), 100_000);
     }
 
     #[test]

@@ -238,13 +238,15 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
         return Err(TaskError::InvalidInput(format!("no kernel with id {}", task.kernel)));
     };
     let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
-    let mut out = Sink::new(limit);
     let run = || match &task.stream {
-        Some(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.last, ctx, &mut out),
-        None => kernel.run(&task.params, &task.input, ctx, &mut out),
+        Some(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.last, ctx, limit),
+        None => {
+            let mut out = Sink::new(limit);
+            kernel.run(&task.params, &task.input, ctx, &mut out).map(|()| out.into_output())
+        }
     };
     match catch_unwind(AssertUnwindSafe(run)) {
-        Ok(Ok(())) => Ok(out.into_output()),
+        Ok(Ok(output)) => Ok(output),
         Ok(Err(KernelError::TooLarge { limit })) => Err(TaskError::TooLarge { limit }),
         Ok(Err(KernelError::Cancelled)) => Err(TaskError::Cancelled),
         Ok(Err(KernelError::InvalidInput(m))) => Err(TaskError::InvalidInput(m)),

@@ -1,0 +1,207 @@
+'use strict';
+// pool.createGzip() and the other codec streams: Transforms whose chunks run
+// on the pool's threads, byte-compatible with node:zlib both ways.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const http = require('node:http');
+const zlib = require('node:zlib');
+const { pipeline } = require('node:stream/promises');
+const { Readable, Writable } = require('node:stream');
+const { Pool, micros } = require('..');
+
+/** Text-like bytes (compressible), `n` of them. */
+function text(n) {
+  const words = ['tide', 'pool', 'stream', 'chunk', 'thread', 'gzip', 'zstd', 'brotli', '\n'];
+  const out = Buffer.alloc(n);
+  let x = 7;
+  for (let at = 0; at < n;) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    at += out.write(`${words[x % words.length]} `, at);
+  }
+  return out;
+}
+
+/** `data` in chunks of varied sizes (empty ones included). */
+function pieces(data, seed) {
+  const out = [];
+  let x = seed;
+  for (let at = 0; at < data.length;) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const size = [0, 1, 100, 4096, 65536, 200_000][x % 6];
+    out.push(data.subarray(at, at + size));
+    at += size;
+  }
+  return out;
+}
+
+/** Runs `data` (in pieces) through `transform`; the output, joined. */
+async function through(transform, data, seed = 1) {
+  const out = [];
+  await pipeline(
+    Readable.from(pieces(data, seed)),
+    transform,
+    new Writable({
+      write(chunk, _enc, cb) {
+        out.push(chunk);
+        cb();
+      },
+    }),
+  );
+  return Buffer.concat(out);
+}
+
+const PAIRS = [
+  ['createGzip', 'createGunzip', zlib.gzipSync, zlib.gunzipSync],
+  ['createDeflate', 'createInflate', zlib.deflateSync, zlib.inflateSync],
+  ['createDeflateRaw', 'createInflateRaw', zlib.deflateRawSync, zlib.inflateRawSync],
+  [
+    'createBrotliCompress',
+    'createBrotliDecompress',
+    (data) => zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
+    zlib.brotliDecompressSync,
+    { params: { quality: 5 } }, // quality 11, the default, takes seconds per MiB
+  ],
+];
+
+test('every codec stream both ways against node:zlib, whatever the chunking', async () => {
+  const pool = new Pool();
+  try {
+    const data = text(800_000);
+    for (const [compress, decompress, nodeCompress, nodeDecompress, options] of PAIRS) {
+      for (const seed of [1, 2]) {
+        const ours = await through(pool[compress](options), data, seed);
+        assert.ok(nodeDecompress(ours).equals(data), `${compress} decoded by node:zlib (seed ${seed})`);
+        assert.ok((await through(pool[decompress](), nodeCompress(data), seed)).equals(data), `${decompress} of node:zlib's output`);
+      }
+    }
+    // zstd and LZ4 (not in this Node's zlib): round trips, and the one-shot decoder agrees.
+    for (const [compress, decompress, oneShot] of [
+      ['createZstdCompress', 'createZstdDecompress', 'zstdDecompress'],
+      ['createLz4Compress', 'createLz4Decompress', 'lz4Decompress'],
+    ]) {
+      const ours = await through(pool[compress](), data, 3);
+      assert.ok((await pool.post(ours, { kernel: oneShot })).result.equals(data), `${compress} decoded in one shot`);
+      assert.ok((await through(pool[decompress](), ours, 4)).equals(data), `${decompress}`);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('params as for the one-shot kernels; bad options throw', async () => {
+  const pool = new Pool();
+  try {
+    const data = text(300_000);
+    const fast = await through(pool.createGzip({ params: { level: 1 } }), data);
+    const best = await through(pool.createGzip({ params: { level: 9 } }), data);
+    assert.ok(best.length < fast.length);
+    assert.ok(zlib.gunzipSync(best).equals(data));
+    assert.throws(() => pool.createGzip({ params: { level: 12 } }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.createGzip({ level: 6 }), { code: 'ERR_INVALID_ARG_VALUE', message: /level/ });
+    assert.throws(() => pool.createGunzip({ maxOutputBytes: 0 }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.createGunzip({ highWaterMark: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.createGzip({ signal: AbortSignal.abort() }), { name: 'AbortError' });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('corrupt input and a decompression bomb fail the stream with zlib-style errors', async () => {
+  const pool = new Pool();
+  try {
+    await assert.rejects(through(pool.createGunzip(), Buffer.from('definitely not gzip')), { code: 'Z_DATA_ERROR' });
+    // 64 MiB of zeros in ~64 KiB; at most 1 MiB may come out, over all chunks.
+    const bomb = zlib.gzipSync(Buffer.alloc(64 * 2 ** 20));
+    let out = 0;
+    await assert.rejects(
+      pipeline(
+        Readable.from(pieces(bomb, 5)),
+        pool.createGunzip({ maxOutputBytes: 2 ** 20 }),
+        new Writable({
+          write(chunk, _enc, cb) {
+            out += chunk.length;
+            cb();
+          },
+        }),
+      ),
+      { code: 'ERR_BUFFER_TOO_LARGE' },
+    );
+    assert.ok(out <= 2 ** 20, `${out} bytes came out`);
+    assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('many streams at once each stay in order', async () => {
+  const pool = new Pool();
+  try {
+    const inputs = Array.from({ length: 24 }, (_, i) => text(200_000 + i * 1000));
+    const outputs = await Promise.all(inputs.map((data, i) => through(pool.createGzip(), data, i + 1)));
+    for (let i = 0; i < inputs.length; i++) assert.ok(zlib.gunzipSync(outputs[i]).equals(inputs[i]), `stream ${i}`);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('an HTTP server compresses each response with a pool stream, per Accept-Encoding', async () => {
+  const pool = new Pool();
+  const bodies = Array.from({ length: 64 }, (_, i) => text(100_000 + i * 500));
+  const server = http.createServer((req, res) => {
+    const body = bodies[Number(req.url.slice(1))];
+    const accept = req.headers['accept-encoding'] ?? '';
+    const [encoding, stream] = accept.includes('br')
+      ? ['br', pool.createBrotliCompress({ params: { quality: 4 } })]
+      : ['gzip', pool.createGzip()];
+    res.writeHead(200, { 'content-encoding': encoding });
+    pipeline(Readable.from(pieces(body, 3)), stream, res).catch(() => {});
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address();
+    const got = await Promise.all(
+      bodies.map(async (_, i) => {
+        const response = await fetch(`http://127.0.0.1:${port}/${i}`, { headers: { 'accept-encoding': i % 2 ? 'br' : 'gzip' } });
+        return Buffer.from(await response.arrayBuffer()); // fetch decodes it
+      }),
+    );
+    for (let i = 0; i < bodies.length; i++) assert.ok(got[i].equals(bodies[i]), `response ${i}`);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await pool.close();
+  }
+});
+
+test('a slow reader holds the stream back; destroy() and a closed pool end it', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    const gzip = pool.createGzip({ params: { level: 0 } }); // output as large as the input
+    const data = crypto.randomBytes(8 * 2 ** 20);
+    for (let at = 0; at < data.length; at += 65536) gzip.write(data.subarray(at, at + 65536));
+    gzip.end();
+    await new Promise((r) => setTimeout(r, 300));
+    // Nobody reads: the stream stopped starting tasks once its output
+    // buffer was full, far short of 8 MiB.
+    assert.ok(gzip.readableLength < 4 * 2 ** 20, `${gzip.readableLength} bytes buffered`);
+    const out = [];
+    for await (const chunk of gzip) out.push(chunk);
+    assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(data));
+
+    const stopped = pool.createGzip();
+    stopped.write(crypto.randomBytes(2 ** 20));
+    stopped.destroy();
+    await new Promise((r) => stopped.on('close', r));
+    while (pool.stats().pending !== 0) await new Promise((r) => setTimeout(r, 5));
+
+    const blocker = pool.post(micros(100_000), { kernel: 'sleep' });
+    const late = pool.createGzip();
+    const failed = assert.rejects(through(late, text(100_000)), { code: 'ERR_TIDEPOOL_CLOSED' });
+    await pool.close();
+    await failed;
+    await blocker;
+  } finally {
+    await pool.close();
+  }
+});

@@ -1,0 +1,186 @@
+'use strict';
+// The chunks of one stream of the pool (createHash, createGzip...), on
+// their way to its tasks.
+//
+// One task of a stream is in flight at a time, so its chunks run in order
+// (each task on whichever thread is free, the kernel's state kept in Rust
+// between them); the chunks that arrive meanwhile go together in the next
+// task, read in place as one input (an Array of binaries). Written chunks
+// are acknowledged at once while at most WRITE_AHEAD bytes wait for a task,
+// and otherwise once the task that takes them has run: that is the
+// stream's backpressure, and the next task always has a good batch to take.
+
+const { Buffer } = require('node:buffer');
+const { snapshot, readableBytes } = require('./binary');
+const { ownArray } = require('./own-array');
+const { invalidArgType, invalidArgValue } = require('./errors');
+
+const isEncoding = Buffer.isEncoding;
+const bufferFrom = Buffer.from;
+const isArray = Array.isArray;
+
+/** Bytes written and not yet taken by a task that are acknowledged at once. */
+const WRITE_AHEAD = 1 << 20;
+
+/** A chunk as a task reads it: a string encoded, a binary checked (one binary, not an Array). */
+function chunkOf(data, inputEncoding) {
+  if (typeof data === 'string') {
+    if (inputEncoding !== undefined && (typeof inputEncoding !== 'string' || !isEncoding(inputEncoding))) {
+      throw invalidArgValue('inputEncoding', `is not a known encoding (${String(inputEncoding)})`);
+    }
+    return bufferFrom(data, inputEncoding);
+  }
+  if (isArray(data)) {
+    throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
+  }
+  const chunk = snapshot(data, 'data');
+  readableBytes(chunk, 'data');
+  return chunk;
+}
+
+class StreamChunks {
+  /** `(data, last) => Promise<result>` (index.js #openStream). */
+  #post;
+  /** Called with each non-last task's output, in order. */
+  #onOutput;
+  /** Called once with the error of a failed task. */
+  #onError;
+  #pending = ownArray(0);
+  #pendingCount = 0;
+  #pendingBytes = 0;
+  /** The task in flight (a Promise that never rejects), or undefined. */
+  #running = undefined;
+  /** Write callbacks waiting for the task that takes their chunks. */
+  #written = ownArray(0);
+  #writtenCount = 0;
+  /** No task is started while paused (the reader is full). */
+  #paused = false;
+  /** No chunk is taken any more (finished, failed or cleared). */
+  #closed = false;
+  #error = undefined;
+
+  constructor(post, onOutput, onError) {
+    this.#post = post;
+    this.#onOutput = onOutput;
+    this.#onError = onError;
+  }
+
+  get closed() {
+    return this.#closed;
+  }
+
+  get error() {
+    return this.#error;
+  }
+
+  /** Queues one chunk (already checked by chunkOf) and starts a task if none runs. */
+  add(chunk) {
+    this.#pending[this.#pendingCount++] = chunk;
+    this.#pendingBytes += chunk.byteLength;
+    this.#kick();
+  }
+
+  /**
+   * A Writable's chunks ({ chunk, encoding } each): checked all first (the
+   * callback gets the first refusal), then queued; `callback` now or when
+   * their task has run (see WRITE_AHEAD).
+   */
+  write(chunks, callback) {
+    if (this.#closed) {
+      callback(this.#error ?? invalidArgValue('data', 'was written after the end of the stream'));
+      return;
+    }
+    const checked = ownArray(chunks.length);
+    try {
+      for (let i = 0; i < chunks.length; i++) {
+        const { chunk, encoding } = chunks[i];
+        checked[i] = chunkOf(chunk, encoding === 'buffer' ? undefined : encoding);
+      }
+    } catch (err) {
+      callback(err);
+      return;
+    }
+    for (let i = 0; i < checked.length; i++) {
+      this.#pending[this.#pendingCount++] = checked[i];
+      this.#pendingBytes += checked[i].byteLength;
+    }
+    const now = this.#pendingBytes <= WRITE_AHEAD;
+    if (!now) this.#written[this.#writtenCount++] = callback;
+    this.#kick();
+    if (now) callback();
+  }
+
+  /** Stops starting tasks until resume() (the reader's buffer is full). */
+  pause() {
+    this.#paused = true;
+  }
+
+  resume() {
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.#kick();
+  }
+
+  /**
+   * The last task: waits for the one in flight, then runs the chunks left
+   * with the kernel's finish. A Promise of its output; rejects with the
+   * stream's error.
+   */
+  finish() {
+    this.#closed = true;
+    const last = () => {
+      if (this.#error !== undefined) throw this.#error;
+      return this.#post(this.#take(), true);
+    };
+    return this.#running === undefined ? Promise.resolve().then(last) : this.#running.then(last);
+  }
+
+  /** Ends the stream with `err` (nothing more is taken; the first error wins). */
+  fail(err) {
+    if (this.#error === undefined) this.#error = err;
+    this.#closed = true;
+    this.#pending = ownArray(0);
+    this.#pendingCount = 0;
+    this.#pendingBytes = 0;
+    const written = this.#written;
+    const count = this.#writtenCount;
+    this.#written = ownArray(0);
+    this.#writtenCount = 0;
+    for (let i = 0; i < count; i++) written[i](this.#error);
+  }
+
+  /** The pending chunks, as one input. */
+  #take() {
+    const count = this.#pendingCount;
+    const chunks = this.#pending;
+    this.#pending = ownArray(0);
+    this.#pendingCount = 0;
+    this.#pendingBytes = 0;
+    return count === 1 ? chunks[0] : ownArray(count, (i) => chunks[i]);
+  }
+
+  #kick() {
+    if (this.#running !== undefined || this.#pendingCount === 0 || this.#closed || this.#paused) return;
+    const written = this.#written;
+    const writtenCount = this.#writtenCount;
+    this.#written = ownArray(0);
+    this.#writtenCount = 0;
+    this.#running = this.#post(this.#take(), false).then(
+      (result) => {
+        this.#running = undefined;
+        if (this.#error === undefined) this.#onOutput(result);
+        for (let i = 0; i < writtenCount; i++) written[i](this.#error);
+        this.#kick();
+      },
+      (err) => {
+        this.#running = undefined;
+        const first = this.#error === undefined;
+        this.fail(err);
+        for (let i = 0; i < writtenCount; i++) written[i](err);
+        if (first) this.#onError(err);
+      },
+    );
+  }
+}
+
+module.exports = { StreamChunks, chunkOf };
