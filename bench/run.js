@@ -97,6 +97,10 @@ const CASES = {
         return { hash, digest: () => hash.digest(), close: () => {} };
       }),
   },
+  'stream: tidepool createGzip(), 1 stream of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 1, 128) },
+  'stream: zlib.createGzip(), 1 stream of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 1, 128) },
+  'stream: tidepool createGzip(), 8 streams of 16 MiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 8, 16) },
+  'stream: zlib.createGzip(), 8 streams of 16 MiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 8, 16) },
   'tiny: tidepool post(), 1024 in flight': {
     unit: 'round trips/s',
     run: () => tidepoolTiny((pool, msgs) => inFlight(msgs, 1024, (m) => pool.post(m))),
@@ -260,6 +264,8 @@ const CASES = {
 };
 
 const RATIOS = [
+  ['stream: tidepool createGzip(), 1 stream of 128 MiB', 'stream: zlib.createGzip(), 1 stream of 128 MiB'],
+  ['stream: tidepool createGzip(), 8 streams of 16 MiB', 'stream: zlib.createGzip(), 8 streams of 16 MiB'],
   [
     'stream: tidepool createHash(), 256 MiB in 64 KiB chunks',
     'stream: crypto.createHash piped on the event loop, 256 MiB in 64 KiB chunks',
@@ -514,6 +520,58 @@ function checkDigests(msgs, out) {
 
 function sha256(data) {
   return require('node:crypto').createHash('sha256').update(data).digest();
+}
+
+/**
+ * `streams` gzip streams (level 6) of `mib` MiB each, at once, each fed by a
+ * Readable of 64 KiB views of a 4 MiB block of this repository's source
+ * text, into a sink that counts; through tidepool's createGzip() or
+ * node:zlib's (libuv's pool). One output is checked with zlib.gunzipSync.
+ * MB/s of input, with the event loop's health.
+ */
+async function gzipStreams(kind, streams, mib) {
+  const zlib = require('node:zlib');
+  const { Readable, Writable } = require('node:stream');
+  const { pipeline } = require('node:stream/promises');
+  const files = ['index.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
+  const text = Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const block = Buffer.alloc(4 << 20);
+  for (let at = 0; at < block.length; at += text.length) text.copy(block, at);
+  const chunk = 64 * 1024;
+  const bytes = mib * 2 ** 20;
+  function* chunks() {
+    for (let at = 0; at < bytes; at += chunk) {
+      const from = at % (block.length - chunk);
+      yield block.subarray(from, from + chunk);
+    }
+  }
+  const { Pool } = require(ROOT);
+  const pool = kind === 'tidepool' ? new Pool() : undefined;
+  let sample;
+  const one = async (i) => {
+    const parts = [];
+    const gzip = kind === 'tidepool' ? pool.createGzip({ params: { level: 6 } }) : zlib.createGzip({ level: 6 });
+    await pipeline(
+      Readable.from(chunks()),
+      gzip,
+      new Writable({
+        write(out, _enc, cb) {
+          if (i === 0 && mib <= 32) parts.push(out);
+          cb();
+        },
+      }),
+    );
+    if (i === 0 && mib <= 32) sample = Buffer.concat(parts);
+  };
+  const r = await withLoopHealth(async () => {
+    const cpu = process.cpuUsage();
+    const t = now();
+    await Promise.all(Array.from({ length: streams }, (_, i) => one(i)));
+    return { value: (streams * bytes) / 1e6 / seconds(t), cpuS: cpuSeconds(cpu) };
+  });
+  if (sample !== undefined) check(zlib.gunzipSync(sample).length === bytes);
+  if (pool !== undefined) await pool.close();
+  return r;
 }
 
 /**
