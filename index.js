@@ -176,10 +176,6 @@ function streamOptions(options, known) {
 }
 const ONCE = Object.freeze({ __proto__: null, once: true });
 
-function resultOf(settled) {
-  return settled.result;
-}
-
 /** A chunk of a batch in flight (see CHUNK). */
 class Chunk {
   batch;
@@ -377,8 +373,15 @@ class Pool extends EventEmitter {
       const promise = new NativePromise(captureResolvers);
       const resolve = capturedResolve;
       const reject = capturedReject;
-      this.#checkInput(data, kernel);
-      if (this.#closed) this.#rejectClosed(data, kernel, reject);
+      // A stream's chunks were checked when written; they go together in one
+      // task, which maxInputBytes does not bound (lib/stream-chunks.js).
+      const chunk = extra !== undefined && extra.stream !== undefined;
+      if (chunk) readableBytes(data, 'data');
+      else this.#checkInput(data, kernel);
+      if (this.#closed && chunk) {
+        this.#failed++;
+        reject(closedError());
+      } else if (this.#closed) this.#rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
       else this.#enqueue(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
@@ -543,8 +546,11 @@ class Pool extends EventEmitter {
       forward = () => controller.abort(signalReason(signal));
       addListener(signal, 'abort', forward, ONCE);
     }
+    // A stream's output is bytes, whatever the pool's encoding.
+    const encoding = this.#encoding;
+    const bytes = (settled) => (typeof settled.result === 'string' ? Buffer.from(settled.result, encoding) : settled.result);
     return {
-      post: (data, isLast) => this.#postData(undefined, data, id, isLast ? last : chunk, own, undefined).then(resultOf),
+      post: (data, isLast) => this.#postData(undefined, data, id, isLast ? last : chunk, own, undefined).then(bytes),
       abort: (reason) => controller.abort(reason),
       release: () => {
         if (forward !== undefined) removeListener(signal, 'abort', forward);

@@ -199,3 +199,46 @@ test('destroy() stops the chunk running; the caller’s signal listener goes whe
     await pool.close();
   }
 });
+
+test('a stream’s output is bytes whatever the pool’s encoding; maxInputBytes bounds messages, not streams', async () => {
+  const pool = new Pool({ encoding: 'hex', maxInputBytes: 1000 });
+  try {
+    const hash = pool.createHash('sha256');
+    for (let i = 0; i < 20; i++) hash.update(Buffer.alloc(900, i)); // 18,000 bytes, in tasks of several chunks
+    const expected = crypto.createHash('sha256');
+    for (let i = 0; i < 20; i++) expected.update(Buffer.alloc(900, i));
+    assert.equal(await hash.digest('base64'), expected.digest('base64'));
+    const buffer = await pool.createHash('md5').update('x').digest();
+    assert.ok(Buffer.isBuffer(buffer));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a signal that fires between chunks, or a chunk detached while it waits, fails the hash without a crash', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    const ac = new AbortController();
+    const hash = pool.createHash('sha256', { signal: ac.signal });
+    let n = 0;
+    const source = new Readable({
+      read() {
+        if (++n === 5) ac.abort();
+        this.push(n < 50 ? Buffer.alloc(65536, n) : null);
+      },
+    });
+    await assert.rejects(pipeline(source, hash), { name: 'AbortError' });
+    await assert.rejects(hash.digest(), { name: 'AbortError' });
+
+    const detached = pool.createHash('sha256');
+    detached.update(Buffer.alloc(32 * 2 ** 20, 1)); // a task that runs a while
+    const ab = new ArrayBuffer(1024);
+    detached.update(new Uint8Array(ab)); // waits for the next task
+    structuredClone(ab, { transfer: [ab] });
+    await assert.rejects(detached.digest(), { code: 'ERR_INVALID_STATE' });
+    assert.throws(() => detached.update('more'), { code: 'ERR_CRYPTO_HASH_FINALIZED' });
+    while (pool.stats().pending !== 0) await new Promise((r) => setTimeout(r, 5));
+  } finally {
+    await pool.close();
+  }
+});

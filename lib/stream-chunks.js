@@ -13,7 +13,7 @@
 const { Buffer } = require('node:buffer');
 const { snapshot, readableBytes } = require('./binary');
 const { ownArray } = require('./own-array');
-const { invalidArgType, invalidArgValue } = require('./errors');
+const { invalidArgType, invalidArgValue, throwLater } = require('./errors');
 
 const isEncoding = Buffer.isEncoding;
 const bufferFrom = Buffer.from;
@@ -21,6 +21,23 @@ const isArray = Array.isArray;
 
 /** Bytes written and not yet taken by a task that are acknowledged at once. */
 const WRITE_AHEAD = 1 << 20;
+
+/**
+ * Calls `count` write callbacks with `err`. One that throws (user code
+ * behind a Writable's callback) surfaces as an uncaught exception, as it
+ * would from any stream, after the others have run.
+ */
+function acknowledge(callbacks, count, err) {
+  let thrown;
+  for (let i = 0; i < count; i++) {
+    try {
+      callbacks[i](err);
+    } catch (e) {
+      (thrown ??= ownArray(0))[thrown.length] = e;
+    }
+  }
+  if (thrown !== undefined) throwLater(thrown);
+}
 
 /** A chunk as a task reads it: a string encoded, a binary checked (one binary, not an Array). */
 function chunkOf(data, inputEncoding) {
@@ -130,6 +147,7 @@ class StreamChunks {
     this.#closed = true;
     const last = () => {
       if (this.#error !== undefined) throw this.#error;
+      // (Inside a then: a post that throws rejects the digest.)
       return this.#post(this.#take(), true);
     };
     return this.#running === undefined ? Promise.resolve().then(last) : this.#running.then(last);
@@ -146,7 +164,7 @@ class StreamChunks {
     const count = this.#writtenCount;
     this.#written = ownArray(0);
     this.#writtenCount = 0;
-    for (let i = 0; i < count; i++) written[i](this.#error);
+    acknowledge(written, count, this.#error);
   }
 
   /** The pending chunks, as one input. */
@@ -165,18 +183,26 @@ class StreamChunks {
     const writtenCount = this.#writtenCount;
     this.#written = ownArray(0);
     this.#writtenCount = 0;
-    this.#running = this.#post(this.#take(), false).then(
+    let task;
+    try {
+      task = this.#post(this.#take(), false);
+    } catch (err) {
+      // Refused at once (the signal fired, the chunks were detached): the
+      // stream fails as if the task had.
+      task = Promise.reject(err);
+    }
+    this.#running = task.then(
       (result) => {
         this.#running = undefined;
         if (this.#error === undefined) this.#onOutput(result);
-        for (let i = 0; i < writtenCount; i++) written[i](this.#error);
         this.#kick();
+        acknowledge(written, writtenCount, this.#error);
       },
       (err) => {
         this.#running = undefined;
         const first = this.#error === undefined;
         this.fail(err);
-        for (let i = 0; i < writtenCount; i++) written[i](err);
+        acknowledge(written, writtenCount, err);
         if (first) this.#onError(err);
       },
     );
