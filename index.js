@@ -536,6 +536,8 @@ class Pool extends EventEmitter {
     if (params !== undefined) handle = paramsHandle(id, params, 'options.params', false);
     else if (id === this.#kernel && this.#extra !== undefined) handle = this.#extra.params;
     else checkDefaults(id, 'options.params');
+    // The params' getters ran: the signal is looked at again before its listener goes on.
+    if (signal !== undefined && isAborted(signal)) throw abortError(signalReason(signal));
     const stream = this.#native.newStream();
     const chunk = taskExtra(handle, maxOutputBytes, stream, false);
     const last = taskExtra(handle, maxOutputBytes, stream, true);

@@ -242,3 +242,27 @@ test('a signal that fires between chunks, or a chunk detached while it waits, fa
     await pool.close();
   }
 });
+
+test('digest() in the middle of writes: every write callback runs, and later writes are refused', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    const hash = pool.createHash('sha256');
+    const errors = [];
+    hash.on('error', (e) => errors.push(e.code));
+    const results = [];
+    for (let i = 0; i < 6; i++)
+      hash.write(Buffer.alloc(1 << 20, i), (err) => results.push(err === undefined || err === null ? 'ok' : err.code));
+    const digest = await hash.digest();
+    assert.equal(digest.length, 32);
+    while (results.length < 6) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(results[0] === 'ok');
+    assert.ok(
+      results.every((r) => r === 'ok' || r === 'ERR_CRYPTO_HASH_FINALIZED'),
+      results.join(),
+    );
+    assert.ok(errors.every((c) => c === 'ERR_CRYPTO_HASH_FINALIZED'));
+    assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});

@@ -30,6 +30,7 @@ class CodecStream extends Transform {
         if (result.length !== 0 && !this.push(result)) this.#chunks.pause();
       },
       (err) => this.destroy(err),
+      () => makeError(Error, 'ERR_STREAM_WRITE_AFTER_END', 'write after end'),
     );
   }
 

@@ -47,6 +47,7 @@ class Hash extends Writable {
         }
       },
       () => {},
+      finalized,
     );
   }
 
@@ -102,11 +103,18 @@ class Hash extends Writable {
    * the hash takes nothing more and digest() rejects.
    */
   _destroy(err, callback) {
-    if (err != null || !this.writableFinished) {
+    if (this.#digested) {
+      // The digest is under way (a write after it errored the Writable, or
+      // destroy() came late): it goes on, and lets go of the signal itself.
+    } else if (err != null || !this.writableFinished) {
       const reason = err ?? destroyed();
       this.#chunks.fail(reason);
       // The chunk running stops at its next 256 KiB; the state goes with it.
       this.#abort(reason);
+      this.#release();
+    } else {
+      // Finished, destroyed without a digest: the hash may still give one,
+      // but the caller's signal is let go (it would keep the stream alive).
       this.#release();
     }
     callback(err);

@@ -75,11 +75,14 @@ class StreamChunks {
   /** No chunk is taken any more (finished, failed or cleared). */
   #closed = false;
   #error = undefined;
+  /** The error of a write after finish() (the owner's: ERR_CRYPTO_HASH_FINALIZED for a hash). */
+  #lateWrite;
 
-  constructor(post, onOutput, onError) {
+  constructor(post, onOutput, onError, lateWrite) {
     this.#post = post;
     this.#onOutput = onOutput;
     this.#onError = onError;
+    this.#lateWrite = lateWrite;
   }
 
   get closed() {
@@ -93,7 +96,8 @@ class StreamChunks {
   /** Queues one chunk (already checked by chunkOf) and starts a task if none runs. */
   add(chunk) {
     this.#pending[this.#pendingCount++] = chunk;
-    this.#pendingBytes += chunk.byteLength;
+    // The engine's length (readableBytes), not a property the chunk may fake.
+    this.#pendingBytes += readableBytes(chunk, 'data');
     this.#kick();
   }
 
@@ -104,7 +108,7 @@ class StreamChunks {
    */
   write(chunks, callback) {
     if (this.#closed) {
-      callback(this.#error ?? invalidArgValue('data', 'was written after the end of the stream'));
+      callback(this.#error ?? this.#lateWrite());
       return;
     }
     const checked = ownArray(chunks.length);
@@ -119,7 +123,7 @@ class StreamChunks {
     }
     for (let i = 0; i < checked.length; i++) {
       this.#pending[this.#pendingCount++] = checked[i];
-      this.#pendingBytes += checked[i].byteLength;
+      this.#pendingBytes += readableBytes(checked[i], 'data');
     }
     const now = this.#pendingBytes <= WRITE_AHEAD;
     if (!now) this.#written[this.#writtenCount++] = callback;
@@ -147,8 +151,22 @@ class StreamChunks {
     this.#closed = true;
     const last = () => {
       if (this.#error !== undefined) throw this.#error;
+      // The writes whose chunks this last task takes are acknowledged when it has run.
+      const written = this.#written;
+      const writtenCount = this.#writtenCount;
+      this.#written = ownArray(0);
+      this.#writtenCount = 0;
       // (Inside a then: a post that throws rejects the digest.)
-      return this.#post(this.#take(), true);
+      return this.#post(this.#take(), true).then(
+        (result) => {
+          acknowledge(written, writtenCount, undefined);
+          return result;
+        },
+        (err) => {
+          acknowledge(written, writtenCount, err);
+          throw err;
+        },
+      );
     };
     return this.#running === undefined ? Promise.resolve().then(last) : this.#running.then(last);
   }
