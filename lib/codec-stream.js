@@ -14,18 +14,14 @@ const { makeError } = require('./errors');
 
 class CodecStream extends Transform {
   #chunks;
-  #abort;
-  #release;
   /** The codec finished (the last task ran): nothing left to stop. */
   #done = false;
 
   /** `ends`: { post, abort, release } from the pool (index.js #openStream). */
   constructor(ends, options) {
     super(options);
-    this.#abort = ends.abort;
-    this.#release = ends.release;
     this.#chunks = new StreamChunks(
-      ends.post,
+      ends,
       (result) => {
         if (result.length !== 0 && !this.push(result)) this.#chunks.pause();
       },
@@ -47,12 +43,12 @@ class CodecStream extends Transform {
     this.#chunks.finish().then(
       (result) => {
         this.#done = true;
-        this.#release();
+        this.#chunks.release();
         if (result.length !== 0) this.push(result);
         callback();
       },
       (err) => {
-        this.#release();
+        this.#chunks.release();
         callback(err);
       },
     );
@@ -63,9 +59,9 @@ class CodecStream extends Transform {
       const reason = err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed');
       this.#chunks.fail(reason);
       // The chunk running stops at its next 256 KiB; the state goes with it.
-      this.#abort(reason);
+      this.#chunks.abort(reason);
     }
-    this.#release();
+    this.#chunks.release();
     callback(err);
   }
 }

@@ -25,19 +25,13 @@ function destroyed() {
 
 class Hash extends Writable {
   #chunks;
-  /** `(reason) => void`: stops the chunk running, fails the queued ones. */
-  #abort;
-  /** Lets go of the caller's signal (the hash is over). */
-  #release;
   #digested = false;
 
   /** `ends`: { post, abort, release } from the pool (index.js #openStream). */
   constructor(ends, options) {
     super(options);
-    this.#abort = ends.abort;
-    this.#release = ends.release;
     this.#chunks = new StreamChunks(
-      ends.post,
+      ends,
       (result) => {
         // A kernel that writes before its end is not a hash.
         if (result.length !== 0) {
@@ -74,11 +68,11 @@ class Hash extends Writable {
     this.#digested = true;
     return this.#chunks.finish().then(
       (result) => {
-        this.#release();
+        this.#chunks.release();
         return encoding === undefined || encoding === 'buffer' ? result : result.toString(encoding);
       },
       (err) => {
-        this.#release();
+        this.#chunks.release();
         throw err;
       },
     );
@@ -110,12 +104,12 @@ class Hash extends Writable {
       const reason = err ?? destroyed();
       this.#chunks.fail(reason);
       // The chunk running stops at its next 256 KiB; the state goes with it.
-      this.#abort(reason);
-      this.#release();
+      this.#chunks.abort(reason);
+      this.#chunks.release();
     } else {
       // Finished, destroyed without a digest: the hash may still give one,
       // but the caller's signal is let go (it would keep the stream alive).
-      this.#release();
+      this.#chunks.release();
     }
     callback(err);
   }

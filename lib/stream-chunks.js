@@ -56,7 +56,7 @@ function chunkOf(data, inputEncoding) {
 }
 
 class StreamChunks {
-  /** `(data, last) => Promise<result>` (index.js #openStream). */
+  /** `(data, last) => Promise<result>`: posts one task of the stream. */
   #post;
   /** Called with each non-last task's output, in order. */
   #onOutput;
@@ -78,11 +78,29 @@ class StreamChunks {
   /** The error of a write after finish() (the owner's: ERR_CRYPTO_HASH_FINALIZED for a hash). */
   #lateWrite;
 
-  constructor(post, onOutput, onError, lateWrite) {
-    this.#post = post;
+  /** `(reason) => void`: stops the chunk running (the stream's own signal). */
+  #abort;
+  /** Lets go of the caller's signal (the stream is over). */
+  #release;
+
+  /** `ends`: { post, abort, release } from the pool (index.js #openStream). */
+  constructor(ends, onOutput, onError, lateWrite) {
+    this.#post = ends.post;
+    this.#abort = ends.abort;
+    this.#release = ends.release;
     this.#onOutput = onOutput;
     this.#onError = onError;
     this.#lateWrite = lateWrite;
+  }
+
+  /** Stops the chunk running (it fails with an AbortError whose cause is `reason`). */
+  abort(reason) {
+    this.#abort(reason);
+  }
+
+  /** The stream is over: the caller's signal is let go. */
+  release() {
+    this.#release();
   }
 
   get closed() {
