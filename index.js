@@ -150,6 +150,16 @@ function taskExtra(params, maxOutputBytes, stream = undefined, last = false) {
   return { params, maxOutputBytes, stream, last };
 }
 
+/** `options.maxOutputBytes` (undefined, or an integer from 1 to `max`), checked. */
+function checkOutputLimit(value, max) {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', value);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${max}`, value);
+  }
+  return value;
+}
+
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */
 const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
 const HASH_OPTIONS = Object.freeze(['params', 'signal']);
@@ -569,13 +579,8 @@ class Pool extends EventEmitter {
    */
   #createCodecStream(kernel, options) {
     const o = streamOptions(options, CODEC_STREAM_OPTIONS);
-    let maxOutputBytes = o.maxOutputBytes;
-    if (maxOutputBytes !== undefined) {
-      if (typeof maxOutputBytes !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', maxOutputBytes);
-      if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > Number.MAX_SAFE_INTEGER) {
-        throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${Number.MAX_SAFE_INTEGER}`, maxOutputBytes);
-      }
-    }
+    // A stream's limit counts its whole output, not one Buffer: it may pass buffer.constants.MAX_LENGTH.
+    const maxOutputBytes = checkOutputLimit(o.maxOutputBytes, Number.MAX_SAFE_INTEGER);
     const highWaterMark = o.highWaterMark;
     if (highWaterMark !== undefined && (typeof highWaterMark !== 'number' || !(highWaterMark >= 0) || !Number.isFinite(highWaterMark))) {
       throw outOfRange('options.highWaterMark', 'a finite number >= 0', highWaterMark);
@@ -1100,13 +1105,7 @@ class Pool extends EventEmitter {
       }
       if (timeoutMs === Infinity) timeoutMs = undefined;
     }
-    const maxOutputBytes = options.maxOutputBytes;
-    if (maxOutputBytes !== undefined) {
-      if (typeof maxOutputBytes !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', maxOutputBytes);
-      if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > BUFFER_MAX_LENGTH) {
-        throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${BUFFER_MAX_LENGTH}`, maxOutputBytes);
-      }
-    }
+    const maxOutputBytes = checkOutputLimit(options.maxOutputBytes, BUFFER_MAX_LENGTH);
     const concurrency = method === 'map' ? concurrencyOption(options, this.#maxThreads * MAP_CONCURRENCY_PER_THREAD) : undefined;
     const params = options.params;
     if (params !== undefined) {

@@ -191,7 +191,6 @@ function resolveStatsOptions(options) {
 module.exports = {
   checkTaskKeys,
   concurrencyOption,
-  MAX_CONCURRENCY,
   ENCODINGS,
   resolvePoolOptions,
   resolveStatsOptions,
