@@ -396,6 +396,21 @@ declare namespace tidepool {
     signal?: AbortSignal;
   }
 
+  /** A codec stream ({@link Pool.createGzip} and the others): a Transform with `node:zlib`'s `flush()`. */
+  export interface CodecStream extends Transform {
+    /**
+     * Once `callback` runs, the output so far decodes to everything written
+     * before the flush. `kind`: the family's constant from `zlib.constants`
+     * (`Z_FULL_FLUSH` by default for the deflate family, also `Z_NO_FLUSH`,
+     * `Z_PARTIAL_FLUSH`, `Z_SYNC_FLUSH`, `Z_BLOCK`; `BROTLI_OPERATION_FLUSH`;
+     * `ZSTD_e_flush`; `1` for LZ4). Another kind throws `ERR_OUT_OF_RANGE`.
+     */
+    flush(kind?: number, callback?: (err?: Error | null) => void): void;
+    flush(callback: (err?: Error | null) => void): void;
+    /** Not offered: throws `ERR_METHOD_NOT_IMPLEMENTED` (a stream keeps the `params` it was created with). */
+    params(...args: unknown[]): never;
+  }
+
   /** Options of {@link Pool.map}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
   export interface MapOptions extends PostOptions {
     /**
@@ -753,29 +768,29 @@ declare namespace tidepool {
      * zlib-style error (`Z_DATA_ERROR`, ...), too much output with
      * `ERR_BUFFER_TOO_LARGE`; a pool closed mid-stream with `ERR_TIDEPOOL_CLOSED`.
      */
-    createGzip(options?: CodecStreamOptions<DeflateParams>): Transform;
+    createGzip(options?: CodecStreamOptions<DeflateParams>): CodecStream;
     /** `node:zlib`'s `createGunzip()`, on the pool's threads (see {@link Pool.createGzip}). */
-    createGunzip(options?: CodecStreamOptions<InflateParams>): Transform;
+    createGunzip(options?: CodecStreamOptions<InflateParams>): CodecStream;
     /** `node:zlib`'s `createDeflate()`, on the pool's threads. */
-    createDeflate(options?: CodecStreamOptions<DeflateParams>): Transform;
+    createDeflate(options?: CodecStreamOptions<DeflateParams>): CodecStream;
     /** `node:zlib`'s `createInflate()`, on the pool's threads. */
-    createInflate(options?: CodecStreamOptions<InflateParams>): Transform;
+    createInflate(options?: CodecStreamOptions<InflateParams>): CodecStream;
     /** `node:zlib`'s `createDeflateRaw()`, on the pool's threads. */
-    createDeflateRaw(options?: CodecStreamOptions<DeflateParams>): Transform;
+    createDeflateRaw(options?: CodecStreamOptions<DeflateParams>): CodecStream;
     /** `node:zlib`'s `createInflateRaw()`, on the pool's threads. */
-    createInflateRaw(options?: CodecStreamOptions<InflateParams>): Transform;
+    createInflateRaw(options?: CodecStreamOptions<InflateParams>): CodecStream;
     /** `node:zlib`'s `createBrotliCompress()`, on the pool's threads. */
-    createBrotliCompress(options?: CodecStreamOptions<BrotliParams>): Transform;
+    createBrotliCompress(options?: CodecStreamOptions<BrotliParams>): CodecStream;
     /** `node:zlib`'s `createBrotliDecompress()`, on the pool's threads. */
-    createBrotliDecompress(options?: CodecStreamOptions): Transform;
+    createBrotliDecompress(options?: CodecStreamOptions): CodecStream;
     /** A Zstandard compression stream (`node:zlib`'s `createZstdCompress()` from Node 22.15), on the pool's threads. */
-    createZstdCompress(options?: CodecStreamOptions<ZstdParams>): Transform;
+    createZstdCompress(options?: CodecStreamOptions<ZstdParams>): CodecStream;
     /** A Zstandard decompression stream, on the pool's threads. */
-    createZstdDecompress(options?: CodecStreamOptions): Transform;
+    createZstdDecompress(options?: CodecStreamOptions): CodecStream;
     /** An LZ4 frame compression stream, on the pool's threads. */
-    createLz4Compress(options?: CodecStreamOptions<Lz4Params>): Transform;
+    createLz4Compress(options?: CodecStreamOptions<Lz4Params>): CodecStream;
     /** An LZ4 frame decompression stream, on the pool's threads. */
-    createLz4Decompress(options?: CodecStreamOptions): Transform;
+    createLz4Decompress(options?: CodecStreamOptions): CodecStream;
 
     map<M extends T>(
       iterable: Iterable<M | PromiseLike<M>> | AsyncIterable<M>,

@@ -146,8 +146,8 @@ function nextSegment(batch) {
  * (lib/hash.js) the stream's handle and whether the chunk is its last.
  * One shape for all, so that #trySubmit reads them with one hidden class.
  */
-function taskExtra(params, maxOutputBytes, stream = undefined, last = false) {
-  return { params, maxOutputBytes, stream, last };
+function taskExtra(params, maxOutputBytes, stream = undefined, last = false, flush = 0) {
+  return { params, maxOutputBytes, stream, last, flush };
 }
 
 /** `options.maxOutputBytes` (undefined, or an integer from 1 to `max`), checked. */
@@ -535,8 +535,8 @@ class Pool extends EventEmitter {
 
   /**
    * What a stream (lib/hash.js, lib/codec-stream.js) asks of the pool: a
-   * stream handle (the kernel's state in Rust), `post(data, last)` for its
-   * chunks, `abort(reason)` (its own signal: destroy() stops the chunk
+   * stream handle (the kernel's state in Rust), `post(data, end)` for its
+   * chunks (`end`: true for the last, a flush kind the stream checked, or 0), `abort(reason)` (its own signal: destroy() stops the chunk
    * running; the caller's `signal` is forwarded to it) and `release()`
    * (lets go of the caller's signal when the stream ends). Parameters are
    * checked here, once.
@@ -562,7 +562,10 @@ class Pool extends EventEmitter {
     const encoding = this.#encoding;
     const bytes = (settled) => (typeof settled.result === 'string' ? Buffer.from(settled.result, encoding) : settled.result);
     return {
-      post: (data, isLast) => this.#postData(undefined, data, id, isLast ? last : chunk, own, undefined).then(bytes),
+      post: (data, end) => {
+        const extra = end === true ? last : end === 0 ? chunk : taskExtra(handle, maxOutputBytes, stream, false, end);
+        return this.#postData(undefined, data, id, extra, own, undefined).then(bytes);
+      },
       abort: (reason) => controller.abort(reason),
       release: () => {
         if (forward !== undefined) removeListener(signal, 'abort', forward);
@@ -586,7 +589,7 @@ class Pool extends EventEmitter {
       throw outOfRange('options.highWaterMark', 'a finite number >= 0', highWaterMark);
     }
     const ends = this.#openStream(kernelId(kernel, 'kernel'), o.params, maxOutputBytes, o.signal);
-    return new CodecStream(ends, highWaterMark === undefined ? undefined : { highWaterMark });
+    return new CodecStream(ends, kernel, highWaterMark === undefined ? undefined : { highWaterMark });
   }
 
   /** node:zlib's createGzip(), on the pool's threads; `params` as for the `gzip` kernel. */
@@ -1258,6 +1261,7 @@ class Pool extends EventEmitter {
           extra.maxOutputBytes,
           extra.stream,
           extra.last,
+          extra.flush,
         );
       } else if (signal === undefined && timeoutMs === undefined) {
         queued = this.#nativeSubmit(slot, kernel, data);

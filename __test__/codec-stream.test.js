@@ -205,3 +205,106 @@ test('a slow reader holds the stream back; destroy() and a closed pool end it', 
     await pool.close();
   }
 });
+
+/** Waits for `stream.flush(...args)`'s callback; the output so far, joined. */
+function flushed(stream, out, ...args) {
+  return new Promise((resolve, reject) => {
+    stream.once('error', reject);
+    stream.flush(...args, (err) => (err ? reject(err) : resolve(Buffer.concat(out))));
+  });
+}
+
+/** A decoder stream fed `data` and flushed: what it output. */
+async function decodeSoFar(decoder, data) {
+  const out = [];
+  decoder.on('data', (d) => out.push(d));
+  decoder.write(data);
+  return flushed(decoder, out);
+}
+
+test('flush() makes what was written so far decodable, and the stream goes on', async () => {
+  const pool = new Pool();
+  try {
+    const decoders = {
+      createGzip: () => zlib.createGunzip(),
+      createDeflate: () => zlib.createInflate(),
+      createDeflateRaw: () => zlib.createInflateRaw(),
+      createBrotliCompress: () => zlib.createBrotliDecompress(),
+      createZstdCompress: () => pool.createZstdDecompress(),
+      createLz4Compress: () => pool.createLz4Decompress(),
+    };
+    const one = { createGzip: zlib.gunzipSync, createDeflate: zlib.inflateSync, createDeflateRaw: zlib.inflateRawSync };
+    const data = text(300_000);
+    const [a, b, c] = [data.subarray(0, 100_000), data.subarray(100_000, 250_000), data.subarray(250_000)];
+    for (const [make, decoder] of Object.entries(decoders)) {
+      const stream = pool[make](make === 'createBrotliCompress' ? { params: { quality: 5 } } : undefined);
+      const out = [];
+      stream.on('data', (d) => out.push(d));
+      for (const piece of pieces(a, 3)) stream.write(piece);
+      const first = flushed(stream, out);
+      // Written after the flush: not in what the flush's callback sees.
+      stream.write(b);
+      const afterA = await first;
+      assert.deepEqual(await decodeSoFar(decoder(), afterA), a, `${make}: the first flush`);
+      const afterB = await flushed(stream, out);
+      assert.deepEqual(await decodeSoFar(decoder(), afterB), Buffer.concat([a, b]), `${make}: the second flush`);
+      stream.end(c);
+      await new Promise((resolve) => stream.on('end', resolve));
+      const whole = Buffer.concat(out);
+      assert.deepEqual(await through(decoder(), whole), data, `${make}: one valid stream`);
+      if (one[make]) assert.deepEqual(one[make](whole), data, `${make}: node:zlib's one-shot decoder`);
+    }
+    // Every deflate kind, and Z_NO_FLUSH, which only waits for the writes before it.
+    for (const kind of [0, 1, 2, 3, 5]) {
+      const gzip = pool.createGzip();
+      const out = [];
+      gzip.on('data', (d) => out.push(d));
+      gzip.write(a);
+      const so = await flushed(gzip, out, kind);
+      if (kind !== 0) assert.deepEqual(await decodeSoFar(zlib.createGunzip(), so), a, `kind ${kind}`);
+      gzip.end();
+      await new Promise((resolve) => gzip.on('end', resolve));
+      assert.deepEqual(zlib.gunzipSync(Buffer.concat(out)), a, `kind ${kind}`);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test("flush() takes its family's kinds, as node:zlib; params() says it is not there", async () => {
+  const pool = new Pool();
+  try {
+    const gzip = pool.createGzip();
+    assert.throws(() => gzip.flush(zlib.constants.Z_FINISH), {
+      name: 'RangeError',
+      code: 'ERR_OUT_OF_RANGE',
+      message: /Z_FULL_FLUSH \(3\)/,
+    });
+    assert.throws(() => gzip.flush(2.5), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => gzip.flush('3'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => gzip.flush(3, 'not a function'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => gzip.params(1, 0, () => {}), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+    const brotli = pool.createBrotliCompress();
+    assert.throws(() => brotli.flush(zlib.constants.BROTLI_OPERATION_FINISH), {
+      code: 'ERR_OUT_OF_RANGE',
+      message: /BROTLI_OPERATION_FLUSH/,
+    });
+    // A decoder's flush has nothing held back, and calls back.
+    const gunzip = pool.createGunzip();
+    const out = [];
+    gunzip.on('data', (d) => out.push(d));
+    gunzip.write(zlib.gzipSync(text(1000)).subarray(0, 500));
+    const partial = await flushed(gunzip, out, zlib.constants.Z_SYNC_FLUSH);
+    assert.ok(partial.length > 0 && text(1000).subarray(0, partial.length).equals(partial));
+    // After the end: the callback waits for 'end', or runs at once once finished.
+    gzip.end('x');
+    const afterEnd = new Promise((resolve) => gzip.flush(resolve));
+    gzip.resume();
+    await afterEnd;
+    assert.ok(gzip.writableFinished);
+    await new Promise((resolve) => gzip.flush(resolve));
+    for (const s of [brotli, gunzip]) s.destroy();
+  } finally {
+    await pool.close();
+  }
+});

@@ -298,6 +298,10 @@ void hashes;
 function codecStreams(): void {
   const pool = new Pool();
   const gzip: import('node:stream').Transform = pool.createGzip({ params: { level: 9 }, maxOutputBytes: 1 << 20, highWaterMark: 65536 });
+  pool.createBrotliCompress().flush(1, () => {});
+  pool.createGzip().flush(() => {});
+  // @ts-expect-error: a kind is a number
+  pool.createGzip().flush('sync');
   void gzip;
   pool.createBrotliCompress({ params: { quality: 4 } });
   pool.createZstdDecompress({ signal: AbortSignal.timeout(1000) });

@@ -19,6 +19,9 @@ const isEncoding = Buffer.isEncoding;
 const bufferFrom = Buffer.from;
 const isArray = Array.isArray;
 
+/** No callbacks (never written to: #takeWaiting makes a new Array to fill). */
+const NO_CALLBACKS = Object.freeze(ownArray(0));
+
 /** Bytes written and not yet taken by a task that are acknowledged at once. */
 const WRITE_AHEAD = 1 << 20;
 
@@ -67,9 +70,20 @@ class StreamChunks {
   #pendingBytes = 0;
   /** The task in flight (a Promise that never rejects), or undefined. */
   #running = undefined;
-  /** Write callbacks waiting for the task that takes their chunks. */
+  /**
+   * Write callbacks waiting for the task that takes their chunks, each with
+   * the count of pending chunks once its own were added (#writtenAt).
+   */
   #written = ownArray(0);
+  #writtenAt = ownArray(0);
   #writtenCount = 0;
+  /**
+   * Flushes asked for ({ at, kind, callback }: after the first `at` pending
+   * chunks), in order. A task stops at the first: it takes the chunks
+   * before it and flushes.
+   */
+  #cuts = ownArray(0);
+  #cutCount = 0;
   /** No task is started while paused (the reader is full). */
   #paused = false;
   /** No chunk is taken any more (finished, failed or cleared). */
@@ -144,9 +158,28 @@ class StreamChunks {
       this.#pendingBytes += readableBytes(checked[i], 'data');
     }
     const now = this.#pendingBytes <= WRITE_AHEAD;
-    if (!now) this.#written[this.#writtenCount++] = callback;
+    if (!now) this.#wait(callback);
     this.#kick();
     if (now) callback();
+  }
+
+  /**
+   * A flush of `kind` (the codec's constant, checked by the caller) after
+   * the chunks written so far: `callback` once the task that flushes has
+   * run and its output was handed on, or with the stream's error.
+   */
+  flush(kind, callback) {
+    if (this.#closed) {
+      callback(this.#error ?? this.#lateWrite());
+      return;
+    }
+    this.#cuts[this.#cutCount++] = { __proto__: null, at: this.#pendingCount, kind, callback };
+    this.#kick();
+  }
+
+  #wait(callback) {
+    this.#written[this.#writtenCount] = callback;
+    this.#writtenAt[this.#writtenCount++] = this.#pendingCount;
   }
 
   /** Stops starting tasks until resume() (the reader's buffer is full). */
@@ -169,19 +202,17 @@ class StreamChunks {
     this.#closed = true;
     const last = () => {
       if (this.#error !== undefined) throw this.#error;
-      // The writes whose chunks this last task takes are acknowledged when it has run.
-      const written = this.#written;
-      const writtenCount = this.#writtenCount;
-      this.#written = ownArray(0);
-      this.#writtenCount = 0;
+      // Every chunk left, and the flushes still asked for: the finish
+      // flushes them all. Their callbacks come when this last task has run.
+      const waiting = this.#takeWaiting(this.#pendingCount, this.#cutCount);
       // (Inside a then: a post that throws rejects the digest.)
-      return this.#post(this.#take(), true).then(
+      return this.#post(this.#take(this.#pendingCount), true).then(
         (result) => {
-          acknowledge(written, writtenCount, undefined);
+          acknowledge(waiting, waiting.length, undefined);
           return result;
         },
         (err) => {
-          acknowledge(written, writtenCount, err);
+          acknowledge(waiting, waiting.length, err);
           throw err;
         },
       );
@@ -195,33 +226,70 @@ class StreamChunks {
     this.#closed = true;
     this.#pending = ownArray(0);
     this.#pendingCount = 0;
-    this.#pendingBytes = 0;
-    const written = this.#written;
-    const count = this.#writtenCount;
-    this.#written = ownArray(0);
-    this.#writtenCount = 0;
-    acknowledge(written, count, this.#error);
-  }
-
-  /** The pending chunks, as one input. */
-  #take() {
-    const count = this.#pendingCount;
-    const chunks = this.#pending;
+    const waiting = this.#takeWaiting(this.#pendingCount, this.#cutCount);
     this.#pending = ownArray(0);
     this.#pendingCount = 0;
     this.#pendingBytes = 0;
+    acknowledge(waiting, waiting.length, this.#error);
+  }
+
+  /**
+   * The callbacks of the writes among the first `count` pending chunks and
+   * of the first `cuts` flushes, taken out of the waiting lists (the writes
+   * first: a flush's callback comes after the writes before it).
+   */
+  #takeWaiting(count, cuts) {
+    if (this.#writtenCount === 0 && cuts === 0) return NO_CALLBACKS;
+    const taken = ownArray(0);
+    const written = this.#written;
+    const writtenAt = this.#writtenAt;
+    const total = this.#writtenCount;
+    let i = 0;
+    for (; i < total && writtenAt[i] <= count; i++) taken[taken.length] = written[i];
+    this.#written = ownArray(total - i, (j) => written[i + j]);
+    this.#writtenAt = ownArray(total - i, (j) => writtenAt[i + j] - count);
+    this.#writtenCount = total - i;
+    const allCuts = this.#cuts;
+    for (let c = 0; c < cuts; c++) taken[taken.length] = allCuts[c].callback;
+    this.#cuts = ownArray(this.#cutCount - cuts, (j) => {
+      const cut = allCuts[cuts + j];
+      cut.at -= count;
+      return cut;
+    });
+    this.#cutCount -= cuts;
+    return taken;
+  }
+
+  /** The first `count` pending chunks, as one input. */
+  #take(count) {
+    const total = this.#pendingCount;
+    const chunks = this.#pending;
+    if (count === total) {
+      this.#pending = ownArray(0);
+      this.#pendingCount = 0;
+      this.#pendingBytes = 0;
+    } else {
+      // Only where a flush cuts the chunks: the rest stay, counted again.
+      this.#pending = ownArray(total - count, (i) => chunks[count + i]);
+      this.#pendingCount = total - count;
+      let bytes = 0;
+      for (let i = 0; i < total - count; i++) bytes += readableBytes(this.#pending[i], 'data');
+      this.#pendingBytes = bytes;
+    }
     return count === 1 ? chunks[0] : ownArray(count, (i) => chunks[i]);
   }
 
   #kick() {
-    if (this.#running !== undefined || this.#pendingCount === 0 || this.#closed || this.#paused) return;
-    const written = this.#written;
-    const writtenCount = this.#writtenCount;
-    this.#written = ownArray(0);
-    this.#writtenCount = 0;
+    if (this.#running !== undefined || this.#closed || this.#paused) return;
+    if (this.#pendingCount === 0 && this.#cutCount === 0) return;
+    // Up to the first flush asked for, and that flush; or every chunk.
+    const cut = this.#cutCount !== 0;
+    const count = cut ? this.#cuts[0].at : this.#pendingCount;
+    const end = cut ? this.#cuts[0].kind : 0;
+    const waiting = this.#takeWaiting(count, cut ? 1 : 0);
     let task;
     try {
-      task = this.#post(this.#take(), false);
+      task = this.#post(this.#take(count), end);
     } catch (err) {
       // Refused at once (the signal fired, the chunks were detached): the
       // stream fails as if the task had.
@@ -232,13 +300,13 @@ class StreamChunks {
         this.#running = undefined;
         if (this.#error === undefined) this.#onOutput(result);
         this.#kick();
-        acknowledge(written, writtenCount, this.#error);
+        acknowledge(waiting, waiting.length, this.#error);
       },
       (err) => {
         this.#running = undefined;
         const first = this.#error === undefined;
         this.fail(err);
-        acknowledge(written, writtenCount, err);
+        acknowledge(waiting, waiting.length, err);
         if (first) this.#onError(err);
       },
     );

@@ -36,7 +36,7 @@ use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
 use tidepool_core::policy::{PolicyConfig, SpawnRule};
-use tidepool_core::{kernels, Pool, PoolConfig, Refused, Stream, StreamChunk, Task};
+use tidepool_core::{kernels, ChunkEnd, Pool, PoolConfig, Refused, Stream, StreamChunk, Task};
 
 use crate::binary;
 use crate::delivery;
@@ -136,8 +136,9 @@ unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _h
     drop(unsafe { Rc::from_raw(data as *const Inner) });
 }
 
-/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, stream?, last?)`:
-/// queues one task (a chunk of `stream`, a handle from `newStream()`, when given). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
+/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, stream?, last?, flush?)`:
+/// queues one task (a chunk of `stream`, a handle from `newStream()`, when given; `flush`, a kind
+/// the codec checked in JS, flushes it after the chunk). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
 /// delivered. `params` is a handle from makeParams (see params.rs) or undefined (the kernel's
 /// defaults); `maxOutputBytes` (an integer index.js checked) replaces the pool's limit.
 unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -228,7 +229,8 @@ unsafe fn submit(
             task.max_output = Some(bytes as usize);
         }
     }
-    // A chunk of a stream: the stream's handle and whether it is the last.
+    // A chunk of a stream: the stream's handle, whether it is the last, and
+    // the kind of flush after it (0: none).
     if argc > 7 && !is_undefined(env, argv[7]) {
         // SAFETY: live env and value.
         let stream = unsafe { crate::handles::shared::<Stream>(env, argv[7]) }
@@ -238,7 +240,17 @@ unsafe fn submit(
             // SAFETY: live env and value; out-pointer to a local.
             unsafe { sys::napi_get_value_bool(env, argv[8], &mut last) };
         }
-        task.stream = Some(StreamChunk { stream, last });
+        let mut flush = 0u32;
+        if argc > 9 && !is_undefined(env, argv[9]) {
+            // SAFETY: live env and value; out-pointer to a local.
+            unsafe { sys::napi_get_value_uint32(env, argv[9], &mut flush) };
+        }
+        let end = match (last, flush) {
+            (true, _) => ChunkEnd::Last,
+            (false, 0) => ChunkEnd::More,
+            (false, kind) => ChunkEnd::Flush(kind),
+        };
+        task.stream = Some(StreamChunk { stream, end });
     }
     let flag = cancellable.then(|| Arc::new(AtomicBool::new(false)));
     task.cancel = flag.clone();
@@ -256,7 +268,7 @@ unsafe fn submit(
 }
 
 /// Most arguments `submit` takes.
-const ARGS: usize = 9;
+const ARGS: usize = 10;
 
 /// A stream's state travels to JavaScript as a tagged External of its own kind.
 impl crate::handles::Shared for Stream {

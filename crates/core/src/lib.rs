@@ -26,5 +26,5 @@ pub use completion::Waker;
 pub use input::{Input, RawSlice};
 pub use kernels::{KernelId, Output};
 pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
-pub use stream::{Stream, StreamChunk};
+pub use stream::{ChunkEnd, Stream, StreamChunk};
 pub use task::{Completion, Task, TaskError};

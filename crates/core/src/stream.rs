@@ -37,13 +37,24 @@ enum State {
 #[derive(Clone)]
 pub struct StreamChunk {
     pub stream: Arc<Stream>,
-    /// This chunk ends the stream: the kernel finishes after it.
-    pub last: bool,
+    /// What follows the chunk's input.
+    pub end: ChunkEnd,
+}
+
+/// What a stream's kernel does after a chunk's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkEnd {
+    /// Nothing: more chunks follow.
+    More,
+    /// Flushes (`Transform::flush` with this kind); more chunks may follow.
+    Flush(u32),
+    /// Finishes: this chunk is the stream's last.
+    Last,
 }
 
 impl std::fmt::Debug for StreamChunk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamChunk").field("last", &self.last).finish_non_exhaustive()
+        f.debug_struct("StreamChunk").field("end", &self.end).finish_non_exhaustive()
     }
 }
 
@@ -59,8 +70,8 @@ impl Stream {
     }
 
     /// Runs one chunk: starts the kernel's state at the first, feeds it
-    /// `input` (in the context's chunks, cancellable between them), and
-    /// finishes it when `last`; returns what the chunk output. `limit` bounds
+    /// `input` (in the context's chunks, cancellable between them), then
+    /// flushes or finishes it as `end` says; returns what the chunk output. `limit` bounds
     /// the output of the whole stream: a chunk gets the room the earlier ones
     /// left. The state is taken out while the chunk runs, so an error or a
     /// panic leaves the stream ended.
@@ -69,7 +80,7 @@ impl Stream {
         kernel: &dyn AnyKernel,
         params: &Params,
         input: &Input,
-        last: bool,
+        end: ChunkEnd,
         ctx: &RunContext<'_>,
         limit: usize,
     ) -> Result<Output, KernelError> {
@@ -80,15 +91,17 @@ impl Stream {
             State::Ended => return Err(KernelError::InvalidInput("the stream has ended: a chunk failed, or it was finished".to_owned())),
         };
         let mut out = Sink::new(limit.saturating_sub(produced));
-        let ran =
-            ctx.feed(input, |piece| state.update(piece, &mut out, ctx))
-                .and_then(|()| if last { state.finish(&mut out, ctx) } else { Ok(()) });
+        let ran = ctx.feed(input, |piece| state.update(piece, &mut out, ctx)).and_then(|()| match end {
+            ChunkEnd::More => Ok(()),
+            ChunkEnd::Flush(kind) => state.flush(kind, &mut out, ctx),
+            ChunkEnd::Last => state.finish(&mut out, ctx),
+        });
         match ran {
             // The limit is the stream's, not this chunk's room.
             Err(KernelError::TooLarge { .. }) => Err(KernelError::TooLarge { limit }),
             Err(e) => Err(e),
             Ok(()) => {
-                if !last {
+                if end != ChunkEnd::Last {
                     *slot = State::Running(state, produced + out.len());
                 }
                 Ok(out.into_output())
@@ -108,10 +121,14 @@ mod tests {
     }
 
     fn run_limited(stream: &Stream, name: &str, data: &[u8], last: bool, limit: usize) -> Result<Vec<u8>, KernelError> {
+        run_to(stream, name, data, if last { ChunkEnd::Last } else { ChunkEnd::More }, limit)
+    }
+
+    fn run_to(stream: &Stream, name: &str, data: &[u8], end: ChunkEnd, limit: usize) -> Result<Vec<u8>, KernelError> {
         let kernel = kernels::get(kernels::find(name).unwrap()).unwrap();
         let cancel = AtomicBool::new(false);
         let ctx = RunContext::new(&cancel);
-        let out = stream.step(kernel, &Params::NONE, &Input::Owned(data.to_vec()), last, &ctx, limit)?;
+        let out = stream.step(kernel, &Params::NONE, &Input::Owned(data.to_vec()), end, &ctx, limit)?;
         Ok(out.as_bytes().to_vec())
     }
 
@@ -160,6 +177,36 @@ mod tests {
         assert_eq!(run(&stream, "sha256", &data[at..], true).unwrap(), expected);
         assert!(stream.is_ended());
         assert!(run(&stream, "sha256", b"more", false).is_err(), "a finished stream takes no more chunks");
+    }
+
+    /// After a flush, the output so far decodes to the input so far, and
+    /// the stream goes on to one valid whole.
+    #[test]
+    fn a_flushed_compressor_s_output_decodes_to_the_input_so_far() {
+        let data: Vec<u8> = (0..50_000u32).map(|i| b"flushing streams "[(i % 17) as usize]).collect();
+        // node:zlib's default flush of each family: Z_FULL_FLUSH, BROTLI_OPERATION_FLUSH, ZSTD_e_flush, and LZ4's one.
+        for (enc, dec, kind) in [
+            ("gzip", "gunzip", 3),
+            ("deflate", "inflate", 2),
+            ("deflateRaw", "inflateRaw", 1),
+            ("brotliCompress", "brotliDecompress", 1),
+            ("zstdCompress", "zstdDecompress", 1),
+            ("lz4Compress", "lz4Decompress", 1),
+        ] {
+            let stream = Stream::new();
+            let decoder = Stream::new();
+            let (head, tail) = data.split_at(20_000);
+            let mut packed = run_to(&stream, enc, head, ChunkEnd::Flush(kind), usize::MAX).unwrap();
+            // A second flush with nothing new writes nothing that breaks the stream.
+            packed.extend(run_to(&stream, enc, b"", ChunkEnd::Flush(kind), usize::MAX).unwrap());
+            let so_far = run_to(&decoder, dec, &packed, ChunkEnd::More, usize::MAX).unwrap();
+            assert_eq!(so_far, head, "{enc}: the flushed output decodes to the input so far");
+            let rest = run_to(&stream, enc, tail, ChunkEnd::Last, usize::MAX).unwrap();
+            let end = run_to(&decoder, dec, &rest, ChunkEnd::Last, usize::MAX).unwrap();
+            assert_eq!(end, tail, "{enc}: the stream goes on after a flush");
+            packed.extend(rest);
+            assert_eq!(run(&Stream::new(), dec, &packed, true).unwrap(), data, "{enc}: one valid stream");
+        }
     }
 
     #[test]

@@ -85,9 +85,12 @@ impl BrotliCompressState {
         }
         let encoder = &mut self.encoder;
         let finishing = op == BrotliOperation::Finish;
-        pump(out, ctx, input, finishing, |input, room| {
+        let flushing = op == BrotliOperation::Flush;
+        pump(out, ctx, input, finishing || flushing, |input, room| {
             let r = encoder.compress(input, room, op).map_err(|_| invalid("input"))?;
-            let ended = finishing && encoder.is_finished();
+            // A flush is done when the input is taken and nothing waits to come out.
+            let flushed = flushing && r.bytes_read == input.len() && !encoder.has_output();
+            let ended = (finishing && encoder.is_finished()) || flushed;
             Ok(Progress { consumed: r.bytes_read, produced: r.bytes_written, ended })
         })?;
         Ok(())
@@ -101,6 +104,11 @@ impl Transform for BrotliCompressState {
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
         self.pump(&[], BrotliOperation::Finish, out, ctx)
+    }
+
+    /// BROTLI_OPERATION_FLUSH, the one flush brotli has.
+    fn flush(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.pump(&[], BrotliOperation::Flush, out, ctx)
     }
 }
 

@@ -257,12 +257,8 @@ impl Transform for Lz4CompressState {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.begin(out)?;
-        if !self.block.is_empty() {
-            write_block(&self.block, self.block_checksum(), out, &mut self.scratch)?;
-            self.block.clear();
-        }
+    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.flush(1, out, ctx)?;
         // The end mark (a zero size word), then the content checksum.
         let mut end = [0u8; 8];
         let len = match &self.content {
@@ -273,6 +269,17 @@ impl Transform for Lz4CompressState {
             None => 4,
         };
         out.write(&end[..len])
+    }
+
+    /// Writes the block gathered so far (shorter than the block size, which
+    /// the frame format allows): LZ4's one flush.
+    fn flush(&mut self, _kind: u32, out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.begin(out)?;
+        if !self.block.is_empty() {
+            write_block(&self.block, self.block_checksum(), out, &mut self.scratch)?;
+            self.block.clear();
+        }
+        Ok(())
     }
 }
 

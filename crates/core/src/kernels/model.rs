@@ -26,6 +26,16 @@ pub trait Transform: Send {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
     /// Ends the input, writing what is left (a digest, a trailer). Called once.
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
+    /// Writes what the state holds back, so that the output so far decodes
+    /// to all the input so far (`flush()` of a `node:zlib` stream). `kind` is
+    /// the codec family's own constant (`Z_SYNC_FLUSH`, `BROTLI_OPERATION_FLUSH`,
+    /// `ZSTD_e_flush`...), checked by the binding. The default writes
+    /// nothing: digests and decoders hold nothing back that a flush could
+    /// release.
+    fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        let _ = (kind, out, ctx);
+        Ok(())
+    }
 }
 
 /// A named computation over bytes, with typed parameters and state.

@@ -143,13 +143,14 @@ pub struct CompressState {
 
 impl CompressState {
     /// Runs deflate over `input` with `flush` until it has taken all of it
-    /// (and, for `Finish`, written the end of the stream).
+    /// (and, for a flush or `Finish`, written all it holds: deflate says
+    /// so by writing nothing more).
     fn pump(&mut self, input: &[u8], flush: DeflateFlush, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
         let deflate = &mut self.deflate;
-        pump(out, ctx, input, flush == DeflateFlush::Finish, |input, room| {
+        pump(out, ctx, input, flush != DeflateFlush::NoFlush, |input, room| {
             let (in_before, out_before) = (deflate.total_in(), deflate.total_out());
             let status = deflate.compress(input, room, flush).map_err(deflate_error)?;
             Ok(Progress {
@@ -176,6 +177,18 @@ impl Transform for CompressState {
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
         self.pump(&[], DeflateFlush::Finish, out, ctx)
+    }
+
+    fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        // zlib.constants: Z_PARTIAL_FLUSH, Z_SYNC_FLUSH, Z_FULL_FLUSH, Z_BLOCK.
+        let flush = match kind {
+            1 => DeflateFlush::PartialFlush,
+            2 => DeflateFlush::SyncFlush,
+            3 => DeflateFlush::FullFlush,
+            5 => DeflateFlush::Block,
+            _ => return Err(KernelError::InvalidInput(format!("no deflate flush of kind {kind}"))),
+        };
+        self.pump(&[], flush, out, ctx)
     }
 }
 

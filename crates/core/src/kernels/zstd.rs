@@ -87,13 +87,13 @@ impl ZstdCompressState {
             out.reserve(n);
         }
         let cctx = &mut self.cctx;
-        let finishing = end == ZSTD_EndDirective::ZSTD_e_end;
-        pump(out, ctx, input, finishing, |input, room| {
+        let continuing = end == ZSTD_EndDirective::ZSTD_e_continue;
+        pump(out, ctx, input, !continuing, |input, room| {
             let mut src = InBuffer::around(input);
             let mut dst = OutBuffer::around(room);
             let left = cctx.compress_stream2(&mut dst, &mut src, end).map_err(zstd_error)?;
-            // With e_end, 0 left to flush means the frame is complete.
-            Ok(Progress { consumed: src.pos(), produced: dst.pos(), ended: finishing && left == 0 })
+            // With e_end or e_flush, 0 left means the frame is complete, or flushed.
+            Ok(Progress { consumed: src.pos(), produced: dst.pos(), ended: !continuing && left == 0 })
         })?;
         Ok(())
     }
@@ -106,6 +106,11 @@ impl Transform for ZstdCompressState {
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
         self.pump(&[], ZSTD_EndDirective::ZSTD_e_end, out, ctx)
+    }
+
+    /// ZSTD_e_flush, the one flush zstd has: the blocks so far are written.
+    fn flush(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.pump(&[], ZSTD_EndDirective::ZSTD_e_flush, out, ctx)
     }
 }
 

@@ -239,7 +239,7 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
     };
     let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
     let run = || match &task.stream {
-        Some(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.last, ctx, limit),
+        Some(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.end, ctx, limit),
         None => {
             let mut out = Sink::new(limit);
             kernel.run(&task.params, &task.input, ctx, &mut out).map(|()| out.into_output())
