@@ -708,6 +708,16 @@ declare namespace tidepool {
     postMessage<M extends T>(message: M): void;
 
     /**
+     * Runs a kernel over the file at `path`, read by a pool thread in
+     * 256 KiB chunks (no Buffer holds the file, no libuv thread reads it).
+     * A relative path is resolved when called. Resolves with the result and
+     * the very `path` given; rejects with an fs-style error (`code` such as
+     * `'ENOENT'`, `errno`, `syscall`, `path`), or `ERR_ACCESS_DENIED` under
+     * the permission model. The file is opened with the process's permissions.
+     */
+    postFile<P extends string | Buffer | URL>(path: P, options?: PostOptions): Promise<{ result: ResultOf<E>; path: P }>;
+
+    /**
      * Runs the pool's kernel (or `options.kernel`) over every message of
      * `messages`, and resolves with the results in the same order: one
      * promise for the batch, no object per task, a native call per 1024

@@ -36,6 +36,7 @@ const {
   throwLater,
   invalidArgValue,
   unknownOption,
+  fsError,
 } = require('./lib/errors');
 const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
 const { Watches, isAborted, signalReason, addListener, removeListener } = require('./lib/signals');
@@ -47,6 +48,7 @@ const { Batch, AllResults, elementNamer } = require('./lib/batch');
 const { MapIterator } = require('./lib/map');
 const { Hash } = require('./lib/hash');
 const { CodecStream } = require('./lib/codec-stream');
+const { filePath, accessDenied } = require('./lib/files');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -147,7 +149,7 @@ function nextSegment(batch) {
  * One shape for all, so that #trySubmit reads them with one hidden class.
  */
 function taskExtra(params, maxOutputBytes, stream = undefined, last = false, flush = 0) {
-  return { params, maxOutputBytes, stream, last, flush };
+  return { params, maxOutputBytes, stream, last, flush, file: false };
 }
 
 /** `options.maxOutputBytes` (undefined, or an integer from 1 to `max`), checked. */
@@ -384,8 +386,9 @@ class Pool extends EventEmitter {
       const resolve = capturedResolve;
       const reject = capturedReject;
       // A stream's chunks were checked when written; they go together in one
-      // task, which maxInputBytes does not bound (lib/stream-chunks.js).
-      const chunk = extra !== undefined && extra.stream !== undefined;
+      // task, which maxInputBytes does not bound (lib/stream-chunks.js). A
+      // file's path is no input either.
+      const chunk = extra !== undefined && (extra.stream !== undefined || extra.file);
       if (chunk) readableBytes(data, 'data');
       else this.#checkInput(data, kernel);
       if (this.#closed && chunk) {
@@ -413,6 +416,37 @@ class Pool extends EventEmitter {
       return;
     }
     this.#enqueue(message, data, this.#kernel, this.#extra, null, null, undefined, undefined, undefined);
+  }
+
+  /**
+   * Runs a kernel over a file's bytes, read by a pool thread in 256 KiB
+   * chunks: no JavaScript Buffer holds the file, and no libuv thread reads
+   * it. `path`: a string, Buffer or file: URL, resolved against the working
+   * directory now. Resolves with `{ result, path }` (`path` as given);
+   * rejects with fs-style errors (`code` `'ENOENT'`, `syscall`, `path`,
+   * `errno`). The file is opened with the process's permissions, as `fs`
+   * opens it; under the permission model, `--allow-fs-read` must cover it.
+   */
+  postFile(path, options) {
+    const { bytes, shown, resolved } = filePath(path);
+    const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : this.#taskOptions(options, 'postFile');
+    const denied = accessDenied(resolved);
+    if (denied !== undefined) {
+      this.#failed++;
+      return NativePromise.reject(denied);
+    }
+    const file = taskExtra(extra?.params, extra?.maxOutputBytes);
+    file.file = true;
+    return this.#postData(undefined, bytes, kernel, file, signal, timeoutMs).then(
+      (settled) => ({ result: settled.result, path }),
+      (err) => {
+        // The native side knows the resolved path's bytes, not the caller's path.
+        if (err !== null && typeof err === 'object' && err.syscall !== undefined && err.path === undefined) {
+          throw fsError(err.syscall, err.errno === undefined ? 0 : -err.errno, err.code, shown);
+        }
+        throw err;
+      },
+    );
   }
 
   /**
@@ -1168,7 +1202,7 @@ class Pool extends EventEmitter {
         }
         if (queued !== 0) return;
       }
-    } else {
+    } else if (extra === undefined || (extra.stream === undefined && !extra.file)) {
       // Posts already wait for room: this one waits behind them, checked here.
       this.#checkLengths(data, kernel, this.#inputName);
     }
@@ -1262,6 +1296,7 @@ class Pool extends EventEmitter {
           extra.stream,
           extra.last,
           extra.flush,
+          extra.file,
         );
       } else if (signal === undefined && timeoutMs === undefined) {
         queued = this.#nativeSubmit(slot, kernel, data);

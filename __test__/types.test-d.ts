@@ -299,6 +299,12 @@ function codecStreams(): void {
   const pool = new Pool();
   const gzip: import('node:stream').Transform = pool.createGzip({ params: { level: 9 }, maxOutputBytes: 1 << 20, highWaterMark: 65536 });
   pool.createBrotliCompress().flush(1, () => {});
+  void pool.postFile('/etc/hostname', { kernel: 'sha256' }).then(({ result, path }) => {
+    const p: string = path;
+    return [result, p];
+  });
+  // @ts-expect-error: a path is a string, Buffer or URL
+  void pool.postFile(42);
   pool.createGzip().flush(() => {});
   // @ts-expect-error: a kind is a number
   pool.createGzip().flush('sync');

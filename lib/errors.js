@@ -3,6 +3,7 @@
 // builds its own: the right class, a `code`, and a message that names the
 // argument and shows what was received.
 
+const { getSystemErrorMap } = require('node:util');
 const { TASK_CODES } = require('./binding');
 
 function makeError(Ctor, code, message, props) {
@@ -148,11 +149,38 @@ function taskError(code, detail, destroyed) {
       const space = detail.indexOf(' ');
       return makeError(Error, detail.slice(0, space), detail.slice(space + 1));
     }
+    case TASK_CODES.io: {
+      // "syscall errno name": a file postFile() could not read.
+      const [syscall, errno, name] = detail.split(' ', 3);
+      return fsError(syscall, Number(errno), name);
+    }
     case TASK_CODES.expired:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:
       return makeError(Error, 'ERR_TIDEPOOL_INTERNAL', `Unknown native error code ${code}: ${detail}`);
   }
+}
+
+let errorMap;
+
+/**
+ * A failed system call as `fs` reports it: `ENOENT: no such file or
+ * directory, open '/x'` with `errno` (negative, as libuv's), `code`,
+ * `syscall` and `path`. `errno` is the OS's number (0 where the platform's
+ * numbers are not libuv's), `name` the POSIX name the native side gave;
+ * `shown` the path as the caller gave it (postFile adds it: the native
+ * side does not know it).
+ */
+function fsError(syscall, errno, name, shown = undefined) {
+  errorMap ??= getSystemErrorMap();
+  const known = errno !== 0 ? errorMap.get(-errno) : undefined;
+  const code = known === undefined ? name : known[0];
+  const description = known === undefined ? 'the file could not be read' : known[1];
+  const props = { code, syscall };
+  if (known !== undefined) props.errno = -errno;
+  if (shown === undefined) return makeError(Error, code, `${code}: ${description}, ${syscall}`, props);
+  props.path = shown;
+  return makeError(Error, code, `${code}: ${description}, ${syscall} '${shown}'`, props);
 }
 
 /** A task the pool's destroy() cancelled (queued, waiting or running). */
@@ -174,6 +202,7 @@ function throwLater(errors) {
 }
 
 module.exports = {
+  fsError,
   label,
   destroyedError,
   makeError,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use napi::sys;
-use tidepool_core::{kernels, Task};
+use tidepool_core::{kernels, Mode, Task};
 
 use crate::binary;
 use crate::handles::{share, shared, Shared};
@@ -165,7 +165,7 @@ unsafe fn submit_many(inner: &Inner, env: sys::napi_env, argv: &[sys::napi_value
             cancel: Some(flag.clone()),
             timeout,
             max_output,
-            stream: None,
+            mode: Mode::Once,
         });
     }
     let Some(_) = inner.pool().submit_many(&mut tasks) else {

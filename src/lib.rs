@@ -120,6 +120,8 @@ pub struct TaskErrorCodes {
     pub format: u32,
     /// A loaded kernel failed with its own code and message.
     pub failed: u32,
+    /// A file could not be read (postFile): "syscall errno name".
+    pub io: u32,
 }
 
 /// See [`TaskErrorCodes`].
@@ -136,5 +138,6 @@ pub fn task_error_codes() -> TaskErrorCodes {
         too_large: code(TaskError::TooLarge { limit: 0 }),
         format: code(TaskError::Format { code: "", message: String::new() }),
         failed: code(TaskError::Failed { code: String::new(), message: String::new() }),
+        io: code(TaskError::Io { syscall: "", errno: 0, name: "" }),
     }
 }

@@ -36,7 +36,7 @@ use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
 use tidepool_core::policy::{PolicyConfig, SpawnRule};
-use tidepool_core::{kernels, ChunkEnd, Pool, PoolConfig, Refused, Stream, StreamChunk, Task};
+use tidepool_core::{kernels, ChunkEnd, Mode, Pool, PoolConfig, Refused, Stream, StreamChunk, Task};
 
 use crate::binary;
 use crate::delivery;
@@ -136,9 +136,10 @@ unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _h
     drop(unsafe { Rc::from_raw(data as *const Inner) });
 }
 
-/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, stream?, last?, flush?)`:
+/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, stream?, last?, flush?, file?)`:
 /// queues one task (a chunk of `stream`, a handle from `newStream()`, when given; `flush`, a kind
-/// the codec checked in JS, flushes it after the chunk). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
+/// the codec checked in JS, flushes it after the chunk; `file`: `data` is a path's bytes,
+/// and the task reads that file). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
 /// delivered. `params` is a handle from makeParams (see params.rs) or undefined (the kernel's
 /// defaults); `maxOutputBytes` (an integer index.js checked) replaces the pool's limit.
 unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -197,6 +198,16 @@ unsafe fn submit(
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, argv[2]) }?;
     let mut task = Task::new(slot, kernel, input, Instant::now());
+    // A file for the pool's thread to read (postFile): `data` holds its
+    // path's bytes (index.js keeps it reachable, as any input).
+    if argc > 10 {
+        let mut file = false;
+        // SAFETY: live env and value; out-pointer to a local.
+        unsafe { sys::napi_get_value_bool(env, argv[10], &mut file) };
+        if file {
+            task.mode = Mode::File;
+        }
+    }
     // Optional: a run-time limit in ms (a positive number) and whether the
     // task can be cancelled alone (true when it was posted with a signal).
     let mut timeout_ms = 0.0f64;
@@ -250,7 +261,7 @@ unsafe fn submit(
             (false, 0) => ChunkEnd::More,
             (false, kind) => ChunkEnd::Flush(kind),
         };
-        task.stream = Some(StreamChunk { stream, end });
+        task.mode = Mode::Stream(StreamChunk { stream, end });
     }
     let flag = cancellable.then(|| Arc::new(AtomicBool::new(false)));
     task.cancel = flag.clone();
@@ -268,7 +279,7 @@ unsafe fn submit(
 }
 
 /// Most arguments `submit` takes.
-const ARGS: usize = 10;
+const ARGS: usize = 11;
 
 /// A stream's state travels to JavaScript as a tagged External of its own kind.
 impl crate::handles::Shared for Stream {

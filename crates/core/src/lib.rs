@@ -8,10 +8,12 @@
 //! * [`input`]: zero-copy views of the caller's memory.
 //! * [`task`]: what goes in and what comes out.
 //! * [`stream`]: a kernel's state kept between the tasks of one stream.
+//! * `file`: a kernel run over a file a worker thread reads (`postFile`).
 
 #![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod completion;
+mod file;
 pub mod histogram;
 pub mod input;
 pub mod kernels;
@@ -27,4 +29,4 @@ pub use input::{Input, RawSlice};
 pub use kernels::{KernelId, Output};
 pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
 pub use stream::{ChunkEnd, Stream, StreamChunk};
-pub use task::{Completion, Task, TaskError};
+pub use task::{Completion, Mode, Task, TaskError};

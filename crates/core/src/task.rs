@@ -28,15 +28,29 @@ pub struct Task {
     pub timeout: Option<Duration>,
     /// Most bytes this task's output may have (None: the pool's limit).
     pub max_output: Option<usize>,
-    /// Set for a chunk of a stream: the state it continues (see stream.rs).
-    pub stream: Option<StreamChunk>,
+    /// How the kernel runs over the input: once, as a chunk of a stream,
+    /// or over the file the input names.
+    pub mode: Mode,
 }
 
 impl Task {
     /// A task with no per-task cancellation and no run-time limit.
     pub fn new(slot: u32, kernel: KernelId, input: Input, enqueued_at: Instant) -> Task {
-        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None, max_output: None, stream: None }
+        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None, max_output: None, mode: Mode::Once }
     }
+}
+
+/// How a task's kernel runs over its input.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// Once over the input: a fresh state, fed it all, finished.
+    Once,
+    /// As a chunk of a stream: the state it continues (see stream.rs).
+    Stream(StreamChunk),
+    /// Over a file: the input is a path's bytes (an absolute path; any
+    /// bytes on Unix, UTF-8 elsewhere), and the worker thread reads the
+    /// file (see file.rs).
+    File,
 }
 
 /// Why a task failed.
@@ -59,6 +73,9 @@ pub enum TaskError {
     Format { code: &'static str, message: String },
     /// A loaded kernel failed with its own `code` and message.
     Failed { code: String, message: String },
+    /// The task's file could not be read (see
+    /// [`KernelError::Io`](crate::kernels::KernelError::Io)).
+    Io { syscall: &'static str, errno: i32, name: &'static str },
 }
 
 impl TaskError {
@@ -73,12 +90,14 @@ impl TaskError {
             TaskError::TooLarge { .. } => 6,
             TaskError::Format { .. } => 7,
             TaskError::Failed { .. } => 8,
+            TaskError::Io { .. } => 9,
         }
     }
 
     /// Human-readable detail (for `TooLarge`, the limit in decimal; for
     /// `Format`, the code, its errno and the message, space-separated; for
-    /// `Failed`, the code and the message).
+    /// `Failed`, the code and the message; for `Io`, the system call, the
+    /// OS's error number and its name).
     pub fn detail(&self) -> std::borrow::Cow<'_, str> {
         match self {
             TaskError::Panic(m) | TaskError::InvalidInput(m) => m.into(),
@@ -90,6 +109,7 @@ impl TaskError {
             // the binding splits at the first two spaces.
             TaskError::Format { code, message } => format!("{code} {} {message}", crate::kernels::format_errno(code).unwrap_or(0)).into(),
             TaskError::Failed { code, message } => format!("{code} {message}").into(),
+            TaskError::Io { syscall, errno, name } => format!("{syscall} {errno} {name}").into(),
         }
     }
 }

@@ -9,7 +9,7 @@
 //! (`timed.rs`), `echo` and `panic` for tests and benchmarks.
 
 mod brotli;
-mod codec;
+pub(crate) mod codec;
 mod context;
 mod digest;
 mod echo;
@@ -53,6 +53,10 @@ pub enum KernelError {
     /// A loaded kernel panicked (its library caught the panic at the ABI
     /// boundary and reported it); the panic's message.
     Panic(String),
+    /// A file could not be read (`postFile`): the system call that failed,
+    /// the OS's error number (0: none), and its POSIX name where the kind
+    /// is known (`ENOENT`...; `EIO` otherwise).
+    Io { syscall: &'static str, errno: i32, name: &'static str },
 }
 
 impl std::fmt::Display for KernelError {
@@ -65,6 +69,7 @@ impl std::fmt::Display for KernelError {
             KernelError::Format { code, message } => write!(f, "{message} ({code})"),
             KernelError::Failed { code, message } => write!(f, "{message} ({code})"),
             KernelError::Panic(message) => write!(f, "the kernel panicked: {message}"),
+            KernelError::Io { syscall, errno, name } => write!(f, "{name} (os error {errno}), {syscall}"),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::kernels::{self, KernelError, RunContext, Sink};
 use crate::policy::RetireReason;
 use crate::sync::thread;
 use crate::sync::{Arc, MutexGuard};
-use crate::task::{Completion, Task, TaskError};
+use crate::task::{Completion, Mode, Task, TaskError};
 
 /// How much work (in nanoseconds) a worker takes from the queue at once.
 /// Tiny tasks are taken in batches so that the queue lock and the completion
@@ -238,9 +238,14 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
         return Err(TaskError::InvalidInput(format!("no kernel with id {}", task.kernel)));
     };
     let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
-    let run = || match &task.stream {
-        Some(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.end, ctx, limit),
-        None => {
+    let run = || match &task.mode {
+        Mode::Stream(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.end, ctx, limit),
+        Mode::File => {
+            let mut out = Sink::new(limit);
+            let path = crate::file::path_of(&task.input)?;
+            crate::file::run(kernel, &task.params, &path, ctx, &mut out).map(|()| out.into_output())
+        }
+        Mode::Once => {
             let mut out = Sink::new(limit);
             kernel.run(&task.params, &task.input, ctx, &mut out).map(|()| out.into_output())
         }
@@ -254,6 +259,7 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
         Ok(Err(KernelError::Format { code, message })) => Err(TaskError::Format { code, message }),
         Ok(Err(KernelError::Failed { code, message })) => Err(TaskError::Failed { code, message }),
         Ok(Err(KernelError::Panic(message))) => Err(TaskError::Panic(message)),
+        Ok(Err(KernelError::Io { syscall, errno, name })) => Err(TaskError::Io { syscall, errno, name }),
         Err(payload) => Err(TaskError::Panic(panic_message(payload.as_ref()))),
     }
 }
