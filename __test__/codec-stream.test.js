@@ -308,3 +308,75 @@ test("flush() takes its family's kinds, as node:zlib; params() says it is not th
     await pool.close();
   }
 });
+
+test('a 200 MiB file through pipeline(createReadStream, pool.createGzip(), createWriteStream)', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-gzip-'));
+  const pool = new Pool();
+  try {
+    // 200 MiB of text, each 4 MiB block different (no repeat within deflate's window).
+    const source = path.join(dir, 'source.txt');
+    const block = text(4 * 2 ** 20);
+    const fd = fs.openSync(source, 'w');
+    for (let i = 0; i < 50; i++) {
+      block.write(`block ${i} `.padEnd(16), 0);
+      fs.writeSync(fd, block);
+    }
+    fs.closeSync(fd);
+    const packed = path.join(dir, 'source.txt.gz');
+    await pipeline(fs.createReadStream(source), pool.createGzip(), fs.createWriteStream(packed));
+    assert.ok(zlib.gunzipSync(fs.readFileSync(packed)).equals(fs.readFileSync(source)));
+    assert.ok(fs.statSync(packed).size < fs.statSync(source).size / 2);
+  } finally {
+    await pool.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a bomb of 1 GiB of zeros stops at maxOutputBytes, with RSS near the limit', async () => {
+  const pool = new Pool();
+  try {
+    // 1 GiB of zeros gzipped by a pool stream (about 1 MiB), one Buffer written again and again.
+    const zeros = Buffer.alloc(64 * 2 ** 20);
+    const gzip = pool.createGzip({ params: { level: 9 } });
+    const packed = [];
+    gzip.on('data', (d) => packed.push(d));
+    for (let i = 0; i < 16; i++) gzip.write(zeros);
+    gzip.end();
+    await new Promise((resolve, reject) => gzip.on('end', resolve).on('error', reject));
+    const bomb = Buffer.concat(packed);
+    assert.ok(bomb.length < 2 * 2 ** 20, `${bomb.length} bytes`);
+
+    const limit = 32 * 2 ** 20;
+    const baseline = process.memoryUsage().rss;
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 2);
+    let out = 0;
+    try {
+      await assert.rejects(
+        pipeline(
+          Readable.from(pieces(bomb, 9)),
+          pool.createGunzip({ maxOutputBytes: limit }),
+          new Writable({
+            write(chunk, _enc, cb) {
+              out += chunk.length;
+              cb();
+            },
+          }),
+        ),
+        { code: 'ERR_BUFFER_TOO_LARGE' },
+      );
+    } finally {
+      clearInterval(sampler);
+    }
+    peak = Math.max(peak, process.memoryUsage().rss);
+    assert.ok(out <= limit, `${out} bytes came out`);
+    // The decoder's output is handed on as it comes: RSS grows by a few of
+    // its chunks at most, far from the GiB the bomb holds.
+    assert.ok(peak - baseline < limit + 64 * 2 ** 20, `RSS grew by ${((peak - baseline) / 2 ** 20).toFixed(1)} MiB`);
+  } finally {
+    await pool.close();
+  }
+});
