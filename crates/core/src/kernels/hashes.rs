@@ -4,6 +4,7 @@
 
 use blake3::Hasher as Blake3;
 use crc32fast::Hasher as Crc32;
+use ring::digest::{self, Context};
 use xxhash_rust::xxh3::Xxh3;
 use xxhash_rust::xxh64::Xxh64;
 
@@ -13,14 +14,22 @@ use zeroize::Zeroizing;
 use super::digest::{no_params, HashKernel};
 use super::params::{required, ParamError, RawParams};
 
-/// FIPS 180-4 SHA-256 (uses SHA-NI when the CPU has it).
-pub static SHA256: HashKernel<sha2::Sha256> = HashKernel::rust_crypto("sha256");
-/// FIPS 180-4 SHA-384.
-pub static SHA384: HashKernel<sha2::Sha384> = HashKernel::rust_crypto("sha384");
-/// FIPS 180-4 SHA-512.
-pub static SHA512: HashKernel<sha2::Sha512> = HashKernel::rust_crypto("sha512");
-/// SHA-1 (for compatibility with existing systems, not for security).
-pub static SHA1: HashKernel<sha1::Sha1> = HashKernel::rust_crypto("sha1");
+/// FIPS 180-4 SHA-256, on ring: BoringSSL's assembly, which picks SHA-NI,
+/// AVX2 or SSSE3 at run time (about twice the RustCrypto crate's speed on
+/// a CPU without SHA-NI, where that crate falls back to portable code).
+pub static SHA256: HashKernel<Context> = ring_hash("sha256", |_| Context::new(&digest::SHA256));
+/// FIPS 180-4 SHA-384, on ring.
+pub static SHA384: HashKernel<Context> = ring_hash("sha384", |_| Context::new(&digest::SHA384));
+/// FIPS 180-4 SHA-512, on ring.
+pub static SHA512: HashKernel<Context> = ring_hash("sha512", |_| Context::new(&digest::SHA512));
+/// SHA-1 (for compatibility with existing systems, not for security), on ring.
+pub static SHA1: HashKernel<Context> = ring_hash("sha1", |_| Context::new(&digest::SHA1_FOR_LEGACY_USE_ONLY));
+
+/// A hash kernel over a ring digest context that `new` starts.
+const fn ring_hash(name: &'static str, new: fn(&()) -> Context) -> HashKernel<Context> {
+    HashKernel::new(name, no_params, new, |context, bytes| context.update(bytes), |context, out| out.write(context.finish().as_ref()))
+}
+
 /// MD5 (for compatibility with existing systems, not for security).
 pub static MD5: HashKernel<md5::Md5> = HashKernel::rust_crypto("md5");
 
