@@ -222,4 +222,4 @@ const RATIOS = [
   ['zip: tidepool lz4Compress', 'zip: zlib.gzip level 6 (libuv pool)'],
 ];
 
-module.exports = { CASES, RATIOS };
+module.exports = { CASES, RATIOS, libuvLatency };

@@ -79,7 +79,7 @@ const CASES = {
     unit: 'round trips/s',
     run: () => mapMillion(),
   },
-  'stream: tidepool createHash(), 256 MiB in 64 KiB chunks': {
+  'stream: tidepool createHash(), 1 GiB in 64 KiB chunks': {
     unit: 'MB/s',
     run: () =>
       streamHash(() => {
@@ -89,7 +89,7 @@ const CASES = {
         return { hash, digest: () => hash.digest(), close: () => pool.close() };
       }),
   },
-  'stream: crypto.createHash piped on the event loop, 256 MiB in 64 KiB chunks': {
+  'stream: crypto.createHash piped on the event loop, 1 GiB in 64 KiB chunks': {
     unit: 'MB/s',
     run: () =>
       streamHash(() => {
@@ -97,10 +97,22 @@ const CASES = {
         return { hash, digest: () => hash.digest(), close: () => {} };
       }),
   },
-  'stream: tidepool createGzip(), 1 stream of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 1, 128) },
-  'stream: zlib.createGzip(), 1 stream of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 1, 128) },
-  'stream: tidepool createGzip(), 8 streams of 16 MiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 8, 16) },
-  'stream: zlib.createGzip(), 8 streams of 16 MiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 8, 16) },
+  'stream: tidepool createGzip(), 1 stream of 1 GiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 1, 1024) },
+  'stream: zlib.createGzip(), 1 stream of 1 GiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 1, 1024) },
+  'stream: tidepool createGzip(), 8 streams of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 8, 128) },
+  'stream: zlib.createGzip(), 8 streams of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 8, 128) },
+  'stream: readFile p99 while 8 tidepool createGzip() streams run': {
+    unit: 'ms',
+    run: () => gzipStreams('tidepool', 8, 32, { probe: true }),
+  },
+  'stream: readFile p99 while 8 zlib.createGzip() streams run': { unit: 'ms', run: () => gzipStreams('zlib', 8, 32, { probe: true }) },
+  'stream: readFile p99, nothing else running': {
+    unit: 'ms',
+    run: () => compression.libuvLatency(() => require('node:timers/promises').setTimeout(2000)).then(asReadP99),
+  },
+  'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)': { unit: 'MB/s', run: () => fileHash('tidepool', 1, 1024) },
+  'file: sha256sum (coreutils) of the same file': { unit: 'MB/s', run: () => fileHash('sha256sum', 1, 1024) },
+  'file: tidepool postFile() SHA-256 of 8 files of 256 MiB at once': { unit: 'MB/s', run: () => fileHash('tidepool', 8, 256) },
   'tiny: tidepool post(), 1024 in flight': {
     unit: 'round trips/s',
     run: () => tidepoolTiny((pool, msgs) => inFlight(msgs, 1024, (m) => pool.post(m))),
@@ -264,12 +276,16 @@ const CASES = {
 };
 
 const RATIOS = [
-  ['stream: tidepool createGzip(), 1 stream of 128 MiB', 'stream: zlib.createGzip(), 1 stream of 128 MiB'],
-  ['stream: tidepool createGzip(), 8 streams of 16 MiB', 'stream: zlib.createGzip(), 8 streams of 16 MiB'],
+  ['stream: tidepool createGzip(), 1 stream of 1 GiB', 'stream: zlib.createGzip(), 1 stream of 1 GiB'],
+  ['stream: tidepool createGzip(), 8 streams of 128 MiB', 'stream: zlib.createGzip(), 8 streams of 128 MiB'],
+  ['stream: tidepool createGzip(), 8 streams of 128 MiB', 'stream: tidepool createGzip(), 1 stream of 1 GiB'],
+  ['stream: readFile p99 while 8 tidepool createGzip() streams run', 'stream: readFile p99 while 8 zlib.createGzip() streams run'],
+  ['file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)', 'file: sha256sum (coreutils) of the same file'],
   [
-    'stream: tidepool createHash(), 256 MiB in 64 KiB chunks',
-    'stream: crypto.createHash piped on the event loop, 256 MiB in 64 KiB chunks',
+    'file: tidepool postFile() SHA-256 of 8 files of 256 MiB at once',
+    'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)',
   ],
+  ['stream: tidepool createHash(), 1 GiB in 64 KiB chunks', 'stream: crypto.createHash piped on the event loop, 1 GiB in 64 KiB chunks'],
   ['tiny: tidepool postMany(), one batch', 'tiny: piscina, all at once'],
   ['tiny: tidepool postMany(), one batch', 'tiny: tidepool post(), all at once'],
   ['tiny: tidepool postMany(), one batch', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
@@ -529,7 +545,7 @@ function sha256(data) {
  * node:zlib's (libuv's pool). One output is checked with zlib.gunzipSync.
  * MB/s of input, with the event loop's health.
  */
-async function gzipStreams(kind, streams, mib) {
+async function gzipStreams(kind, streams, mib, { probe = false } = {}) {
   const zlib = require('node:zlib');
   const { Readable, Writable } = require('node:stream');
   const { pipeline } = require('node:stream/promises');
@@ -563,19 +579,23 @@ async function gzipStreams(kind, streams, mib) {
     );
     if (i === 0 && mib <= 32) sample = Buffer.concat(parts);
   };
-  const r = await withLoopHealth(async () => {
-    const cpu = process.cpuUsage();
-    const t = now();
-    await Promise.all(Array.from({ length: streams }, (_, i) => one(i)));
-    return { value: (streams * bytes) / 1e6 / seconds(t), cpuS: cpuSeconds(cpu) };
-  });
+  // With `probe`: the latency of fs.readFile and dns.lookup (libuv's pool)
+  // while the streams run, instead of their throughput.
+  const r = probe
+    ? asReadP99(await compression.libuvLatency(() => Promise.all(Array.from({ length: streams }, (_, i) => one(i)))))
+    : await withLoopHealth(async () => {
+        const cpu = process.cpuUsage();
+        const t = now();
+        await Promise.all(Array.from({ length: streams }, (_, i) => one(i)));
+        return { value: (streams * bytes) / 1e6 / seconds(t), cpuS: cpuSeconds(cpu) };
+      });
   if (sample !== undefined) check(zlib.gunzipSync(sample).length === bytes);
   if (pool !== undefined) await pool.close();
   return r;
 }
 
 /**
- * A Readable of 256 MiB in 64 KiB chunks (views of one random block, so the
+ * A Readable of 1 GiB in 64 KiB chunks (views of one random block, so the
  * source costs nothing) piped into `make().hash`, timed with the event
  * loop's health; the digest checked against node:crypto's. MB/s.
  */
@@ -584,7 +604,7 @@ async function streamHash(make) {
   const { pipeline } = require('node:stream/promises');
   const crypto = require('node:crypto');
   const block = crypto.randomBytes(1 << 20);
-  const total = 256 * 2 ** 20;
+  const total = 2 ** 30;
   const chunk = 64 * 1024;
   function* chunks() {
     for (let at = 0; at < total; at += chunk) yield block.subarray(at % block.length, (at % block.length) + chunk);
@@ -602,6 +622,69 @@ async function streamHash(make) {
     return { value: total / 1e6 / seconds(t), cpuS: cpuSeconds(cpu) };
   });
   await close();
+  return r;
+}
+
+/** libuvLatency's result with its readFile p99 as the row's value. */
+function asReadP99(r) {
+  return { ...r, value: r.readP99 };
+}
+
+/**
+ * `count` files of `mib` MiB of random bytes, made once under the system's
+ * temporary directory (kept between runs) and read once, so the page cache
+ * holds them; their paths.
+ */
+function benchFiles(count, mib) {
+  const dir = path.join(os.tmpdir(), 'tidepool-bench-files');
+  fs.mkdirSync(dir, { recursive: true });
+  const block = Buffer.alloc(16 * 2 ** 20);
+  const files = Array.from({ length: count }, (_, i) => path.join(dir, `${mib}MiB-${i}.bin`));
+  for (const file of files) {
+    if (!fs.existsSync(file) || fs.statSync(file).size !== mib * 2 ** 20) {
+      const fd = fs.openSync(`${file}.part`, 'w');
+      for (let at = 0; at < mib * 2 ** 20; at += block.length) fs.writeSync(fd, require('node:crypto').randomFillSync(block));
+      fs.closeSync(fd);
+      fs.renameSync(`${file}.part`, file);
+    }
+    const fd = fs.openSync(file, 'r');
+    while (fs.readSync(fd, block) > 0);
+    fs.closeSync(fd);
+  }
+  return files;
+}
+
+/**
+ * SHA-256 of `count` files of `mib` MiB (all at once), by postFile() or by
+ * coreutils' sha256sum (one process per file, as a shell script would run
+ * it); the digests checked against each other. MB/s over all the files.
+ */
+async function fileHash(kind, count, mib) {
+  const files = benchFiles(count, mib);
+  const { execFile } = require('node:child_process');
+  const run = (file) =>
+    kind === 'tidepool'
+      ? pool.postFile(file, { kernel: 'sha256' }).then(({ result }) => result)
+      : new Promise((resolve, reject) => execFile('sha256sum', [file], (err, out) => (err ? reject(err) : resolve(out.slice(0, 64)))));
+  const { Pool } = require(ROOT);
+  const pool = kind === 'tidepool' ? new Pool({ encoding: 'hex' }) : undefined;
+  const r = await withLoopHealth(async () => {
+    const cpu = process.cpuUsage();
+    const t = now();
+    const digests = await Promise.all(files.map(run));
+    const s = seconds(t);
+    check(digests.every((d) => /^[0-9a-f]{64}$/.test(d)));
+    return { value: (count * mib * 2 ** 20) / 1e6 / s, cpuS: cpuSeconds(cpu), digests };
+  });
+  // The other tool agrees on the first file.
+  const other = await new Promise((resolve, reject) =>
+    kind === 'tidepool'
+      ? execFile('sha256sum', [files[0]], (err, out) => (err ? reject(err) : resolve(out.slice(0, 64))))
+      : resolve(undefined),
+  );
+  if (other !== undefined) check(other === r.digests[0]);
+  delete r.digests;
+  if (pool !== undefined) await pool.close();
   return r;
 }
 
