@@ -37,6 +37,7 @@ const {
   invalidArgValue,
   unknownOption,
   fsError,
+  fileFailure,
 } = require('./lib/errors');
 const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
 const { Watches, isAborted, signalReason, addListener, removeListener } = require('./lib/signals');
@@ -441,10 +442,8 @@ class Pool extends EventEmitter {
       (settled) => ({ result: settled.result, path }),
       (err) => {
         // The native side knows the resolved path's bytes, not the caller's path.
-        if (err !== null && typeof err === 'object' && err.syscall !== undefined && err.path === undefined) {
-          throw fsError(err.syscall, err.errno === undefined ? 0 : -err.errno, err.code, shown);
-        }
-        throw err;
+        const failure = fileFailure(err);
+        throw failure === undefined ? err : fsError(failure.syscall, failure.errno, failure.name, shown);
       },
     );
   }

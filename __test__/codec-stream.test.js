@@ -380,3 +380,31 @@ test('a bomb of 1 GiB of zeros stops at maxOutputBytes, with RSS near the limit'
     await pool.close();
   }
 });
+
+test('destroy() fails the writes still waiting for a task: every callback is called once', async () => {
+  const pool = new Pool();
+  try {
+    for (const make of [() => pool.createGzip({ params: { level: 9 } }), () => pool.createHash('sha256')]) {
+      const stream = make();
+      stream.on('error', () => {});
+      if (stream.resume) stream.resume();
+      const data = crypto.randomBytes(3 * 2 ** 20);
+      const calls = [];
+      // The first MiB is acknowledged at once; the next waits for its task; the third, in the Writable.
+      stream.write(data.subarray(0, 2 ** 20), (err) => calls.push(['first', err?.code]));
+      stream.write(data.subarray(2 ** 20), (err) => calls.push(['second', err?.code]));
+      stream.write(Buffer.from('x'), (err) => calls.push(['third', err?.code]));
+      await new Promise((resolve) => setImmediate(resolve));
+      stream.destroy();
+      await new Promise((resolve) => stream.on('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(calls, [
+        ['first', undefined],
+        ['second', 'ERR_STREAM_DESTROYED'],
+        ['third', 'ERR_STREAM_DESTROYED'],
+      ]);
+    }
+  } finally {
+    await pool.close();
+  }
+});

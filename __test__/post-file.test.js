@@ -135,6 +135,24 @@ test('a missing file, a directory and an unreadable file fail as fs fails', asyn
   assert.deepEqual(ours, theirs);
 });
 
+test('a FIFO, a socket or a device is refused at once, never blocking a thread', async () => {
+  const fifo = path.join(dir, 'fifo');
+  const made = spawnSync('mkfifo', [fifo]);
+  const pool = new Pool();
+  try {
+    if (made.status === 0) {
+      // No writer: an open() that waited for one would hang the pool's close().
+      await assert.rejects(pool.postFile(fifo, { kernel: 'sha256' }), { code: 'ERR_TIDEPOOL_NOT_A_FILE', message: /FIFO/ });
+    }
+    await assert.rejects(pool.postFile('/dev/null', { kernel: 'sha256' }), {
+      code: 'ERR_TIDEPOOL_NOT_A_FILE',
+      message: /character device/,
+    });
+  } finally {
+    await pool.close();
+  }
+});
+
 test('under the permission model, a file outside --allow-fs-read is refused', () => {
   const outside = fileOf('outside', 'x');
   const script = `

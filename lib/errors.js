@@ -162,6 +162,12 @@ function taskError(code, detail, destroyed) {
 }
 
 let errorMap;
+const kFileFailure = Symbol('tidepool file failure');
+
+/** The failed system call behind `err` when it is a file error of ours without its path, else undefined. */
+function fileFailure(err) {
+  return err !== null && typeof err === 'object' ? err[kFileFailure] : undefined;
+}
 
 /**
  * A failed system call as `fs` reports it: `ENOENT: no such file or
@@ -178,7 +184,13 @@ function fsError(syscall, errno, name, shown = undefined) {
   const description = known === undefined ? 'the file could not be read' : known[1];
   const props = { code, syscall };
   if (known !== undefined) props.errno = -errno;
-  if (shown === undefined) return makeError(Error, code, `${code}: ${description}, ${syscall}`, props);
+  if (shown === undefined) {
+    // Marked as ours (a symbol no caller can reach, not a property a
+    // polluted prototype could fake): postFile() adds the path.
+    const err = makeError(Error, code, `${code}: ${description}, ${syscall}`, props);
+    Object.defineProperty(err, kFileFailure, { value: { syscall, errno, name } });
+    return err;
+  }
   props.path = shown;
   return makeError(Error, code, `${code}: ${description}, ${syscall} '${shown}'`, props);
 }
@@ -203,6 +215,7 @@ function throwLater(errors) {
 
 module.exports = {
   fsError,
+  fileFailure,
   label,
   destroyedError,
   makeError,

@@ -224,8 +224,6 @@ class StreamChunks {
   fail(err) {
     if (this.#error === undefined) this.#error = err;
     this.#closed = true;
-    this.#pending = ownArray(0);
-    this.#pendingCount = 0;
     const waiting = this.#takeWaiting(this.#pendingCount, this.#cutCount);
     this.#pending = ownArray(0);
     this.#pendingCount = 0;

@@ -49,7 +49,7 @@ pub(crate) fn path_of(input: &Input) -> Result<PathBuf, KernelError> {
 /// Runs `kernel` over the file at `path` into `out`.
 pub(crate) fn run(kernel: &dyn AnyKernel, params: &Params, path: &Path, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError> {
     ctx.check()?;
-    let mut file = File::open(path).map_err(|e| io_error("open", &e))?;
+    let mut file = open(path)?;
     let mut state = kernel.start(params, None)?;
     let mut buffer = vec![0u8; CHUNK];
     loop {
@@ -63,6 +63,61 @@ pub(crate) fn run(kernel: &dyn AnyKernel, params: &Params, path: &Path, ctx: &Ru
         state.update(&buffer[..read], out, ctx)?;
     }
     state.finish(out, ctx)
+}
+
+/// Opens `path` for reading, refusing what is not a regular file: a FIFO,
+/// a socket or a terminal could block a read (or, for a FIFO, the open
+/// itself) with no end, beyond the reach of cancellation, the deadline and
+/// `destroy()`. The open does not wait for a FIFO's writer (`O_NONBLOCK`,
+/// which reads of a regular file ignore), and the check is on what was
+/// opened (`fstat`), not on the path, so a file swapped in between changes
+/// nothing. A directory fails as `fs.readFile` fails on it: `EISDIR`.
+fn open(path: &Path) -> Result<File, KernelError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| io_error("open", &e))?;
+    let kind = file.metadata().map_err(|e| io_error("fstat", &e))?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    if kind.is_dir() {
+        #[cfg(unix)]
+        let errno = libc::EISDIR;
+        #[cfg(not(unix))]
+        let errno = 0;
+        return Err(KernelError::Io { syscall: "read", errno, name: "EISDIR" });
+    }
+    Err(KernelError::Failed {
+        code: "ERR_TIDEPOOL_NOT_A_FILE".to_owned(),
+        message: format!("postFile() reads regular files, and {} is {}", path.display(), describe(kind)),
+    })
+}
+
+/// What a file that is not a regular file is, for the error.
+fn describe(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+    }
+    let _ = kind;
+    "not a regular file"
 }
 
 /// The error of a failed system call: its name, the OS's error number,
@@ -126,9 +181,29 @@ mod tests {
         let missing = std::env::temp_dir().join("tidepool-file-that-is-not-there");
         let err = run_file("sha256", &missing).unwrap_err();
         assert!(matches!(err, KernelError::Io { syscall: "open", name: "ENOENT", errno } if errno == 2), "{err:?}");
-        // A directory opens on Linux, and fails at the first read (as fs.readFile's EISDIR).
+        // A directory fails as fs.readFile fails on it.
         let err = run_file("sha256", &std::env::temp_dir()).unwrap_err();
-        assert!(matches!(err, KernelError::Io { name: "EISDIR", .. }), "{err:?}");
+        assert!(matches!(err, KernelError::Io { name: "EISDIR", syscall: "read", .. }), "{err:?}");
+    }
+
+    /// A FIFO without a writer would block the open, and one without data
+    /// every read, past cancellation: refused, at once.
+    #[cfg(unix)]
+    #[test]
+    fn what_is_not_a_regular_file_is_refused_without_blocking() {
+        let fifo = std::env::temp_dir().join(format!("tidepool-file-{}-fifo", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only reads it.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let err = run_file("sha256", &fifo).unwrap_err();
+        assert!(
+            matches!(&err, KernelError::Failed { code, message } if code == "ERR_TIDEPOOL_NOT_A_FILE" && message.contains("FIFO")),
+            "{err:?}"
+        );
+        std::fs::remove_file(&fifo).unwrap();
+        let err = run_file("sha256", Path::new("/dev/null")).unwrap_err();
+        assert!(matches!(&err, KernelError::Failed { message, .. } if message.contains("character device")), "{err:?}");
     }
 
     #[test]
