@@ -576,6 +576,12 @@ declare namespace tidepool {
    * - `ABORT_ERR` (an `AbortError`): the task's `signal` fired.
    * - `ERR_TIDEPOOL_SPAWN_FAILED`: thrown by `new Pool()` when the OS refused
    *   to start its threads (`cause` holds the underlying error).
+   * - `ERR_TIDEPOOL_NOT_A_FILE`: `postFile()` of a FIFO, a socket or a device.
+   * - `ERR_METHOD_NOT_IMPLEMENTED`: `params()` of a codec stream.
+   * - `ERR_ACCESS_DENIED`: `postFile()` or `Pool.loadKernels()` of a path
+   *   outside `--allow-fs-read` under Node's permission model.
+   * - An fs error code (`ENOENT`, `EACCES`, `EISDIR`, ...): `postFile()` could
+   *   not open or read the file (with `errno`, `syscall` and `path`, as `fs` gives them).
    */
   export type TidepoolErrorCode =
     | 'ERR_INVALID_ARG_TYPE'
@@ -606,6 +612,10 @@ declare namespace tidepool {
     | 'Z_STREAM_ERROR'
     | `ERR__ERROR_${string}`
     | 'ERR_TIDEPOOL_CORRUPT_INPUT'
+    | 'ERR_TIDEPOOL_NOT_A_FILE'
+    | 'ERR_METHOD_NOT_IMPLEMENTED'
+    | 'ERR_ACCESS_DENIED'
+    | `E${Uppercase<string>}`
     | 'ABORT_ERR';
 
   /**
@@ -622,8 +632,12 @@ declare namespace tidepool {
     index?: number;
     /** The underlying error (set for `ERR_TIDEPOOL_NOT_BUILT` and `ERR_TIDEPOOL_SPAWN_FAILED`). */
     cause?: unknown;
-    /** zlib's return code, for the `Z_*` codes (as on `node:zlib`'s errors). */
+    /** zlib's return code, for the `Z_*` codes (as on `node:zlib`'s errors); libuv's (negative) for fs errors. */
     errno?: number;
+    /** For a file `postFile()` could not read: the system call that failed (`'open'`, `'read'`). */
+    syscall?: string;
+    /** For a file `postFile()` could not read: the path, as given. */
+    path?: string;
   }
 
   /**
