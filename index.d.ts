@@ -583,6 +583,9 @@ declare namespace tidepool {
    * - An fs error code (`ENOENT`, `EACCES`, `EISDIR`, ...): `postFile()` could
    *   not open or read the file (with `errno`, `syscall` and `path`, as `fs` gives them).
    */
+  /** The fs error codes `postFile()` rejects with most often (any of libuv's may come). */
+  export type FileErrorCode = 'ENOENT' | 'EACCES' | 'EPERM' | 'EISDIR' | 'ENOTDIR' | 'ENAMETOOLONG' | 'ELOOP' | 'EMFILE' | 'ENFILE' | 'EIO';
+
   export type TidepoolErrorCode =
     | 'ERR_INVALID_ARG_TYPE'
     | 'ERR_INVALID_ARG_VALUE'
@@ -615,7 +618,7 @@ declare namespace tidepool {
     | 'ERR_TIDEPOOL_NOT_A_FILE'
     | 'ERR_METHOD_NOT_IMPLEMENTED'
     | 'ERR_ACCESS_DENIED'
-    | `E${Uppercase<string>}`
+    | FileErrorCode
     | 'ABORT_ERR';
 
   /**
