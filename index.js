@@ -49,7 +49,7 @@ const { Batch, AllResults, elementNamer } = require('./lib/batch');
 const { MapIterator } = require('./lib/map');
 const { Hash } = require('./lib/hash');
 const { CodecStream } = require('./lib/codec-stream');
-const { filePath, accessDenied } = require('./lib/files');
+const { filePath, absolute, accessDenied } = require('./lib/files');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -429,12 +429,21 @@ class Pool extends EventEmitter {
    * opens it; under the permission model, `--allow-fs-read` must cover it.
    */
   postFile(path, options) {
-    const { bytes, shown, resolved } = filePath(path);
+    const { bytes: given, shown } = filePath(path);
     const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : this.#taskOptions(options, 'postFile');
-    const denied = accessDenied(resolved);
-    if (denied !== undefined) {
+    // What depends on the process's state (its working directory, the
+    // permission model) rejects, as fs.promises would.
+    let bytes;
+    let refused;
+    try {
+      bytes = absolute(given);
+      refused = accessDenied(bytes.toString());
+    } catch (err) {
+      refused = err;
+    }
+    if (refused !== undefined) {
       this.#failed++;
-      return NativePromise.reject(denied);
+      return NativePromise.reject(refused);
     }
     const file = taskExtra(extra?.params, extra?.maxOutputBytes);
     file.file = true;

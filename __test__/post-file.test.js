@@ -135,6 +135,38 @@ test('a missing file, a directory and an unreadable file fail as fs fails', asyn
   assert.deepEqual(ours, theirs);
 });
 
+test('a path names the file fs would open: symlinks before `..`, a trailing slash, a working directory gone', async () => {
+  const pool = new Pool();
+  const cwd = process.cwd();
+  try {
+    // here/link -> ../there: here/link/../x.txt is there's parent's x.txt for fs, not here/x.txt.
+    for (const d of ['here', 'there/inner']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'here', 'x.txt'), 'here');
+    fs.writeFileSync(path.join(dir, 'there', 'x.txt'), 'there');
+    fs.symlinkSync(path.join(dir, 'there', 'inner'), path.join(dir, 'here', 'link'));
+    const sha = (data) => crypto.createHash('sha256').update(data).digest();
+    // (Joined by hand: path.join would drop the `..` lexically, the mistake this test is about.)
+    const through = `${dir}/here/link/../x.txt`;
+    for (const given of [through, Buffer.from(through)]) {
+      const { result } = await pool.postFile(given, { kernel: 'sha256' });
+      assert.deepEqual(result, sha(fs.readFileSync(given)), String(given));
+      assert.deepEqual(result, sha('there'));
+    }
+    const slash = `${path.join(dir, 'here', 'x.txt')}/`;
+    await assert.rejects(pool.postFile(slash, { kernel: 'sha256' }), { code: 'ENOTDIR', path: slash });
+    // A working directory removed: a relative path rejects, as fs.promises does (no throw).
+    const gone = fs.mkdtempSync(path.join(dir, 'gone-'));
+    process.chdir(gone);
+    fs.rmdirSync(gone);
+    const posted = pool.postFile('x.txt', { kernel: 'sha256' });
+    process.chdir(cwd);
+    await assert.rejects(posted, { code: 'ENOENT' });
+  } finally {
+    process.chdir(cwd);
+    await pool.close();
+  }
+});
+
 test('a FIFO, a socket or a device is refused at once, never blocking a thread', async () => {
   const fifo = path.join(dir, 'fifo');
   const made = spawnSync('mkfifo', [fifo]);
@@ -142,12 +174,15 @@ test('a FIFO, a socket or a device is refused at once, never blocking a thread',
   try {
     if (made.status === 0) {
       // No writer: an open() that waited for one would hang the pool's close().
-      await assert.rejects(pool.postFile(fifo, { kernel: 'sha256' }), { code: 'ERR_TIDEPOOL_NOT_A_FILE', message: /FIFO/ });
+      await assert.rejects(pool.postFile(fifo, { kernel: 'sha256' }), {
+        code: 'ERR_TIDEPOOL_NOT_A_FILE',
+        syscall: 'fstat',
+        path: fifo,
+        message: `ERR_TIDEPOOL_NOT_A_FILE: not a regular file (postFile() reads no FIFO, socket or device), fstat '${fifo}'`,
+      });
     }
-    await assert.rejects(pool.postFile('/dev/null', { kernel: 'sha256' }), {
-      code: 'ERR_TIDEPOOL_NOT_A_FILE',
-      message: /character device/,
-    });
+    const devNull = Buffer.from('/dev/null');
+    await assert.rejects(pool.postFile(devNull, { kernel: 'sha256' }), { code: 'ERR_TIDEPOOL_NOT_A_FILE', path: '/dev/null' });
   } finally {
     await pool.close();
   }

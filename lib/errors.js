@@ -181,7 +181,12 @@ function fsError(syscall, errno, name, shown = undefined) {
   errorMap ??= getSystemErrorMap();
   const known = errno !== 0 ? errorMap.get(-errno) : undefined;
   const code = known === undefined ? name : known[0];
-  const description = known === undefined ? 'the file could not be read' : known[1];
+  const description =
+    known !== undefined
+      ? known[1]
+      : name === 'ERR_TIDEPOOL_NOT_A_FILE'
+        ? 'not a regular file (postFile() reads no FIFO, socket or device)'
+        : 'the file could not be read';
   const props = { code, syscall };
   if (known !== undefined) props.errno = -errno;
   if (shown === undefined) {

@@ -22,8 +22,9 @@ const POSIX = path.sep === '/';
 
 /**
  * `file` (a string, a Buffer or Uint8Array of the path's bytes, or a file:
- * URL) checked: `{ bytes, shown }`, the absolute path's bytes for the
- * native side and the path as errors name it (as the caller gave it).
+ * URL) checked: `{ bytes, shown }`, the path's bytes (still relative if
+ * it was: see absolute()) and the path as errors name it (as the caller
+ * gave it).
  */
 function filePath(file) {
   let shown;
@@ -43,22 +44,37 @@ function filePath(file) {
   if (shown.length === 0 || (bytes === undefined ? shown.includes('\0') : bytes.includes(0))) {
     throw invalidArgValue(NAME, `must be a non-empty path without null bytes. Received ${JSON.stringify(shown)}`);
   }
-  if (bytes === undefined || !POSIX) {
-    bytes = bufferFrom(path.resolve(shown));
-  } else if (bytes[0] !== SLASH) {
-    bytes = bufferConcat([bufferFrom(`${process.cwd()}/`), bytes]);
-  }
-  return { bytes, shown, resolved: bytes.toString() };
+  return { bytes: bytes ?? bufferFrom(shown), shown };
 }
 
-/** Node's ERR_ACCESS_DENIED when the permission model forbids reading `resolved`, else undefined. */
-function accessDenied(resolved) {
+/**
+ * The absolute path's bytes for `bytes`, a checked path: a relative one
+ * with the working directory in front, and nothing else changed. Not
+ * path.resolve(): it would drop `..` and a trailing slash without looking
+ * at the file system, where a symlink may make `link/..` another directory
+ * (and `file/` is ENOTDIR), so the pool would read another file than fs.
+ * Throws when the working directory is gone (postFile() rejects with it).
+ */
+function absolute(bytes) {
+  if (!POSIX) return bufferFrom(path.resolve(bytes.toString()));
+  if (bytes[0] === SLASH) return bytes;
+  return bufferConcat([bufferFrom(`${process.cwd()}/`), bytes]);
+}
+
+/**
+ * Node's ERR_ACCESS_DENIED when the permission model forbids reading the
+ * file at `absolutePath`, else undefined. The model itself resolves paths
+ * lexically (path.resolve), and so does this check, as fs's.
+ */
+function accessDenied(absolutePath) {
   const permission = process.permission;
-  if (permission === undefined || permission === null || permission.has('fs.read', resolved)) return undefined;
+  if (permission === undefined || permission === null) return undefined;
+  const resolved = path.resolve(absolutePath);
+  if (permission.has('fs.read', resolved)) return undefined;
   return makeError(Error, 'ERR_ACCESS_DENIED', `Access to this API has been restricted: reading ${resolved} (--allow-fs-read)`, {
     permission: 'FileSystemRead',
     resource: resolved,
   });
 }
 
-module.exports = { filePath, accessDenied };
+module.exports = { filePath, absolute, accessDenied };

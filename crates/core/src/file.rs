@@ -92,33 +92,13 @@ fn open(path: &Path) -> Result<File, KernelError> {
         let errno = 0;
         return Err(KernelError::Io { syscall: "read", errno, name: "EISDIR" });
     }
-    Err(KernelError::Failed {
-        code: "ERR_TIDEPOOL_NOT_A_FILE".to_owned(),
-        message: format!("postFile() reads regular files, and {} is {}", path.display(), describe(kind)),
-    })
+    // Not an OS error: tidepool's own code, which the binding reports the
+    // way it reports fs errors (with the path the caller gave).
+    Err(KernelError::Io { syscall: "fstat", errno: 0, name: NOT_A_FILE })
 }
 
-/// What a file that is not a regular file is, for the error.
-fn describe(kind: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO (named pipe)";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-    }
-    let _ = kind;
-    "not a regular file"
-}
+/// The code of a file that is not a regular file (nor a directory).
+pub const NOT_A_FILE: &str = "ERR_TIDEPOOL_NOT_A_FILE";
 
 /// The error of a failed system call: its name, the OS's error number,
 /// and a POSIX name from the error's kind for where the number says nothing
