@@ -22,30 +22,18 @@ const nextTick = process.nextTick;
  * (no flush) only waits for the writes before it. Finishing kinds
  * (Z_FINISH...) are end()'s, and refused here.
  */
-const DEFLATE_FLUSHES = Object.freeze({
-  __proto__: null,
-  fallback: 3,
-  kinds: Object.freeze([0, 1, 2, 3, 5]),
-  names: 'Z_NO_FLUSH (0), Z_PARTIAL_FLUSH (1), Z_SYNC_FLUSH (2), Z_FULL_FLUSH (3) or Z_BLOCK (5)',
-});
-const BROTLI_FLUSHES = Object.freeze({
-  __proto__: null,
-  fallback: 1,
-  kinds: Object.freeze([0, 1]),
-  names: 'BROTLI_OPERATION_PROCESS (0) or BROTLI_OPERATION_FLUSH (1)',
-});
-const ZSTD_FLUSHES = Object.freeze({
-  __proto__: null,
-  fallback: 1,
-  kinds: Object.freeze([0, 1]),
-  names: 'ZSTD_e_continue (0) or ZSTD_e_flush (1)',
-});
-const LZ4_FLUSHES = Object.freeze({
-  __proto__: null,
-  fallback: 1,
-  kinds: Object.freeze([0, 1]),
-  names: '0 (no flush) or 1 (write the block gathered so far)',
-});
+/** A family's flush kinds: the default, the kinds taken, their names for an error. */
+function family(fallback, kinds, names) {
+  return Object.freeze({ __proto__: null, fallback, kinds: Object.freeze(kinds), names });
+}
+const DEFLATE_FLUSHES = family(
+  3,
+  [0, 1, 2, 3, 5],
+  'Z_NO_FLUSH (0), Z_PARTIAL_FLUSH (1), Z_SYNC_FLUSH (2), Z_FULL_FLUSH (3) or Z_BLOCK (5)',
+);
+const BROTLI_FLUSHES = family(1, [0, 1], 'BROTLI_OPERATION_PROCESS (0) or BROTLI_OPERATION_FLUSH (1)');
+const ZSTD_FLUSHES = family(1, [0, 1], 'ZSTD_e_continue (0) or ZSTD_e_flush (1)');
+const LZ4_FLUSHES = family(1, [0, 1], '0 (no flush) or 1 (write the block gathered so far)');
 const FLUSHES = Object.freeze({
   __proto__: null,
   gzip: DEFLATE_FLUSHES,
