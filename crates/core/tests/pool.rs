@@ -439,3 +439,32 @@ fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
     assert_eq!(done[1].slot, 9);
     assert!(done[1].outcome.is_ok());
 }
+
+#[test]
+fn a_stats_reset_starts_stats_afresh_but_the_totals_only_grow() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    for slot in 0..10 {
+        pool.submit(task(slot, "sleep", micros(2_000))).unwrap();
+    }
+    collect(&pool, &signal, 10);
+    let first = pool.stats(true);
+    assert_eq!((first.wait.count(), first.run.count()), (10, 10));
+    assert!(first.run.sum() >= Duration::from_millis(20), "{:?}", first.run.sum());
+    for slot in 10..13 {
+        pool.submit(task(slot, "sleep", micros(1_000))).unwrap();
+    }
+    collect(&pool, &signal, 3);
+    let second = pool.stats(false);
+    assert_eq!(second.run.count(), 3, "since the reset");
+    assert!(second.run.max() < Duration::from_millis(2), "the maximum was reset: {:?}", second.run.max());
+    let (wait, run) = pool.latency_totals();
+    assert_eq!((wait.count(), run.count()), (13, 13), "the totals count from creation");
+    assert!(run.sum() >= first.run.sum() + Duration::from_millis(3));
+    let bounds = [Duration::from_nanos((1 << 20) - 1), Duration::from_nanos((1 << 40) - 1)];
+    // Every run took a millisecond or more (2^20 ns is 1.05 ms): none below the first bound, all below the second.
+    let buckets = run.cumulative(&bounds);
+    assert!(buckets[0] <= 3, "{buckets:?}");
+    assert_eq!(buckets[1], 13);
+    pool.close();
+}
