@@ -50,6 +50,7 @@ const { MapIterator } = require('./lib/map');
 const { Hash } = require('./lib/hash');
 const { CodecStream } = require('./lib/codec-stream');
 const { filePath, absolute, accessDenied } = require('./lib/files');
+const { METRICS_SOURCE } = require('./lib/metrics-source');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -303,6 +304,8 @@ class Pool extends EventEmitter {
   #pending = 0;
   #completed = 0;
   #failed = 0;
+  /** Failed tasks by their error's code (what tidepool/metrics reports). */
+  #failures = { __proto__: null };
   #closed = false;
   #destroyed = false;
   #terminated = false;
@@ -393,8 +396,9 @@ class Pool extends EventEmitter {
       if (chunk) readableBytes(data, 'data');
       else this.#checkInput(data, kernel);
       if (this.#closed && chunk) {
-        this.#failed++;
-        reject(closedError());
+        const err = closedError();
+        this.#countFailures(err, 1);
+        reject(err);
       } else if (this.#closed) this.#rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
@@ -442,7 +446,7 @@ class Pool extends EventEmitter {
       refused = err;
     }
     if (refused !== undefined) {
-      this.#failed++;
+      this.#countFailures(refused, 1);
       return NativePromise.reject(refused);
     }
     const file = taskExtra(extra?.params, extra?.maxOutputBytes);
@@ -490,11 +494,13 @@ class Pool extends EventEmitter {
         this.#checkLengths(datas[i], kernel, name);
       }
       if (this.#closed) {
-        this.#failed += count;
-        reject(closedError());
+        const err = closedError();
+        this.#countFailures(err, count);
+        reject(err);
       } else if (signal !== undefined && isAborted(signal)) {
-        this.#failed += count;
-        reject(abortError(signalReason(signal)));
+        const err = abortError(signalReason(signal));
+        this.#countFailures(err, count);
+        reject(err);
       } else if (count === 0) {
         resolve(asPlainArray(ownArray(0)));
       } else {
@@ -1071,7 +1077,7 @@ class Pool extends EventEmitter {
       defineProperty(error, 'index', { __proto__: null, value: index, writable: true, enumerable: true, configurable: true });
     }
     const unsubmitted = batch.unsubmitted;
-    this.#failed += unsubmitted;
+    this.#countFailures(error, unsubmitted);
     batch.next = batch.end;
     batch.datas = undefined;
     batch.segments = undefined;
@@ -1112,7 +1118,7 @@ class Pool extends EventEmitter {
     this.#pending--;
     batch.outstanding--;
     if (ok) this.#completed++;
-    else this.#failed++;
+    else this.#countFailures(value, 1);
     if (batch.error === undefined) {
       if (ok) batch.sink.result(index, value);
       else this.#failBatch(batch, index, value);
@@ -1219,8 +1225,8 @@ class Pool extends EventEmitter {
       this.#needsDrain = true;
       return;
     }
-    this.#failed++;
     const err = queueFullError();
+    this.#countFailures(err, 1);
     if (reject !== null) reject(err);
     else process.nextTick(() => this.emit('error', err, message)); // never inside postMessage() itself
   }
@@ -1428,13 +1434,32 @@ class Pool extends EventEmitter {
   /** A post to a closed pool (`reject` its rejection or 'error'): argument errors are still thrown first. */
   #rejectClosed(data, kernel, reject) {
     this.#checkLengths(data, kernel, this.#inputName);
-    this.#failed++;
-    reject(closedError());
+    const err = closedError();
+    this.#countFailures(err, 1);
+    reject(err);
+  }
+
+  /** Counts `count` tasks failed with `err` (its code, for tidepool/metrics). */
+  #countFailures(err, count) {
+    if (count === 0) return;
+    this.#failed += count;
+    const code = err !== null && typeof err === 'object' && typeof err.code === 'string' ? err.code : 'ERR_UNKNOWN';
+    this.#failures[code] = (this.#failures[code] ?? 0) + count;
+  }
+
+  /**
+   * What tidepool/metrics reads at a scrape (lib/metrics.js): the stats,
+   * the failures by code, and the native histograms and spawn counts.
+   */
+  [METRICS_SOURCE]() {
+    const failures = { __proto__: null };
+    for (const code in this.#failures) failures[code] = this.#failures[code];
+    return { stats: this.stats(), failures, native: this.#native.metrics() };
   }
 
   /** A post that never got a slot fails; returns an exception thrown by an 'error' listener. */
   #fail(message, reject, err) {
-    this.#failed++;
+    this.#countFailures(err, 1);
     if (reject !== null) {
       reject(err);
       return undefined;
@@ -1477,7 +1502,7 @@ class Pool extends EventEmitter {
         return undefined;
       }
     } else {
-      this.#failed++;
+      this.#countFailures(value, 1);
       if (reject !== null) {
         reject(value);
         return undefined;

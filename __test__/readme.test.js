@@ -31,11 +31,12 @@ function blocks(markdown) {
   return out;
 }
 
-/** A project directory whose `tidepool` is this repository. */
+/** A project directory whose `tidepool` is this repository, with its optional peer prom-client installed. */
 function project() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-readme-'));
   fs.mkdirSync(path.join(dir, 'node_modules'));
   fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'tidepool'), 'junction');
+  fs.symlinkSync(path.join(ROOT, 'node_modules', 'prom-client'), path.join(dir, 'node_modules', 'prom-client'), 'junction');
   return dir;
 }
 

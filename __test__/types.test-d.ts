@@ -317,3 +317,16 @@ function codecStreams(): void {
   pool.createBrotliDecompress({ params: { quality: 4 } });
 }
 void codecStreams;
+
+// tidepool/metrics.
+import { collectMetrics } from '../metrics';
+import { Registry } from 'prom-client';
+function metrics(): void {
+  const stop: () => void = collectMetrics(new Pool(), { registry: new Registry(), prefix: 'app_', labels: { pool: 'a' } });
+  stop();
+  // @ts-expect-error: label values are strings
+  collectMetrics(new Pool(), { labels: { pool: 1 } });
+  // @ts-expect-error: no such option
+  collectMetrics(new Pool(), { registy: new Registry() });
+}
+void metrics;

@@ -42,6 +42,16 @@ node --input-type=module -e "
   await pool.close();
   console.log('pack-smoke: import { Pool } from \"tidepool\" works (ESM)');
 "
+# prom-client is an optional peer: without it, tidepool/metrics loads and
+# says what to install.
+node -e "
+  const { Pool } = require('tidepool');
+  const { collectMetrics } = require('tidepool/metrics');
+  const pool = new Pool();
+  try { collectMetrics(pool); console.error('pack-smoke: collectMetrics() worked without prom-client?'); process.exit(1); }
+  catch (e) { if (e.code !== 'ERR_TIDEPOOL_NO_PROM_CLIENT') throw e; }
+  pool.close().then(() => console.log('pack-smoke: without prom-client, tidepool/metrics says: npm install prom-client'));
+"
 # What the installed package holds: no build leftovers, every file the
 # README links to, the licence.
 pkg=node_modules/tidepool

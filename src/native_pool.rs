@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
-use tidepool_core::policy::{PolicyConfig, SpawnRule};
+use tidepool_core::policy::{PolicyConfig, SpawnReason, SpawnRule};
 use tidepool_core::{kernels, ChunkEnd, Mode, Pool, PoolConfig, Refused, Stream, StreamChunk, Task};
 
 use crate::binary;
@@ -84,6 +84,33 @@ impl NativeLatency {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         NativeLatency { p50: ms(s.quantile(0.5)), p99: ms(s.quantile(0.99)), max: ms(s.max()), count: s.count() as f64 }
     }
+}
+
+/// What `tidepool/metrics` reads at a scrape: the latency histograms since
+/// the pool was created (whatever `stats({ reset })` did), as cumulative
+/// counts at `bounds`, and the threads started per reason.
+#[napi(object)]
+pub struct NativeMetrics {
+    /// Upper bounds in seconds, ascending: 2^k - 1 ns for even k from 10 to
+    /// 34 (1 µs … 17 s, ×4 apart), edges of the core's buckets, so the
+    /// counts are exact.
+    pub bounds: Vec<f64>,
+    /// Tasks that waited at most each bound, then the count and the sum (s).
+    pub wait_buckets: Vec<f64>,
+    pub wait_count: f64,
+    pub wait_sum: f64,
+    /// Tasks whose kernel ran at most each bound, the count and the sum (s).
+    pub run_buckets: Vec<f64>,
+    pub run_count: f64,
+    pub run_sum: f64,
+    /// Threads started, by reason: `core`, `queue-age`, `backlog`, `demand`.
+    pub spawn_reasons: Vec<String>,
+    pub spawns: Vec<f64>,
+}
+
+/// The bounds of [`NativeMetrics`].
+fn metric_bounds() -> Vec<Duration> {
+    (5..=17).map(|half| Duration::from_nanos((1u64 << (2 * half)) - 1)).collect()
 }
 
 /// Numbers for `pool.stats()`.
@@ -555,6 +582,27 @@ impl NativePool {
             spawn_errors: s.spawn_errors as f64,
             wait_time: NativeLatency::of(&s.wait),
             run_time: NativeLatency::of(&s.run),
+        }
+    }
+
+    /// See [`NativeMetrics`].
+    #[napi]
+    pub fn metrics(&self) -> NativeMetrics {
+        let pool = self.inner.pool();
+        let (wait, run) = pool.latency_totals();
+        let spawns = pool.stats(false).spawns_by_reason;
+        let bounds = metric_bounds();
+        let counts = |s: &tidepool_core::histogram::Summary| s.cumulative(&bounds).into_iter().map(|c| c as f64).collect();
+        NativeMetrics {
+            bounds: bounds.iter().map(Duration::as_secs_f64).collect(),
+            wait_buckets: counts(&wait),
+            wait_count: wait.count() as f64,
+            wait_sum: wait.sum().as_secs_f64(),
+            run_buckets: counts(&run),
+            run_count: run.count() as f64,
+            run_sum: run.sum().as_secs_f64(),
+            spawn_reasons: SpawnReason::ALL.iter().map(|r| r.as_str().to_owned()).collect(),
+            spawns: spawns.iter().map(|&n| n as f64).collect(),
         }
     }
 

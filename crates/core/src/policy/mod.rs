@@ -112,6 +112,19 @@ pub enum RetireReason {
 }
 
 impl SpawnReason {
+    /// Every reason, in the order of [`SpawnReason::index`].
+    pub const ALL: [SpawnReason; 4] = [SpawnReason::Core, SpawnReason::QueueAge, SpawnReason::Backlog, SpawnReason::Demand];
+
+    /// Its place in [`SpawnReason::ALL`] (a counter per reason).
+    pub fn index(self) -> usize {
+        match self {
+            SpawnReason::Core => 0,
+            SpawnReason::QueueAge => 1,
+            SpawnReason::Backlog => 2,
+            SpawnReason::Demand => 3,
+        }
+    }
+
     /// The name reported to JavaScript.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -174,6 +174,8 @@ pub struct PoolStats {
     pub retired: u64,
     /// Thread starts the OS refused.
     pub spawn_errors: u64,
+    /// Threads started, by reason (in `SpawnReason::ALL`'s order).
+    pub spawns_by_reason: [u64; 4],
     /// How long tasks waited in the queue (since creation or the last reset).
     pub wait: Summary,
     /// How long kernels ran (since creation or the last reset).
@@ -251,6 +253,7 @@ impl Pool {
                 spawned: 0,
                 retired: 0,
                 spawn_errors: 0,
+                spawns_by_reason: [0; 4],
                 arrivals: Default::default(),
             }),
             seat_cvs: (0..max).map(|_| Condvar::new()).collect(),
@@ -521,6 +524,7 @@ impl Pool {
             spawned: st.spawned,
             retired: st.retired,
             spawn_errors: st.spawn_errors,
+            spawns_by_reason: st.spawns_by_reason,
             wait,
             run,
         }

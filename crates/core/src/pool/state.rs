@@ -116,6 +116,8 @@ pub(super) struct State {
     pub(super) spawned: u64,
     pub(super) retired: u64,
     pub(super) spawn_errors: u64,
+    /// Threads started, by reason (`SpawnReason::index`).
+    pub(super) spawns_by_reason: [u64; 4],
     /// Recent submissions per millisecond (the demand rule's arrival rate).
     pub(super) arrivals: crate::policy::ArrivalWindow,
 }

@@ -41,6 +41,7 @@ pub(super) fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io
     match spawned {
         Ok(handle) => {
             st.spawned += 1;
+            st.spawns_by_reason[reason.index()] += 1;
             st.spawn_failures_in_a_row = 0;
             if st.seats[seat].exited {
                 st.finished.push(handle);

@@ -1,0 +1,179 @@
+'use strict';
+// require('tidepool/metrics'): a pool's numbers in a prom-client registry,
+// scraped over HTTP and parsed as Prometheus' text format.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const client = require('prom-client');
+const { Pool, micros } = require('..');
+const { collectMetrics } = require('tidepool/metrics');
+
+const NAMES = {
+  tidepool_threads: 'gauge',
+  tidepool_threads_busy: 'gauge',
+  tidepool_queue_length: 'gauge',
+  tidepool_queue_oldest_age_seconds: 'gauge',
+  tidepool_tasks_total: 'counter',
+  tidepool_task_wait_seconds: 'histogram',
+  tidepool_task_run_seconds: 'histogram',
+  tidepool_thread_spawns_total: 'counter',
+  tidepool_thread_retires_total: 'counter',
+  tidepool_thread_spawn_errors_total: 'counter',
+};
+
+/** Prometheus' text format: { types: name -> type, samples: [{ name, labels, value }] }. */
+function parse(text) {
+  const types = {};
+  const samples = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('# HELP')) continue;
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) {
+      types[type[1]] = type[2];
+      continue;
+    }
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    assert.ok(m, `not a sample line: ${line}`);
+    const labels = {};
+    for (const [, k, v] of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v;
+    samples.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return { types, samples };
+}
+
+/** The value of the one sample of `name` whose labels include `labels`. */
+function value(parsed, name, labels = {}) {
+  const found = parsed.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  assert.equal(found.length, 1, `${name} ${JSON.stringify(labels)}: ${found.length} samples`);
+  return found[0].value;
+}
+
+/** An HTTP server on loopback serving `registry` at /metrics; `scrape()` fetches and parses it. */
+async function serve(registry) {
+  const server = http.createServer(async (req, res) => {
+    res.setHeader('content-type', registry.contentType);
+    res.end(await registry.metrics());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/metrics`;
+  return {
+    scrape: async () => parse(await (await fetch(url)).text()),
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+test('every metric is there, with its type, and the histograms count what stats() counts', async () => {
+  const pool = new Pool({ maxThreads: 2 });
+  const registry = new client.Registry();
+  collectMetrics(pool, { registry });
+  const server = await serve(registry);
+  try {
+    await Promise.all(Array.from({ length: 200 }, (_, i) => pool.post(Buffer.alloc(64 + i))));
+    await assert.rejects(pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }), { code: 'Z_DATA_ERROR' });
+    const ac = new AbortController();
+    const aborted = pool.post(micros(200_000), { kernel: 'sleep', signal: ac.signal });
+    ac.abort();
+    await assert.rejects(aborted, { name: 'AbortError' });
+    await assert.rejects(pool.post(micros(200_000), { kernel: 'sleep', timeoutMs: 10 }), { code: 'ERR_TIDEPOOL_TIMEOUT' });
+    const m = await server.scrape();
+    for (const [name, type] of Object.entries(NAMES)) assert.equal(m.types[name], type, name);
+    const stats = pool.stats();
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'completed' }), stats.completed);
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'failed', code: 'Z_DATA_ERROR' }), 1);
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'aborted' }), 1);
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'timed_out' }), 1);
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'dropped' }), 0);
+    const failed = m.samples.filter((s) => s.name === 'tidepool_tasks_total' && s.labels.outcome !== 'completed');
+    assert.equal(
+      failed.reduce((sum, s) => sum + s.value, 0),
+      stats.failed,
+    );
+    assert.equal(value(m, 'tidepool_threads'), stats.threads);
+    assert.equal(value(m, 'tidepool_thread_spawns_total', { reason: 'core' }), 1);
+    for (const [name, latency] of [
+      ['tidepool_task_wait_seconds', stats.waitTime],
+      ['tidepool_task_run_seconds', stats.runTime],
+    ]) {
+      const count = value(m, `${name}_count`);
+      assert.equal(count, latency.count, name);
+      assert.equal(value(m, `${name}_bucket`, { le: '+Inf' }), count);
+      const buckets = m.samples.filter((s) => s.name === `${name}_bucket`);
+      for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i].value >= buckets[i - 1].value, `${name} buckets grow`);
+      assert.ok(value(m, `${name}_sum`) > 0);
+    }
+    // The 10 ms timeout ran for at least 10 ms: the run histogram puts it past 4 ms.
+    const run = (le) => value(m, 'tidepool_task_run_seconds_bucket', { le });
+    assert.ok(run('+Inf') - run('0.004194303') >= 1);
+  } finally {
+    await server.close();
+    await pool.close();
+  }
+});
+
+test('the queue-age gauge rises under a step and falls to 0; counters only grow, whatever stats({ reset }) does', async () => {
+  const pool = new Pool({ minThreads: 1, maxThreads: 1 });
+  const registry = new client.Registry();
+  collectMetrics(pool, { registry });
+  const server = await serve(registry);
+  try {
+    const step = Array.from({ length: 12 }, () => pool.post(micros(50_000), { kernel: 'sleep' }));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const during = await server.scrape();
+    assert.ok(value(during, 'tidepool_queue_length') >= 1);
+    assert.ok(value(during, 'tidepool_queue_oldest_age_seconds') >= 0.03, `${value(during, 'tidepool_queue_oldest_age_seconds')} s`);
+    await Promise.all(step);
+    pool.stats({ reset: true });
+    const after = await server.scrape();
+    assert.equal(value(after, 'tidepool_queue_oldest_age_seconds'), 0);
+    assert.equal(value(after, 'tidepool_queue_length'), 0);
+    for (const s of during.samples) {
+      if (!/_total$|_bucket$|_count$|_sum$/.test(s.name)) continue;
+      const later = value(after, s.name, s.labels);
+      assert.ok(later >= s.value, `${s.name} ${JSON.stringify(s.labels)} went from ${s.value} to ${later}`);
+    }
+    assert.equal(value(after, 'tidepool_task_run_seconds_count'), 12, 'the reset left the histograms whole');
+    assert.equal(pool.stats().runTime.count, 0, 'stats() starts afresh');
+  } finally {
+    await server.close();
+    await pool.close();
+  }
+});
+
+test('several pools in one registry are told apart by labels; bad options throw', async () => {
+  const registry = new client.Registry();
+  const a = new Pool();
+  const b = new Pool();
+  try {
+    collectMetrics(a, { registry, labels: { pool: 'a' } });
+    const stopB = collectMetrics(b, { registry, labels: { pool: 'b' } });
+    await a.post(Buffer.from('a'));
+    let m = parse(await registry.metrics());
+    assert.equal(value(m, 'tidepool_tasks_total', { pool: 'a', outcome: 'completed' }), 1);
+    assert.equal(value(m, 'tidepool_tasks_total', { pool: 'b', outcome: 'completed' }), 0);
+    assert.throws(() => collectMetrics(b, { registry, labels: { pool: 'a' } }), { code: 'ERR_INVALID_ARG_VALUE', message: /apart/ });
+    stopB();
+    m = parse(await registry.metrics());
+    assert.equal(
+      m.samples.some((s) => s.labels.pool === 'b'),
+      false,
+    );
+    // Another prefix is another set of metrics.
+    collectMetrics(b, { registry, prefix: 'other_' });
+    assert.equal(parse(await registry.metrics()).types.other_threads, 'gauge');
+
+    assert.throws(() => collectMetrics({}), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => collectMetrics(a, { registy: registry }), { code: 'ERR_INVALID_ARG_VALUE', message: /registry/ });
+    assert.throws(() => collectMetrics(a, { registry: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => collectMetrics(a, { registry, prefix: '9bad' }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => collectMetrics(a, { registry, labels: { le: 'x' } }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => collectMetrics(a, { registry, labels: { pool: 1 } }), { code: 'ERR_INVALID_ARG_TYPE' });
+    // The default registry, when none is given.
+    const stop = collectMetrics(a, { labels: { pool: 'default' } });
+    assert.equal(parse(await client.register.metrics()).types.tidepool_threads, 'gauge');
+    stop();
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

@@ -1,0 +1,219 @@
+'use strict';
+// require('tidepool/metrics'): a pool's numbers as Prometheus metrics, on
+// prom-client (an optional peer dependency: only this module loads it).
+//
+// Nothing is recorded on the JavaScript thread as tasks run: every value
+// is read when the registry is scraped. Gauges and counters come from the
+// pool's stats and failure counts; the two histograms are the pool's own
+// lock-free histograms (their counts and sums only grow, whatever
+// stats({ reset }) does), read as cumulative buckets at fixed bounds
+// (powers of four of nanoseconds, 1 µs to 17 s: edges of the pool's
+// buckets, so the counts are exact).
+//
+// Each metric is a custom prom-client metric (an object with `get()`):
+// prom-client's own Gauge, Counter and Histogram record values as they
+// happen, where these report what the pool already counted. Several pools
+// share one set of metrics per registry and prefix, told apart by their
+// labels.
+
+const { Pool } = require('..');
+const { METRICS_SOURCE } = require('./metrics-source');
+const { invalidArgType, invalidArgValue, unknownOption } = require('./errors');
+
+const OPTIONS = Object.freeze(['registry', 'prefix', 'labels']);
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+/** Label names the metrics use themselves. */
+const RESERVED = new Set(['le', 'outcome', 'code', 'reason', 'quantile']);
+/** Codes whose failures are outcomes of their own. */
+const OUTCOMES = Object.freeze({
+  __proto__: null,
+  ABORT_ERR: 'aborted',
+  ERR_TIDEPOOL_TIMEOUT: 'timed_out',
+  ERR_TIDEPOOL_DROPPED: 'dropped',
+});
+
+/** Per registry, per prefix: the metrics and the pools they report. */
+const collectors = new WeakMap();
+
+function loadPromClient() {
+  try {
+    return require('prom-client');
+  } catch (cause) {
+    const err = new Error('tidepool/metrics needs prom-client: npm install prom-client (it is an optional peer dependency of tidepool)', {
+      cause,
+    });
+    err.code = 'ERR_TIDEPOOL_NO_PROM_CLIENT';
+    throw err;
+  }
+}
+
+/** The checked `labels` option: an own, plain copy. */
+function checkLabels(labels) {
+  const out = { __proto__: null };
+  if (labels === undefined) return out;
+  if (labels === null || typeof labels !== 'object' || Array.isArray(labels)) {
+    throw invalidArgType('options.labels', 'of type object', labels);
+  }
+  for (const name of Object.keys(labels)) {
+    if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.has(name)) {
+      throw invalidArgValue(
+        `options.labels.${name}`,
+        `is not a label name tidepool/metrics can use (a Prometheus label name, not __*, le, outcome, code, reason or quantile)`,
+      );
+    }
+    const value = labels[name];
+    if (typeof value !== 'string') throw invalidArgType(`options.labels.${name}`, 'of type string', value);
+    out[name] = value;
+  }
+  return out;
+}
+
+/** A pool's label set as one key, to tell pools apart. */
+function labelKey(labels) {
+  return JSON.stringify(
+    Object.keys(labels)
+      .sort()
+      .map((k) => [k, labels[k]]),
+  );
+}
+
+/** A sample of `name` (a metric's name, or a histogram's `_bucket`...) for the pool's labels and `extra`. */
+function sample(labels, value, extra, metricName) {
+  const out = { labels: { ...labels, ...extra }, value };
+  if (metricName !== undefined) out.metricName = metricName;
+  return out;
+}
+
+/**
+ * The metrics of one registry and prefix: each a custom prom-client metric
+ * whose get() reads every registered pool.
+ */
+function makeCollector(registry, prefix) {
+  const pools = new Map(); // label key -> { pool, labels }
+  const read = () => {
+    const out = [];
+    for (const { pool, labels } of pools.values()) out.push({ labels, source: pool[METRICS_SOURCE]() });
+    return out;
+  };
+  const metric = (name, help, type, values) => {
+    const full = `${prefix}${name}`;
+    const m = {
+      name: full,
+      help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({ name: full, help, type, aggregator: 'sum', values: values(read()) }),
+      reset: () => {},
+    };
+    registry.registerMetric(m);
+    return m;
+  };
+  const gauge = (name, help, pick) => metric(name, help, 'gauge', (all) => all.map(({ labels, source }) => sample(labels, pick(source))));
+  gauge('threads', 'Threads of the pool, busy or idle.', (s) => s.stats.threads);
+  gauge('threads_busy', 'Threads of the pool running a task.', (s) => s.stats.busyThreads);
+  gauge('queue_length', 'Tasks in the pool queue, not yet started.', (s) => s.stats.queued);
+  gauge(
+    'queue_oldest_age_seconds',
+    'How long the oldest queued task has waited (0 when the queue is empty): the signal the pool scales its threads on.',
+    (s) => s.stats.oldestQueuedMs / 1000,
+  );
+  metric('tasks_total', 'Tasks settled, by outcome (completed, failed with code, aborted, timed_out, dropped).', 'counter', (all) => {
+    const out = [];
+    for (const { labels, source } of all) {
+      out.push(sample(labels, source.stats.completed, { outcome: 'completed' }));
+      const byOutcome = { aborted: 0, timed_out: 0, dropped: 0 };
+      for (const code in source.failures) {
+        const outcome = OUTCOMES[code];
+        if (outcome === undefined) out.push(sample(labels, source.failures[code], { outcome: 'failed', code }));
+        else byOutcome[outcome] += source.failures[code];
+      }
+      for (const outcome of ['aborted', 'timed_out', 'dropped']) out.push(sample(labels, byOutcome[outcome], { outcome }));
+    }
+    return out;
+  });
+  const histogram = (name, help, which) =>
+    metric(name, help, 'histogram', (all) => {
+      const out = [];
+      const metricName = `${prefix}${name}`;
+      for (const { labels, source } of all) {
+        const n = source.native;
+        const buckets = n[`${which}Buckets`];
+        for (let i = 0; i < n.bounds.length; i++) {
+          out.push(sample(labels, buckets[i], { le: String(n.bounds[i]) }, `${metricName}_bucket`));
+        }
+        out.push(sample(labels, n[`${which}Count`], { le: '+Inf' }, `${metricName}_bucket`));
+        out.push(sample(labels, n[`${which}Sum`], {}, `${metricName}_sum`));
+        out.push(sample(labels, n[`${which}Count`], {}, `${metricName}_count`));
+      }
+      return out;
+    });
+  histogram('task_wait_seconds', 'Time tasks waited in the queue before a thread started them.', 'wait');
+  histogram('task_run_seconds', 'Time kernels ran.', 'run');
+  metric('thread_spawns_total', 'Threads started, by reason (core, queue-age, backlog, demand).', 'counter', (all) => {
+    const out = [];
+    for (const { labels, source } of all) {
+      const { spawnReasons, spawns } = source.native;
+      for (let i = 0; i < spawns.length; i++) out.push(sample(labels, spawns[i], { reason: spawnReasons[i] }));
+    }
+    return out;
+  });
+  metric('thread_retires_total', 'Extra threads retired after idling.', 'counter', (all) =>
+    all.map(({ labels, source }) => sample(labels, source.stats.retired)),
+  );
+  metric('thread_spawn_errors_total', 'Threads the operating system refused to start.', 'counter', (all) =>
+    all.map(({ labels, source }) => sample(labels, source.stats.spawnErrors)),
+  );
+  return { pools };
+}
+
+/**
+ * Reports `pool` in `registry` (prom-client's default registry unless
+ * given), its metrics named `prefix` + name (default `tidepool_`), its
+ * samples labelled `labels`. Several pools in one registry need labels that
+ * tell them apart. Returns a function that stops reporting this pool.
+ */
+function collectMetrics(pool, options) {
+  if (!(pool instanceof Pool)) throw invalidArgType('pool', 'an instance of Pool', pool);
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw invalidArgType('options', 'of type object', options);
+  }
+  for (const key in options) {
+    if (!OPTIONS.includes(key)) throw unknownOption('options', key, OPTIONS);
+  }
+  const client = loadPromClient();
+  const registry = options?.registry ?? client.register;
+  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
+    throw invalidArgType('options.registry', 'a prom-client Registry', registry);
+  }
+  const prefix = options?.prefix ?? 'tidepool_';
+  if (typeof prefix !== 'string') throw invalidArgType('options.prefix', 'of type string', prefix);
+  if (prefix !== '' && !METRIC_NAME.test(`${prefix}x`)) {
+    throw invalidArgValue(
+      'options.prefix',
+      `must start a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*). Received ${JSON.stringify(prefix)}`,
+    );
+  }
+  const labels = checkLabels(options?.labels);
+  let byPrefix = collectors.get(registry);
+  if (byPrefix === undefined) collectors.set(registry, (byPrefix = new Map()));
+  let collector = byPrefix.get(prefix);
+  // Made again when the registry forgot them (registry.clear()).
+  if (collector === undefined || registry.getSingleMetric(`${prefix}threads`) === undefined) {
+    byPrefix.set(prefix, (collector = makeCollector(registry, prefix)));
+  }
+  const key = labelKey(labels);
+  const existing = collector.pools.get(key);
+  if (existing !== undefined && existing.pool !== pool) {
+    throw invalidArgValue(
+      'options.labels',
+      `must tell this pool apart from another pool in the registry with prefix ${JSON.stringify(prefix)}`,
+    );
+  }
+  collector.pools.set(key, { pool, labels });
+  return () => {
+    if (collector.pools.get(key)?.pool === pool) collector.pools.delete(key);
+  };
+}
+
+module.exports = { collectMetrics };
