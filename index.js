@@ -164,6 +164,9 @@ function checkOutputLimit(value, max) {
   return value;
 }
 
+/** The error code a task cancelled with its batch counts under, when the batch has no error (tidepool/metrics). */
+const CANCELLED = Object.freeze({ code: 'ERR_TIDEPOOL_CANCELLED' });
+
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */
 const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
 const HASH_OPTIONS = Object.freeze(['params', 'signal']);
@@ -1118,7 +1121,10 @@ class Pool extends EventEmitter {
     this.#pending--;
     batch.outstanding--;
     if (ok) this.#completed++;
-    else this.#countFailures(value, 1);
+    // A task cancelled with its batch settles without an error of its own:
+    // it counts under the batch's (the signal, the failed task), or as
+    // cancelled (a map() left early).
+    else this.#countFailures(value ?? batch.error ?? CANCELLED, 1);
     if (batch.error === undefined) {
       if (ok) batch.sink.result(index, value);
       else this.#failBatch(batch, index, value);
@@ -1448,13 +1454,28 @@ class Pool extends EventEmitter {
   }
 
   /**
-   * What tidepool/metrics reads at a scrape (lib/metrics.js): the stats,
-   * the failures by code, and the native histograms and spawn counts.
+   * What tidepool/metrics reads at a scrape (lib/metrics.js) from `pool`,
+   * or undefined when it is not a Pool (a brand check: an object made from
+   * Pool.prototype has none of its fields). Read from the pool's own
+   * fields, not through methods a caller may have replaced.
    */
-  [METRICS_SOURCE]() {
+  static [METRICS_SOURCE](pool) {
+    if (pool === null || typeof pool !== 'object' || !(#failures in pool)) return undefined;
     const failures = { __proto__: null };
-    for (const code in this.#failures) failures[code] = this.#failures[code];
-    return { stats: this.stats(), failures, native: this.#native.metrics() };
+    for (const code in pool.#failures) failures[code] = pool.#failures[code];
+    const s = pool.#native.stats(false);
+    return {
+      threads: s.threads,
+      busyThreads: s.busyThreads,
+      queued: s.queued,
+      oldestQueuedMs: s.oldestQueuedMs,
+      completed: pool.#completed,
+      retired: s.retired,
+      spawnErrors: s.spawnErrors,
+      closed: pool.#closed,
+      failures,
+      native: pool.#native.metrics(),
+    };
   }
 
   /** A post that never got a slot fails; returns an exception thrown by an 'error' listener. */

@@ -4,7 +4,7 @@ import type { Pool } from './index';
 
 export interface CollectMetricsOptions {
   /** Where the metrics are registered. @default prom-client's default registry (`register`) */
-  registry?: Registry;
+  registry?: Registry<any>;
   /** Put before every metric name. @default 'tidepool_' */
   prefix?: string;
   /**

@@ -177,3 +177,42 @@ test('several pools in one registry are told apart by labels; bad options throw'
     await b.close();
   }
 });
+
+test('OpenMetrics names, batch cancellations, a closed pool replaced, and what is not a pool', async () => {
+  const registry = new client.Registry();
+  registry.setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
+  const old = new Pool();
+  collectMetrics(old, { registry, labels: { pool: 'p' } });
+  try {
+    const text = await registry.metrics();
+    assert.match(text, /^# TYPE tidepool_tasks counter$/m);
+    assert.match(text, /^tidepool_tasks_total\{pool="p",outcome="completed"\} 0$/m);
+    assert.doesNotMatch(text, /_total_total/);
+    // A postMany aborted mid-flight: every task counts as aborted, none as an unknown failure.
+    const ac = new AbortController();
+    const batch = old.postMany(
+      Array.from({ length: 5 }, () => micros(100_000)),
+      { kernel: 'sleep', signal: ac.signal },
+    );
+    ac.abort();
+    await assert.rejects(batch, { name: 'AbortError' });
+    // (The task that was running settles once its kernel stopped.)
+    while (old.stats().pending !== 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const after = await registry.metrics();
+    assert.match(after, /^tidepool_tasks_total\{pool="p",outcome="aborted"\} 5$/m);
+    assert.doesNotMatch(after, /outcome="failed"/);
+    // An empty label would be the same series as none.
+    assert.throws(() => collectMetrics(old, { registry, labels: { pool: '' } }), { code: 'ERR_INVALID_ARG_VALUE' });
+    // The same labels for a second pool: refused while the first is open, taken once it closed.
+    const next = new Pool();
+    assert.throws(() => collectMetrics(next, { registry, labels: { pool: 'p' } }), { code: 'ERR_INVALID_ARG_VALUE' });
+    await old.close();
+    collectMetrics(next, { registry, labels: { pool: 'p' } });
+    await next.post(Buffer.from('x'));
+    assert.match(await registry.metrics(), /^tidepool_tasks_total\{pool="p",outcome="completed"\} 1$/m);
+    await next.close();
+    assert.throws(() => collectMetrics(Object.create(Pool.prototype), { registry }), { code: 'ERR_INVALID_ARG_TYPE' });
+  } finally {
+    await old.close();
+  }
+});

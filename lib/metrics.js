@@ -4,17 +4,18 @@
 //
 // Nothing is recorded on the JavaScript thread as tasks run: every value
 // is read when the registry is scraped. Gauges and counters come from the
-// pool's stats and failure counts; the two histograms are the pool's own
-// lock-free histograms (their counts and sums only grow, whatever
-// stats({ reset }) does), read as cumulative buckets at fixed bounds
-// (powers of four of nanoseconds, 1 µs to 17 s: edges of the pool's
-// buckets, so the counts are exact).
+// pool's own counts (read through Pool[METRICS_SOURCE], a brand-checked
+// static method, not through methods a caller may replace); the two
+// histograms are the pool's own lock-free histograms (their counts and sums
+// only grow, whatever stats({ reset }) does), read as cumulative buckets at
+// fixed bounds (powers of four of nanoseconds, 1 µs to 17 s: edges of the
+// pool's buckets, so the counts are exact).
 //
 // Each metric is a custom prom-client metric (an object with `get()`):
 // prom-client's own Gauge, Counter and Histogram record values as they
 // happen, where these report what the pool already counted. Several pools
 // share one set of metrics per registry and prefix, told apart by their
-// labels.
+// labels, and are held weakly.
 
 const { Pool } = require('..');
 const { METRICS_SOURCE } = require('./metrics-source');
@@ -31,7 +32,22 @@ const OUTCOMES = Object.freeze({
   ABORT_ERR: 'aborted',
   ERR_TIDEPOOL_TIMEOUT: 'timed_out',
   ERR_TIDEPOOL_DROPPED: 'dropped',
+  ERR_TIDEPOOL_CANCELLED: 'cancelled',
 });
+const OWN_OUTCOMES = Object.freeze(['aborted', 'timed_out', 'dropped', 'cancelled']);
+/** The metrics' names, after the prefix. */
+const NAMES = Object.freeze([
+  'threads',
+  'threads_busy',
+  'queue_length',
+  'queue_oldest_age_seconds',
+  'tasks_total',
+  'task_wait_seconds',
+  'task_run_seconds',
+  'thread_spawns_total',
+  'thread_retires_total',
+  'thread_spawn_errors_total',
+]);
 
 /** Per registry, per prefix: the metrics and the pools they report. */
 const collectors = new WeakMap();
@@ -59,11 +75,14 @@ function checkLabels(labels) {
     if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.has(name)) {
       throw invalidArgValue(
         `options.labels.${name}`,
-        `is not a label name tidepool/metrics can use (a Prometheus label name, not __*, le, outcome, code, reason or quantile)`,
+        'is not a label name tidepool/metrics can use (a Prometheus label name, not __*, le, outcome, code, reason or quantile)',
       );
     }
     const value = labels[name];
     if (typeof value !== 'string') throw invalidArgType(`options.labels.${name}`, 'of type string', value);
+    // Prometheus reads an empty label as no label: two pools would be one series.
+    if (value === '')
+      throw invalidArgValue(`options.labels.${name}`, 'must not be empty (Prometheus reads an empty label as a missing one)');
     out[name] = value;
   }
   return out;
@@ -78,7 +97,7 @@ function labelKey(labels) {
   );
 }
 
-/** A sample of `name` (a metric's name, or a histogram's `_bucket`...) for the pool's labels and `extra`. */
+/** A sample for the pool's labels and `extra`, of `metricName` when given (a histogram's `_bucket`...). */
 function sample(labels, value, extra, metricName) {
   const out = { labels: { ...labels, ...extra }, value };
   if (metricName !== undefined) out.metricName = metricName;
@@ -90,48 +109,66 @@ function sample(labels, value, extra, metricName) {
  * whose get() reads every registered pool.
  */
 function makeCollector(registry, prefix) {
-  const pools = new Map(); // label key -> { pool, labels }
+  // label key -> { ref: WeakRef<Pool>, labels }: a pool dropped without
+  // stop() goes, with its series.
+  const pools = new Map();
+  // One read of every pool per scrape: prom-client calls every metric's
+  // get() in the same turn, so the first read serves the others.
+  let snapshot;
   const read = () => {
-    const out = [];
-    for (const { pool, labels } of pools.values()) out.push({ labels, source: pool[METRICS_SOURCE]() });
-    return out;
+    if (snapshot !== undefined) return snapshot;
+    snapshot = [];
+    for (const [key, { ref, labels }] of pools) {
+      const pool = ref.deref();
+      if (pool === undefined) pools.delete(key);
+      else snapshot.push({ labels, source: Pool[METRICS_SOURCE](pool) });
+    }
+    queueMicrotask(() => (snapshot = undefined));
+    return snapshot;
   };
   const metric = (name, help, type, values) => {
-    const full = `${prefix}${name}`;
     const m = {
-      name: full,
+      name: `${prefix}${name}`,
       help,
       type,
       aggregator: 'sum',
-      get: async () => ({ name: full, help, type, aggregator: 'sum', values: values(read()) }),
+      // m.name, read at each scrape: prom-client renames counters for
+      // OpenMetrics (it drops `_total`, then adds it to each sample).
+      get: async () => ({ name: m.name, help, type, aggregator: 'sum', values: values(read()) }),
       reset: () => {},
     };
     registry.registerMetric(m);
-    return m;
   };
   const gauge = (name, help, pick) => metric(name, help, 'gauge', (all) => all.map(({ labels, source }) => sample(labels, pick(source))));
-  gauge('threads', 'Threads of the pool, busy or idle.', (s) => s.stats.threads);
-  gauge('threads_busy', 'Threads of the pool running a task.', (s) => s.stats.busyThreads);
-  gauge('queue_length', 'Tasks in the pool queue, not yet started.', (s) => s.stats.queued);
+  const counter = (name, help, pick) =>
+    metric(name, help, 'counter', (all) => all.map(({ labels, source }) => sample(labels, pick(source))));
+  gauge('threads', 'Threads of the pool, busy or idle.', (s) => s.threads);
+  gauge('threads_busy', 'Threads of the pool running a task.', (s) => s.busyThreads);
+  gauge('queue_length', 'Tasks in the pool queue, not yet started.', (s) => s.queued);
   gauge(
     'queue_oldest_age_seconds',
     'How long the oldest queued task has waited (0 when the queue is empty): the signal the pool scales its threads on.',
-    (s) => s.stats.oldestQueuedMs / 1000,
+    (s) => s.oldestQueuedMs / 1000,
   );
-  metric('tasks_total', 'Tasks settled, by outcome (completed, failed with code, aborted, timed_out, dropped).', 'counter', (all) => {
-    const out = [];
-    for (const { labels, source } of all) {
-      out.push(sample(labels, source.stats.completed, { outcome: 'completed' }));
-      const byOutcome = { aborted: 0, timed_out: 0, dropped: 0 };
-      for (const code in source.failures) {
-        const outcome = OUTCOMES[code];
-        if (outcome === undefined) out.push(sample(labels, source.failures[code], { outcome: 'failed', code }));
-        else byOutcome[outcome] += source.failures[code];
+  metric(
+    'tasks_total',
+    'Tasks settled, by outcome (completed, failed with code, aborted, timed_out, dropped, cancelled).',
+    'counter',
+    (all) => {
+      const out = [];
+      for (const { labels, source } of all) {
+        out.push(sample(labels, source.completed, { outcome: 'completed' }));
+        const byOutcome = { __proto__: null, aborted: 0, timed_out: 0, dropped: 0, cancelled: 0 };
+        for (const code in source.failures) {
+          const outcome = OUTCOMES[code];
+          if (outcome === undefined) out.push(sample(labels, source.failures[code], { outcome: 'failed', code }));
+          else byOutcome[outcome] += source.failures[code];
+        }
+        for (const outcome of OWN_OUTCOMES) out.push(sample(labels, byOutcome[outcome], { outcome }));
       }
-      for (const outcome of ['aborted', 'timed_out', 'dropped']) out.push(sample(labels, byOutcome[outcome], { outcome }));
-    }
-    return out;
-  });
+      return out;
+    },
+  );
   const histogram = (name, help, which) =>
     metric(name, help, 'histogram', (all) => {
       const out = [];
@@ -158,12 +195,8 @@ function makeCollector(registry, prefix) {
     }
     return out;
   });
-  metric('thread_retires_total', 'Extra threads retired after idling.', 'counter', (all) =>
-    all.map(({ labels, source }) => sample(labels, source.stats.retired)),
-  );
-  metric('thread_spawn_errors_total', 'Threads the operating system refused to start.', 'counter', (all) =>
-    all.map(({ labels, source }) => sample(labels, source.stats.spawnErrors)),
-  );
+  counter('thread_retires_total', 'Extra threads retired after idling.', (s) => s.retired);
+  counter('thread_spawn_errors_total', 'Threads the operating system refused to start.', (s) => s.spawnErrors);
   return { pools };
 }
 
@@ -171,10 +204,11 @@ function makeCollector(registry, prefix) {
  * Reports `pool` in `registry` (prom-client's default registry unless
  * given), its metrics named `prefix` + name (default `tidepool_`), its
  * samples labelled `labels`. Several pools in one registry need labels that
- * tell them apart. Returns a function that stops reporting this pool.
+ * tell them apart; a closed pool's labels may be taken by a new pool. The
+ * pool is held weakly. Returns a function that stops reporting this pool.
  */
 function collectMetrics(pool, options) {
-  if (!(pool instanceof Pool)) throw invalidArgType('pool', 'an instance of Pool', pool);
+  if (Pool[METRICS_SOURCE](pool) === undefined) throw invalidArgType('pool', 'an instance of Pool', pool);
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw invalidArgType('options', 'of type object', options);
   }
@@ -198,21 +232,37 @@ function collectMetrics(pool, options) {
   let byPrefix = collectors.get(registry);
   if (byPrefix === undefined) collectors.set(registry, (byPrefix = new Map()));
   let collector = byPrefix.get(prefix);
-  // Made again when the registry forgot them (registry.clear()).
-  if (collector === undefined || registry.getSingleMetric(`${prefix}threads`) === undefined) {
+  const whole = collector !== undefined && NAMES.every((name) => registry.getSingleMetric(`${prefix}${name}`) !== undefined);
+  if (!whole) {
+    // Made (again, after registry.clear()) only when none of the names is
+    // taken: nothing is registered halfway.
+    const taken = NAMES.filter((name) => registry.getSingleMetric(`${prefix}${name}`) !== undefined);
+    if (taken.length !== 0) {
+      throw invalidArgValue('options.prefix', `gives metric names the registry already has (${taken.map((n) => prefix + n).join(', ')})`);
+    }
     byPrefix.set(prefix, (collector = makeCollector(registry, prefix)));
   }
   const key = labelKey(labels);
-  const existing = collector.pools.get(key);
-  if (existing !== undefined && existing.pool !== pool) {
-    throw invalidArgValue(
-      'options.labels',
-      `must tell this pool apart from another pool in the registry with prefix ${JSON.stringify(prefix)}`,
-    );
+  for (const [other, entry] of collector.pools) {
+    const held = entry.ref.deref();
+    if (held === pool && other !== key) {
+      throw invalidArgValue(
+        'options.labels',
+        'must be the ones this pool is already reported with in this registry (it would count twice)',
+      );
+    }
+    // A closed pool's place may be taken (a pool made again after a reload).
+    if (other === key && held !== undefined && held !== pool && !Pool[METRICS_SOURCE](held).closed) {
+      throw invalidArgValue(
+        'options.labels',
+        `must tell this pool apart from another pool in the registry with prefix ${JSON.stringify(prefix)}`,
+      );
+    }
   }
-  collector.pools.set(key, { pool, labels });
+  const entry = { ref: new WeakRef(pool), labels };
+  collector.pools.set(key, entry);
   return () => {
-    if (collector.pools.get(key)?.pool === pool) collector.pools.delete(key);
+    if (collector.pools.get(key) === entry) collector.pools.delete(key);
   };
 }
 
