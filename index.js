@@ -146,12 +146,14 @@ function nextSegment(batch) {
 
 /**
  * What a task runs with besides its kernel and input (undefined when it is
- * nothing): a params handle, an output limit, and for a chunk of a stream
- * (lib/hash.js) the stream's handle and whether the chunk is its last.
- * One shape for all, so that #trySubmit reads them with one hidden class.
+ * nothing): a params handle, an output limit; for a chunk of a stream
+ * (lib/stream-chunks.js) the stream's handle, whether the chunk is its
+ * last and the flush after it; for postFile(), `file` (the input is the
+ * path). One shape for all, so that #trySubmit reads them with one hidden
+ * class.
  */
-function taskExtra(params, maxOutputBytes, stream = undefined, last = false, flush = 0) {
-  return { params, maxOutputBytes, stream, last, flush, file: false };
+function taskExtra(params, maxOutputBytes, stream = undefined, last = false, flush = 0, file = false) {
+  return { params, maxOutputBytes, stream, last, flush, file };
 }
 
 /** `options.maxOutputBytes` (undefined, or an integer from 1 to `max`), checked. */
@@ -444,7 +446,7 @@ class Pool extends EventEmitter {
     let refused;
     try {
       bytes = absolute(given);
-      refused = accessDenied(bytes.toString());
+      refused = accessDenied(bytes);
     } catch (err) {
       refused = err;
     }
@@ -452,8 +454,7 @@ class Pool extends EventEmitter {
       this.#countFailures(refused, 1);
       return NativePromise.reject(refused);
     }
-    const file = taskExtra(extra?.params, extra?.maxOutputBytes);
-    file.file = true;
+    const file = taskExtra(extra?.params, extra?.maxOutputBytes, undefined, false, 0, true);
     return this.#postData(undefined, bytes, kernel, file, signal, timeoutMs).then(
       (settled) => ({ result: settled.result, path }),
       (err) => {
@@ -1463,18 +1464,19 @@ class Pool extends EventEmitter {
     if (pool === null || typeof pool !== 'object' || !(#failures in pool)) return undefined;
     const failures = { __proto__: null };
     for (const code in pool.#failures) failures[code] = pool.#failures[code];
-    const s = pool.#native.stats(false);
+    // One native call: the gauges, counters and histograms of one moment.
+    const native = pool.#native.metrics();
     return {
-      threads: s.threads,
-      busyThreads: s.busyThreads,
-      queued: s.queued,
-      oldestQueuedMs: s.oldestQueuedMs,
+      threads: native.threads,
+      busyThreads: native.busyThreads,
+      queued: native.queued,
+      oldestQueuedMs: native.oldestQueuedMs,
       completed: pool.#completed,
-      retired: s.retired,
-      spawnErrors: s.spawnErrors,
+      retired: native.retired,
+      spawnErrors: native.spawnErrors,
       closed: pool.#closed,
       failures,
-      native: pool.#native.metrics(),
+      native,
     };
   }
 

@@ -63,13 +63,14 @@ function absolute(bytes) {
 
 /**
  * Node's ERR_ACCESS_DENIED when the permission model forbids reading the
- * file at `absolutePath`, else undefined. The model itself resolves paths
- * lexically (path.resolve), and so does this check, as fs's.
+ * file at `file` (a path, or its bytes), else undefined. The model itself
+ * resolves paths lexically (path.resolve), and so does this check, as fs's.
+ * Also behind Pool.loadKernels() (lib/kernels.js).
  */
-function accessDenied(absolutePath) {
+function accessDenied(file) {
   const permission = process.permission;
   if (permission === undefined || permission === null) return undefined;
-  const resolved = path.resolve(absolutePath);
+  const resolved = path.resolve(typeof file === 'string' ? file : file.toString());
   if (permission.has('fs.read', resolved)) return undefined;
   return makeError(Error, 'ERR_ACCESS_DENIED', `Access to this API has been restricted: reading ${resolved} (--allow-fs-read)`, {
     permission: 'FileSystemRead',

@@ -9,6 +9,7 @@
 const path = require('node:path');
 const { fileURLToPath } = require('node:url');
 const { binding, KERNELS, syncKernels } = require('./binding');
+const { accessDenied } = require('./files');
 const { invalidArgType, invalidArgValue, makeError } = require('./errors');
 
 const uncurryThis = (fn) => Function.prototype.call.bind(fn);
@@ -32,17 +33,6 @@ function libraryPath(source) {
   return path.resolve(file);
 }
 
-/** Throws Node's ERR_ACCESS_DENIED when the permission model forbids reading `file`. */
-function checkPermission(file) {
-  const permission = process.permission;
-  if (permission !== undefined && permission !== null && !permission.has('fs.read', file)) {
-    throw makeError(Error, 'ERR_ACCESS_DENIED', `Access to this API has been restricted: reading ${file} (--allow-fs-read)`, {
-      permission: 'FileSystemRead',
-      resource: file,
-    });
-  }
-}
-
 /**
  * Registers the kernels of `source` and returns their names (in the
  * library's order). Loading the same library again returns the same names.
@@ -53,7 +43,8 @@ function loadKernels(source) {
   let file;
   if (typeof source === 'string' || source instanceof URL) {
     file = libraryPath(source);
-    checkPermission(file);
+    const denied = accessDenied(file);
+    if (denied !== undefined) throw denied;
     loaded = binding.loadKernelLibrary(file);
   } else if (source !== null && typeof source === 'object') {
     loaded = binding.loadKernelHandle(source);

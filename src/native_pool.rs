@@ -86,11 +86,18 @@ impl NativeLatency {
     }
 }
 
-/// What `tidepool/metrics` reads at a scrape: the latency histograms since
-/// the pool was created (whatever `stats({ reset })` did), as cumulative
+/// What `tidepool/metrics` reads at a scrape, from one look at the pool:
+/// the gauges and thread counters of `stats()`, the latency histograms since
+/// the pool was created (whatever `stats({ reset })` did) as cumulative
 /// counts at `bounds`, and the threads started per reason.
 #[napi(object)]
 pub struct NativeMetrics {
+    pub threads: u32,
+    pub busy_threads: u32,
+    pub queued: u32,
+    pub oldest_queued_ms: f64,
+    pub retired: f64,
+    pub spawn_errors: f64,
     /// Upper bounds in seconds, ascending: 2^k - 1 ns for even k from 10 to
     /// 34 (1 µs … 17 s, ×4 apart), edges of the core's buckets, so the
     /// counts are exact.
@@ -588,21 +595,25 @@ impl NativePool {
     /// See [`NativeMetrics`].
     #[napi]
     pub fn metrics(&self) -> NativeMetrics {
-        let pool = self.inner.pool();
-        let (wait, run) = pool.latency_totals();
-        let spawns = pool.stats(false).spawns_by_reason;
+        let t = self.inner.pool().totals();
         let bounds = metric_bounds();
         let counts = |s: &tidepool_core::histogram::Summary| s.cumulative(&bounds).into_iter().map(|c| c as f64).collect();
         NativeMetrics {
+            threads: t.threads as u32,
+            busy_threads: t.busy_threads as u32,
+            queued: t.queued as u32,
+            oldest_queued_ms: t.oldest_queued.as_secs_f64() * 1000.0,
+            retired: t.retired as f64,
+            spawn_errors: t.spawn_errors as f64,
             bounds: bounds.iter().map(Duration::as_secs_f64).collect(),
-            wait_buckets: counts(&wait),
-            wait_count: wait.count() as f64,
-            wait_sum: wait.sum().as_secs_f64(),
-            run_buckets: counts(&run),
-            run_count: run.count() as f64,
-            run_sum: run.sum().as_secs_f64(),
+            wait_buckets: counts(&t.wait),
+            wait_count: t.wait.count() as f64,
+            wait_sum: t.wait.sum().as_secs_f64(),
+            run_buckets: counts(&t.run),
+            run_count: t.run.count() as f64,
+            run_sum: t.run.sum().as_secs_f64(),
             spawn_reasons: SpawnReason::ALL.iter().map(|r| r.as_str().to_owned()).collect(),
-            spawns: spawns.iter().map(|&n| n as f64).collect(),
+            spawns: t.spawns_by_reason.iter().map(|&n| n as f64).collect(),
         }
     }
 

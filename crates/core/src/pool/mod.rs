@@ -217,7 +217,7 @@ pub struct Pool {
     shared: Arc<Shared>,
     /// The wait and run totals at the last `stats(true)`: what `stats()`
     /// subtracts, so that the histograms themselves only grow (see
-    /// [`Pool::latency_totals`]). Only the owner's thread reads stats.
+    /// [`Pool::totals`]). Only the owner's thread reads stats.
     baseline: std::sync::Mutex<(Summary, Summary)>,
 }
 
@@ -502,18 +502,31 @@ impl Pool {
     /// Current numbers. With `reset_latency`, the wait / run figures of the
     /// next call start afresh (a baseline: the histograms keep counting).
     pub fn stats(&self, reset_latency: bool) -> PoolStats {
-        let (wait_total, run_total) = self.latency_totals();
+        let totals = self.totals();
         let mut baseline = self.baseline.lock().unwrap_or_else(|e| e.into_inner());
-        let wait = wait_total.since(&baseline.0);
-        let run = run_total.since(&baseline.1);
+        let wait = totals.wait.since(&baseline.0);
+        let run = totals.run.since(&baseline.1);
         if reset_latency {
             for m in self.shared.metrics.iter() {
                 m.wait.reset_max();
                 m.run.reset_max();
             }
-            *baseline = (wait_total, run_total);
+            *baseline = (totals.wait, totals.run);
         }
-        drop(baseline);
+        PoolStats { wait, run, ..totals }
+    }
+
+    /// Current numbers, with the queue wait and run time of every task
+    /// since the pool was created, whatever `stats(true)` reset: counts and
+    /// sums that only grow, as a Prometheus histogram needs
+    /// ([`Summary::cumulative`]). The maxima are since the last reset.
+    pub fn totals(&self) -> PoolStats {
+        let mut wait = Summary::default();
+        let mut run = Summary::default();
+        for m in self.shared.metrics.iter() {
+            m.wait.merge_into(&mut wait);
+            m.run.merge_into(&mut run);
+        }
         let st = self.shared.lock();
         let oldest = st.queue.front().map(|t| t.enqueued_at.elapsed()).unwrap_or_default();
         PoolStats {
@@ -528,20 +541,6 @@ impl Pool {
             wait,
             run,
         }
-    }
-
-    /// Queue wait and run time of every task since the pool was created,
-    /// whatever `stats(true)` reset: counts and sums that only grow, as a
-    /// Prometheus histogram needs ([`Summary::cumulative`]). The maxima are
-    /// since the last reset.
-    pub fn latency_totals(&self) -> (Summary, Summary) {
-        let mut wait = Summary::default();
-        let mut run = Summary::default();
-        for m in self.shared.metrics.iter() {
-            m.wait.merge_into(&mut wait);
-            m.run.merge_into(&mut run);
-        }
-        (wait, run)
     }
 
     /// Stops accepting tasks; threads exit once the queue is empty.
