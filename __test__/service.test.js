@@ -1,0 +1,247 @@
+'use strict';
+// examples/service, run as its own process on loopback: its routes, then
+// /metrics scraped through a load step (every metric there, counters that
+// only grow, the queue-age gauge rising and falling back to 0, histogram
+// counts equal to stats()), then SIGTERM with requests in flight.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const readline = require('node:readline');
+const zlib = require('node:zlib');
+const { NAMES, parse, value, series } = require('./prometheus-text');
+
+const ROOT = path.resolve(__dirname, '..');
+const SERVICE = path.join(ROOT, 'examples', 'service');
+
+/** A node_modules where `tidepool` is this repository (the service's package.json names it by path). */
+function modules() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-service-'));
+  fs.mkdirSync(path.join(dir, 'node_modules'));
+  fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'tidepool'), 'junction');
+  fs.symlinkSync(path.join(ROOT, 'node_modules', 'prom-client'), path.join(dir, 'node_modules', 'prom-client'), 'junction');
+  return dir;
+}
+
+/** Starts server.js; resolves once it says where it listens. */
+async function start(t, env = {}) {
+  const dir = modules();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const child = spawn(process.execPath, [path.join(SERVICE, 'server.js')], {
+    env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules'), PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  t.after(() => child.kill('SIGKILL'));
+  const lines = [];
+  const listening = new Promise((resolve, reject) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(JSON.parse(line));
+      if (lines.at(-1).msg === 'listening') resolve(lines.at(-1));
+    });
+    exited.then(({ code }) => reject(new Error(`server.js exited with ${code} before listening`)));
+  });
+  const { port, maxThreads } = await listening;
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    child,
+    exited,
+    lines,
+    maxThreads,
+    url: (route) => `${base}${route}`,
+    scrape: async () => parse(await (await fetch(`${base}/metrics`)).text()),
+    stats: async () => (await fetch(`${base}/stats`)).json(),
+  };
+}
+
+/** Polls `check` (async, returns truthy when done) every 20 ms for at most `ms`. */
+async function until(check, ms, what) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
+
+/** A request whose Content-Length says `length` and whose body never comes: the status it gets. */
+function declareLength(url, length) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-length': length } }, (res) => {
+      resolve(res.statusCode);
+      res.resume();
+      req.destroy();
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+}
+
+test('the example service: its routes, and /metrics through a load step', { timeout: 120_000 }, async (t) => {
+  const service = await start(t, { TIDEPOOL_MAX_THREADS: '2', SHUTDOWN_DELAY_MS: '300' });
+  assert.equal(service.maxThreads, 2);
+  const scrapes = [];
+  const scrape = async () => {
+    const m = await service.scrape();
+    scrapes.push(m);
+    return m;
+  };
+
+  // Idle: every metric there, with its type; one core thread, no queue.
+  let m = await scrape();
+  for (const [name, type] of Object.entries(NAMES)) assert.equal(m.types[name], type, name);
+  assert.equal(m.types.process_cpu_seconds_total, 'counter', "prom-client's default metrics are there too");
+  assert.equal(value(m, 'tidepool_threads'), 1);
+  assert.equal(value(m, 'tidepool_queue_oldest_age_seconds'), 0);
+
+  // The routes.
+  let ok = 0;
+  const body = crypto.randomBytes(1 << 20);
+  let res = await fetch(service.url('/sha256'), { method: 'POST', body });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), `${sha256(body)}\n`);
+  ok++;
+  res = await fetch(service.url('/gzip'), { method: 'POST', body });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/gzip');
+  assert.deepEqual(zlib.gunzipSync(Buffer.from(await res.arrayBuffer())), body);
+  ok++;
+  res = await fetch(service.url('/sha256'));
+  assert.equal(res.status, 405);
+  assert.equal(res.headers.get('allow'), 'POST');
+  res = await fetch(service.url('/metrics'), { method: 'POST', body: 'x' });
+  assert.equal(res.status, 405);
+  assert.equal(res.headers.get('allow'), 'GET, HEAD');
+  assert.equal((await fetch(service.url('/nowhere'))).status, 404);
+  assert.equal((await fetch(service.url('/healthz'))).status, 200);
+  assert.equal((await fetch(service.url('/readyz'))).status, 200);
+  assert.equal(await declareLength(service.url('/sha256'), 16 * 1024 * 1024 + 1), 413);
+
+  // A load step: 32 requests of 8 MiB at once, 2 threads. /metrics is
+  // scraped every 20 ms meanwhile, and after, until the pool is idle.
+  const big = crypto.randomBytes(8 << 20);
+  const digest = sha256(big);
+  let loading = true;
+  const sampler = (async () => {
+    while (loading) {
+      await scrape();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const responses = await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      const r = await fetch(service.url('/sha256'), { method: 'POST', body: big });
+      return [r.status, await r.text()];
+    }),
+  );
+  loading = false;
+  await sampler;
+  for (const [status, text] of responses) assert.deepEqual([status, text], [200, `${digest}\n`]);
+  ok += responses.length;
+  const peak = (name) => Math.max(...scrapes.map((s) => value(s, name)));
+  t.diagnostic(
+    `${scrapes.length} scrapes; queue age peaked at ${peak('tidepool_queue_oldest_age_seconds')} s, queue length at ${peak('tidepool_queue_length')}`,
+  );
+  assert.ok(
+    peak('tidepool_queue_oldest_age_seconds') > 0.02,
+    `the queue-age gauge rose: peak ${peak('tidepool_queue_oldest_age_seconds')} s`,
+  );
+  assert.ok(peak('tidepool_queue_length') >= 2, 'tasks queued');
+  assert.equal(peak('tidepool_threads'), 2, 'the pool grew to maxThreads');
+  assert.equal(peak('tidepool_threads_busy'), 2);
+
+  // Idle again: the gauge falls to 0, and the extra thread retires.
+  await until(
+    async () => {
+      m = await scrape();
+      return (
+        value(m, 'tidepool_queue_oldest_age_seconds') === 0 &&
+        value(m, 'tidepool_queue_length') === 0 &&
+        value(m, 'tidepool_threads_busy') === 0
+      );
+    },
+    10_000,
+    'an empty queue',
+  );
+  await until(async () => value((m = await scrape()), 'tidepool_threads') === 1, 10_000, 'the extra thread to retire');
+  assert.ok(value(m, 'tidepool_thread_retires_total') >= 1);
+  const extras = m.samples.filter((s) => s.name === 'tidepool_thread_spawns_total' && s.labels.reason !== 'core');
+  assert.ok(extras.reduce((sum, s) => sum + s.value, 0) >= 1, 'an extra thread was started');
+
+  // Counters, histogram buckets, counts and sums never went down, scrape to scrape.
+  const grows = (types, name) => types[name] === 'counter' || types[name.replace(/_(bucket|count|sum)$/, '')] === 'histogram';
+  const last = new Map();
+  for (const [i, scraped] of scrapes.entries()) {
+    for (const sample of scraped.samples.filter((s) => grows(scraped.types, s.name))) {
+      const key = series(sample);
+      if (last.has(key)) assert.ok(sample.value >= last.get(key), `${key} went from ${last.get(key)} to ${sample.value} at scrape ${i}`);
+      last.set(key, sample.value);
+    }
+  }
+  assert.ok(scrapes.length >= 5, `${scrapes.length} scrapes`);
+  assert.ok([...last.keys()].filter((key) => key.startsWith('tidepool_')).length >= 40, "the pool's counters and buckets were among them");
+
+  // The histograms count what stats() counts; every request was one completed task.
+  const stats = await service.stats();
+  m = await scrape();
+  assert.equal(value(m, 'tidepool_task_wait_seconds_count'), stats.waitTime.count);
+  assert.equal(value(m, 'tidepool_task_run_seconds_count'), stats.runTime.count);
+  assert.equal(value(m, 'tidepool_task_wait_seconds_bucket', { le: '+Inf' }), stats.waitTime.count);
+  assert.equal(stats.completed, ok);
+  assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'completed' }), ok);
+  assert.equal(stats.waitTime.count, ok);
+
+  // SIGTERM with requests in flight: readiness goes, the requests are
+  // answered, and the process exits 0.
+  const inFlight = Array.from({ length: 4 }, async () => {
+    const r = await fetch(service.url('/sha256'), { method: 'POST', body: big });
+    return [r.status, await r.text()];
+  });
+  await until(async () => value(await scrape(), 'tidepool_threads_busy') > 0, 10_000, 'a request to be running');
+  service.child.kill('SIGTERM');
+  await until(async () => (await fetch(service.url('/readyz'))).status === 503, 5_000, '/readyz to fail');
+  for (const [status, text] of await Promise.all(inFlight)) assert.deepEqual([status, text], [200, `${digest}\n`]);
+  assert.deepEqual(await service.exited, { code: 0, signal: null });
+  assert.deepEqual(
+    service.lines.map((l) => l.msg),
+    ['listening', 'shutting down'],
+  );
+});
+
+test('the example service refuses a bad setting at start', { timeout: 30_000 }, async (t) => {
+  const dir = modules();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const child = spawn(process.execPath, [path.join(SERVICE, 'server.js')], {
+    env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules'), PORT: '0', TIDEPOOL_MAX_THREADS: '2.5' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  assert.equal(code, 2);
+  assert.match(stderr, /TIDEPOOL_MAX_THREADS must be a whole number ≥ 1, not "2.5"/);
+});
+
+test("the example's Dockerfile names files that exist and the version being packed", () => {
+  const dockerfile = fs.readFileSync(path.join(SERVICE, 'Dockerfile'), 'utf8');
+  const { name, version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  assert.match(dockerfile, new RegExp(`file:/tmp/${name}-${version.replace(/\./g, '\\.')}\\.tgz`), 'the tarball npm pack makes');
+  const copies = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1].split(' '));
+  assert.ok(copies.length >= 3);
+  for (const source of copies) assert.ok(fs.existsSync(path.join(ROOT, source)), `COPY ${source}`);
+  const ignored = fs.readFileSync(path.join(SERVICE, 'Dockerfile.dockerignore'), 'utf8').split('\n');
+  for (const heavy of ['target', 'node_modules', '.git']) assert.ok(ignored.includes(heavy), `${heavy} is kept out of the build context`);
+  const service = JSON.parse(fs.readFileSync(path.join(SERVICE, 'package.json'), 'utf8'));
+  assert.equal(service.dependencies.tidepool, 'file:../..');
+  assert.equal(
+    service.dependencies['prom-client'],
+    JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).devDependencies['prom-client'],
+  );
+});
