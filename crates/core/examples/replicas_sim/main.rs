@@ -1,0 +1,491 @@
+//! Two levels of scaling, simulated: N replicas behind a load balancer,
+//! each running a tidepool (the pool's own policy, `policy::sim::Sim`,
+//! starting and retiring its threads), with replicas added and removed by
+//! Kubernetes' HPA (modelled in `hpa.rs`) on one of three signals:
+//!
+//! * `queue-age+busy`: what deploy/kubernetes/ sets up (KEDA, or HPA with
+//!   prometheus-adapter): `max(tidepool_queue_oldest_age_seconds)` against
+//!   0.5 s (`Value`) to scale up, and the busy threads
+//!   `sum(rate(tidepool_task_run_seconds_sum[1m]))` against 1.4 per pod
+//!   (`AverageValue`, 70 % of 2 threads) as the floor that scale-down
+//!   follows;
+//! * `queue-age`: the queue-age trigger alone (why the second one exists);
+//! * `cpu`: HPA's usual rule, CPU utilization against 70 % of the request.
+//!
+//! Kubernetes' delays are parameters: how often Prometheus scrapes and
+//! metrics-server samples (`--scrape`), the HPA's sync period (`--sync`), and
+//! how long a new pod takes to become ready (`--pod-start`). Both rules get
+//! the same scaling behaviour (`hpa::Behavior::manifests`), so only the
+//! signal differs.
+//!
+//!   cargo run --release -p tidepool-core --example replicas_sim
+//!   cargo run --release -p tidepool-core --example replicas_sim -- --pod-start 60 --svg docs/scaling-out.svg
+//!
+//! Model: tasks of 10 ms (a 2 MiB SHA-256 here) arrive as a Poisson process;
+//! each goes to a ready, non-terminating pod picked at random (kube-proxy's
+//! iptables mode). A pod has 2 threads (its CPU limit) and its event loop
+//! spends 0.5 ms of CPU per request; CPU is capped at the limit. A pod the
+//! HPA removes leaves the load balancer at once, finishes its queue, and
+//! counts until then. Left out: network time, the cluster autoscaler
+//! (nodes are assumed free), Prometheus' rate() extrapolation, and the HPA's
+//! 5-minute CPU initialization period beyond its first window.
+
+mod hpa;
+mod svg;
+
+use std::time::Duration;
+
+use hpa::{Behavior, Controller, PodCpu};
+use tidepool_core::policy::sim::Sim;
+use tidepool_core::policy::{PolicyConfig, SpawnRule};
+
+/// Milliseconds: the model's clock ticks once per millisecond.
+type Ms = u64;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    QueueAgeBusy,
+    QueueAge,
+    Cpu,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 3] = [Rule::QueueAgeBusy, Rule::QueueAge, Rule::Cpu];
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::QueueAgeBusy => "queue-age+busy",
+            Rule::QueueAge => "queue-age",
+            Rule::Cpu => "cpu",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub pod_threads: usize,
+    pub cost_ms: u64,
+    pub loop_cost_ms: f64,
+    pub min_replicas: u32,
+    pub max_replicas: u32,
+    pub scrape_s: u64,
+    /// metrics-server's resolution: how often the CPU the HPA reads is sampled.
+    pub resolution_s: u64,
+    pub sync_s: u64,
+    pub pod_start_s: u64,
+    pub rate_window_s: u64,
+    pub age_target_s: f64,
+    pub busy_target: f64,
+    pub cpu_target: f64,
+    pub seed: u64,
+    /// The scale-up policies' period (s): +100 % or +4 pods per period.
+    pub up_period_s: u64,
+    /// Tasks a pod lets wait (the example's MAX_QUEUE); past it, a request gets 503.
+    pub max_queue: usize,
+    /// Print the timeline of this scenario and rule every 15 s.
+    pub trace: Option<(String, String)>,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            pod_threads: 2,
+            cost_ms: 10,
+            loop_cost_ms: 0.5,
+            min_replicas: 2,
+            max_replicas: 20,
+            scrape_s: 10,
+            resolution_s: 15,
+            sync_s: 15,
+            pod_start_s: 15,
+            rate_window_s: 40,
+            age_target_s: 0.5,
+            busy_target: 1.4,
+            cpu_target: 0.7,
+            seed: 1,
+            up_period_s: 15,
+            max_queue: 1024,
+            trace: None,
+        }
+    }
+}
+
+/// A load profile: threads' worth of work at each second, and its length.
+pub struct Scenario {
+    pub name: &'static str,
+    pub load: fn(f64) -> f64,
+    pub end_s: u64,
+}
+
+pub fn scenarios() -> [Scenario; 2] {
+    [
+        // 1 → 24 threads' worth (12 pods at 100 %) over 15 minutes, then held.
+        Scenario { name: "ramp", load: |t| 1.0 + 23.0 * (t / 900.0).min(1.0), end_s: 1200 },
+        // 3 threads' worth, then 20 from minute 2 to minute 12, then 3 again.
+        Scenario { name: "step", load: |t| if (120.0..720.0).contains(&t) { 20.0 } else { 3.0 }, end_s: 1200 },
+    ]
+}
+
+/// splitmix64: a small, good-enough generator with a seed, so every run of
+/// a scenario sees the same arrivals.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.unit() * n as f64) as usize % n
+    }
+    /// A Poisson count of mean `mean` (small means: Knuth's method).
+    fn poisson(&mut self, mean: f64) -> u32 {
+        let limit = (-mean).exp();
+        let (mut k, mut p) = (0, self.unit());
+        while p > limit {
+            k += 1;
+            p *= self.unit();
+        }
+        k
+    }
+}
+
+struct Pod {
+    pool: Sim,
+    ready_at: Ms,
+    terminating: bool,
+    /// Prometheus' samples: (when, queue age in s, busy thread-seconds).
+    samples: Vec<(Ms, f64, f64)>,
+    /// CPU seconds used, and metrics-server's last two readings of it.
+    cpu_seconds: f64,
+    cpu_readings: [Option<(Ms, f64)>; 2],
+    /// The Prometheus scrape's phase within the interval.
+    phase: Ms,
+}
+
+impl Pod {
+    fn new(cfg: PolicyConfig, ready_at: Ms, phase: Ms) -> Pod {
+        Pod { pool: Sim::new(cfg), ready_at, terminating: false, samples: Vec::new(), cpu_seconds: 0.0, cpu_readings: [None, None], phase }
+    }
+    fn serving(&self, now: Ms) -> bool {
+        !self.terminating && now >= self.ready_at
+    }
+}
+
+/// Per-second samples for the timeline, and every task's wait.
+#[derive(Default)]
+pub struct Outcome {
+    /// Per second: (pods, ready pods, threads, largest queue age in s).
+    pub timeline: Vec<(u32, u32, usize, f64)>,
+    /// Per 10-second window: the waits of the tasks that started in it (ms).
+    pub waits: Vec<Vec<f32>>,
+    pub replica_seconds: f64,
+    pub thread_seconds: f64,
+    pub peak_replicas: u32,
+    pub tasks: usize,
+    /// Requests answered 503 because their pod's queue was full.
+    pub shed: usize,
+}
+
+fn pool_config(p: &Params) -> PolicyConfig {
+    // The pool's defaults (README "Options"), with maxThreads = the CPU limit.
+    PolicyConfig {
+        min_threads: 1,
+        max_threads: p.pod_threads,
+        spawn_delay: Duration::from_millis(1),
+        idle_timeout: Duration::from_millis(250),
+        check_interval: Duration::from_millis(1),
+        rule: SpawnRule::Demand,
+    }
+}
+
+pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
+    let cfg = pool_config(p);
+    let mut rng = Rng(p.seed);
+    let mut lb = Rng(p.seed ^ 0x5eed);
+    let scrape = p.scrape_s * 1000;
+    let sync = p.sync_s * 1000;
+    let cost = Duration::from_millis(p.cost_ms);
+    let dt = Duration::from_millis(1);
+    let mut pods: Vec<Pod> = (0..p.min_replicas).map(|_| Pod::new(cfg.clone(), 0, lb.next() % scrape)).collect();
+    let mut hpa = Controller::new(Behavior::manifests().with_up_period(Duration::from_secs(p.up_period_s)), p.min_replicas, p.max_replicas);
+    let sync_phase = lb.next() % sync;
+    let resolution = p.resolution_s * 1000;
+    let metrics_server_phase = lb.next() % resolution;
+    let mut out = Outcome { waits: vec![Vec::new(); (scenario.end_s / 10 + 1) as usize], ..Default::default() };
+    let end = scenario.end_s * 1000;
+    let per_ms = |t: Ms| (scenario.load)(t as f64 / 1000.0) / p.cost_ms as f64;
+    for now in 0..end {
+        let at = Duration::from_millis(now);
+        // Arrivals, each to a random serving pod.
+        let arrivals = rng.poisson(per_ms(now));
+        let serving: Vec<usize> = (0..pods.len()).filter(|&i| pods[i].serving(now)).collect();
+        assert!(!serving.is_empty() || arrivals == 0, "no pod to serve at {now} ms");
+        let mut loop_cpu = vec![0u32; pods.len()];
+        for _ in 0..arrivals {
+            let i = serving[lb.below(serving.len())];
+            loop_cpu[i] += 1;
+            if pods[i].pool.queue.len() >= p.max_queue {
+                out.shed += 1;
+                continue;
+            }
+            pods[i].pool.arrive(at);
+        }
+        out.tasks += arrivals as usize;
+        // Every pool steps; terminating pods leave once drained.
+        for (i, pod) in pods.iter_mut().enumerate() {
+            pod.pool.step(at, dt, cost);
+            out.thread_seconds += pod.pool.threads.len() as f64 / 1000.0;
+            let busy = pod.pool.busy() as f64 * 0.001 + f64::from(loop_cpu[i]) * p.loop_cost_ms / 1000.0;
+            pod.cpu_seconds += busy.min(p.pod_threads as f64 * 0.001);
+            for wait in pod.pool.waits.drain(..) {
+                out.waits[(now / 10_000) as usize].push(wait.as_secs_f32() * 1000.0);
+            }
+        }
+        pods.retain(|pod| !(pod.terminating && pod.pool.queue.is_empty() && pod.pool.busy() == 0));
+        // Prometheus scrapes each ready pod on its own phase; metrics-server
+        // samples every pod's CPU at once.
+        for pod in pods.iter_mut().filter(|pod| now >= pod.ready_at) {
+            if now % scrape == pod.phase {
+                pod.samples.push((now, pod.pool.oldest_age(at).as_secs_f64(), pod.pool.busy_seconds));
+                pod.samples.retain(|s| now - s.0 <= p.rate_window_s * 1000);
+            }
+            if now % resolution == metrics_server_phase {
+                pod.cpu_readings = [pod.cpu_readings[1], Some((now, pod.cpu_seconds))];
+            }
+        }
+        if now % sync == sync_phase {
+            let current = pods.iter().filter(|pod| !pod.terminating).count() as u32;
+            let asked = ask(p, rule, &pods, now, current);
+            let next = hpa.reconcile(at, current, asked);
+            if next > current {
+                for _ in current..next {
+                    pods.push(Pod::new(cfg.clone(), now + p.pod_start_s * 1000, lb.next() % scrape));
+                }
+            } else if next < current {
+                // The ReplicaSet removes pods not yet ready first, then
+                // those ready for the shortest time.
+                let mut live: Vec<usize> = (0..pods.len()).filter(|&i| !pods[i].terminating).collect();
+                live.sort_by_key(|&i| std::cmp::Reverse(pods[i].ready_at));
+                for &i in live.iter().take((current - next) as usize) {
+                    pods[i].terminating = true;
+                }
+            }
+        }
+        let n = pods.len() as u32;
+        out.peak_replicas = out.peak_replicas.max(n);
+        out.replica_seconds += f64::from(n) / 1000.0;
+        if now % 1000 == 999 {
+            let ready = pods.iter().filter(|pod| pod.serving(now)).count() as u32;
+            let threads = pods.iter().map(|pod| pod.pool.threads.len()).sum();
+            let age = pods.iter().map(|pod| pod.pool.oldest_age(at).as_secs_f64()).fold(0.0, f64::max);
+            out.timeline.push((n, ready, threads, age));
+            if p.trace.as_ref().is_some_and(|(sc, r)| sc == scenario.name && r == rule.name()) && now % 15_000 == 14_999 {
+                let queued: usize = pods.iter().map(|pod| pod.pool.queue.len()).sum();
+                eprintln!("{:>5} s  load {:>5.1}  pods {n:>2} (ready {ready:>2})  threads {threads:>2}  queued {queued:>5}  oldest {age:>6.2} s  shed {}", now / 1000 + 1, (scenario.load)(now as f64 / 1000.0), out.shed);
+            }
+        }
+    }
+    out
+}
+
+/// The replica count the rule's metrics ask for, as the HPA reads them at `now`.
+fn ask(p: &Params, rule: Rule, pods: &[Pod], now: Ms, current: u32) -> Option<u32> {
+    let ready = pods.iter().filter(|pod| pod.serving(now)).count() as u32;
+    // max(tidepool_queue_oldest_age_seconds): each pod's last sample.
+    let age =
+        || pods.iter().filter_map(|pod| pod.samples.last()).map(|s| s.1).fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.max(a))));
+    // sum(rate(tidepool_task_run_seconds_sum[1m])): pods with two samples in the window.
+    let busy = || {
+        let rates: Vec<f64> = pods
+            .iter()
+            .filter(|pod| pod.samples.len() >= 2)
+            .map(|pod| {
+                let (first, last) = (pod.samples[0], pod.samples[pod.samples.len() - 1]);
+                (last.2 - first.2) / ((last.0 - first.0) as f64 / 1000.0)
+            })
+            .collect();
+        (!rates.is_empty()).then(|| rates.iter().sum::<f64>())
+    };
+    let by_age = || age().map(|a| hpa::external_value(a, p.age_target_s, current, ready));
+    match rule {
+        Rule::QueueAge => by_age(),
+        Rule::QueueAgeBusy => {
+            let by_busy = busy().map(|b| hpa::external_average(b, p.busy_target, current));
+            by_age().max(by_busy)
+        }
+        Rule::Cpu => {
+            let window = p.resolution_s * 1000;
+            let cpus: Vec<PodCpu> = pods
+                .iter()
+                .filter(|pod| !pod.terminating)
+                .map(|pod| match pod.cpu_readings {
+                    _ if !pod.serving(now) => PodCpu::Ignored,
+                    // A window that began before the pod was ready is left out.
+                    [Some((t0, c0)), Some((t1, c1))] if t0 >= pod.ready_at => {
+                        PodCpu::Measured((c1 - c0) / ((t1 - t0) as f64 / 1000.0) / p.pod_threads as f64)
+                    }
+                    [_, Some((t1, _))] if t1 >= pod.ready_at + window => PodCpu::Missing,
+                    _ => PodCpu::Ignored,
+                })
+                .collect();
+            hpa::cpu_utilization(&cpus, p.cpu_target, current)
+        }
+    }
+}
+
+fn quantile(sorted: &[f32], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    f64::from(sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1])
+}
+
+fn sorted(waits: impl Iterator<Item = f32>) -> Vec<f32> {
+    let mut w: Vec<f32> = waits.collect();
+    w.sort_by(|a, b| a.total_cmp(b));
+    w
+}
+
+fn parse_args() -> (Params, u64, Option<String>) {
+    let mut p = Params::default();
+    let mut svg = None;
+    let mut seeds = 1;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < args.len() {
+        let value = args.get(i + 1).unwrap_or_else(|| panic!("{} needs a value", args[i]));
+        let number = || value.parse::<u64>().unwrap_or_else(|_| panic!("{} wants a whole number, not {value}", args[i]));
+        match args[i].as_str() {
+            "--pod-start" => p.pod_start_s = number(),
+            "--scrape" => p.scrape_s = number(),
+            "--sync" => p.sync_s = number(),
+            "--resolution" => p.resolution_s = number(),
+            "--seed" => p.seed = number(),
+            "--seeds" => seeds = number(),
+            "--up-period" => p.up_period_s = number(),
+            "--rate-window" => p.rate_window_s = number(),
+            "--age-target-ms" => p.age_target_s = number() as f64 / 1000.0,
+            "--busy-target-pct" => p.busy_target = number() as f64 / 100.0 * p.pod_threads as f64,
+            "--cpu-target-pct" => p.cpu_target = number() as f64 / 100.0,
+            "--svg" => svg = Some(value.clone()),
+            "--trace" => {
+                let (sc, r) = value.split_once(':').expect("--trace scenario:rule");
+                p.trace = Some((sc.to_string(), r.to_string()));
+            }
+            other => panic!("unknown option {other} (--pod-start s, --scrape s, --resolution s, --sync s, --seed n, --seeds n, --up-period s, --rate-window s, --age-target-ms ms, --busy-target-pct %, --cpu-target-pct %, --trace scenario:rule, --svg path)"),
+        }
+        i += 2;
+    }
+    assert!(p.scrape_s > 0 && p.sync_s > 0 && p.resolution_s > 0, "--scrape, --resolution and --sync must be above 0");
+    assert!(seeds > 0, "--seeds must be above 0");
+    (p, seeds, svg)
+}
+
+/// The figures of one run that the table reports.
+struct Figures {
+    p50_ms: f64,
+    p99_ms: f64,
+    max_s: f64,
+    /// Requests that got 503 or waited longer than 1 s, in %.
+    late_pct: f64,
+    replica_seconds: f64,
+    peak: f64,
+}
+
+fn figures(out: &Outcome) -> Figures {
+    let all = sorted(out.waits.iter().flatten().copied());
+    let slow = all.iter().filter(|&&w| w > 1000.0).count();
+    Figures {
+        p50_ms: quantile(&all, 0.5),
+        p99_ms: quantile(&all, 0.99),
+        max_s: quantile(&all, 1.0) / 1000.0,
+        late_pct: (slow + out.shed) as f64 * 100.0 / out.tasks as f64,
+        replica_seconds: out.replica_seconds,
+        peak: f64::from(out.peak_replicas),
+    }
+}
+
+/// "v" for one seed; "median [min–max]" for several.
+fn spread(values: &[f64], decimals: usize) -> String {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let median = v[v.len() / 2];
+    if v.len() == 1 {
+        format!("{median:.decimals$}")
+    } else {
+        format!("{median:.decimals$} [{:.decimals$}–{:.decimals$}]", v[0], v[v.len() - 1])
+    }
+}
+
+fn main() {
+    let (p, seeds, svg_path) = parse_args();
+    println!(
+        "pods of {} threads, {} ms tasks; Prometheus scrapes every {} s (rate over {} s), metrics-server every {} s, HPA sync every {} s, pods ready {} s after the HPA asks; seeds {}..={}\n",
+        p.pod_threads, p.cost_ms, p.scrape_s, p.rate_window_s, p.resolution_s, p.sync_s, p.pod_start_s, p.seed, p.seed + seeds - 1
+    );
+    let scenarios = scenarios();
+    // Every (scenario, rule, seed) on its own thread, two at a time (they share nothing).
+    let jobs: Vec<(usize, Rule, u64)> = (0..scenarios.len())
+        .flat_map(|s| Rule::ALL.map(|rule| (s, rule)))
+        .flat_map(|(s, rule)| (0..seeds).map(move |k| (s, rule, p.seed + k)))
+        .collect();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(usize, Rule, u64, Outcome)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some(&(s, rule, seed)) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        let params = Params { seed, ..p.clone() };
+                        done.push((s, rule, seed, simulate(&params, &scenarios[s], rule)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a simulation panicked")).collect()
+    });
+    println!("| load | rule | p50 wait (ms) | p99 wait (ms) | max wait (s) | late: 503 or > 1 s (%) | replica-seconds | peak replicas |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (s, scenario) in scenarios.iter().enumerate() {
+        for rule in Rule::ALL {
+            let f: Vec<Figures> = results.iter().filter(|r| r.0 == s && r.1 == rule).map(|r| figures(&r.3)).collect();
+            let col = |get: fn(&Figures) -> f64, d| spread(&f.iter().map(get).collect::<Vec<_>>(), d);
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                scenario.name,
+                rule.name(),
+                col(|f| f.p50_ms, 1),
+                col(|f| f.p99_ms, 0),
+                col(|f| f.max_s, 1),
+                col(|f| f.late_pct, 2),
+                col(|f| f.replica_seconds, 0),
+                col(|f| f.peak, 0)
+            );
+        }
+    }
+    if let Some(path) = svg_path {
+        // The timeline of the first seed.
+        let drawn: Vec<svg::Series> = results
+            .iter()
+            .filter(|r| r.2 == p.seed)
+            .map(|(s, rule, _, out)| svg::Series {
+                scenario: *s,
+                rule: rule.name(),
+                replicas: out.timeline.iter().map(|t| t.0).collect(),
+                p99: out.waits.iter().map(|w| quantile(&sorted(w.iter().copied()), 0.99)).collect(),
+            })
+            .collect();
+        let loads: Vec<(&str, Vec<f64>)> =
+            scenarios.iter().map(|sc| (sc.name, (0..sc.end_s).map(|t| (sc.load)(t as f64) / p.pod_threads as f64).collect())).collect();
+        std::fs::write(&path, svg::draw(&p, &loads, &drawn)).expect("writing the SVG");
+        println!("\nwrote {path} (seed {})", p.seed);
+    }
+}
