@@ -28,11 +28,17 @@ function modules() {
   return dir;
 }
 
-/** Starts server.js; resolves once it says where it listens. */
-async function start(t, env = {}) {
+/** Starts server.js (inside the cgroup directory `cgroup`, if given); resolves once it says where it listens. */
+async function start(t, env = {}, cgroup = undefined) {
   const dir = modules();
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, [path.join(SERVICE, 'server.js')], {
+  const server = path.join(SERVICE, 'server.js');
+  // A shell that moves itself into the cgroup, then becomes node.
+  const [command, args] =
+    cgroup === undefined
+      ? [process.execPath, [server]]
+      : ['sh', ['-c', 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3"', 'sh', cgroup, process.execPath, server]];
+  const child = spawn(command, args, {
     env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules'), PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -214,6 +220,62 @@ test('the example service: its routes, and /metrics through a load step', { time
     ['listening', 'shutting down'],
   );
 });
+
+/**
+ * A new cgroup limited to `cpus` CPUs (as a container's limits.cpu makes
+ * one): its directory, or why none can be made here. cgroup v1's cpu
+ * controller, or v2's when the root delegates it.
+ */
+function cpuLimitedCgroup(t, cpus) {
+  const name = `tidepool-test-${process.pid}`;
+  const v1 = '/sys/fs/cgroup/cpu';
+  const v2 = '/sys/fs/cgroup';
+  const read = (file) => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  let dir;
+  let limit;
+  if (fs.existsSync(path.join(v1, 'cpu.cfs_quota_us'))) {
+    dir = path.join(v1, name);
+    limit = () => {
+      fs.writeFileSync(path.join(dir, 'cpu.cfs_period_us'), '100000');
+      fs.writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(cpus * 100000));
+    };
+  } else if (read(path.join(v2, 'cgroup.subtree_control')).split(/\s+/).includes('cpu')) {
+    dir = path.join(v2, name);
+    limit = () => fs.writeFileSync(path.join(dir, 'cpu.max'), `${cpus * 100000} 100000`);
+  } else {
+    return { why: 'no cgroup cpu controller to write to' };
+  }
+  try {
+    fs.mkdirSync(dir);
+  } catch (err) {
+    return { why: `cannot make a cgroup: ${err.code}` };
+  }
+  t.after(() => fs.rmdirSync(dir));
+  limit();
+  return { dir };
+}
+
+test(
+  "the service's pool follows the container's CPU limit (the cgroup quota), as deploy/kubernetes/ relies on",
+  { timeout: 60_000 },
+  async (t) => {
+    if (os.availableParallelism() < 2) return t.skip('needs 2 CPUs or more, to see a quota of 1 make a difference');
+    const { dir, why } = cpuLimitedCgroup(t, 1);
+    if (why) return t.skip(why);
+    const service = await start(t, { SHUTDOWN_DELAY_MS: '0' }, dir);
+    assert.equal(service.maxThreads, 1, 'one CPU of quota: one thread at most');
+    const m = await service.scrape();
+    assert.equal(value(m, 'tidepool_threads'), 1);
+    service.child.kill('SIGTERM');
+    assert.deepEqual(await service.exited, { code: 0, signal: null });
+  },
+);
 
 test('the example service refuses a bad setting at start', { timeout: 30_000 }, async (t) => {
   const dir = modules();
