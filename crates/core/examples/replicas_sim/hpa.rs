@@ -125,69 +125,85 @@ impl Behavior {
 }
 
 /// The controller's memory for one HPA: past recommendations (for the
-/// stabilization windows) and past scale events (for the rate policies).
+/// stabilization windows) and past scale events (for the rate policies),
+/// as `horizontal.go` keeps them.
 pub struct Controller {
     pub behavior: Behavior,
     pub min: u32,
     pub max: u32,
+    /// (when, the replica count the metrics asked for).
     recommendations: Vec<(Duration, u32)>,
-    /// (when, replicas added (+) or removed (−)).
-    events: Vec<(Duration, i64)>,
+    /// (when, pods added), and (when, pods removed): kept apart.
+    ups: Vec<(Duration, u32)>,
+    downs: Vec<(Duration, u32)>,
+}
+
+/// Whether `at` lies within the `window` that ends at `now` (strictly
+/// after its start, as Go's `After(cutoff)`; a window reaching back before
+/// time 0 holds everything).
+fn within(at: Duration, now: Duration, window: Duration) -> bool {
+    now.checked_sub(window).is_none_or(|cutoff| at > cutoff)
 }
 
 impl Controller {
     pub fn new(behavior: Behavior, min: u32, max: u32) -> Controller {
-        Controller { behavior, min, max, recommendations: Vec::new(), events: Vec::new() }
+        Controller { behavior, min, max, recommendations: Vec::new(), ups: Vec::new(), downs: Vec::new() }
     }
 
     /// The replica count to set at `now`, from `current` and the largest
-    /// count any metric asked for (`None`: no metric could be read).
+    /// count any metric asked for. `None` (no metric could be read): the
+    /// HPA keeps the count and records nothing.
     pub fn reconcile(&mut self, now: Duration, current: u32, asked: Option<u32>) -> u32 {
-        let desired = asked.unwrap_or(current);
-        // Stabilize: within each window, scale up only as far as every
-        // recommendation agrees, and down only as far as every one agrees.
-        let up_cutoff = now.saturating_sub(self.behavior.up.stabilization);
-        let down_cutoff = now.saturating_sub(self.behavior.down.stabilization);
-        let (mut up, mut down) = (desired, desired);
+        let Some(desired) = asked else { return current };
+        // Stabilize over one window, picked by the direction of the raw
+        // recommendation: asking for more takes the lowest of the scale-up
+        // window; asking for fewer takes the highest of the scale-down
+        // window. The latter can exceed `current`, and then scales up: a
+        // recommendation stays in force for the whole scale-down window
+        // (kubernetes/kubernetes#96671).
+        let up = desired >= current;
+        let window = if up { self.behavior.up.stabilization } else { self.behavior.down.stabilization };
+        let mut stabilized = desired;
         for &(at, r) in &self.recommendations {
-            if at > up_cutoff {
-                up = up.min(r);
-            }
-            if at > down_cutoff {
-                down = down.max(r);
+            if within(at, now, window) {
+                stabilized = if up { stabilized.min(r) } else { stabilized.max(r) };
             }
         }
-        self.recommendations.retain(|&(at, _)| at > up_cutoff.min(down_cutoff));
+        let keep = self.behavior.up.stabilization.max(self.behavior.down.stabilization);
+        self.recommendations.retain(|&(at, _)| within(at, now, keep));
         self.recommendations.push((now, desired));
-        let stabilized = current.max(up).min(down);
-        // Rate policies, then the bounds.
+        // The rate policies, then the bounds (max on the way up, min on the way down).
         let next = if stabilized > current {
-            let limit = self.limit(now, current, &self.behavior.up, true).max(current);
-            stabilized.min(limit).min(self.max)
+            let limit = self.limit(now, current, true).max(current);
+            stabilized.min(limit.min(self.max))
         } else if stabilized < current {
-            let limit = self.limit(now, current, &self.behavior.down, false).min(current);
-            stabilized.max(limit).max(self.min)
+            let limit = self.limit(now, current, false).min(current);
+            stabilized.max(limit.max(self.min))
         } else {
             current
+        };
+        let longest = |rules: &Rules| rules.policies.iter().map(|p| period(*p)).max().unwrap_or_default();
+        let (up_keep, down_keep) = (longest(&self.behavior.up), longest(&self.behavior.down));
+        self.ups.retain(|&(at, _)| within(at, now, up_keep));
+        self.downs.retain(|&(at, _)| within(at, now, down_keep));
+        if next > current {
+            self.ups.push((now, next - current));
+        } else if next < current {
+            self.downs.push((now, current - next));
         }
-        .clamp(self.min, self.max);
-        if next != current {
-            self.events.push((now, i64::from(next) - i64::from(current)));
-        }
-        self.events.retain(|&(at, _)| now - at < Duration::from_secs(1800));
         next
     }
 
-    /// The farthest the rules let the count go from `current` now.
-    fn limit(&self, now: Duration, current: u32, rules: &Rules, up: bool) -> u32 {
+    /// The farthest the rules of one direction let the count go from
+    /// `current` now (`selectPolicy: Max`: the policy allowing the larger
+    /// change), counted from the count at the start of each policy's period.
+    fn limit(&self, now: Duration, current: u32, up: bool) -> u32 {
+        let (rules, events) = if up { (&self.behavior.up, &self.ups) } else { (&self.behavior.down, &self.downs) };
         let mut best: Option<i64> = None;
-        for policy in &rules.policies {
-            let period = match *policy {
-                Policy::Pods(_, p) | Policy::Percent(_, p) => p,
-            };
-            let changed: i64 = self.events.iter().filter(|&&(at, _)| now - at < period).map(|&(_, c)| c).sum();
-            let start = i64::from(current) - changed;
-            let proposed = match (*policy, up) {
+        for &policy in &rules.policies {
+            let changed: i64 = events.iter().filter(|&&(at, _)| within(at, now, period(policy))).map(|&(_, n)| i64::from(n)).sum();
+            let start = if up { i64::from(current) - changed } else { i64::from(current) + changed };
+            let proposed = match (policy, up) {
                 (Policy::Pods(n, _), true) => start + i64::from(n),
                 (Policy::Pods(n, _), false) => start - i64::from(n),
                 (Policy::Percent(p, _), true) => (start as f64 * (1.0 + f64::from(p) / 100.0)).ceil() as i64,
@@ -200,6 +216,12 @@ impl Controller {
             });
         }
         best.unwrap_or(i64::from(current)).clamp(0, i64::from(u32::MAX)) as u32
+    }
+}
+
+fn period(policy: Policy) -> Duration {
+    match policy {
+        Policy::Pods(_, p) | Policy::Percent(_, p) => p,
     }
 }
 
@@ -236,10 +258,25 @@ mod tests {
         assert_eq!(c.reconcile(s(0), 2, Some(50)), 6, "+4 pods beats +100 % from 2");
         assert_eq!(c.reconcile(s(5), 6, Some(50)), 6, "the period's budget is spent");
         assert_eq!(c.reconcile(s(15), 6, Some(50)), 12, "+100 % of 6");
-        assert_eq!(c.reconcile(s(30), 12, Some(2)), 12, "a scale-down waits out the 5-minute window");
-        assert_eq!(c.reconcile(s(340), 12, Some(2)), 6, "then half the pods per minute");
-        assert_eq!(c.reconcile(s(355), 6, Some(2)), 6);
-        assert_eq!(c.reconcile(s(400), 6, Some(2)), 3);
-        assert_eq!(c.reconcile(s(460), 3, Some(1)), 2, "never below min");
+        assert_eq!(c.reconcile(s(20), 12, None), 12, "no metric: no change, nothing recorded");
+        assert_eq!(c.reconcile(s(30), 12, Some(12)), 12);
+        // Asked for 2 with 50 in the window: the highest recommendation
+        // of the scale-down window wins, and it scales *up* to the maximum.
+        assert_eq!(c.reconcile(s(45), 12, Some(2)), 20, "kubernetes#96671: a past recommendation still in force");
+        assert_eq!(c.reconcile(s(310), 20, Some(2)), 20, "50 at 15 s is still within 5 minutes");
+        // At 330 s the window is (30 s, 330 s]: 50 (15 s) and 12 (30 s) have
+        // left it, 2 is the highest; at most half the pods per minute.
+        assert_eq!(c.reconcile(s(330), 20, Some(2)), 10);
+        assert_eq!(c.reconcile(s(346), 10, Some(2)), 10, "the minute's budget is spent");
+        assert_eq!(c.reconcile(s(400), 10, Some(2)), 5);
+        assert_eq!(c.reconcile(s(460), 5, Some(1)), 2, "never below min");
+    }
+
+    #[test]
+    fn a_recommendation_at_time_zero_counts() {
+        let s = Duration::from_secs;
+        let mut c = Controller::new(Behavior::manifests(), 2, 20);
+        assert_eq!(c.reconcile(s(0), 4, Some(4)), 4);
+        assert_eq!(c.reconcile(s(15), 4, Some(2)), 4, "4 at 0 s is within the scale-down window");
     }
 }

@@ -6,14 +6,15 @@
 //! * `queue-age+busy`: what deploy/kubernetes/ sets up (KEDA, or HPA with
 //!   prometheus-adapter): `max(tidepool_queue_oldest_age_seconds)` against
 //!   0.5 s (`Value`) to scale up, and the busy threads
-//!   `sum(rate(tidepool_task_run_seconds_sum[1m]))` against 1.4 per pod
+//!   `sum(rate(tidepool_task_run_seconds_sum[40s]))` against 1.4 per pod
 //!   (`AverageValue`, 70 % of 2 threads) as the floor that scale-down
 //!   follows;
 //! * `queue-age`: the queue-age trigger alone (why the second one exists);
 //! * `cpu`: HPA's usual rule, CPU utilization against 70 % of the request.
 //!
-//! Kubernetes' delays are parameters: how often Prometheus scrapes and
-//! metrics-server samples (`--scrape`), the HPA's sync period (`--sync`), and
+//! Kubernetes' delays are parameters: how often Prometheus scrapes
+//! (`--scrape`, 10 s, with rates over `--rate-window`, 40 s), how often
+//! metrics-server samples CPU (`--resolution`, 15 s), the HPA's sync period (`--sync`), and
 //! how long a new pod takes to become ready (`--pod-start`). Both rules get
 //! the same scaling behaviour (`hpa::Behavior::manifests`), so only the
 //! signal differs.
@@ -300,7 +301,7 @@ fn ask(p: &Params, rule: Rule, pods: &[Pod], now: Ms, current: u32) -> Option<u3
     // max(tidepool_queue_oldest_age_seconds): each pod's last sample.
     let age =
         || pods.iter().filter_map(|pod| pod.samples.last()).map(|s| s.1).fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.max(a))));
-    // sum(rate(tidepool_task_run_seconds_sum[1m])): pods with two samples in the window.
+    // sum(rate(tidepool_task_run_seconds_sum[40s])) (`--rate-window`): pods with two samples in the window.
     let busy = || {
         let rates: Vec<f64> = pods
             .iter()
