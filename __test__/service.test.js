@@ -10,6 +10,7 @@ const { spawn } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
+const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
@@ -39,7 +40,7 @@ async function start(t, env = {}, cgroup = undefined) {
       ? [process.execPath, [server]]
       : ['sh', ['-c', 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3"', 'sh', cgroup, process.execPath, server]];
   const child = spawn(command, args, {
-    env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules'), PORT: '0', HOST: '127.0.0.1', ...env },
+    env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules'), PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -52,24 +53,27 @@ async function start(t, env = {}, cgroup = undefined) {
     });
     exited.then(({ code }) => reject(new Error(`server.js exited with ${code} before listening`)));
   });
-  const { port, maxThreads } = await listening;
+  const { port, metricsPort, maxThreads } = await listening;
   const base = `http://127.0.0.1:${port}`;
+  const internal = `http://127.0.0.1:${metricsPort}`;
   return {
     child,
     exited,
     lines,
     maxThreads,
+    port,
     url: (route) => `${base}${route}`,
-    scrape: async () => parse(await (await fetch(`${base}/metrics`)).text()),
-    stats: async () => (await fetch(`${base}/stats`)).json(),
+    internal: (route) => `${internal}${route}`,
+    scrape: async () => parse(await (await fetch(`${internal}/metrics`)).text()),
+    stats: async () => (await fetch(`${internal}/stats`)).json(),
   };
 }
 
-/** Polls `check` (async, returns truthy when done) every 20 ms for at most `ms`. */
+/** Polls `check` (async, returns truthy when done; a throw counts as not yet) every 20 ms for at most `ms`. */
 async function until(check, ms, what) {
   const deadline = Date.now() + ms;
   for (;;) {
-    if (await check()) return;
+    if (await check().catch(() => false)) return;
     assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -77,16 +81,35 @@ async function until(check, ms, what) {
 
 const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
 
-/** A request whose Content-Length says `length` and whose body never comes: the status it gets. */
-function declareLength(url, length) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { 'content-length': length } }, (res) => {
-      resolve(res.statusCode);
-      res.resume();
-      req.destroy();
+/**
+ * A POST whose Content-Length says `length` (none: chunked) and whose body the caller
+ * sends (or not): `req`, and `response`, a promise of { status, headers, body }.
+ */
+function upload(url, length, headers = {}) {
+  const declared = length === undefined ? {} : { 'content-length': length };
+  const req = http.request(url, { method: 'POST', agent: false, headers: { ...declared, ...headers } });
+  const response = new Promise((resolve, reject) => {
+    req.on('response', (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
     });
     req.on('error', reject);
-    req.flushHeaders();
+  });
+  req.flushHeaders();
+  return { req, response };
+}
+
+/** What a raw HTTP/1.1 exchange on a new socket reads back within `ms` (the socket is then closed). */
+function raw(port, text, ms = 1000) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+    let got = '';
+    socket.on('data', (d) => (got += d));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(got));
+    setTimeout(() => socket.destroy(), ms);
   });
 }
 
@@ -119,21 +142,37 @@ test('the example service: its routes, and /metrics through a load step', { time
   assert.equal(res.headers.get('content-type'), 'application/gzip');
   assert.deepEqual(zlib.gunzipSync(Buffer.from(await res.arrayBuffer())), body);
   ok++;
+  // A body without Content-Length (chunked).
+  const chunked = upload(service.url('/sha256?x=1'), undefined, { 'transfer-encoding': 'chunked' });
+  chunked.req.end(body);
+  assert.deepEqual(await chunked.response.then((r) => [r.status, r.body]), [200, `${sha256(body)}\n`]);
+  ok++;
   res = await fetch(service.url('/sha256'));
   assert.equal(res.status, 405);
   assert.equal(res.headers.get('allow'), 'POST');
-  res = await fetch(service.url('/metrics'), { method: 'POST', body: 'x' });
+  res = await fetch(service.url('/healthz'), { method: 'POST', body: 'x' });
   assert.equal(res.status, 405);
   assert.equal(res.headers.get('allow'), 'GET, HEAD');
   assert.equal((await fetch(service.url('/nowhere'))).status, 404);
+  assert.equal((await fetch(service.url('/metrics'))).status, 404, '/metrics is not on the public port');
+  assert.equal((await fetch(service.internal('/sha256'), { method: 'POST', body: 'x' })).status, 404);
   assert.equal((await fetch(service.url('/healthz'))).status, 200);
   assert.equal((await fetch(service.url('/readyz'))).status, 200);
-  assert.equal(await declareLength(service.url('/sha256'), 16 * 1024 * 1024 + 1), 413);
+  // Targets that are not URLs: 404, not 500.
+  for (const target of ['//[', '//%zz', 'http://[/', '//a:99999/']) {
+    assert.match(await raw(service.port, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`), /^HTTP\/1\.1 404 /, target);
+  }
+  // Too large: 413 without reading the body, and without a 100 Continue.
+  let big = upload(service.url('/sha256'), 16 * 1024 * 1024 + 1);
+  assert.equal((await big.response).status, 413);
+  big.req.destroy();
+  const expect = (length) => `POST /sha256 HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+  assert.match(await raw(service.port, expect(99_999_999_999)), /^HTTP\/1\.1 413 /);
+  assert.match(await raw(service.port, expect(5)), /^HTTP\/1\.1 100 Continue\r\n\r\n$/, 'a body that fits is asked for');
 
-  // A load step: 32 requests of 8 MiB at once, 2 threads. /metrics is
+  // A load step: 32 gzip requests of 2 MiB at once, 2 threads. /metrics is
   // scraped every 20 ms meanwhile, and after, until the pool is idle.
-  const big = crypto.randomBytes(8 << 20);
-  const digest = sha256(big);
+  const step = crypto.randomBytes(2 << 20);
   let loading = true;
   const sampler = (async () => {
     while (loading) {
@@ -143,13 +182,16 @@ test('the example service: its routes, and /metrics through a load step', { time
   })();
   const responses = await Promise.all(
     Array.from({ length: 32 }, async () => {
-      const r = await fetch(service.url('/sha256'), { method: 'POST', body: big });
-      return [r.status, await r.text()];
+      const r = await fetch(service.url('/gzip'), { method: 'POST', body: step });
+      return [r.status, Buffer.from(await r.arrayBuffer())];
     }),
   );
   loading = false;
   await sampler;
-  for (const [status, text] of responses) assert.deepEqual([status, text], [200, `${digest}\n`]);
+  for (const [status, gz] of responses) {
+    assert.equal(status, 200);
+    assert.ok(zlib.gunzipSync(gz).equals(step));
+  }
   ok += responses.length;
   const peak = (name) => Math.max(...scrapes.map((s) => value(s, name)));
   t.diagnostic(
@@ -204,21 +246,81 @@ test('the example service: its routes, and /metrics through a load step', { time
   assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'completed' }), ok);
   assert.equal(stats.waitTime.count, ok);
 
-  // SIGTERM with requests in flight: readiness goes, the requests are
-  // answered, and the process exits 0.
-  const inFlight = Array.from({ length: 4 }, async () => {
-    const r = await fetch(service.url('/sha256'), { method: 'POST', body: big });
-    return [r.status, await r.text()];
-  });
-  await until(async () => value(await scrape(), 'tidepool_threads_busy') > 0, 10_000, 'a request to be running');
+  // SIGTERM with an upload half sent: readiness goes, the upload is still
+  // answered (with `connection: close`), and the process exits 0.
+  const half = upload(service.url('/sha256'), body.length);
+  // Sent (the server reads it within the 300 ms it still accepts for).
+  await new Promise((resolve) => half.req.write(body.subarray(0, body.length / 2), resolve));
   service.child.kill('SIGTERM');
   await until(async () => (await fetch(service.url('/readyz'))).status === 503, 5_000, '/readyz to fail');
-  for (const [status, text] of await Promise.all(inFlight)) assert.deepEqual([status, text], [200, `${digest}\n`]);
+  half.req.end(body.subarray(body.length / 2));
+  const answered = await half.response;
+  assert.deepEqual([answered.status, answered.body, answered.headers.connection], [200, `${sha256(body)}\n`, 'close']);
   assert.deepEqual(await service.exited, { code: 0, signal: null });
   assert.deepEqual(
     service.lines.map((l) => l.msg),
     ['listening', 'shutting down'],
   );
+});
+
+test('the example service bounds the bodies it holds at once: past its budget, 503 and Retry-After', { timeout: 60_000 }, async (t) => {
+  const service = await start(t, { BODY_BUDGET_MIB: '32', SHUTDOWN_DELAY_MS: '0' });
+  // A 16 MiB gzip body holds 32 MiB (its output can be as large): the whole budget.
+  const first = upload(service.url('/gzip'), 16 * 1024 * 1024);
+  first.req.write('x');
+  await until(async () => (await upload(service.url('/sha256'), 1024).response).status === 503, 5_000, 'the budget to be taken');
+  const refused = await upload(service.url('/sha256'), 1024).response;
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers['retry-after'], '1');
+  // Chunked bodies count chunk by chunk.
+  const chunked = upload(service.url('/sha256'), undefined, { 'transfer-encoding': 'chunked' });
+  chunked.req.end('hello');
+  assert.equal((await chunked.response).status, 503);
+  // The first client goes away: its share comes back.
+  first.req.destroy();
+  await first.response.catch(() => {});
+  await until(
+    async () => (await fetch(service.url('/sha256'), { method: 'POST', body: 'hello' })).status === 200,
+    5_000,
+    'the budget to come back',
+  );
+  service.child.kill('SIGTERM');
+  assert.deepEqual(await service.exited, { code: 0, signal: null });
+});
+
+test('the example service drains within DRAIN_TIMEOUT_MS, whatever its clients do', { timeout: 60_000 }, async (t) => {
+  const service = await start(t, { SHUTDOWN_DELAY_MS: '200', DRAIN_TIMEOUT_MS: '500' });
+  // A client that sent half its headers, and one that sends a body slowly.
+  const headers = net.connect(service.port, '127.0.0.1', () => headers.write('POST /sha256 HTTP/1.1\r\nHost: x\r\n'));
+  headers.on('error', () => {});
+  const slow = upload(service.url('/sha256'), 1000);
+  slow.req.write('x');
+  slow.response.catch(() => {});
+  // A keep-alive client: while draining, its response says `connection: close`.
+  const agent = new http.Agent({ keepAlive: true });
+  const get = () =>
+    new Promise((resolve, reject) => {
+      http
+        .get(service.url('/healthz'), { agent }, (res) => {
+          res.resume();
+          resolve(res.headers.connection);
+        })
+        .on('error', reject);
+    });
+  assert.equal(await get(), 'keep-alive');
+  const started = Date.now();
+  service.child.kill('SIGTERM');
+  await until(async () => (await get()) === 'close', 2_000, 'a closing response');
+  service.child.kill('SIGTERM'); // a second signal changes nothing
+  assert.deepEqual(await service.exited, { code: 0, signal: null });
+  const took = Date.now() - started;
+  assert.ok(took < 5_000, `exited ${took} ms after SIGTERM (delay 200 + drain 500)`);
+  assert.deepEqual(
+    service.lines.map((l) => l.msg),
+    ['listening', 'shutting down', 'already shutting down', 'drain timeout: closing the connections left'],
+  );
+  agent.destroy();
+  headers.destroy();
 });
 
 /**

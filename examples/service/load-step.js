@@ -3,24 +3,25 @@
 // read from /metrics every 100 ms while the step runs and until the pool is
 // idle again: what Prometheus would see, at a finer grain.
 //
-//   node load-step.js http://127.0.0.1:8080 [requests] [MiB per request]
+//   node load-step.js [API URL] [metrics URL] [requests] [MiB per request]
+//   node load-step.js http://127.0.0.1:8080 http://127.0.0.1:9090 32 8
 //
 // The defaults (32 requests of 8 MiB, all at once) keep a 2-thread pool
 // busy for about a second.
 
 const crypto = require('node:crypto');
 
-const [base = 'http://127.0.0.1:8080', requests = '32', mib = '8'] = process.argv.slice(2);
+const [base = 'http://127.0.0.1:8080', metrics = 'http://127.0.0.1:9090', requests = '32', mib = '8'] = process.argv.slice(2);
 const count = Number(requests);
 const size = Number(mib) * 1024 * 1024;
 if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(size) || size < 1) {
-  console.error('usage: node load-step.js <service URL> [requests ≥ 1] [MiB per request ≥ 1]');
+  console.error('usage: node load-step.js [API URL] [metrics URL] [requests ≥ 1] [MiB per request ≥ 1]');
   process.exit(2);
 }
 
 /** The samples of the pool's metrics that the table shows. */
 async function read() {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetch(`${metrics}/metrics`)).text();
   const get = (name, labels = '') => {
     const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
     return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
