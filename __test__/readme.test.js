@@ -9,9 +9,9 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { projectWithTidepool } = require('./project');
 
 const ROOT = path.join(__dirname, '..');
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -32,13 +32,7 @@ function blocks(markdown) {
 }
 
 /** A project directory whose `tidepool` is this repository, with its optional peer prom-client installed. */
-function project() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-readme-'));
-  fs.mkdirSync(path.join(dir, 'node_modules'));
-  fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'tidepool'), 'junction');
-  fs.symlinkSync(path.join(ROOT, 'node_modules', 'prom-client'), path.join(dir, 'node_modules', 'prom-client'), 'junction');
-  return dir;
-}
+const project = () => projectWithTidepool('tidepool-readme-');
 
 const all = blocks(README);
 const js = all.filter((b) => b.lang === 'js' && !b.flags.includes('fragment'));

@@ -16,18 +16,12 @@ const path = require('node:path');
 const readline = require('node:readline');
 const zlib = require('node:zlib');
 const { NAMES, parse, value, series } = require('./prometheus-text');
+const { ROOT, projectWithTidepool } = require('./project');
 
-const ROOT = path.resolve(__dirname, '..');
 const SERVICE = path.join(ROOT, 'examples', 'service');
 
 /** A node_modules where `tidepool` is this repository (the service's package.json names it by path). */
-function modules() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-service-'));
-  fs.mkdirSync(path.join(dir, 'node_modules'));
-  fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'tidepool'), 'junction');
-  fs.symlinkSync(path.join(ROOT, 'node_modules', 'prom-client'), path.join(dir, 'node_modules', 'prom-client'), 'junction');
-  return dir;
-}
+const modules = () => projectWithTidepool('tidepool-service-');
 
 /** Starts server.js (inside the cgroup directory `cgroup`, if given); resolves once it says where it listens. */
 async function start(t, env = {}, cgroup = undefined) {

@@ -438,7 +438,7 @@ fn main() {
         .collect();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<(usize, Rule, u64, Outcome)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, Rule, u64, Outcome)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
@@ -453,6 +453,9 @@ fn main() {
             .collect();
         handles.into_iter().flat_map(|h| h.join().expect("a simulation panicked")).collect()
     });
+    // In a fixed order, whichever thread ran what: the SVG is the same on every run.
+    let rank = |rule: Rule| Rule::ALL.iter().position(|&r| r == rule);
+    results.sort_by_key(|r| (r.0, rank(r.1), r.2));
     println!("| load | rule | p50 wait (ms) | p99 wait (ms) | max wait (s) | late: 503 or > 1 s (%) | replica-seconds | peak replicas |");
     println!("|---|---|---|---|---|---|---|---|");
     for (s, scenario) in scenarios.iter().enumerate() {

@@ -32,6 +32,17 @@ fn polyline(out: &mut String, points: impl Iterator<Item = (f64, f64)>, stroke: 
     let _ = writeln!(out, r#"<polyline fill="none" stroke="{stroke}" stroke-width="1.6" {dash} points="{}"/>"#, pts.join(" "));
 }
 
+/// A horizontal grid line across the plot at `y`, labelled on the left.
+fn gridline(out: &mut String, y: f64, label: &str) {
+    let _ = writeln!(
+        out,
+        r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{label}</text>"##,
+        WIDTH - RIGHT,
+        LEFT - 6.0,
+        y + 4.0
+    );
+}
+
 pub fn draw(p: &Params, loads: &[(&str, Vec<f64>)], series: &[Series]) -> String {
     let block = 2.0 * PANEL + 90.0;
     let height = 40.0 + block * loads.len() as f64;
@@ -56,14 +67,7 @@ pub fn draw(p: &Params, loads: &[(&str, Vec<f64>)], series: &[Series]) -> String
         let y1 = |v: f64| top + 20.0 + PANEL - v / max_pods * PANEL;
         let _ = writeln!(out, r#"<text x="10" y="{}" font-weight="bold">{name}: pods</text>"#, top + 12.0);
         for v in (0..=p.max_replicas).step_by(5) {
-            let y = y1(f64::from(v));
-            let _ = writeln!(
-                out,
-                r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
-                LEFT + plot,
-                LEFT - 6.0,
-                y + 4.0
-            );
+            gridline(&mut out, y1(f64::from(v)), &v.to_string());
         }
         polyline(&mut out, load.iter().enumerate().map(|(t, &v)| (x(t as f64), y1(v))), "#999", r#"stroke-dasharray="2,2""#);
         let needed = |v: f64| v / (p.busy_target / p.pod_threads as f64);
@@ -76,14 +80,7 @@ pub fn draw(p: &Params, loads: &[(&str, Vec<f64>)], series: &[Series]) -> String
         let y2 = |ms: f64| top2 + PANEL - ((ms.max(1.0)).log10() / 5.0).min(1.0) * PANEL;
         let _ = writeln!(out, r#"<text x="10" y="{}" font-weight="bold">{name}: p99 queue wait per 10 s</text>"#, top2 - 8.0);
         for (ms, label) in [(1.0, "1 ms"), (10.0, "10 ms"), (100.0, "100 ms"), (1000.0, "1 s"), (10_000.0, "10 s"), (100_000.0, "100 s")] {
-            let y = y2(ms);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{label}</text>"##,
-                LEFT + plot,
-                LEFT - 6.0,
-                y + 4.0
-            );
+            gridline(&mut out, y2(ms), label);
         }
         for series in series.iter().filter(|x| x.scenario == s) {
             // Windows in which no task started (past the end) are left out.
