@@ -64,6 +64,8 @@ class HttpError extends Error {
 }
 
 const busy = () => new HttpError(503, 'busy, try again', { 'retry-after': '1' });
+// Too large a body is not read: the connection closes after the answer.
+const tooLarge = () => new HttpError(413, `body over ${MAX_BODY_BYTES} bytes`, { connection: 'close' });
 
 /** The path of a request target, without parsing it as a URL (which can throw). */
 function pathOf(target) {
@@ -92,44 +94,73 @@ function createService({
   collectMetrics(pool, { registry });
   let draining = false;
 
-  // Bytes of bodies held now, by every request. A request reserves its
-  // body (twice for gzip, whose output can be as large) before reading it,
-  // or chunk by chunk when it has no Content-Length, and gives it back when
-  // its response is done.
+  // Bytes of request bodies held now, by every request: each chunk as it
+  // arrives (twice for gzip, whose output can be as large), given back when
+  // the response is done or the connection gone. A client that declares 16
+  // MiB and sends one byte holds one byte's worth. (Approximate: the chunks
+  // are copied once more when a body is assembled.)
   let held = 0;
+  new client.Gauge({
+    name: 'service_request_bodies_held_bytes',
+    help: 'Bytes of request bodies (and gzip output) held now, counted against service_request_bodies_budget_bytes',
+    registers: [registry],
+    collect() {
+      this.set(held);
+    },
+  });
+  new client.Gauge({
+    name: 'service_request_bodies_budget_bytes',
+    help: 'Bytes of request bodies the service holds at most (BODY_BUDGET_MIB); past it a request gets 503',
+    registers: [registry],
+  }).set(bodyBudgetBytes);
 
-  /** The request body as one Buffer, refused past MAX_BODY_BYTES or the budget. */
-  async function readBody(req, res, factor) {
+  /**
+   * The request body as one Buffer, refused past MAX_BODY_BYTES or the
+   * budget. `expectContinue`: the client waits for a 100 before it sends
+   * the body, which is written once the checks pass.
+   */
+  async function readBody(req, res, factor, expectContinue) {
     let reserved = 0;
-    const reserve = (bytes) => {
-      if (held + bytes > bodyBudgetBytes) return false;
-      held += bytes;
-      reserved += bytes;
-      return true;
-    };
-    res.once('close', () => {
+    whenDone(req, res, () => {
       held -= reserved;
       reserved = 0;
     });
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
-    if (declared > MAX_BODY_BYTES) throw new HttpError(413, `body over ${MAX_BODY_BYTES} bytes`);
-    if (declared !== undefined && !reserve(declared * factor)) throw busy();
-    // Only now may a client that asked (Expect: 100-continue) send its body.
-    if (req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue();
-    const body = declared === undefined ? undefined : Buffer.allocUnsafe(declared);
-    const chunks = [];
-    let length = 0;
-    for await (const chunk of req) {
-      if (length + chunk.length > MAX_BODY_BYTES) throw new HttpError(413, `body over ${MAX_BODY_BYTES} bytes`);
-      if (body === undefined) {
-        if (!reserve(chunk.length * factor)) throw busy();
+    if (declared > MAX_BODY_BYTES) throw tooLarge();
+    // Refused at once when it cannot fit now, rather than halfway.
+    if (declared !== undefined && held + declared * factor > bodyBudgetBytes) throw busy();
+    // HTTP/1.0 clients get no 100 (RFC 9110); they send their body anyway.
+    if (expectContinue && req.httpVersion !== '1.0') res.writeContinue();
+    // Events, not `for await`: leaving that loop early destroys the request
+    // and its connection, and the refusal would never reach the client.
+    // Refused, the rest of the body streams by unread (Node drops it).
+    return new Promise((resolve, reject) => {
+      const chunks = [];
+      let length = 0;
+      let settled = false;
+      const refuse = (err) => {
+        if (settled) return;
+        settled = true;
+        chunks.length = 0;
+        reject(err);
+      };
+      req.on('data', (chunk) => {
+        if (settled) return;
+        if (length + chunk.length > MAX_BODY_BYTES) return refuse(tooLarge());
+        if (held + chunk.length * factor > bodyBudgetBytes) return refuse(busy());
+        held += chunk.length * factor;
+        reserved += chunk.length * factor;
         chunks.push(chunk);
-      } else {
-        chunk.copy(body, length);
-      }
-      length += chunk.length;
-    }
-    return body ?? Buffer.concat(chunks, length);
+        length += chunk.length;
+      });
+      req.once('end', () => {
+        if (settled) return;
+        settled = true;
+        resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+      });
+      req.once('error', refuse);
+      req.once('close', () => refuse(new Error('the client went away before its body was whole')));
+    });
   }
 
   function send(res, status, body, headers = {}) {
@@ -140,20 +171,20 @@ function createService({
     res.end(body);
   }
 
-  async function runKernel(req, res, [kernel, factor]) {
-    const body = await readBody(req, res, factor);
+  async function runKernel(req, res, [kernel, factor], expectContinue) {
+    const body = await readBody(req, res, factor, expectContinue);
     // A client that goes away takes its task out of the queue.
     const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    whenDone(req, res, () => gone.abort());
     const { result } = await pool.post(body, { kernel, signal: gone.signal });
     if (kernel === 'sha256') send(res, 200, `${result.toString('hex')}\n`, { 'content-type': 'text/plain' });
     else send(res, 200, result, { 'content-type': 'application/gzip' });
   }
 
-  async function api(req, res) {
+  async function api(req, res, expectContinue = false) {
     const path = pathOf(req.url);
     route(req, path, API);
-    if (KERNELS[path] !== undefined) return runKernel(req, res, KERNELS[path]);
+    if (KERNELS[path] !== undefined) return runKernel(req, res, KERNELS[path], expectContinue);
     if (path === '/healthz') return send(res, 200, 'ok\n');
     return draining ? send(res, 503, 'shutting down\n') : send(res, 200, 'ok\n');
   }
@@ -165,12 +196,15 @@ function createService({
     return send(res, 200, JSON.stringify(pool.stats()), { 'content-type': 'application/json' });
   }
 
-  function serve(handler) {
+  function serve(handler, ...args) {
     return (req, res) =>
-      handler(req, res).catch((err) => {
-        if (res.headersSent || res.destroyed) return res.destroy();
-        // An unread body is not drained: the connection closes instead.
-        if (err instanceof HttpError) return send(res, err.status, `${err.message}\n`, { connection: 'close', ...err.headers });
+      handler(req, res, ...args).catch((err) => {
+        // A client gone (its request aborted) gets nothing more.
+        if (res.headersSent || res.destroyed || req.destroyed) return res.destroy();
+        // The rest of a refused body is read and dropped by Node, so the
+        // answer arrives whole (a connection closed with unread bytes is
+        // reset, and the client may lose it); only 413 closes at once.
+        if (err instanceof HttpError) return send(res, err.status, `${err.message}\n`, err.headers);
         if (OVERLOADED.has(err.code)) return send(res, 503, `${err.code}\n`, { 'retry-after': '1' });
         if (err.name === 'AbortError') return res.destroy();
         console.error(err);
@@ -178,11 +212,13 @@ function createService({
       });
   }
 
-  const server = http.createServer({ requestTimeout: 60_000, headersTimeout: 10_000 }, serve(api));
+  // A request has 30 s to arrive whole (its headers 10 s), checked every 2 s.
+  const limits = { requestTimeout: 30_000, headersTimeout: 10_000, connectionsCheckingInterval: 2_000 };
+  const server = http.createServer(limits, serve(api));
   // Expect: 100-continue goes through the same checks before the body is
   // asked for (readBody writes the 100 once they pass).
-  server.on('checkContinue', serve(api));
-  const metricsServer = http.createServer({ requestTimeout: 10_000, headersTimeout: 10_000 }, serve(internal));
+  server.on('checkContinue', serve(api, true));
+  const metricsServer = http.createServer(limits, serve(internal));
 
   let closing;
   function shutdown() {
@@ -208,6 +244,31 @@ function createService({
   return { server, metricsServer, pool, registry, maxThreads, shutdown };
 }
 
+/** Per connection: what to call when it closes (one listener, however many requests it carries). */
+const onConnectionClose = new WeakMap();
+
+/**
+ * Calls `fn` once, when the response is done or its connection is gone,
+ * whichever comes first: a response queued behind another on a pipelined
+ * connection never emits 'close' if the connection dies first.
+ */
+function whenDone(req, res, fn) {
+  let callbacks = onConnectionClose.get(req.socket);
+  if (callbacks === undefined) {
+    callbacks = new Set();
+    onConnectionClose.set(req.socket, callbacks);
+    req.socket.once('close', () => {
+      for (const callback of callbacks) callback();
+    });
+  }
+  const once = () => {
+    if (!callbacks.delete(once)) return;
+    fn();
+  };
+  callbacks.add(once);
+  res.once('close', once);
+}
+
 /** Checks the method against the listener's routes. */
 function route(req, path, routes) {
   const methods = routes[path];
@@ -230,7 +291,10 @@ function envInteger(name, fallback, min) {
 function listen(server, port) {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, process.env.HOST || undefined, () => resolve(server.address().port));
+    server.listen(port, process.env.HOST || undefined, () => {
+      server.off('error', reject);
+      resolve(server.address().port);
+    });
   });
 }
 
@@ -247,8 +311,10 @@ async function main() {
   console.log(JSON.stringify({ msg: 'listening', port, metricsPort, maxThreads: service.maxThreads }));
   let stopping = false;
   const stop = (signal) => {
-    // A second signal changes nothing: the drain has its own deadline.
+    // A second SIGTERM changes nothing: the drain has its own deadline. A
+    // second Ctrl-C (SIGINT) quits at once, as a developer expects.
     console.log(JSON.stringify({ msg: stopping ? 'already shutting down' : 'shutting down', signal }));
+    if (stopping && signal === 'SIGINT') process.exit(130);
     if (stopping) return;
     stopping = true;
     service.shutdown().then(
