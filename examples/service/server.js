@@ -196,15 +196,18 @@ function createService({
     return send(res, 200, JSON.stringify(pool.stats()), { 'content-type': 'application/json' });
   }
 
-  function serve(handler, ...args) {
+  function serve(handler, expectContinue = false) {
     return (req, res) =>
-      handler(req, res, ...args).catch((err) => {
+      handler(req, res, expectContinue).catch((err) => {
         // A client gone (its request aborted) gets nothing more.
         if (res.headersSent || res.destroyed || req.destroyed) return res.destroy();
         // The rest of a refused body is read and dropped by Node, so the
         // answer arrives whole (a connection closed with unread bytes is
-        // reset, and the client may lose it); only 413 closes at once.
-        if (err instanceof HttpError) return send(res, err.status, `${err.message}\n`, err.headers);
+        // reset, and the client may lose it). 413 closes at once, and so
+        // does a refusal before a 100 Continue: that client will not send
+        // the body the connection would wait for.
+        const close = expectContinue ? { connection: 'close' } : {};
+        if (err instanceof HttpError) return send(res, err.status, `${err.message}\n`, { ...err.headers, ...close });
         if (OVERLOADED.has(err.code)) return send(res, 503, `${err.code}\n`, { 'retry-after': '1' });
         if (err.name === 'AbortError') return res.destroy();
         console.error(err);
