@@ -87,7 +87,9 @@ function createService({
   drainTimeoutMs = 20_000,
 } = {}) {
   if (bodyBudgetBytes < 2 * MAX_BODY_BYTES)
-    throw new RangeError(`the body budget must hold at least two bodies of ${MAX_BODY_BYTES} bytes`);
+    throw new RangeError(
+      `the body budget must be at least ${2 * MAX_BODY_BYTES} bytes: a gzip body of ${MAX_BODY_BYTES} bytes counts twice`,
+    );
   const pool = new Pool({ maxThreads, maxQueue });
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
