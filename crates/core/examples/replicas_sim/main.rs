@@ -178,15 +178,14 @@ impl Pod {
     }
 }
 
-/// Per-second samples for the timeline, and every task's wait.
+/// Pods at each second (the timeline), and every task's wait.
 #[derive(Default)]
 pub struct Outcome {
-    /// Per second: (pods, ready pods, threads, largest queue age in s).
-    pub timeline: Vec<(u32, u32, usize, f64)>,
+    /// Per second: the pods, ready or not.
+    pub replicas: Vec<u32>,
     /// Per 10-second window: the waits of the tasks that started in it (ms).
     pub waits: Vec<Vec<f32>>,
     pub replica_seconds: f64,
-    pub thread_seconds: f64,
     pub peak_replicas: u32,
     pub tasks: usize,
     /// Requests answered 503 because their pod's queue was full.
@@ -241,7 +240,6 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
         // Every pool steps; terminating pods leave once drained.
         for (i, pod) in pods.iter_mut().enumerate() {
             pod.pool.step(at, dt, cost);
-            out.thread_seconds += pod.pool.threads.len() as f64 / 1000.0;
             let busy = pod.pool.busy() as f64 * 0.001 + f64::from(loop_cpu[i]) * p.loop_cost_ms / 1000.0;
             pod.cpu_seconds += busy.min(p.pod_threads as f64 * 0.001);
             for wait in pod.pool.waits.drain(..) {
@@ -282,14 +280,14 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
         out.peak_replicas = out.peak_replicas.max(n);
         out.replica_seconds += f64::from(n) / 1000.0;
         if now % 1000 == 999 {
-            let ready = pods.iter().filter(|pod| pod.serving(now)).count() as u32;
-            let threads = pods.iter().map(|pod| pod.pool.threads.len()).sum();
+            out.replicas.push(n);
+        }
+        if now % 15_000 == 14_999 && p.trace.as_ref().is_some_and(|(sc, r)| sc == scenario.name && r == rule.name()) {
+            let ready = pods.iter().filter(|pod| pod.serving(now)).count();
+            let threads: usize = pods.iter().map(|pod| pod.pool.threads.len()).sum();
             let age = pods.iter().map(|pod| pod.pool.oldest_age(at).as_secs_f64()).fold(0.0, f64::max);
-            out.timeline.push((n, ready, threads, age));
-            if p.trace.as_ref().is_some_and(|(sc, r)| sc == scenario.name && r == rule.name()) && now % 15_000 == 14_999 {
-                let queued: usize = pods.iter().map(|pod| pod.pool.queue.len()).sum();
-                eprintln!("{:>5} s  load {:>5.1}  pods {n:>2} (ready {ready:>2})  threads {threads:>2}  queued {queued:>5}  oldest {age:>6.2} s  shed {}", now / 1000 + 1, (scenario.load)(now as f64 / 1000.0), out.shed);
-            }
+            let queued: usize = pods.iter().map(|pod| pod.pool.queue.len()).sum();
+            eprintln!("{:>5} s  load {:>5.1}  pods {n:>2} (ready {ready:>2})  threads {threads:>2}  queued {queued:>5}  oldest {age:>6.2} s  shed {}", now / 1000 + 1, (scenario.load)(now as f64 / 1000.0), out.shed);
         }
     }
     out
@@ -483,7 +481,7 @@ fn main() {
             .map(|(s, rule, _, out)| svg::Series {
                 scenario: *s,
                 rule: rule.name(),
-                replicas: out.timeline.iter().map(|t| t.0).collect(),
+                replicas: out.replicas.clone(),
                 p99: out.waits.iter().map(|w| quantile(&sorted(w.iter().copied()), 0.99)).collect(),
             })
             .collect();
