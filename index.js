@@ -38,6 +38,7 @@ const {
   unknownOption,
   fsError,
   fileFailure,
+  ownCode,
 } = require('./lib/errors');
 const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
 const { Watches, isAborted, signalReason, addListener, removeListener } = require('./lib/signals');
@@ -1450,7 +1451,7 @@ class Pool extends EventEmitter {
   #countFailures(err, count) {
     if (count === 0) return;
     this.#failed += count;
-    const code = err !== null && typeof err === 'object' && typeof err.code === 'string' ? err.code : 'ERR_UNKNOWN';
+    const code = ownCode(err) ?? 'ERR_UNKNOWN';
     this.#failures[code] = (this.#failures[code] ?? 0) + count;
   }
 

@@ -211,3 +211,44 @@ test('new Pool() without options does not read a polluted Object.prototype', asy
     await pool.close();
   }
 });
+
+test('a getter-only code on Object.prototype changes nothing a failed task carries', async () => {
+  const pool = new Pool({ maxThreads: 2 });
+  let ran = 0;
+  // Before the fix, the first task error threw here (`err.code = …` on a
+  // getter-only accessor), inside the batch callback.
+  Object.defineProperty(Object.prototype, 'code', {
+    configurable: true,
+    get() {
+      ran++;
+      throw new Error('code getter ran');
+    },
+  });
+  let outcomes;
+  try {
+    const ac = new AbortController();
+    const batch = pool.postMany([micros(50_000), micros(50_000)], { kernel: 'sleep', signal: ac.signal });
+    ac.abort();
+    outcomes = await Promise.allSettled([
+      pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }),
+      pool.post(micros(200_000), { kernel: 'sleep', timeoutMs: 5 }),
+      pool.post(Buffer.from('x'), { kernel: 'panic' }),
+      batch,
+    ]);
+  } finally {
+    delete Object.prototype.code;
+  }
+  try {
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'rejected', 'rejected', 'rejected'],
+    );
+    assert.deepEqual(
+      outcomes.map((o) => Object.getOwnPropertyDescriptor(o.reason, 'code')?.value),
+      ['Z_DATA_ERROR', 'ERR_TIDEPOOL_TIMEOUT', 'ERR_TIDEPOOL_PANIC', 'ABORT_ERR'],
+    );
+    assert.equal(ran, 0, 'no getter of the caller ran');
+  } finally {
+    await pool.close();
+  }
+});

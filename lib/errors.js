@@ -8,9 +8,25 @@ const { TASK_CODES } = require('./binding');
 
 function makeError(Ctor, code, message, props) {
   const err = new Ctor(message);
-  err.code = code;
-  if (props !== undefined) Object.assign(err, props);
+  own(err, 'code', code);
+  if (props !== undefined) for (const key of Object.keys(props)) own(err, key, props[key]);
   return err;
+}
+
+/**
+ * Gives `err` its own `key`, as an assignment would on a plain object but
+ * without one: an accessor a caller put on Object.prototype (a getter-only
+ * `code` makes `err.code = …` throw) is neither run nor in the way.
+ */
+function own(err, key, value) {
+  Object.defineProperty(err, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+}
+
+/** The `code` of an error, when it is its own string, else undefined: no getter of the caller's runs. */
+function ownCode(err) {
+  if (err === null || (typeof err !== 'object' && typeof err !== 'function')) return undefined;
+  const desc = Object.getOwnPropertyDescriptor(err, 'code');
+  return desc !== undefined && typeof desc.value === 'string' ? desc.value : undefined;
 }
 
 /** A short description of a received value, as Node's argument errors give it. */
@@ -108,8 +124,8 @@ function closedError() {
 /** Node's convention for aborted operations (as fs, timers/promises, events.once). */
 function abortError(reason) {
   const err = new Error('The operation was aborted', { cause: reason });
-  err.name = 'AbortError';
-  err.code = 'ABORT_ERR';
+  own(err, 'name', 'AbortError');
+  own(err, 'code', 'ABORT_ERR');
   return err;
 }
 
@@ -220,10 +236,12 @@ function throwLater(errors) {
 
 module.exports = {
   fsError,
+  ownCode,
   fileFailure,
   label,
   destroyedError,
   makeError,
+  own,
   describe,
   invalidArgType,
   invalidArgValue,

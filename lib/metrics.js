@@ -19,7 +19,7 @@
 
 const { Pool } = require('..');
 const { METRICS_SOURCE } = require('./metrics-source');
-const { invalidArgType, invalidArgValue, unknownOption } = require('./errors');
+const { invalidArgType, invalidArgValue, unknownOption, own } = require('./errors');
 
 const OPTIONS = Object.freeze(['registry', 'prefix', 'labels']);
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -59,7 +59,7 @@ function loadPromClient() {
     const err = new Error('tidepool/metrics needs prom-client: npm install prom-client (it is an optional peer dependency of tidepool)', {
       cause,
     });
-    err.code = 'ERR_TIDEPOOL_NO_PROM_CLIENT';
+    own(err, 'code', 'ERR_TIDEPOOL_NO_PROM_CLIENT');
     throw err;
   }
 }
