@@ -41,7 +41,7 @@ const {
   ownCode,
 } = require('./lib/errors');
 const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
-const { Watches, isAborted, signalReason, addListener, removeListener } = require('./lib/signals');
+const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
 const { ownArray, grown, asPlainArray } = require('./lib/own-array');
 const { paramsHandle, checkDefaults } = require('./lib/params');
@@ -50,6 +50,7 @@ const { Batch, AllResults, elementNamer } = require('./lib/batch');
 const { MapIterator } = require('./lib/map');
 const { Hash } = require('./lib/hash');
 const { CodecStream } = require('./lib/codec-stream');
+const { ABORT } = require('./lib/stream-tasks');
 const { filePath, absolute, accessDenied } = require('./lib/files');
 const { METRICS_SOURCE } = require('./lib/metrics-source');
 
@@ -147,15 +148,23 @@ function nextSegment(batch) {
 
 /**
  * What a task runs with besides its kernel and input (undefined when it is
- * nothing): a params handle, an output limit; for a chunk of a stream
- * (lib/stream-chunks.js) the stream's handle, whether the chunk is its
- * last and the flush after it; for postFile(), `file` (the input is the
- * path). One shape for all, so that #trySubmit reads them with one hidden
- * class.
+ * nothing): a params handle, an output limit; for a step of a stream's
+ * chunk (lib/stream-tasks.js) the stream's handle, what follows the chunk
+ * (0, a flush kind, or LAST), the output after which the step stops, the
+ * chunk's number, and whether a closed pool still takes it (the stream's
+ * end was asked for before close()); for postFile(), `file` (the input is
+ * the path). One shape for all, so that #trySubmit reads them with one
+ * hidden class.
  */
-function taskExtra(params, maxOutputBytes, stream = undefined, last = false, flush = 0, file = false) {
-  return { params, maxOutputBytes, stream, last, flush, file };
+function taskExtra(params, maxOutputBytes, stream = undefined, end = 0, budget = 0, seq = 0, file = false, accepted = false) {
+  return { params, maxOutputBytes, stream, end, budget, seq, file, accepted };
 }
+
+/**
+ * The message of a stream's task: its result is the kernel's bytes,
+ * whatever the pool's encoding (#onBatch looks for it).
+ */
+const STREAM_STEP = Object.freeze({ __proto__: null });
 
 /** `options.maxOutputBytes` (undefined, or an integer from 1 to `max`), checked. */
 function checkOutputLimit(value, max) {
@@ -172,12 +181,13 @@ const CANCELLED = Object.freeze({ code: 'ERR_TIDEPOOL_CANCELLED' });
 
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */
 const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
-const HASH_OPTIONS = Object.freeze(['params', 'signal']);
+const HASH_OPTIONS = Object.freeze(['params', 'signal', 'highWaterMark']);
 const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWaterMark', 'signal']);
 
 /**
  * The options of a stream (createHash, createGzip...): only the names in
- * `known`, each read once; an aborted signal throws at once.
+ * `known`, each read once. (An aborted signal destroys the stream at once,
+ * as node:zlib's does: see #watchStream.)
  */
 function streamOptions(options, known) {
   const out = { __proto__: null, params: undefined, signal: undefined, maxOutputBytes: undefined, highWaterMark: undefined };
@@ -190,11 +200,23 @@ function streamOptions(options, known) {
   const signal = out.signal;
   if (signal !== undefined) {
     if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
-    if (isAborted(signal)) throw abortError(signalReason(signal));
+    isAborted(signal); // throws for what is not an AbortSignal
+  }
+  const highWaterMark = out.highWaterMark;
+  if (highWaterMark !== undefined && (typeof highWaterMark !== 'number' || !(highWaterMark >= 0) || !Number.isFinite(highWaterMark))) {
+    throw outOfRange('options.highWaterMark', 'a finite number >= 0', highWaterMark);
   }
   return out;
 }
-const ONCE = Object.freeze({ __proto__: null, once: true });
+/** A stream's Transform options: its highWaterMark, when given. */
+function streamBuffers(highWaterMark) {
+  return highWaterMark === undefined ? undefined : { highWaterMark };
+}
+
+/** A stream step's output: the settled task's result. */
+function resultOf(settled) {
+  return settled.result;
+}
 
 /** A chunk of a batch in flight (see CHUNK). */
 class Chunk {
@@ -246,6 +268,7 @@ class Pool extends EventEmitter {
   #native;
   #nativeSubmit;
   #nativeSubmitMany;
+  #nativeSubmitChunk;
   #maxThreads;
   #onBatchCallback;
   /** Asks the native side for the rest of a batch it held back (see #onBatch). */
@@ -306,6 +329,10 @@ class Pool extends EventEmitter {
   #freeChunkCount = 0;
   /** What map()'s iterators ask of the pool (made on first use). */
   #mapPort = undefined;
+  /** What streams ask of the pool (made on first use; see lib/stream-tasks.js). */
+  #streamPort = undefined;
+  /** Streams whose end was asked for before close(): it waits for them. */
+  #streamsFinishing = 0;
   #nextSlot = 0;
   #pending = 0;
   #completed = 0;
@@ -356,6 +383,7 @@ class Pool extends EventEmitter {
     }
     this.#nativeSubmit = this.#native.submitter();
     this.#nativeSubmitMany = this.#native.batchSubmitter();
+    this.#nativeSubmitChunk = this.#native.chunkSubmitter();
     this.#maxThreads = resolved.native.maxThreads;
     process.nextTick(() => this.emit('online'));
   }
@@ -401,7 +429,7 @@ class Pool extends EventEmitter {
       const chunk = extra !== undefined && (extra.stream !== undefined || extra.file);
       if (chunk) readableBytes(data, 'data');
       else this.#checkInput(data, kernel);
-      if (this.#closed && chunk) {
+      if (this.#closed && chunk && !extra.accepted) {
         const err = closedError();
         this.#countFailures(err, 1);
         reject(err);
@@ -455,7 +483,7 @@ class Pool extends EventEmitter {
       this.#countFailures(refused, 1);
       return NativePromise.reject(refused);
     }
-    const file = taskExtra(extra?.params, extra?.maxOutputBytes, undefined, false, 0, true);
+    const file = taskExtra(extra?.params, extra?.maxOutputBytes, undefined, 0, 0, 0, true);
     return this.#postData(undefined, bytes, kernel, file, signal, timeoutMs).then(
       (settled) => ({ result: settled.result, path }),
       (err) => {
@@ -571,7 +599,8 @@ class Pool extends EventEmitter {
   /**
    * An incremental hash whose chunks run on the pool's threads, in order,
    * the kernel's state kept in Rust between them (lib/hash.js): update()
-   * returns at once, digest() a Promise of the digest. Also a Writable.
+   * returns at once, digest() a Promise of the digest. A Transform whose
+   * readable side gives the digest, as node:crypto's Hash.
    */
   createHash(kernel, options) {
     if (typeof kernel !== 'string') throw invalidArgType('kernel', 'of type string', kernel);
@@ -583,48 +612,67 @@ class Pool extends EventEmitter {
       );
     }
     const o = streamOptions(options, HASH_OPTIONS);
-    return new Hash(this.#openStream(id, o.params, undefined, o.signal));
+    const hash = new Hash(this.#streams(), this.#newStream(id, o.params, undefined), streamBuffers(o.highWaterMark));
+    if (o.signal !== undefined) this.#watchStream(o.signal, hash);
+    return hash;
   }
 
-  /**
-   * What a stream (lib/hash.js, lib/codec-stream.js) asks of the pool: a
-   * stream handle (the kernel's state in Rust), `post(data, end)` for its
-   * chunks (`end`: true for the last, a flush kind the stream checked, or 0), `abort(reason)` (its own signal: destroy() stops the chunk
-   * running; the caller's `signal` is forwarded to it) and `release()`
-   * (lets go of the caller's signal when the stream ends). Parameters are
-   * checked here, once.
-   */
-  #openStream(id, params, maxOutputBytes, signal) {
+  /** A stream's native handle: its kernel, params (checked here, once) and output limit. */
+  #newStream(id, params, maxOutputBytes) {
     let handle;
     if (params !== undefined) handle = paramsHandle(id, params, 'options.params', false);
     else if (id === this.#kernel && this.#extra !== undefined) handle = this.#extra.params;
     else checkDefaults(id, 'options.params');
-    // The params' getters ran: the signal is looked at again before its listener goes on.
-    if (signal !== undefined && isAborted(signal)) throw abortError(signalReason(signal));
-    const stream = this.#native.newStream();
-    const chunk = taskExtra(handle, maxOutputBytes, stream, false);
-    const last = taskExtra(handle, maxOutputBytes, stream, true);
-    const controller = new AbortController();
-    const own = controller.signal;
-    let forward;
-    if (signal !== undefined) {
-      forward = () => controller.abort(signalReason(signal));
-      addListener(signal, 'abort', forward, ONCE);
-    }
-    // A stream's output is bytes, whatever the pool's encoding.
-    const encoding = this.#encoding;
-    const bytes = (settled) => (typeof settled.result === 'string' ? Buffer.from(settled.result, encoding) : settled.result);
-    return {
-      post: (data, end) => {
-        const extra = end === true ? last : end === 0 ? chunk : taskExtra(handle, maxOutputBytes, stream, false, end);
-        return this.#postData(undefined, data, id, extra, own, undefined).then(bytes);
+    return this.#native.newStream(id, handle, maxOutputBytes);
+  }
+
+  /**
+   * What a stream's tasks (lib/stream-tasks.js) ask of the pool: a step of
+   * a chunk (a Promise of its output bytes), what the step did, the inline
+   * run of a hash's update(), and whether close() waits for the stream.
+   */
+  #streams() {
+    this.#streamPort ??= {
+      step: (tasks, handle, data, end, budget, seq) => {
+        const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, tasks.accepted);
+        return this.#postData(STREAM_STEP, data, 0, extra, tasks.signal, undefined).then(resultOf);
       },
-      abort: (reason) => controller.abort(reason),
-      release: () => {
-        if (forward !== undefined) removeListener(signal, 'abort', forward);
-        forward = undefined;
+      report: (handle) => this.#native.streamReport(handle),
+      inline: (handle, seq, inFlight, rest) => this.#native.streamInline(handle, seq, inFlight, rest),
+      inlineError: (text) => {
+        const space = text.indexOf(' ');
+        return taskError(Number(text.slice(0, space)), text.slice(space + 1), this.#destroyed);
+      },
+      finishing: () => {
+        if (this.#closed) return false;
+        this.#streamsFinishing++;
+        return true;
+      },
+      finished: () => {
+        this.#streamsFinishing--;
+        this.#closeIfIdle();
       },
     };
+    return this.#streamPort;
+  }
+
+  /**
+   * A stream with a `signal`: stopped with an AbortError when it fires (at
+   * once if it has; a codec stream is destroyed with it, as node:zlib's
+   * are); one listener per signal, however many streams and posts share it.
+   */
+  #watchStream(signal, stream) {
+    if (isAborted(signal)) {
+      stream[ABORT](abortError(signalReason(signal)));
+      return;
+    }
+    const watch = this.#watches.of(signal);
+    watch.streams.add(stream);
+    const forget = () => {
+      watch.streams.delete(stream);
+      this.#watches.releaseIfUnused(signal, watch);
+    };
+    stream.once('close', forget);
   }
 
   /**
@@ -637,12 +685,10 @@ class Pool extends EventEmitter {
     const o = streamOptions(options, CODEC_STREAM_OPTIONS);
     // A stream's limit counts its whole output, not one Buffer: it may pass buffer.constants.MAX_LENGTH.
     const maxOutputBytes = checkOutputLimit(o.maxOutputBytes, Number.MAX_SAFE_INTEGER);
-    const highWaterMark = o.highWaterMark;
-    if (highWaterMark !== undefined && (typeof highWaterMark !== 'number' || !(highWaterMark >= 0) || !Number.isFinite(highWaterMark))) {
-      throw outOfRange('options.highWaterMark', 'a finite number >= 0', highWaterMark);
-    }
-    const ends = this.#openStream(kernelId(kernel, 'kernel'), o.params, maxOutputBytes, o.signal);
-    return new CodecStream(ends, kernel, highWaterMark === undefined ? undefined : { highWaterMark });
+    const handle = this.#newStream(kernelId(kernel, 'kernel'), o.params, maxOutputBytes);
+    const stream = new CodecStream(this.#streams(), handle, kernel, streamBuffers(o.highWaterMark));
+    if (o.signal !== undefined) this.#watchStream(o.signal, stream);
+    return stream;
   }
 
   /** node:zlib's createGzip(), on the pool's threads; `params` as for the `gzip` kernel. */
@@ -737,7 +783,7 @@ class Pool extends EventEmitter {
       this.#closed = true;
       // Posts still waiting for room, and batches being fed, were accepted:
       // queue them first.
-      if (!this.#nobodyWaits() || !this.#feeding.empty) this.#closeDeferred = true;
+      if (!this.#nobodyWaits() || !this.#feeding.empty || this.#streamsFinishing !== 0) this.#closeDeferred = true;
       else this.#native.close();
     }
     return this.#whenTerminated();
@@ -915,11 +961,22 @@ class Pool extends EventEmitter {
     if (!feeding.empty) {
       this.#feedScheduled = true;
       scheduleImmediate(this.#feedLater);
-    } else if (this.#closeDeferred && this.#nobodyWaits()) {
+    } else {
+      this.#closeIfIdle();
+    }
+  };
+
+  /**
+   * A close() deferred while accepted work was still coming (posts waiting
+   * for room, batches being fed, streams ended before it) goes on once
+   * none is left.
+   */
+  #closeIfIdle() {
+    if (this.#closeDeferred && this.#feeding.empty && this.#streamsFinishing === 0 && this.#nobodyWaits()) {
       this.#closeDeferred = false;
       this.#native.close();
     }
-  };
+  }
 
   /**
    * Submits up to `chunks` chunks of the batch's unsubmitted snapshots, one
@@ -1306,7 +1363,9 @@ class Pool extends EventEmitter {
     const slot = this.#freeCount !== 0 ? this.#freeSlots[--this.#freeCount] : this.#newSlot();
     let queued;
     try {
-      if (extra !== undefined) {
+      if (extra !== undefined && extra.stream !== undefined) {
+        queued = this.#nativeSubmitChunk(slot, extra.stream, data, extra.end, extra.budget, extra.seq);
+      } else if (extra !== undefined) {
         queued = this.#nativeSubmit(
           slot,
           kernel,
@@ -1315,9 +1374,6 @@ class Pool extends EventEmitter {
           signal !== undefined,
           extra.params,
           extra.maxOutputBytes,
-          extra.stream,
-          extra.last,
-          extra.flush,
           extra.file,
         );
       } else if (signal === undefined && timeoutMs === undefined) {
@@ -1362,6 +1418,8 @@ class Pool extends EventEmitter {
     const aborted = abortError(signalReason(signal));
     const errors = ownArray(0);
     for (const batch of Array.from(watch.batches)) this.#failBatch(batch, -1, aborted);
+    // As node:zlib's streams: each destroyed with an AbortError of its own.
+    for (const stream of Array.from(watch.streams)) stream[ABORT](abortError(signalReason(signal)));
     for (const entry of watch.waiting) {
       entry.settled = true; // #pump skips it
       this.#waitingCount--;
@@ -1423,10 +1481,7 @@ class Pool extends EventEmitter {
       waiting.shift();
       this.#leaveWaiting(w);
     }
-    if (this.#closeDeferred && this.#feeding.empty) {
-      this.#closeDeferred = false;
-      this.#native.close();
-    }
+    this.#closeIfIdle();
     // Read now: listeners (an 'error' of a post that could not get in, the
     // batch's own) may have posted since anything else was read.
     if (this.#native.queued() < this.#maxQueue) {
@@ -1572,7 +1627,10 @@ class Pool extends EventEmitter {
         if (code === LARGE_CODE) nextLarge++;
         this.#settleBatchTask(slot, code === 0 || code === LARGE_CODE, undefined);
       } else if (code === 0) {
-        const result = copy !== undefined ? copy.subarray(offset, end) : slab.toString(encoding, offset, end);
+        let result;
+        if (copy !== undefined) result = copy.subarray(offset, end);
+        else if (slot < BATCH_SLOT && this.#messages[slot] === STREAM_STEP) result = bufferCopy(slab, offset, end);
+        else result = slab.toString(encoding, offset, end);
         err = this.#settle(slot, true, result);
       } else if (code === LARGE_CODE) {
         // A Buffer of its own, made from the kernel's output without a copy.
@@ -1584,7 +1642,8 @@ class Pool extends EventEmitter {
             false,
             makeError(RangeError, 'ERR_MEMORY_ALLOCATION_FAILED', 'Failed to allocate memory for the result'),
           );
-        } else if (encoding === 'buffer') {
+        } else if (encoding === 'buffer' || (slot < BATCH_SLOT && this.#messages[slot] === STREAM_STEP)) {
+          // (A stream's output is bytes, whatever the pool's encoding.)
           err = this.#settle(slot, true, buffer);
         } else {
           // A string has a length limit a Buffer does not (ERR_STRING_TOO_LONG):
@@ -1641,6 +1700,13 @@ class Pool extends EventEmitter {
     }
     return this.#terminationPromise;
   }
+}
+
+/** Bytes `start..end` of `buffer` in memory of their own. */
+function bufferCopy(buffer, start, end) {
+  const copy = Buffer.allocUnsafe(end - start);
+  buffer.copy(copy, 0, start, end);
+  return copy;
 }
 
 /**

@@ -88,7 +88,10 @@ test('createHash refuses what is not a hash, unknown options and bad parameters'
     assert.throws(() => pool.createHash(7), { code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => pool.createHash('sha256', { encoding: 'hex' }), { code: 'ERR_INVALID_ARG_VALUE', message: /encoding/ });
     assert.throws(() => pool.createHash('hmac'), { code: 'ERR_INVALID_ARG_TYPE', message: /hash/ });
-    assert.throws(() => pool.createHash('sha256', { signal: AbortSignal.abort() }), { name: 'AbortError' });
+    // An aborted signal: the hash is made destroyed (as a node:zlib stream), and digest() rejects.
+    const aborted = pool.createHash('sha256', { signal: AbortSignal.abort() });
+    assert.equal(aborted.destroyed, true);
+    await assert.rejects(aborted.digest(), { name: 'AbortError' });
   } finally {
     await pool.close();
   }
@@ -121,11 +124,12 @@ test('a hash is a Writable: pipeline a file into it, then digest()', async () =>
 test('many hashes at once each stay in order; their chunks count as tasks', async () => {
   const pool = new Pool();
   try {
-    const inputs = Array.from({ length: 16 }, (_, i) => crypto.randomBytes(100_000 + i * 1000));
+    const inputs = Array.from({ length: 16 }, (_, i) => crypto.randomBytes(200_000 + i * 1000));
     const hashes = inputs.map(() => pool.createHash('sha256'));
-    // Interleaved: one chunk of each in turn.
-    for (let at = 0; at < 120_000; at += 7000) {
-      for (let i = 0; i < inputs.length; i++) hashes[i].update(inputs[i].subarray(at, at + 7000));
+    // Interleaved: one chunk of each in turn, each too large to be hashed
+    // on the calling thread (stream-tasks.js INLINE_BYTES).
+    for (let at = 0; at < 220_000; at += 65_536) {
+      for (let i = 0; i < inputs.length; i++) hashes[i].update(inputs[i].subarray(at, at + 65_536));
     }
     const digests = await Promise.all(hashes.map((h) => h.digest()));
     for (let i = 0; i < inputs.length; i++) assert.deepEqual(digests[i], crypto.createHash('sha256').update(inputs[i]).digest());

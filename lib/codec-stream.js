@@ -1,19 +1,27 @@
 'use strict';
 // pool.createGzip() and the other codec streams: a Transform whose chunks
 // run on the pool's threads, the codec's state kept in Rust between them
-// (the core's stream.rs), its chunks handled by lib/stream-chunks.js.
+// (the core's stream.rs), its chunks handled by lib/stream-tasks.js.
 //
-// Each task's output is pushed as it comes, in order; the last task (from
-// _flush, when the writable side ends) finishes the codec. When the reader
-// is full (push() says so), no task starts until it reads again, so memory
-// stays bounded by WRITE_AHEAD of input and highWaterMark of output.
+// node:zlib's contract: a write's callback runs once its bytes were
+// consumed and their output pushed; a step of a task stops once its output
+// passes the reader's room, and goes on when the reader reads, so memory
+// stays near highWaterMark on both sides whatever the compression ratio; a
+// decoder whose format ends with input left ends the readable side (the
+// rest is not read), as node:zlib's do.
 
 const { Buffer } = require('node:buffer');
 const { Transform } = require('node:stream');
-const { StreamChunks } = require('./stream-chunks');
+const { StreamTasks, ABORT } = require('./stream-tasks');
 const { makeError, invalidArgType, outOfRange } = require('./errors');
 
 const nextTick = process.nextTick;
+/**
+ * The least output a step may make before it stops for a full reader: a
+ * task per few KiB would cost more than it does. See BENCHMARKS.md
+ * ("Streams: bounded output").
+ */
+const OUTPUT_BLOCK = 64 * 1024;
 
 /**
  * The flush kinds of each codec family, as node:zlib names them, and the
@@ -52,8 +60,8 @@ const FLUSHES = Object.freeze({
 
 /**
  * What flush() writes: one empty Buffer per kind, told apart by identity
- * when it reaches _transform (the Writable keeps it in order with the
- * other writes, as node:zlib's flush buffers are).
+ * when it reaches _write (the Writable keeps it in order with the other
+ * writes, as node:zlib's flush buffers are).
  */
 const MARKERS = Object.freeze([0, 1, 2, 3, 4, 5].map(() => Buffer.alloc(0)));
 
@@ -66,24 +74,38 @@ function markedKind(chunk) {
 }
 
 class CodecStream extends Transform {
-  #chunks;
-  /** The codec finished (the last task ran): nothing left to stop. */
-  #done = false;
-  /** The codec family's flush kinds (FLUSHES). */
+  #tasks;
+  /** The codec's flush kinds (FLUSHES). */
   #flushes;
+  /** Flush markers written and not yet taken by _write (see `_writev`). */
+  #markers = 0;
 
-  /** `ends`: { post, abort, release } from the pool (index.js #openStream); `kernel`: the codec's name. */
-  constructor(ends, kernel, options) {
+  /** `port`, `handle`: the pool's stream port and this stream (index.js); `kernel`: the codec's name. */
+  constructor(port, handle, kernel, options) {
     super(options);
     this.#flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
-    this.#chunks = new StreamChunks(
-      ends,
-      (result) => {
-        if (result.length !== 0 && !this.push(result)) this.#chunks.pause();
+    this.#tasks = new StreamTasks(
+      port,
+      handle,
+      {
+        output: (result) => (result.length !== 0 ? this.push(result) : this.readableLength < this.readableHighWaterMark),
+        // As node:zlib: a decoder past the end of its format ends the readable side.
+        ended: () => this.push(null),
+        failed: (err) => this.destroy(err),
+        budget: () => Math.max(this.readableHighWaterMark - this.readableLength, OUTPUT_BLOCK),
       },
-      (err) => this.destroy(err),
       () => makeError(Error, 'ERR_STREAM_WRITE_AFTER_END', 'write after end'),
     );
+  }
+
+  /** Its signal fired: destroyed with `err`, as node:zlib's streams are. */
+  [ABORT](err) {
+    this.destroy(err);
+  }
+
+  /** Input bytes the codec has taken, as node:zlib's `bytesWritten`. */
+  get bytesWritten() {
+    return this.#tasks.consumed;
   }
 
   /**
@@ -110,6 +132,7 @@ class CodecStream extends Transform {
     } else if (this.writableEnded) {
       if (callback !== undefined) this.once('end', callback);
     } else {
+      this.#markers++;
       this.write(MARKERS[kind], callback);
     }
   }
@@ -123,40 +146,45 @@ class CodecStream extends Transform {
     );
   }
 
-  _transform(chunk, encoding, callback) {
-    const kind = markedKind(chunk);
-    if (kind >= 0) this.#chunks.flush(kind, callback);
-    else this.#chunks.write([{ chunk, encoding }], callback);
+  /** Its end is asked for: a pool closed from now on finishes it first. */
+  end(...args) {
+    this.#tasks.finishing();
+    return super.end(...args);
   }
 
+  // Writes go to the pool as they are (not through Transform's _write,
+  // whose callback would not wait for the bytes to be consumed).
+  _write(chunk, encoding, callback) {
+    if (markedKind(chunk) >= 0) this.#markers--;
+    this.#tasks.write([{ chunk, encoding }], callback, markedKind);
+  }
+
+  /**
+   * The writes buffered while a task ran, as one task; but not while a
+   * flush is among them: the Writable calls a batch's callbacks together,
+   * and a flush's callback must come before the writes after it are
+   * consumed (node:zlib's order), so those go one at a time.
+   */
+  get _writev() {
+    return this.#markers === 0 ? this.#writev : undefined;
+  }
+
+  #writev = (chunks, callback) => {
+    this.#tasks.write(chunks, callback, markedKind);
+  };
+
   _read(size) {
-    this.#chunks.resume();
+    this.#tasks.resume();
     super._read(size);
   }
 
   _flush(callback) {
-    this.#chunks.finish().then(
-      (result) => {
-        this.#done = true;
-        this.#chunks.release();
-        if (result.length !== 0) this.push(result);
-        callback();
-      },
-      (err) => {
-        this.#chunks.release();
-        callback(err);
-      },
-    );
+    this.#tasks.finish(callback);
   }
 
   _destroy(err, callback) {
-    if (!this.#done) {
-      const reason = err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed');
-      this.#chunks.fail(reason);
-      // The chunk running stops at its next 256 KiB; the state goes with it.
-      this.#chunks.abort(reason);
-    }
-    this.#chunks.release();
+    // The chunk running stops at its next piece; the state goes with it.
+    this.#tasks.fail(err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'), true);
     callback(err);
   }
 }

@@ -1,19 +1,22 @@
 'use strict';
 // pool.createHash(): an incremental hash whose chunks run on the pool's
 // threads, the kernel's state kept in Rust between them (the core's
-// stream.rs), its chunks handled by lib/stream-chunks.js.
+// stream.rs), its chunks handled by lib/stream-tasks.js.
 //
-// `update()` never waits: it checks the chunk and queues it. The buffer
-// contract of post() holds for every chunk until digest() settles. It is
-// also a Writable: `await pipeline(readable, hash)`, then
-// `await hash.digest()`.
+// As node:crypto's Hash, it is a Transform: what is written is hashed, and
+// the digest is its readable side's one chunk once the writing ends
+// (`readable.pipe(hash).on('data', …)`). `update()` keeps node:crypto's
+// contract (the caller may reuse its buffer as soon as it returns: the
+// bytes are copied, or hashed at once; see stream-tasks.js); `digest()`
+// returns a Promise of the digest, since the last chunk runs on the pool.
 
-const { Writable } = require('node:stream');
+const { Transform } = require('node:stream');
 const { Buffer } = require('node:buffer');
-const { StreamChunks, chunkOf } = require('./stream-chunks');
+const { StreamTasks, chunkOf, ABORT } = require('./stream-tasks');
 const { makeError, invalidArgValue } = require('./errors');
 
 const isEncoding = Buffer.isEncoding;
+const NativePromise = Promise;
 
 function finalized() {
   return makeError(Error, 'ERR_CRYPTO_HASH_FINALIZED', 'Digest already called');
@@ -23,36 +26,64 @@ function destroyed() {
   return makeError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call digest after the stream was destroyed');
 }
 
-class Hash extends Writable {
-  #chunks;
-  #digested = false;
+function contractError() {
+  return makeError(Error, 'ERR_TIDEPOOL_KERNEL_CONTRACT', 'The kernel produced output before the end of the stream: it is not a hash');
+}
 
-  /** `ends`: { post, abort, release } from the pool (index.js #openStream). */
-  constructor(ends, options) {
+/** A hash has no flush: every written chunk is data. */
+const noFlush = () => -1;
+
+class Hash extends Transform {
+  #tasks;
+  /** digest() was called. */
+  #digested = false;
+  /** The last chunk's Promise (digest() and the end of the writing share it). */
+  #last = undefined;
+  #result = undefined;
+
+  /** `port`, `handle`: the pool's stream port and this hash's stream (index.js). */
+  constructor(port, handle, options) {
     super(options);
-    this.#chunks = new StreamChunks(
-      ends,
-      (result) => {
-        // A kernel that writes before its end is not a hash.
-        if (result.length !== 0) {
-          this.#chunks.fail(
-            makeError(Error, 'ERR_TIDEPOOL_KERNEL_CONTRACT', 'The kernel produced output before the end of the stream: it is not a hash'),
-          );
-        }
+    this.#tasks = new StreamTasks(
+      port,
+      handle,
+      {
+        output: (result, last) => {
+          if (last) this.#result = result;
+          else if (result.length !== 0) {
+            // Only the last chunk writes: anything before is no hash's.
+            this.#tasks.fail(contractError());
+            return false;
+          }
+          return true;
+        },
+        ended: () => {},
+        failed: () => {},
+        budget: () => Infinity,
       },
-      () => {},
       finalized,
     );
   }
 
   /**
+   * Its signal fired: the hash stops and digest() rejects with `err`. The
+   * stream closes without an 'error' event: a hash used through update()
+   * and digest() alone has nobody listening for one.
+   */
+  [ABORT](err) {
+    if (this.#last === undefined) this.#tasks.fail(err, true);
+    this.destroy();
+  }
+
+  /**
    * Adds `data` (a binary, or a string in `inputEncoding`, 'utf8' by
-   * default) to the hash; returns this hash at once.
+   * default) to the hash; returns this hash at once. The caller may reuse
+   * `data` as soon as update() returns.
    */
   update(data, inputEncoding) {
-    const chunks = this.#chunks;
-    if (chunks.closed) throw this.#digested ? finalized() : chunks.error;
-    chunks.add(chunkOf(data, inputEncoding));
+    const tasks = this.#tasks;
+    if (tasks.closed) throw this.#digested || tasks.error === undefined ? finalized() : tasks.error;
+    tasks.update(chunkOf(data, inputEncoding));
     return this;
   }
 
@@ -66,51 +97,50 @@ class Hash extends Writable {
     }
     if (this.#digested) throw finalized();
     this.#digested = true;
-    return this.#chunks.finish().then(
-      (result) => {
-        this.#chunks.release();
-        return encoding === undefined || encoding === 'buffer' ? result : result.toString(encoding);
-      },
-      (err) => {
-        this.#chunks.release();
-        throw err;
-      },
-    );
+    if (this.destroyed && this.#last === undefined) return NativePromise.reject(this.#tasks.error ?? destroyed());
+    return this.#finish().then((result) => (encoding === undefined || encoding === 'buffer' ? result : result.toString(encoding)));
+  }
+
+  /** The last chunk, once: a Promise of the digest. */
+  #finish() {
+    this.#last ??= new NativePromise((resolve, reject) => {
+      this.#tasks.finish((err) => {
+        if (err !== undefined) reject(err);
+        else if (this.#result === undefined) reject(contractError());
+        else resolve(this.#result);
+      });
+    });
+    return this.#last;
+  }
+
+  /** Its end is asked for: a pool closed from now on finishes it first. */
+  end(...args) {
+    this.#tasks.finishing();
+    return super.end(...args);
   }
 
   _write(chunk, encoding, callback) {
-    this.#chunks.write([{ chunk, encoding }], callback);
+    this.#tasks.write([{ chunk, encoding }], callback, noFlush);
   }
 
   _writev(chunks, callback) {
-    this.#chunks.write(chunks, callback);
+    this.#tasks.write(chunks, callback, noFlush);
   }
 
-  /** Writable: nothing to flush (the digest comes from digest()). */
-  _final(callback) {
-    callback(this.#chunks.error);
+  /** The writing ended: the digest is the readable side's one chunk (node:crypto's Hash does the same). */
+  _flush(callback) {
+    this.#finish().then(
+      (digest) => callback(null, digest),
+      (err) => callback(err),
+    );
   }
 
   /**
-   * Writable: destroyed. After a normal end (autoDestroy once the writes
-   * are done) digest() is still to come; destroyed early or with an error,
-   * the hash takes nothing more and digest() rejects.
+   * Destroyed before its digest: the chunk running stops at its next piece
+   * (its state goes with it), and digest() rejects.
    */
   _destroy(err, callback) {
-    if (this.#digested) {
-      // The digest is under way (a write after it errored the Writable, or
-      // destroy() came late): it goes on, and lets go of the signal itself.
-    } else if (err != null || !this.writableFinished) {
-      const reason = err ?? destroyed();
-      this.#chunks.fail(reason);
-      // The chunk running stops at its next 256 KiB; the state goes with it.
-      this.#chunks.abort(reason);
-      this.#chunks.release();
-    } else {
-      // Finished, destroyed without a digest: the hash may still give one,
-      // but the caller's signal is let go (it would keep the stream alive).
-      this.#chunks.release();
-    }
+    if (this.#last === undefined) this.#tasks.fail(err ?? destroyed(), true);
     callback(err);
   }
 }

@@ -1,7 +1,8 @@
 'use strict';
 // AbortSignal bookkeeping: per signal one Watch, with one 'abort' listener
-// shared by all of the signal's pending tasks and waiting posts (an
-// EventTarget listener per task would cost more than the task).
+// shared by all of the signal's pending tasks, waiting posts, batches and
+// streams (an EventTarget listener per task would cost more than the task,
+// and a listener per stream makes Node warn past ten).
 //
 // What is used of an AbortSignal is captured at load: a signal's own (or
 // replaced) `aborted`, `reason`, addEventListener and removeEventListener
@@ -38,6 +39,8 @@ class Watch {
   waiting = new Set();
   /** Batches (postMany, map) not yet over. */
   batches = new Set();
+  /** Streams (createGzip, createHash...) not yet closed: destroyed when the signal fires. */
+  streams = new Set();
   /** Posts being queued right now (the listener must stay while they are). */
   pins = 0;
   /** The listener is on the signal (adding it can fail on a tampered signal). */
@@ -48,7 +51,7 @@ class Watch {
   }
 
   get empty() {
-    return this.slots.size === 0 && this.waiting.size === 0 && this.batches.size === 0 && this.pins === 0;
+    return this.slots.size === 0 && this.waiting.size === 0 && this.batches.size === 0 && this.streams.size === 0 && this.pins === 0;
   }
 }
 

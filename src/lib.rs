@@ -6,6 +6,8 @@
 //!   and the lifecycle glue (threadsafe function, env teardown, GC);
 //! * [`delivery`]: the JS-thread callback that settles a whole batch of
 //!   finished tasks with one call into JavaScript;
+//! * [`streams`]: a stream's handle, its chunks' submit and report, and a
+//!   hash's inline run;
 //! * [`loader`]: registers the kernels of a library loaded at run time;
 //! * [`inner`]: the JS-thread state of a pool and its invariants, over the
 //!   small status-checked owners of raw N-API handles in [`handles`].
@@ -22,6 +24,7 @@ mod inner;
 mod loader;
 mod native_pool;
 mod params;
+mod streams;
 
 use napi_derive::napi;
 

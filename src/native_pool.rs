@@ -36,7 +36,7 @@ use napi::bindgen_prelude::*;
 use napi::{check_status, sys, JsValue};
 use napi_derive::napi;
 use tidepool_core::policy::{PolicyConfig, SpawnReason, SpawnRule};
-use tidepool_core::{kernels, ChunkEnd, Mode, Pool, PoolConfig, Refused, Stream, StreamChunk, Task};
+use tidepool_core::{kernels, Mode, Pool, PoolConfig, Refused, Task};
 
 use crate::binary;
 use crate::delivery;
@@ -170,10 +170,9 @@ unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _h
     drop(unsafe { Rc::from_raw(data as *const Inner) });
 }
 
-/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, stream?, last?, flush?, file?)`:
-/// queues one task (a chunk of `stream`, a handle from `newStream()`, when given; `flush`, a kind
-/// the codec checked in JS, flushes it after the chunk; `file`: `data` is a path's bytes,
-/// and the task reads that file). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
+/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, file?)`:
+/// queues one task (`file`: `data` is a path's bytes, and the task reads
+/// that file; a stream's chunks have a submit of their own, see streams.rs). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
 /// delivered. `params` is a handle from makeParams (see params.rs) or undefined (the kernel's
 /// defaults); `maxOutputBytes` (an integer index.js checked) replaces the pool's limit.
 unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -234,10 +233,10 @@ unsafe fn submit(
     let mut task = Task::new(slot, kernel, input, Instant::now());
     // A file for the pool's thread to read (postFile): `data` holds its
     // path's bytes (index.js keeps it reachable, as any input).
-    if argc > 10 {
+    if argc > 7 {
         let mut file = false;
         // SAFETY: live env and value; out-pointer to a local.
-        unsafe { sys::napi_get_value_bool(env, argv[10], &mut file) };
+        unsafe { sys::napi_get_value_bool(env, argv[7], &mut file) };
         if file {
             task.mode = Mode::File;
         }
@@ -274,29 +273,6 @@ unsafe fn submit(
             task.max_output = Some(bytes as usize);
         }
     }
-    // A chunk of a stream: the stream's handle, whether it is the last, and
-    // the kind of flush after it (0: none).
-    if argc > 7 && !is_undefined(env, argv[7]) {
-        // SAFETY: live env and value.
-        let stream = unsafe { crate::handles::shared::<Stream>(env, argv[7]) }
-            .ok_or(("ERR_INVALID_ARG_TYPE", "submit: the stream must be a handle from newStream()".to_owned()))?;
-        let mut last = false;
-        if argc > 8 {
-            // SAFETY: live env and value; out-pointer to a local.
-            unsafe { sys::napi_get_value_bool(env, argv[8], &mut last) };
-        }
-        let mut flush = 0u32;
-        if argc > 9 && !is_undefined(env, argv[9]) {
-            // SAFETY: live env and value; out-pointer to a local.
-            unsafe { sys::napi_get_value_uint32(env, argv[9], &mut flush) };
-        }
-        let end = match (last, flush) {
-            (true, _) => ChunkEnd::Last,
-            (false, 0) => ChunkEnd::More,
-            (false, kind) => ChunkEnd::Flush(kind),
-        };
-        task.mode = Mode::Stream(StreamChunk { stream, end });
-    }
     let flag = cancellable.then(|| Arc::new(AtomicBool::new(false)));
     task.cancel = flag.clone();
     let queued = match inner.pool().submit(task) {
@@ -313,12 +289,7 @@ unsafe fn submit(
 }
 
 /// Most arguments `submit` takes.
-const ARGS: usize = 11;
-
-/// A stream's state travels to JavaScript as a tagged External of its own kind.
-impl crate::handles::Shared for Stream {
-    const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x7f3a_95c1_e2d4_0b68, upper: 0x1c8e_6b27_d05f_a943 };
-}
+const ARGS: usize = 8;
 
 pub(crate) fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
     let mut kind = sys::ValueType::napi_undefined;
@@ -522,13 +493,48 @@ impl NativePool {
         }
     }
 
-    /// A new stream's handle: the state its chunks continue (see the core's
-    /// stream.rs), freed when the handle is collected and no task holds it.
+    /// Returns this pool's `submitChunk(slot, stream, data, end, budget,
+    /// seq)` (see streams.rs), bound as `submit` is.
     #[napi]
-    pub fn new_stream<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        // SAFETY: live env of this call.
-        let value = unsafe { crate::handles::share(env.raw(), Stream::new()) }
-            .ok_or_else(|| Error::new(Status::GenericFailure, "could not make a stream handle".to_owned()))?;
+    pub fn chunk_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        self.bound_function(env, c"submitChunk", crate::streams::submit_chunk_callback)
+    }
+
+    /// A new stream's handle: the state its chunks continue (see the core's
+    /// stream.rs) for `kernel` with `params` (a makeParams handle or
+    /// undefined) and an output limit for the whole stream (undefined: the
+    /// pool's for the kernel); freed when the handle is collected and no
+    /// task holds it.
+    #[napi]
+    pub fn new_stream<'env>(&self, env: &'env Env, kernel: u32, params: Unknown, max_output_bytes: Option<f64>) -> Result<Unknown<'env>> {
+        // SAFETY: live env and a value of this call.
+        let value = unsafe { crate::streams::new_stream(&self.inner, env.raw(), kernel, params.raw(), max_output_bytes) }
+            .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
+        // SAFETY: a value just made in this live env.
+        unsafe { Unknown::from_napi_value(env.raw(), value) }
+    }
+
+    /// What the last step of `stream` did (see streams.rs `report`).
+    #[napi]
+    pub fn stream_report(&self, env: Env, stream: Unknown) -> Result<f64> {
+        // SAFETY: live env and a value of this call.
+        unsafe { crate::streams::report(env.raw(), stream.raw()) }.map_err(|(_, message)| Error::new(Status::InvalidArg, message))
+    }
+
+    /// Runs the chunk in flight of a hash and `rest` on this thread (see
+    /// streams.rs `run_inline`).
+    #[napi]
+    pub fn stream_inline<'env>(
+        &self,
+        env: &'env Env,
+        stream: Unknown,
+        seq: f64,
+        in_flight: Unknown,
+        rest: Unknown,
+    ) -> Result<Unknown<'env>> {
+        // SAFETY: live env and values of this call.
+        let value = unsafe { crate::streams::run_inline(env.raw(), stream.raw(), seq, in_flight.raw(), rest.raw()) }
+            .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }

@@ -46,7 +46,7 @@ pub enum Mode {
     /// Once over the input: a fresh state, fed it all, finished.
     Once,
     /// As a chunk of a stream: the state it continues (see stream.rs).
-    Stream(StreamChunk),
+    Stream(Box<StreamChunk>),
     /// Over a file: the input is a path's bytes (an absolute path; any
     /// bytes on Unix, UTF-8 elsewhere), and the worker thread reads the
     /// file (see file.rs).
@@ -125,6 +125,22 @@ impl std::fmt::Display for TaskError {
 }
 
 impl std::error::Error for TaskError {}
+
+impl From<crate::kernels::KernelError> for TaskError {
+    fn from(e: crate::kernels::KernelError) -> TaskError {
+        use crate::kernels::KernelError;
+        match e {
+            KernelError::TooLarge { limit } => TaskError::TooLarge { limit },
+            KernelError::Cancelled => TaskError::Cancelled,
+            KernelError::InvalidInput(m) => TaskError::InvalidInput(m),
+            KernelError::TimedOut => TaskError::TimedOut,
+            KernelError::Format { code, message } => TaskError::Format { code, message },
+            KernelError::Failed { code, message } => TaskError::Failed { code, message },
+            KernelError::Panic(message) => TaskError::Panic(message),
+            KernelError::Io { syscall, errno, name } => TaskError::Io { syscall, errno, name },
+        }
+    }
+}
 
 /// A finished task, on its way back to the JS thread.
 #[derive(Debug)]

@@ -14,8 +14,8 @@ use brotlic::decode::{DecodeError, DecoderInfo};
 use brotlic::encode::BrotliOperation;
 use brotlic::{BrotliDecoder, BrotliEncoder, BrotliEncoderOptions, CompressionMode, Quality, WindowSize};
 
-use super::codec::{pump, Progress, Stop};
-use super::model::{Kernel, Transform};
+use super::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
 use super::zstd::truncated;
 use super::{KernelError, RunContext, Sink};
@@ -79,7 +79,7 @@ pub struct BrotliCompressState {
 }
 
 impl BrotliCompressState {
-    fn pump(&mut self, input: &[u8], op: BrotliOperation, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn pump(&mut self, input: &[u8], op: BrotliOperation, out: &mut Sink, ctx: &RunContext<'_>) -> Result<Stop, KernelError> {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
@@ -92,23 +92,35 @@ impl BrotliCompressState {
             let flushed = flushing && r.bytes_read == input.len() && !encoder.has_output();
             let ended = (finishing && encoder.is_finished()) || flushed;
             Ok(Progress { consumed: r.bytes_read, produced: r.bytes_written, ended })
-        })?;
-        Ok(())
+        })
     }
 }
 
 impl Transform for BrotliCompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(chunk, BrotliOperation::Process, out, ctx)
+        update_all(self, chunk, out, ctx)
     }
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(&[], BrotliOperation::Finish, out, ctx)
+        finish_all(self, out, ctx)
     }
 
     /// BROTLI_OPERATION_FLUSH, the one flush brotli has.
-    fn flush(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(&[], BrotliOperation::Flush, out, ctx)
+    fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        flush_all(self, kind, out, ctx)
+    }
+
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+        Ok(fed(self.pump(chunk, BrotliOperation::Process, out, ctx)?, 0))
+    }
+
+    // Called again after a pause, the encoder goes on with the same operation.
+    fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Ok(!matches!(self.pump(&[], BrotliOperation::Finish, out, ctx)?, Stop::Paused { .. }))
+    }
+
+    fn flush_until(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Ok(!matches!(self.pump(&[], BrotliOperation::Flush, out, ctx)?, Stop::Paused { .. }))
     }
 }
 
@@ -143,16 +155,30 @@ pub struct BrotliDecompressState {
 
 impl Transform for BrotliDecompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        update_all(self, chunk, out, ctx)
+    }
+
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
         if self.done {
-            return Ok(());
+            return Ok(if chunk.is_empty() { Fed::All } else { Fed::Ended(0) });
         }
         let decoder = &mut self.decoder;
         let stop = pump(out, ctx, chunk, false, |input, room| {
             let r = decoder.decompress(input, room).map_err(decode_error)?;
             Ok(Progress { consumed: r.bytes_read, produced: r.bytes_written, ended: r.info == DecoderInfo::Finished })
         })?;
-        self.done = matches!(stop, Stop::Ended { .. });
-        Ok(())
+        Ok(match stop {
+            Stop::NeedsInput => Fed::All,
+            Stop::Paused { at } => Fed::Paused(at),
+            Stop::Ended { rest } => {
+                self.done = true;
+                if rest == chunk.len() {
+                    Fed::All
+                } else {
+                    Fed::Ended(rest)
+                }
+            }
+        })
     }
 
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {

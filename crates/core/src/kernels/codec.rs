@@ -8,8 +8,15 @@
 //! one-byte probe: only if the library fills it is the output really too
 //! large. An output exactly at the limit is therefore allowed, and a bomb
 //! stops one byte past it, before any memory beyond the limit is reserved.
+//!
+//! The loop also stops at the sink's pause point (a stream whose reader is
+//! full): after a call that reached it, with the input still to take or
+//! more to write, it returns [`Stop::Paused`], and the codec is called again
+//! later with the rest. A stream's output so stays near its reader's
+//! `highWaterMark` plus one call's worth ([`OUTPUT_STEP`]), whatever the
+//! compression ratio.
 
-use super::{KernelError, RunContext, Sink};
+use super::{Fed, KernelError, RunContext, Sink, Transform};
 
 /// Every compressor with its decoder.
 pub const PAIRS: &[(&str, &str)] = &[
@@ -24,7 +31,7 @@ pub const PAIRS: &[(&str, &str)] = &[
 /// How much output room to ask the sink for at a time: enough that a codec
 /// is called a few times per input chunk, small enough that cancellation is
 /// looked at often while a small input expands.
-pub(super) const OUTPUT_STEP: usize = 64 * 1024;
+pub(crate) const OUTPUT_STEP: usize = 64 * 1024;
 
 /// What one call of a codec did.
 pub(super) struct Progress {
@@ -43,6 +50,9 @@ pub(super) enum Stop {
     NeedsInput,
     /// The codec ended its stream; the input after it starts at `rest`.
     Ended { rest: usize },
+    /// The sink reached its pause point with more to do: the input from
+    /// `at` is still to take (or, when finishing, more is still to write).
+    Paused { at: usize },
 }
 
 /// Runs `step` over `input` into `out` until the input is taken (and, when
@@ -81,8 +91,44 @@ pub(super) fn pump(
         if no_progress || (drained && !finishing) {
             return Ok(Stop::NeedsInput);
         }
+        if out.should_pause() {
+            return Ok(Stop::Paused { at });
+        }
         ctx.check()?;
     }
+}
+
+/// What `update_until` says for a stop of [`pump`] over a chunk that began
+/// `base` bytes into the caller's (the codec's stream goes on).
+pub(super) fn fed(stop: Stop, base: usize) -> Fed {
+    match stop {
+        Stop::Paused { at } => Fed::Paused(base + at),
+        Stop::NeedsInput | Stop::Ended { .. } => Fed::All,
+    }
+}
+
+/// [`Transform::update`] over [`Transform::update_until`]: takes the whole
+/// chunk (a sink with a pause point is served in turns, as if unbounded).
+pub(super) fn update_all(state: &mut impl Transform, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    let mut at = 0;
+    loop {
+        match state.update_until(&chunk[at..], out, ctx)? {
+            Fed::All | Fed::Ended(_) => return Ok(()),
+            Fed::Paused(n) => at += n,
+        }
+    }
+}
+
+/// [`Transform::finish`] over [`Transform::finish_until`].
+pub(super) fn finish_all(state: &mut impl Transform, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    while !state.finish_until(out, ctx)? {}
+    Ok(())
+}
+
+/// [`Transform::flush`] over [`Transform::flush_until`].
+pub(super) fn flush_all(state: &mut impl Transform, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    while !state.flush_until(kind, out, ctx)? {}
+    Ok(())
 }
 
 /// Helpers for the codecs' tests.

@@ -26,7 +26,8 @@ use std::ops::RangeInclusive;
 use lz4_flex::block::{compress_into, decompress_into, decompress_into_with_dict, get_maximum_output_size, DecompressError};
 use xxhash_rust::xxh32::{xxh32, Xxh32};
 
-use super::model::{Kernel, Transform};
+use super::codec::update_all;
+use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
 use super::zstd::{truncated, CORRUPT};
 use super::{KernelError, RunContext, Sink};
@@ -159,6 +160,13 @@ pub struct Lz4CompressState {
 }
 
 impl Lz4CompressState {
+    /// Counts `bytes` of input as taken (the content checksum).
+    fn took(&mut self, bytes: &[u8]) {
+        if let Some(content) = &mut self.content {
+            content.update(bytes);
+        }
+    }
+
     /// Writes the frame header before anything else.
     fn begin(&mut self, out: &mut Sink) -> Result<(), KernelError> {
         if self.started {
@@ -229,32 +237,40 @@ fn frame_block(data: &[u8], checksum: bool, dst: &mut [u8]) -> Result<usize, Ker
 
 impl Transform for Lz4CompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        update_all(self, chunk, out, ctx)
+    }
+
+    /// Stops after a block written at the sink's pause point: a block is
+    /// this format's unit of output (at most its maximum size, 4 MiB).
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
         self.begin(out)?;
-        if let Some(content) = &mut self.content {
-            content.update(chunk);
-        }
         let checksum = self.block_checksum();
         let mut rest = chunk;
         if !self.block.is_empty() {
             let take = rest.len().min(self.block_size - self.block.len());
             gather(&mut self.block, &rest[..take], self.block_size);
             rest = &rest[take..];
-            if self.block.len() < self.block_size {
-                return Ok(());
+            if self.block.len() == self.block_size {
+                ctx.check()?;
+                write_block(&self.block, checksum, out, &mut self.scratch)?;
+                self.block.clear();
             }
-            ctx.check()?;
-            write_block(&self.block, checksum, out, &mut self.scratch)?;
-            self.block.clear();
         }
         // Whole blocks straight from the chunk, without a copy.
-        while rest.len() >= self.block_size {
+        while rest.len() >= self.block_size && !out.should_pause() {
             ctx.check()?;
             let (block, tail) = rest.split_at(self.block_size);
             write_block(block, checksum, out, &mut self.scratch)?;
             rest = tail;
         }
+        if out.should_pause() && !rest.is_empty() {
+            let taken = chunk.len() - rest.len();
+            self.took(&chunk[..taken]);
+            return Ok(Fed::Paused(taken));
+        }
         gather(&mut self.block, rest, self.block_size);
-        Ok(())
+        self.took(chunk);
+        Ok(Fed::All)
     }
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
@@ -560,6 +576,12 @@ impl Lz4DecompressState {
 
 impl Transform for Lz4DecompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        update_all(self, chunk, out, ctx)
+    }
+
+    /// Stops after a block decoded at the sink's pause point (the bytes
+    /// gathered for the next one are kept, and count as taken).
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
         self.seen_input |= !chunk.is_empty();
         let Lz4DecompressState { stage, pending, frame, after_frame, .. } = self;
         let mut at = 0;
@@ -570,7 +592,7 @@ impl Transform for Lz4DecompressState {
                     at += n;
                     if n < left {
                         *stage = Stage::Skip { left: left - n };
-                        return Ok(());
+                        return Ok(Fed::All);
                     }
                     *stage = Stage::Magic;
                     continue;
@@ -581,10 +603,13 @@ impl Transform for Lz4DecompressState {
                 Stage::Block { size, .. } => size + if frame.flg & BLOCK_CHECKSUM != 0 { 4 } else { 0 },
             };
             let Some(bytes) = take(pending, chunk, &mut at, need) else {
-                return Ok(());
+                return Ok(Fed::All);
             };
             *stage = Self::step(*stage, bytes, frame, after_frame, out, ctx)?;
             pending.clear();
+            if out.should_pause() && at < chunk.len() {
+                return Ok(Fed::Paused(at));
+            }
         }
     }
 

@@ -28,7 +28,7 @@ use std::sync::{Mutex, OnceLock};
 
 pub use codec::PAIRS as CODEC_PAIRS;
 pub use context::{RunContext, CHUNK};
-pub use model::{AnyKernel, Kernel, Transform};
+pub use model::{AnyKernel, Fed, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};
 pub use sink::{Output, Sink, INLINE};
 

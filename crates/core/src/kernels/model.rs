@@ -20,12 +20,44 @@ use super::params::{ParamError, Params, RawParams};
 use super::{KernelError, RunContext, Sink};
 use crate::input::Input;
 
+/// What [`Transform::update_until`] did with its chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fed {
+    /// It took all of it.
+    All,
+    /// It stopped at the sink's pause point after taking this many bytes:
+    /// call again with the rest (and a sink with room).
+    Paused(usize),
+    /// Its format's stream ended after this many bytes (a decoder that
+    /// reached the end of what it decodes): the rest of the chunk, and any
+    /// later input, is not its to read.
+    Ended(usize),
+}
+
 /// The state of one task's or one stream's computation.
 pub trait Transform: Send {
     /// Consumes the next chunk of input, writing any output it makes.
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
     /// Ends the input, writing what is left (a digest, a trailer). Called once.
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
+    /// [`update`](Transform::update) that may stop early: once the sink has
+    /// reached its pause point (a stream's reader is full), a transform that
+    /// can stop between two pieces of its output does, and says how much of
+    /// the chunk it took. The default takes it all (a digest writes nothing
+    /// until the end, so it never needs to stop).
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+        self.update(chunk, out, ctx).map(|()| Fed::All)
+    }
+    /// [`flush`](Transform::flush) that may stop at the sink's pause point:
+    /// false when there is more to write (call again, with the same `kind`).
+    fn flush_until(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        self.flush(kind, out, ctx).map(|()| true)
+    }
+    /// [`finish`](Transform::finish) that may stop at the sink's pause
+    /// point: false when there is more to write (call again).
+    fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        self.finish(out, ctx).map(|()| true)
+    }
     /// Writes what the state holds back, so that the output so far decodes
     /// to all the input so far (`flush()` of a `node:zlib` stream). `kind` is
     /// the codec family's own constant (`Z_SYNC_FLUSH`, `BROTLI_OPERATION_FLUSH`,

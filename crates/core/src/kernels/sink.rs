@@ -76,6 +76,13 @@ impl std::fmt::Debug for Output {
 /// used ([`Sink::commit`]). Neither ever holds more than `limit` bytes: a
 /// write that would pass it fails with [`KernelError::TooLarge`] before any
 /// memory is reserved for it.
+///
+/// A sink may also have a *pause point* below its limit: the room a stream's
+/// reader has. A kernel that can stop in the middle of its input (a codec,
+/// see [`Transform::update_until`](super::Transform::update_until)) stops
+/// once [`should_pause`](Sink::should_pause) says so, and the stream goes on
+/// from there when the reader wants more. Nothing else changes: a kernel
+/// that never stops still may write up to the limit.
 pub struct Sink {
     /// Bytes written while the output still fits inline.
     inline: [u8; INLINE],
@@ -86,6 +93,8 @@ pub struct Sink {
     spill: Vec<u8>,
     spilled: bool,
     limit: usize,
+    /// Output length at which a kernel that can stop should stop.
+    pause_at: usize,
 }
 
 /// The least room `unfilled` hands out once spilled, so codecs that ask for
@@ -95,7 +104,19 @@ const MIN_ROOM: usize = 16 * 1024;
 impl Sink {
     /// An empty sink that refuses to hold more than `limit` bytes.
     pub fn new(limit: usize) -> Sink {
-        Sink { inline: [0; INLINE], len: 0, spill: Vec::new(), spilled: false, limit }
+        Sink { inline: [0; INLINE], len: 0, spill: Vec::new(), spilled: false, limit, pause_at: usize::MAX }
+    }
+
+    /// An empty sink that refuses to hold more than `limit` bytes, and whose
+    /// writer should stop where it can once it holds `pause_at` (at least 1).
+    pub fn with_pause(limit: usize, pause_at: usize) -> Sink {
+        Sink { pause_at: pause_at.max(1), ..Sink::new(limit) }
+    }
+
+    /// True once the output has reached the pause point: a kernel that can
+    /// stop in the middle of its input should stop now.
+    pub fn should_pause(&self) -> bool {
+        self.len >= self.pause_at
     }
 
     /// Bytes written so far.

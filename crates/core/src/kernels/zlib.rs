@@ -16,8 +16,8 @@
 
 use zlib_rs::{Deflate, DeflateConfig, DeflateError, DeflateFlush, Inflate, InflateError, InflateFlush, Status, Strategy};
 
-use super::codec::{pump, Progress, Stop};
-use super::model::{Kernel, Transform};
+use super::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
 
@@ -144,8 +144,8 @@ pub struct CompressState {
 impl CompressState {
     /// Runs deflate over `input` with `flush` until it has taken all of it
     /// (and, for a flush or `Finish`, written all it holds: deflate says
-    /// so by writing nothing more).
-    fn pump(&mut self, input: &[u8], flush: DeflateFlush, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    /// so by writing nothing more), or the sink's pause point.
+    fn pump(&mut self, input: &[u8], flush: DeflateFlush, out: &mut Sink, ctx: &RunContext<'_>) -> Result<Stop, KernelError> {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
@@ -158,8 +158,7 @@ impl CompressState {
                 produced: (deflate.total_out() - out_before) as usize,
                 ended: status == Status::StreamEnd,
             })
-        })?;
-        Ok(())
+        })
     }
 }
 
@@ -170,25 +169,43 @@ fn deflate_error(e: DeflateError) -> KernelError {
     }
 }
 
+/// zlib's flush constants as `node:zlib` passes them: Z_PARTIAL_FLUSH,
+/// Z_SYNC_FLUSH, Z_FULL_FLUSH, Z_BLOCK.
+fn deflate_flush(kind: u32) -> Result<DeflateFlush, KernelError> {
+    match kind {
+        1 => Ok(DeflateFlush::PartialFlush),
+        2 => Ok(DeflateFlush::SyncFlush),
+        3 => Ok(DeflateFlush::FullFlush),
+        5 => Ok(DeflateFlush::Block),
+        _ => Err(KernelError::InvalidInput(format!("no deflate flush of kind {kind}"))),
+    }
+}
+
 impl Transform for CompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(chunk, DeflateFlush::NoFlush, out, ctx)
+        update_all(self, chunk, out, ctx)
     }
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(&[], DeflateFlush::Finish, out, ctx)
+        finish_all(self, out, ctx)
     }
 
     fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        // zlib.constants: Z_PARTIAL_FLUSH, Z_SYNC_FLUSH, Z_FULL_FLUSH, Z_BLOCK.
-        let flush = match kind {
-            1 => DeflateFlush::PartialFlush,
-            2 => DeflateFlush::SyncFlush,
-            3 => DeflateFlush::FullFlush,
-            5 => DeflateFlush::Block,
-            _ => return Err(KernelError::InvalidInput(format!("no deflate flush of kind {kind}"))),
-        };
-        self.pump(&[], flush, out, ctx)
+        flush_all(self, kind, out, ctx)
+    }
+
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+        Ok(fed(self.pump(chunk, DeflateFlush::NoFlush, out, ctx)?, 0))
+    }
+
+    // Called again after a pause, deflate goes on with the same flush
+    // (zlib's rule: the same flush value until it is done).
+    fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Ok(!matches!(self.pump(&[], DeflateFlush::Finish, out, ctx)?, Stop::Paused { .. }))
+    }
+
+    fn flush_until(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Ok(!matches!(self.pump(&[], deflate_flush(kind)?, out, ctx)?, Stop::Paused { .. }))
     }
 }
 
@@ -275,17 +292,21 @@ pub struct DecompressState {
 }
 
 impl DecompressState {
-    fn pump(&mut self, mut input: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    /// Inflates `input` until it is taken, the stream ends (for a gzip
+    /// input, its last member: a zero byte after a member, or a zlib or raw
+    /// stream's end) or the sink's pause point.
+    fn inflate_until(&mut self, input: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+        let mut at = 0;
         loop {
             match self.phase {
-                Phase::Done => return Ok(()),
+                Phase::Done => return Ok(if at == input.len() { Fed::All } else { Fed::Ended(at) }),
                 // Node's rule: after a gzip member, a zero byte ends the
                 // input (padding); anything else must be another member.
-                Phase::AfterMember => match input.first() {
-                    None => return Ok(()),
+                Phase::AfterMember => match input.get(at) {
+                    None => return Ok(Fed::All),
                     Some(0) => {
                         self.phase = Phase::Done;
-                        return Ok(());
+                        return Ok(Fed::Ended(at));
                     }
                     Some(_) => {
                         self.inflate = new_inflate(self.format, self.window_bits);
@@ -295,7 +316,7 @@ impl DecompressState {
                 Phase::InStream => {}
             }
             let inflate = &mut self.inflate;
-            let stop = pump(out, ctx, input, false, |input, room| {
+            let stop = pump(out, ctx, &input[at..], false, |input, room| {
                 let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
                 let status = inflate.decompress(input, room, InflateFlush::NoFlush).map_err(|e| inflate_error(inflate, e))?;
                 Ok(Progress {
@@ -305,9 +326,10 @@ impl DecompressState {
                 })
             })?;
             match stop {
-                Stop::NeedsInput => return Ok(()),
+                Stop::NeedsInput => return Ok(Fed::All),
+                Stop::Paused { at: took } => return Ok(Fed::Paused(at + took)),
                 Stop::Ended { rest } => {
-                    input = &input[rest..];
+                    at += rest;
                     self.phase = if self.format == Format::Gzip { Phase::AfterMember } else { Phase::Done };
                 }
             }
@@ -329,7 +351,11 @@ fn inflate_error(inflate: &Inflate, e: InflateError) -> KernelError {
 
 impl Transform for DecompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(chunk, out, ctx)
+        update_all(self, chunk, out, ctx)
+    }
+
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+        self.inflate_until(chunk, out, ctx)
     }
 
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {

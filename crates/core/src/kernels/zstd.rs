@@ -14,8 +14,8 @@
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer};
 
-use super::codec::{pump, Progress, Stop};
-use super::model::{Kernel, Transform};
+use super::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
 
@@ -82,7 +82,7 @@ pub struct ZstdCompressState {
 }
 
 impl ZstdCompressState {
-    fn pump(&mut self, input: &[u8], end: ZSTD_EndDirective, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn pump(&mut self, input: &[u8], end: ZSTD_EndDirective, out: &mut Sink, ctx: &RunContext<'_>) -> Result<Stop, KernelError> {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
@@ -94,23 +94,35 @@ impl ZstdCompressState {
             let left = cctx.compress_stream2(&mut dst, &mut src, end).map_err(zstd_error)?;
             // With e_end or e_flush, 0 left means the frame is complete, or flushed.
             Ok(Progress { consumed: src.pos(), produced: dst.pos(), ended: !continuing && left == 0 })
-        })?;
-        Ok(())
+        })
     }
 }
 
 impl Transform for ZstdCompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(chunk, ZSTD_EndDirective::ZSTD_e_continue, out, ctx)
+        update_all(self, chunk, out, ctx)
     }
 
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(&[], ZSTD_EndDirective::ZSTD_e_end, out, ctx)
+        finish_all(self, out, ctx)
     }
 
     /// ZSTD_e_flush, the one flush zstd has: the blocks so far are written.
-    fn flush(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.pump(&[], ZSTD_EndDirective::ZSTD_e_flush, out, ctx)
+    fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        flush_all(self, kind, out, ctx)
+    }
+
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+        Ok(fed(self.pump(chunk, ZSTD_EndDirective::ZSTD_e_continue, out, ctx)?, 0))
+    }
+
+    // Called again after a pause, zstd goes on with the same directive.
+    fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Ok(!matches!(self.pump(&[], ZSTD_EndDirective::ZSTD_e_end, out, ctx)?, Stop::Paused { .. }))
+    }
+
+    fn flush_until(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Ok(!matches!(self.pump(&[], ZSTD_EndDirective::ZSTD_e_flush, out, ctx)?, Stop::Paused { .. }))
     }
 }
 
@@ -160,6 +172,10 @@ fn window_log_max(limit: usize) -> u32 {
 
 impl Transform for ZstdDecompressState {
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        update_all(self, chunk, out, ctx)
+    }
+
+    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
         if !self.window_capped {
             self.window_capped = true;
             self.dctx.set_parameter(DParameter::WindowLogMax(window_log_max(out.limit()))).map_err(zstd_error)?;
@@ -185,8 +201,8 @@ impl Transform for ZstdDecompressState {
             }
             Ok(Progress { consumed: src.pos(), produced: dst.pos(), ended: false })
         })?;
-        debug_assert_eq!(stop, Stop::NeedsInput);
-        Ok(())
+        debug_assert!(!matches!(stop, Stop::Ended { .. }));
+        Ok(fed(stop, 0))
     }
 
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {

@@ -61,6 +61,8 @@ mod state;
 mod supervisor;
 mod worker;
 
+pub use worker::panic_message;
+
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -300,6 +302,17 @@ impl Pool {
             }
         }
         Ok(Pool { shared, baseline: std::sync::Mutex::new((Summary::default(), Summary::default())) })
+    }
+
+    /// The most output a task of `kernel` may make unless it says otherwise
+    /// (`maxOutputBytes`): the pool's limit, or its smaller one for decoders.
+    pub fn output_limit(&self, kernel: &dyn crate::kernels::AnyKernel) -> usize {
+        let config = &self.shared.config;
+        if kernel.expands() {
+            config.max_expanded_bytes
+        } else {
+            config.max_output_bytes
+        }
     }
 
     /// Queues a task; returns the queue length after it. Never blocks beyond

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::state::{note_exit, Lifecycle, Shared, State};
 use super::{PoolConfig, PoolEvent, THREAD_NAME_PREFIX};
-use crate::kernels::{self, KernelError, RunContext, Sink};
+use crate::kernels::{self, RunContext, Sink};
 use crate::policy::RetireReason;
 use crate::sync::thread;
 use crate::sync::{Arc, MutexGuard};
@@ -239,7 +239,7 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
     };
     let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
     let run = || match &task.mode {
-        Mode::Stream(chunk) => chunk.stream.step(kernel, &task.params, &task.input, chunk.end, ctx, limit),
+        Mode::Stream(chunk) => chunk.stream.step(chunk, &task.input, ctx),
         Mode::File => {
             let mut out = Sink::new(limit);
             let path = crate::file::path_of(&task.input)?;
@@ -252,19 +252,12 @@ pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -
     };
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(output)) => Ok(output),
-        Ok(Err(KernelError::TooLarge { limit })) => Err(TaskError::TooLarge { limit }),
-        Ok(Err(KernelError::Cancelled)) => Err(TaskError::Cancelled),
-        Ok(Err(KernelError::InvalidInput(m))) => Err(TaskError::InvalidInput(m)),
-        Ok(Err(KernelError::TimedOut)) => Err(TaskError::TimedOut),
-        Ok(Err(KernelError::Format { code, message })) => Err(TaskError::Format { code, message }),
-        Ok(Err(KernelError::Failed { code, message })) => Err(TaskError::Failed { code, message }),
-        Ok(Err(KernelError::Panic(message))) => Err(TaskError::Panic(message)),
-        Ok(Err(KernelError::Io { syscall, errno, name })) => Err(TaskError::Io { syscall, errno, name }),
+        Ok(Err(e)) => Err(e.into()),
         Err(payload) => Err(TaskError::Panic(panic_message(payload.as_ref()))),
     }
 }
 
-pub(super) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -1,0 +1,211 @@
+//! The streams' calls (lib/stream-tasks.js): a stream's handle, its chunks'
+//! submit, what its last step did, and the inline run of a hash's
+//! `update()` past its staging cap. The protocol is the core's (stream.rs).
+
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use napi::sys;
+use tidepool_core::kernels::{self, RunContext};
+use tidepool_core::{ChunkEnd, Input, Mode, Refused, Stream, StreamChunk, Task, TaskError};
+
+use crate::binary;
+use crate::inner::Inner;
+use crate::native_pool::{is_undefined, throw};
+
+type Refusal = (&'static str, String);
+
+/// A stream's state travels to JavaScript as a tagged External of its own kind.
+impl crate::handles::Shared for Stream {
+    const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x7f3a_95c1_e2d4_0b68, upper: 0x1c8e_6b27_d05f_a943 };
+}
+
+/// A new stream of `kernel` with `params` (a handle from makeParams, or
+/// undefined: the kernel's defaults) and an output limit for the whole
+/// stream (undefined: the pool's for the kernel).
+///
+/// # Safety
+/// `env`, `params` must be the live env and a value of the current call.
+pub(crate) unsafe fn new_stream(
+    inner: &Inner,
+    env: sys::napi_env,
+    kernel: u32,
+    params: sys::napi_value,
+    max_output_bytes: Option<f64>,
+) -> Result<sys::napi_value, Refusal> {
+    let Some(found) = kernels::get(kernel) else {
+        return Err(("ERR_INVALID_ARG_TYPE", "newStream: kernel must be a valid kernel id".to_owned()));
+    };
+    let params = if is_undefined(env, params) {
+        kernels::Params::NONE
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { crate::params::take(env, params, kernel) }?
+    };
+    let limit = match max_output_bytes {
+        // An integer index.js checked (>= 1).
+        Some(bytes) if bytes >= 1.0 => bytes as usize,
+        _ => inner.pool().output_limit(found),
+    };
+    // SAFETY: live env of this call.
+    unsafe { crate::handles::share(env, Stream::new(kernel, params, limit)) }
+        .ok_or(("ERR_TIDEPOOL_INTERNAL", "could not make a stream handle".to_owned()))
+}
+
+/// `submitChunk(slot, stream, data, end, budget, seq)`: queues one step of
+/// chunk `seq` of `stream` (a handle from `newStream()`): `data` (a binary
+/// or an Array of binaries, kept reachable by index.js until the task is
+/// delivered), then `end` (-1: the stream's last chunk, 0: nothing, a
+/// flush kind the codec checked in JS); the task stops once its output
+/// passes `budget` bytes. The task can always be cancelled alone
+/// (`cancel([slot])`: the stream's `destroy()`). Returns the queue length
+/// after it, or 0 when the queue was full.
+pub(crate) unsafe extern "C" fn submit_chunk_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 6;
+    let mut argv = [ptr::null_mut(); 6];
+    let mut data = ptr::null_mut();
+    // SAFETY: live env and callback info of this call; out-pointers to locals.
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
+    if status != sys::Status::napi_ok || argc < 6 || data.is_null() {
+        throw(env, "ERR_INVALID_ARG_TYPE", "submitChunk(slot, stream, data, end, budget, seq) takes six arguments");
+        return ptr::null_mut();
+    }
+    // SAFETY: `data` is the Rc<Inner> share owned by this function object,
+    // alive for as long as the function can be called.
+    let inner = unsafe { &*(data as *const Inner) };
+    // SAFETY: the arguments are live values of this call.
+    match unsafe { submit_chunk(inner, env, argv) } {
+        Ok(queued) => {
+            let mut result = ptr::null_mut();
+            // SAFETY: live env; out-pointer to a local.
+            unsafe { sys::napi_create_uint32(env, queued, &mut result) };
+            result
+        }
+        Err((code, message)) => {
+            throw(env, code, &message);
+            ptr::null_mut()
+        }
+    }
+}
+
+/// # Safety
+/// `env` and `argv` must be the live env and arguments of the current call.
+unsafe fn submit_chunk(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value; 6]) -> Result<u32, Refusal> {
+    let mut slot = 0u32;
+    let mut end = 0i32;
+    let mut budget = 0.0f64;
+    let mut seq = 0.0f64;
+    // SAFETY: live env and values; out-pointers to locals.
+    let numbers_ok = unsafe {
+        sys::napi_get_value_uint32(env, argv[0], &mut slot) == sys::Status::napi_ok
+            && sys::napi_get_value_int32(env, argv[3], &mut end) == sys::Status::napi_ok
+            && sys::napi_get_value_double(env, argv[4], &mut budget) == sys::Status::napi_ok
+            && sys::napi_get_value_double(env, argv[5], &mut seq) == sys::Status::napi_ok
+    };
+    let in_range = seq >= 0.0 && budget >= 1.0;
+    if !numbers_ok || !in_range {
+        return Err(("ERR_INVALID_ARG_TYPE", "submitChunk: slot, end, budget and seq must be numbers".to_owned()));
+    }
+    // SAFETY: live env and value.
+    let stream = unsafe { crate::handles::shared::<Stream>(env, argv[1]) }
+        .ok_or(("ERR_INVALID_ARG_TYPE", "submitChunk: the stream must be a handle from newStream()".to_owned()))?;
+    if inner.is_torn_down() {
+        return Err(("ERR_TIDEPOOL_CLOSED", "the environment is shutting down".to_owned()));
+    }
+    // SAFETY: live env and value; index.js keeps `data` reachable until the
+    // completion for `slot` is delivered.
+    let input = unsafe { binary::input_of(env, argv[2]) }?;
+    let end = match end {
+        -1 => ChunkEnd::Last,
+        0 => ChunkEnd::More,
+        kind => ChunkEnd::Flush(kind as u32),
+    };
+    let budget = if budget.is_finite() { budget as usize } else { usize::MAX };
+    let mut task = Task::new(slot, stream.kernel(), input, Instant::now());
+    task.mode = Mode::Stream(Box::new(StreamChunk { stream, seq: seq as u64, end, budget }));
+    let flag = Arc::new(AtomicBool::new(false));
+    task.cancel = Some(flag.clone());
+    let queued = match inner.pool().submit(task) {
+        Ok(queued) => queued,
+        Err(Refused::Full(_)) => return Ok(0),
+        Err(Refused::Closed(_)) => return Err(("ERR_TIDEPOOL_CLOSED", "The pool is closed and accepts no new tasks".to_owned())),
+    };
+    inner.task_queued(slot, Some(flag));
+    Ok(queued.min(u32::MAX as usize) as u32)
+}
+
+/// What the last step of a stream did, as one number (the core's
+/// `Report::pack`: input bytes taken in all × 4 + 0 done, 1 paused, 2
+/// ended).
+///
+/// # Safety
+/// `env` and `value` must be the live env and a value of the current call.
+pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Result<f64, Refusal> {
+    // SAFETY: forwarded contract.
+    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }
+        .ok_or(("ERR_INVALID_ARG_TYPE", "streamReport: the stream must be a handle from newStream()".to_owned()))?;
+    Ok(stream.report().pack() as f64)
+}
+
+/// Runs, on this (the JS) thread, chunk `seq` of `stream` (its `in_flight`
+/// data; `seq` < 0: none in flight) from where it got to, then `rest` (a
+/// binary or an Array of binaries): a hash's `update()` past its staging
+/// cap. Returns the output (a hash has none before its end) as a Buffer, or
+/// the error that ended the stream as the string `"code detail"` (a task
+/// error's code and detail, as delivery passes them).
+///
+/// # Safety
+/// `env` and the values must be the live env and values of the current call.
+pub(crate) unsafe fn run_inline(
+    env: sys::napi_env,
+    handle: sys::napi_value,
+    seq: f64,
+    in_flight: sys::napi_value,
+    rest: sys::napi_value,
+) -> Result<sys::napi_value, Refusal> {
+    // SAFETY: forwarded contract.
+    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }
+        .ok_or(("ERR_INVALID_ARG_TYPE", "streamInline: the stream must be a handle from newStream()".to_owned()))?;
+    // Both read before anything runs: no JavaScript runs from here to the
+    // end of the call, so what they point at stays as it is.
+    let in_flight = if seq >= 0.0 {
+        // SAFETY: forwarded contract.
+        Some((seq as u64, unsafe { binary::input_of(env, in_flight) }?))
+    } else {
+        None
+    };
+    // SAFETY: forwarded contract.
+    let rest: Input = unsafe { binary::input_of(env, rest) }?;
+    let never = AtomicBool::new(false);
+    let ctx = RunContext::new(&never);
+    let ran = catch_unwind(AssertUnwindSafe(|| stream.run_inline(in_flight.as_ref().map(|(s, i)| (*s, i)), &rest, &ctx)));
+    let outcome: Result<_, TaskError> = match ran {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(e)) => Err(e.into()),
+        Err(payload) => Err(TaskError::Panic(tidepool_core::pool::panic_message(payload.as_ref()))),
+    };
+    let mut value = ptr::null_mut();
+    match outcome {
+        Ok(output) => {
+            let bytes = output.as_bytes();
+            // SAFETY: live env; `bytes` is valid for its length during the call.
+            let status =
+                unsafe { sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, ptr::null_mut(), &mut value) };
+            if status != sys::Status::napi_ok {
+                return Err(("ERR_MEMORY_ALLOCATION_FAILED", "Failed to allocate memory for the output".to_owned()));
+            }
+        }
+        Err(e) => {
+            // One string, "code detail": no Array whose elements a setter on
+            // Array.prototype could intercept.
+            let text = format!("{} {}", e.code(), e.detail());
+            // SAFETY: live env; `text` is UTF-8 of the given length.
+            unsafe { sys::napi_create_string_utf8(env, text.as_ptr() as *const _, text.len() as isize, &mut value) };
+        }
+    }
+    Ok(value)
+}
