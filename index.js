@@ -35,12 +35,19 @@ const {
   taskError,
   throwLater,
   invalidArgValue,
-  unknownOption,
   fsError,
   fileFailure,
   ownCode,
 } = require('./lib/errors');
-const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
+const {
+  ENCODINGS,
+  checkTaskKeys,
+  ownOptions,
+  resolvePoolOptions,
+  resolveStatsOptions,
+  concurrencyOption,
+  TASK_OPTION,
+} = require('./lib/options');
 const { Watches, isAborted, signalReason, addListener, removeListener } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
 const { ownArray, grown, asPlainArray } = require('./lib/own-array');
@@ -177,16 +184,15 @@ const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWat
 
 /**
  * The options of a stream (createHash, createGzip...): only the names in
- * `known`, each read once; an aborted signal throws at once.
+ * `known`, each read once if given as an own property; an aborted signal
+ * throws at once.
  */
 function streamOptions(options, known) {
   const out = { __proto__: null, params: undefined, signal: undefined, maxOutputBytes: undefined, highWaterMark: undefined };
   if (options === undefined) return out;
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-  for (const key in options) {
-    if (!known.includes(key)) throw unknownOption('options', key, known);
-  }
-  for (let i = 0; i < known.length; i++) out[known[i]] = options[known[i]];
+  const given = ownOptions(options, known, 'options');
+  for (let i = 0; i < known.length; i++) out[known[i]] = given[known[i]];
   const signal = out.signal;
   if (signal !== undefined) {
     if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
@@ -323,8 +329,8 @@ class Pool extends EventEmitter {
     super();
     const resolved = resolvePoolOptions(options, DEFAULTS, kernelId, kFailSpawnsAfter);
     this.#kernel = resolved.kernel;
-    // Read once: a getter must not answer differently the second time.
-    const params = options === undefined || options === null ? undefined : options.params;
+    // Read once (by resolvePoolOptions): a getter must not answer differently the second time.
+    const params = resolved.params;
     if (params !== undefined) {
       this.#extra = Object.freeze(taskExtra(paramsHandle(resolved.kernel, params, 'options.params', false), undefined));
     } else {
@@ -1143,20 +1149,21 @@ class Pool extends EventEmitter {
    */
   #taskOptions(options, method) {
     if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-    checkTaskKeys(options, method);
+    // Only the options given as own properties are read (lib/options.js).
+    const given = checkTaskKeys(options, method);
     let kernel = this.#kernel;
     let extra = this.#extra;
-    const name = options.kernel;
+    const name = (given & TASK_OPTION.kernel) !== 0 ? options.kernel : undefined;
     if (name !== undefined) {
       kernel = kernelId(name, 'options.kernel');
       // The pool's params are for the pool's kernel.
       if (kernel !== this.#kernel) extra = undefined;
     }
-    const signal = options.signal;
+    const signal = (given & TASK_OPTION.signal) !== 0 ? options.signal : undefined;
     if (signal !== undefined && (signal === null || typeof signal !== 'object')) {
       throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
     }
-    let timeoutMs = options.timeoutMs;
+    let timeoutMs = (given & TASK_OPTION.timeoutMs) !== 0 ? options.timeoutMs : undefined;
     if (timeoutMs !== undefined) {
       if (typeof timeoutMs !== 'number') throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
       if (!(timeoutMs > 0) || (timeoutMs > 2 ** 31 && timeoutMs !== Infinity)) {
@@ -1164,9 +1171,18 @@ class Pool extends EventEmitter {
       }
       if (timeoutMs === Infinity) timeoutMs = undefined;
     }
-    const maxOutputBytes = checkOutputLimit(options.maxOutputBytes, BUFFER_MAX_LENGTH);
-    const concurrency = method === 'map' ? concurrencyOption(options, this.#maxThreads * MAP_CONCURRENCY_PER_THREAD) : undefined;
-    const params = options.params;
+    const maxOutputBytes = checkOutputLimit(
+      (given & TASK_OPTION.maxOutputBytes) !== 0 ? options.maxOutputBytes : undefined,
+      BUFFER_MAX_LENGTH,
+    );
+    const concurrency =
+      method === 'map'
+        ? concurrencyOption(
+            (given & TASK_OPTION.concurrency) !== 0 ? options.concurrency : undefined,
+            this.#maxThreads * MAP_CONCURRENCY_PER_THREAD,
+          )
+        : undefined;
+    const params = (given & TASK_OPTION.params) !== 0 ? options.params : undefined;
     if (params !== undefined) {
       extra = taskExtra(paramsHandle(kernel, params, 'options.params', method === 'post'), maxOutputBytes);
     } else {
