@@ -37,7 +37,7 @@ const {
   invalidArgValue,
   fsError,
   fileFailure,
-  ownCode,
+  countedCode,
 } = require('./lib/errors');
 const {
   ENCODINGS,
@@ -1463,11 +1463,16 @@ class Pool extends EventEmitter {
     reject(err);
   }
 
-  /** Counts `count` tasks failed with `err` (its code, for tidepool/metrics). */
+  /**
+   * Counts `count` tasks failed with `err`, under its code when tidepool or
+   * Node gives it, else under 'other' (lib/errors.js countedCode): a
+   * caller's codes would grow #failures, and tidepool/metrics' series,
+   * without bound.
+   */
   #countFailures(err, count) {
     if (count === 0) return;
     this.#failed += count;
-    const code = ownCode(err) ?? 'ERR_UNKNOWN';
+    const code = countedCode(err);
     this.#failures[code] = (this.#failures[code] ?? 0) + count;
   }
 
