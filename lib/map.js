@@ -37,6 +37,8 @@ const promiseThen = Function.prototype.call.bind(Promise.prototype.then);
 /** What the pool is told when the iteration ends early (nobody hears it). */
 const STOPPED = Object.freeze(makeError(Error, 'ABORT_ERR', 'The map() iteration was stopped'));
 
+function ignore() {}
+
 function done() {
   return { value: undefined, done: true };
 }
@@ -131,11 +133,19 @@ class MapIterator {
     return promise;
   }
 
-  /** Stops: cancels the tasks in flight and closes the source (awaited). */
+  /**
+   * Stops: cancels the tasks in flight and closes the source. Its return()
+   * is awaited, unless a next() of it is still pending: an async
+   * generator (a tailing cursor waiting for data) runs a return() only
+   * after that next() settles, which may be never, and the `break` must
+   * not wait for it. The source then closes when its next() settles (a
+   * failure of that late return() has nobody to go to, and is dropped).
+   */
   async return(value) {
     if (!this.#over) {
       this.#over = true;
       const wasFailed = this.#error !== undefined;
+      const nextPending = this.#pulling;
       if (this.#batch !== undefined && !wasFailed) this.#port.cancel(this.#batch, STOPPED);
       this.#clear();
       this.#serve();
@@ -143,7 +153,10 @@ class MapIterator {
         const close = this.#source.return;
         if (typeof close === 'function') {
           const step = close.call(this.#source);
-          if (!this.#sync) await step;
+          if (!this.#sync) {
+            if (!nextPending) await step;
+            else if (isPromise(step)) promiseThen(step, undefined, ignore);
+          }
         }
       }
     }
