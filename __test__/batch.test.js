@@ -723,3 +723,31 @@ test("breaking out of map() while the source's next() waits returns at once; the
     await pool.close();
   }
 });
+
+test('map() with a huge concurrency pulls a sync source a slice per turn of the event loop', async () => {
+  const pool = new Pool();
+  try {
+    const total = 50_000;
+    let pulled = 0;
+    function* source() {
+      for (let i = 0; i < total; i++) {
+        pulled++;
+        yield Buffer.from(`m${i}`);
+      }
+    }
+    // Queued before the first pull: it runs as soon as the event loop gets control back.
+    let pulledBeforeTheLoopRan;
+    setImmediate(() => (pulledBeforeTheLoopRan = pulled));
+    let i = 0;
+    for await (const { result, message } of pool.map(source(), { concurrency: 2 ** 20 })) {
+      assert.equal(message.toString(), `m${i}`);
+      if (i % 4999 === 0) assert.deepEqual(result, sha256(message));
+      i++;
+    }
+    assert.equal(i, total);
+    assert.ok(pulledBeforeTheLoopRan > 0, 'the first pull came before');
+    assert.ok(pulledBeforeTheLoopRan <= 4096, `${pulledBeforeTheLoopRan} messages pulled before the event loop ran`);
+  } finally {
+    await pool.close();
+  }
+});
