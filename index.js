@@ -35,12 +35,19 @@ const {
   taskError,
   throwLater,
   invalidArgValue,
-  unknownOption,
   fsError,
   fileFailure,
-  ownCode,
+  countedCode,
 } = require('./lib/errors');
-const { ENCODINGS, checkTaskKeys, resolvePoolOptions, resolveStatsOptions, concurrencyOption } = require('./lib/options');
+const {
+  ENCODINGS,
+  checkTaskKeys,
+  ownOptions,
+  resolvePoolOptions,
+  resolveStatsOptions,
+  concurrencyOption,
+  TASK_OPTION,
+} = require('./lib/options');
 const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
 const { ownArray, grown, asPlainArray } = require('./lib/own-array');
@@ -186,17 +193,15 @@ const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWat
 
 /**
  * The options of a stream (createHash, createGzip...): only the names in
- * `known`, each read once. (An aborted signal destroys the stream at once,
- * as node:zlib's does: see #watchStream.)
+ * `known`, each read once if given as an own property. (An aborted signal
+ * destroys the stream at once, as node:zlib's does: see #watchStream.)
  */
 function streamOptions(options, known) {
   const out = { __proto__: null, params: undefined, signal: undefined, maxOutputBytes: undefined, highWaterMark: undefined };
   if (options === undefined) return out;
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-  for (const key in options) {
-    if (!known.includes(key)) throw unknownOption('options', key, known);
-  }
-  for (let i = 0; i < known.length; i++) out[known[i]] = options[known[i]];
+  const given = ownOptions(options, known, 'options');
+  for (let i = 0; i < known.length; i++) out[known[i]] = given[known[i]];
   const signal = out.signal;
   if (signal !== undefined) {
     if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
@@ -208,9 +213,9 @@ function streamOptions(options, known) {
   }
   return out;
 }
-/** A stream's Transform options: its highWaterMark, when given. */
+/** A stream's Transform options: its highWaterMark, when given (without a prototype: Node reads inherited options). */
 function streamBuffers(highWaterMark) {
-  return highWaterMark === undefined ? undefined : { highWaterMark };
+  return highWaterMark === undefined ? undefined : { __proto__: null, highWaterMark };
 }
 
 /** A stream step's output: the settled task's result. */
@@ -350,8 +355,8 @@ class Pool extends EventEmitter {
     super();
     const resolved = resolvePoolOptions(options, DEFAULTS, kernelId, kFailSpawnsAfter);
     this.#kernel = resolved.kernel;
-    // Read once: a getter must not answer differently the second time.
-    const params = options === undefined || options === null ? undefined : options.params;
+    // Read once (by resolvePoolOptions): a getter must not answer differently the second time.
+    const params = resolved.params;
     if (params !== undefined) {
       this.#extra = Object.freeze(taskExtra(paramsHandle(resolved.kernel, params, 'options.params', false), undefined));
     } else {
@@ -1132,7 +1137,45 @@ class Pool extends EventEmitter {
    * never submitted count as failed. Its other tasks settle quietly.
    */
   #failBatch(batch, index, error) {
-    if (batch.error !== undefined) return;
+    if (!this.#markBatchFailed(batch, index, error)) return;
+    if (batch.outstanding !== 0) {
+      const removed = this.#native.cancelBatch(batch.flag);
+      for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], false, undefined);
+    }
+    this.#pumpSoon();
+    batch.sink.fail(index, error);
+  }
+
+  /**
+   * #failBatch for every batch of `batches` (as a whole: their signal
+   * fired), with their queued tasks taken out of the queue in one native
+   * pass for all (a pass per batch would cost batches × queue length).
+   * The sinks hear it once every batch is failed and its tasks settled.
+   */
+  #failBatches(batches, error) {
+    const failed = ownArray(0);
+    const flags = ownArray(0);
+    for (let i = 0; i < batches.length; i++) {
+      const batch = batches[i];
+      if (!this.#markBatchFailed(batch, -1, error)) continue;
+      failed[failed.length] = batch;
+      if (batch.outstanding !== 0) flags[flags.length] = batch.flag;
+    }
+    if (flags.length !== 0) {
+      const removed = this.#native.cancelBatches(flags);
+      for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], false, undefined);
+    }
+    this.#pumpSoon();
+    for (let i = 0; i < failed.length; i++) failed[i].sink.fail(-1, error);
+  }
+
+  /**
+   * What failing a batch does before its queued tasks leave the queue: its
+   * error (with `index`), the tasks never submitted counted as failed and
+   * let go, its wait and its signal left. False if it had already failed.
+   */
+  #markBatchFailed(batch, index, error) {
+    if (batch.error !== undefined) return false;
     batch.error = error;
     // Defined, not assigned: an inherited `index` setter must not run here.
     if (index >= 0 && error !== null && typeof error === 'object') {
@@ -1153,12 +1196,7 @@ class Pool extends EventEmitter {
       batch.waiting = undefined;
     }
     this.#forgetBatchSignal(batch);
-    if (batch.outstanding !== 0) {
-      const removed = this.#native.cancelBatch(batch.flag);
-      for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], false, undefined);
-    }
-    this.#pumpSoon();
-    batch.sink.fail(index, error);
+    return true;
   }
 
   /** Whether settling `slot` as failed needs an error (not a task of a batch that already failed). */
@@ -1200,20 +1238,21 @@ class Pool extends EventEmitter {
    */
   #taskOptions(options, method) {
     if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-    checkTaskKeys(options, method);
+    // Only the options given as own properties are read (lib/options.js).
+    const given = checkTaskKeys(options, method);
     let kernel = this.#kernel;
     let extra = this.#extra;
-    const name = options.kernel;
+    const name = (given & TASK_OPTION.kernel) !== 0 ? options.kernel : undefined;
     if (name !== undefined) {
       kernel = kernelId(name, 'options.kernel');
       // The pool's params are for the pool's kernel.
       if (kernel !== this.#kernel) extra = undefined;
     }
-    const signal = options.signal;
+    const signal = (given & TASK_OPTION.signal) !== 0 ? options.signal : undefined;
     if (signal !== undefined && (signal === null || typeof signal !== 'object')) {
       throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
     }
-    let timeoutMs = options.timeoutMs;
+    let timeoutMs = (given & TASK_OPTION.timeoutMs) !== 0 ? options.timeoutMs : undefined;
     if (timeoutMs !== undefined) {
       if (typeof timeoutMs !== 'number') throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
       if (!(timeoutMs > 0) || (timeoutMs > 2 ** 31 && timeoutMs !== Infinity)) {
@@ -1221,9 +1260,18 @@ class Pool extends EventEmitter {
       }
       if (timeoutMs === Infinity) timeoutMs = undefined;
     }
-    const maxOutputBytes = checkOutputLimit(options.maxOutputBytes, BUFFER_MAX_LENGTH);
-    const concurrency = method === 'map' ? concurrencyOption(options, this.#maxThreads * MAP_CONCURRENCY_PER_THREAD) : undefined;
-    const params = options.params;
+    const maxOutputBytes = checkOutputLimit(
+      (given & TASK_OPTION.maxOutputBytes) !== 0 ? options.maxOutputBytes : undefined,
+      BUFFER_MAX_LENGTH,
+    );
+    const concurrency =
+      method === 'map'
+        ? concurrencyOption(
+            (given & TASK_OPTION.concurrency) !== 0 ? options.concurrency : undefined,
+            this.#maxThreads * MAP_CONCURRENCY_PER_THREAD,
+          )
+        : undefined;
+    const params = (given & TASK_OPTION.params) !== 0 ? options.params : undefined;
     if (params !== undefined) {
       extra = taskExtra(paramsHandle(kernel, params, 'options.params', method === 'post'), maxOutputBytes);
     } else {
@@ -1417,7 +1465,7 @@ class Pool extends EventEmitter {
     // stack) would cost more than the task (10 µs; 1 s for 100,000 tasks).
     const aborted = abortError(signalReason(signal));
     const errors = ownArray(0);
-    for (const batch of Array.from(watch.batches)) this.#failBatch(batch, -1, aborted);
+    if (watch.batches.size !== 0) this.#failBatches(Array.from(watch.batches), aborted);
     // As node:zlib's streams: each destroyed with an AbortError of its own.
     for (const stream of Array.from(watch.streams)) stream[ABORT](abortError(signalReason(signal)));
     for (const entry of watch.waiting) {
@@ -1502,11 +1550,16 @@ class Pool extends EventEmitter {
     reject(err);
   }
 
-  /** Counts `count` tasks failed with `err` (its code, for tidepool/metrics). */
+  /**
+   * Counts `count` tasks failed with `err`, under its code when tidepool or
+   * Node gives it, else under 'other' (lib/errors.js countedCode): a
+   * caller's codes would grow #failures, and tidepool/metrics' series,
+   * without bound.
+   */
   #countFailures(err, count) {
     if (count === 0) return;
     this.#failed += count;
-    const code = ownCode(err) ?? 'ERR_UNKNOWN';
+    const code = countedCode(err);
     this.#failures[code] = (this.#failures[code] ?? 0) + count;
   }
 

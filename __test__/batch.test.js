@@ -680,3 +680,74 @@ test('map() with a large concurrency allocates its window as it fills', async ()
     await pool.close();
   }
 });
+
+/** `promise`, or a rejection once `ms` pass first (a bounded wait, never a hang). */
+function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+test("breaking out of map() while the source's next() waits returns at once; the source closes when it settles", async () => {
+  const pool = new Pool();
+  try {
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    let finallyRan = false;
+    // A tailing cursor: after its first message it waits for data.
+    async function* tailing() {
+      try {
+        yield Buffer.from('first');
+        await gate;
+        yield Buffer.from('later');
+      } finally {
+        finallyRan = true;
+      }
+    }
+    const loop = (async () => {
+      for await (const { message } of pool.map(tailing())) {
+        assert.equal(message.toString(), 'first');
+        break;
+      }
+    })();
+    // The map read ahead: the source's next() is pending, and nothing resolves it here.
+    await within(loop, 5000, 'the break');
+    assert.equal(finallyRan, false, 'the source still waits in its next()');
+    release();
+    for (let turns = 0; !finallyRan && turns < 100; turns++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(finallyRan, true, "the source's finally ran once its next() settled");
+    assert.equal((await settled(pool)).queued, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('map() with a huge concurrency pulls a sync source a slice per turn of the event loop', async () => {
+  const pool = new Pool();
+  try {
+    const total = 50_000;
+    let pulled = 0;
+    function* source() {
+      for (let i = 0; i < total; i++) {
+        pulled++;
+        yield Buffer.from(`m${i}`);
+      }
+    }
+    // Queued before the first pull: it runs as soon as the event loop gets control back.
+    let pulledBeforeTheLoopRan;
+    setImmediate(() => (pulledBeforeTheLoopRan = pulled));
+    let i = 0;
+    for await (const { result, message } of pool.map(source(), { concurrency: 2 ** 20 })) {
+      assert.equal(message.toString(), `m${i}`);
+      if (i % 4999 === 0) assert.deepEqual(result, sha256(message));
+      i++;
+    }
+    assert.equal(i, total);
+    assert.ok(pulledBeforeTheLoopRan > 0, 'the first pull came before');
+    assert.ok(pulledBeforeTheLoopRan <= 4096, `${pulledBeforeTheLoopRan} messages pulled before the event loop ran`);
+  } finally {
+    await pool.close();
+  }
+});

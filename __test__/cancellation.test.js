@@ -354,3 +354,48 @@ test('a tampered signal: posts it cannot listen for throw and queue nothing; lat
     await pool.close();
   }
 });
+
+test('aborting a signal shared by many queued postMany() batches cancels them all in one native pass', async () => {
+  // Counts the native calls that pass over the queue to cancel tasks.
+  const { binding } = require('../lib/binding');
+  const proto = binding.NativePool.prototype;
+  const originals = {};
+  let passes = 0;
+  for (const name of ['cancel', 'cancelBatch', 'cancelBatches']) {
+    if (typeof proto[name] !== 'function') continue;
+    originals[name] = proto[name];
+    proto[name] = function counted(...args) {
+      passes++;
+      return originals[name].apply(this, args);
+    };
+  }
+  const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 1 });
+  try {
+    const stopBlocker = new AbortController();
+    const blocker = settle(pool.post(micros(10_000_000), { signal: stopBlocker.signal }));
+    const deadline = Date.now() + 5000;
+    while (pool.stats().busyThreads === 0) {
+      assert.ok(Date.now() < deadline, 'the blocking task started');
+      await tick();
+    }
+    const ac = new AbortController();
+    const n = 20_000;
+    const batches = Array.from({ length: n }, () => settle(pool.postMany([micros(1)], { signal: ac.signal })));
+    assert.equal(pool.stats().queued, n);
+    passes = 0;
+    ac.abort('enough');
+    assert.equal(passes, 1, 'one pass over the queue for every batch of the signal');
+    assert.equal(pool.stats().queued, 0, 'removed from the queue at once');
+    const outcomes = await Promise.all(batches);
+    const first = outcomes[0].reason;
+    assert.ok(isAbortError(first, 'enough'));
+    for (const o of outcomes) assert.equal(o.reason, first, 'every batch rejects with the one AbortError');
+    stopBlocker.abort();
+    await blocker;
+    assert.equal(pool.stats().pending, 0);
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+  } finally {
+    Object.assign(proto, originals);
+    await pool.close();
+  }
+});

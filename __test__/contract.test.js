@@ -26,3 +26,25 @@ test('every error code a task can fail with is known to the JavaScript side', ()
     assert.notEqual(taskError(code, 'detail', false).code, 'ERR_TIDEPOOL_INTERNAL', `code ${code} is mapped`);
   }
 });
+
+test('every error code tidepool gives a task is counted under its own name (the code label of tidepool/metrics)', () => {
+  const { countedCode } = require('../lib/errors');
+  const root = path.join(__dirname, '..');
+  const sources = (dir, ext) =>
+    fs
+      .readdirSync(path.join(root, dir), { recursive: true })
+      .filter((f) => f.endsWith(ext))
+      .map((f) => fs.readFileSync(path.join(root, dir, f), 'utf8'));
+  const codes = new Set();
+  // Rust's codes ("Z_DATA_ERROR", "ERR__ERROR_FORMAT_PADDING_1", "ENOENT"...) and the JS side's own.
+  for (const text of [...sources('crates/core/src', '.rs'), ...sources('src', '.rs')]) {
+    for (const [, code] of text.matchAll(/"((?:ERR_|Z_)[A-Z0-9_]+|E[A-Z0-9]+)"/g)) codes.add(code);
+  }
+  for (const text of [...sources('lib', '.js'), fs.readFileSync(path.join(root, 'index.js'), 'utf8')]) {
+    for (const [, code] of text.matchAll(/'((?:ERR_|Z_)[A-Z0-9_]+|ABORT_ERR)'/g)) codes.add(code);
+  }
+  assert.ok(codes.has('Z_DATA_ERROR') && codes.has('ENOENT') && codes.has('ERR_TIDEPOOL_CLOSED'), 'the scan finds codes');
+  for (const code of codes) assert.equal(countedCode({ code }), code, code);
+  assert.equal(countedCode({ code: 'ERR_MY_OWN' }), 'other');
+  assert.equal(countedCode(new Error('no code')), 'other');
+});

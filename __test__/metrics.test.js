@@ -177,3 +177,44 @@ test('OpenMetrics names, batch cancellations, a closed pool replaced, and what i
     await old.close();
   }
 });
+
+test("a map() source's own error codes count as one `other` series; tidepool's and Node's keep theirs", async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  const registry = new client.Registry();
+  collectMetrics(pool, { registry });
+  /** A source that yields one task (in flight when it throws), then throws `error`. */
+  async function* failing(error) {
+    yield micros(1_000_000);
+    throw error;
+  }
+  const codeOf = (code) => Object.assign(new Error('the source failed'), { code });
+  try {
+    const distinct = 300;
+    for (let i = 0; i < distinct; i++) {
+      const error = codeOf(`ERR_MY_SOURCE_${i}`);
+      await assert.rejects(pool.map(failing(error), { kernel: 'sleep' }).next(), error);
+    }
+    // A code Node gives (a source reading files) and one without a code.
+    await assert.rejects(pool.map(failing(codeOf('ENOENT')), { kernel: 'sleep' }).next(), { code: 'ENOENT' });
+    await assert.rejects(pool.map(failing(new Error('no code')), { kernel: 'sleep' }).next(), { message: 'no code' });
+    // A kernel's failure.
+    await assert.rejects(pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }), { code: 'Z_DATA_ERROR' });
+    // The cancelled sleep tasks settle once their kernel stopped (within a millisecond each).
+    const deadline = Date.now() + 10_000;
+    while (pool.stats().pending !== 0) {
+      assert.ok(Date.now() < deadline, 'every task settled');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const m = parse(await registry.metrics());
+    const failed = m.samples.filter((s) => s.name === 'tidepool_tasks_total' && s.labels.outcome === 'failed');
+    assert.deepEqual(failed.map((s) => s.labels.code).sort(), ['ENOENT', 'Z_DATA_ERROR', 'other']);
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'failed', code: 'other' }), distinct + 1);
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'failed', code: 'ENOENT' }), 1);
+    assert.equal(
+      failed.reduce((sum, s) => sum + s.value, 0),
+      pool.stats().failed,
+    );
+  } finally {
+    await pool.close();
+  }
+});

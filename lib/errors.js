@@ -4,6 +4,7 @@
 // argument and shows what was received.
 
 const { getSystemErrorMap } = require('node:util');
+const zlib = require('node:zlib');
 const { TASK_CODES } = require('./binding');
 
 function makeError(Ctor, code, message, props) {
@@ -27,6 +28,73 @@ function ownCode(err) {
   if (err === null || (typeof err !== 'object' && typeof err !== 'function')) return undefined;
   const desc = Object.getOwnPropertyDescriptor(err, 'code');
   return desc !== undefined && typeof desc.value === 'string' ? desc.value : undefined;
+}
+
+/**
+ * The codes a failed task is counted under by its own name (stats by code,
+ * tidepool/metrics' `code` label): the ones tidepool gives (its own, and
+ * Node's that it uses), zlib's and brotli's as node:zlib names them, and
+ * the system's (libuv's names: postFile(), or a map() source reading
+ * files). Any other code (a map() source's own, a loaded kernel's) counts
+ * as `other`: a code per failure (an id in it) would otherwise make a
+ * series, and an entry in the pool's counts, per failure for the pool's
+ * whole life. A prototype-free object: no look-up reaches Object.prototype.
+ */
+const COUNTED_CODES = { __proto__: null };
+for (const code of [
+  'ERR_TIDEPOOL_CANCELLED',
+  'ERR_TIDEPOOL_CLOSED',
+  'ERR_TIDEPOOL_CORRUPT_INPUT',
+  'ERR_TIDEPOOL_DESTROYED',
+  'ERR_TIDEPOOL_DROPPED',
+  'ERR_TIDEPOOL_INTERNAL',
+  'ERR_TIDEPOOL_INVALID_INPUT',
+  'ERR_TIDEPOOL_KERNEL_ABI',
+  'ERR_TIDEPOOL_KERNEL_CONTRACT',
+  'ERR_TIDEPOOL_KERNEL_ENTRY',
+  'ERR_TIDEPOOL_KERNEL_EXISTS',
+  'ERR_TIDEPOOL_KERNEL_FAILED',
+  'ERR_TIDEPOOL_KERNEL_INVALID',
+  'ERR_TIDEPOOL_KERNEL_LIMIT',
+  'ERR_TIDEPOOL_NOT_A_FILE',
+  'ERR_TIDEPOOL_NOT_BUILT',
+  'ERR_TIDEPOOL_NO_PROM_CLIENT',
+  'ERR_TIDEPOOL_PANIC',
+  'ERR_TIDEPOOL_QUEUE_FULL',
+  'ERR_TIDEPOOL_SPAWN_FAILED',
+  'ERR_TIDEPOOL_TIMEOUT',
+  'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+  'ABORT_ERR',
+  'ERR_ACCESS_DENIED',
+  'ERR_BUFFER_TOO_LARGE',
+  'ERR_CRYPTO_HASH_FINALIZED',
+  'ERR_DLOPEN_FAILED',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_INVALID_RETURN_VALUE',
+  'ERR_INVALID_STATE',
+  'ERR_MEMORY_ALLOCATION_FAILED',
+  'ERR_METHOD_NOT_IMPLEMENTED',
+  'ERR_OUT_OF_RANGE',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+  'ERR_STRING_TOO_LONG',
+  // A brotli code this Node's constants may not list yet (the decoder is newer).
+  'ERR__ERROR_COMPOUND_DICTIONARY',
+]) {
+  COUNTED_CODES[code] = true;
+}
+for (const name of Object.keys(zlib.codes)) if (name.startsWith('Z_')) COUNTED_CODES[name] = true;
+// node:zlib's brotli codes: BROTLI_DECODER_ERROR_FORMAT_PADDING_1 fails as ERR__ERROR_FORMAT_PADDING_1.
+for (const name of Object.keys(zlib.constants)) {
+  if (name.startsWith('BROTLI_DECODER_ERROR_')) COUNTED_CODES[`ERR_${name.slice('BROTLI_DECODER'.length)}`] = true;
+}
+for (const [name] of getSystemErrorMap().values()) COUNTED_CODES[name] = true;
+
+/** What a failed task counts under: its error's own code when it is one of COUNTED_CODES, else 'other'. */
+function countedCode(err) {
+  const code = ownCode(err);
+  return code !== undefined && COUNTED_CODES[code] === true ? code : 'other';
 }
 
 /** A short description of a received value, as Node's argument errors give it. */
@@ -237,6 +305,7 @@ function throwLater(errors) {
 module.exports = {
   fsError,
   ownCode,
+  countedCode,
   fileFailure,
   label,
   destroyedError,

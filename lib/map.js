@@ -6,12 +6,14 @@
 // The messages in flight live in a window (a ring of places, from `#head`,
 // the next to yield, to `#tail`, the next to pull; at most `concurrency`,
 // grown by doubling as it fills, so a large `concurrency` costs nothing
-// until it is used). A sync
-// source is pulled a window's quarter at a time and each pull goes to the
-// pool as one batch chunk (one native call); an async source one message
-// per settled `next()`. All the tasks of one map() are one Batch of the
-// pool (lib/batch.js): one cancel flag, so breaking out of the loop, a
-// failed task or the signal cancels every task in flight at once.
+// until it is used). A sync source is pulled once a quarter of the window
+// is free, at most PULL_SLICE messages per turn of the event loop (a
+// window of 2^20 fills over many turns, the loop running between them),
+// and each pull goes to the pool as one batch (fed a chunk, one native
+// call, per turn); an async source one message per settled `next()`. All
+// the tasks of one map() are one Batch of the pool (lib/batch.js): one
+// cancel flag, so breaking out of the loop, a failed task or the signal
+// cancels every task in flight at once.
 //
 // Errors end the iteration: a failed task, the source throwing, a message
 // that is not binary. The next `next()` (or the one waiting) rejects with
@@ -25,6 +27,8 @@
 // a nested pull out, and the pull stops as soon as the iteration is over.
 
 const { types } = require('node:util');
+// As Node has it at load: a test's fake timers must not hold back the pulls.
+const { setImmediate: scheduleImmediate } = require('node:timers');
 const { ownArray, grown } = require('./own-array');
 const { elementNamer } = require('./batch');
 const { makeError, closedError } = require('./errors');
@@ -34,8 +38,16 @@ const { isPromise } = types;
 const NativePromise = Promise;
 const promiseResolve = (value) => NativePromise.resolve(value);
 const promiseThen = Function.prototype.call.bind(Promise.prototype.then);
+/**
+ * Most messages a sync source gives in one turn of the event loop: its
+ * next(), select and the snapshots run on the loop, about a microsecond a
+ * message; the pool submits a batch's chunk of 1024 per turn anyway.
+ */
+const PULL_SLICE = 1024;
 /** What the pool is told when the iteration ends early (nobody hears it). */
 const STOPPED = Object.freeze(makeError(Error, 'ABORT_ERR', 'The map() iteration was stopped'));
+
+function ignore() {}
 
 function done() {
   return { value: undefined, done: true };
@@ -78,6 +90,8 @@ class MapIterator {
   #exhausted = false;
   /** A pull (an async next(), or an awaited value) is under way. */
   #pulling = false;
+  /** The next slice of a sync source is pulled on the next turn (#pullLater). */
+  #pullScheduled = false;
   /** The iteration is over: done, returned, or its error reported. */
   #over = false;
   #error = undefined;
@@ -131,11 +145,19 @@ class MapIterator {
     return promise;
   }
 
-  /** Stops: cancels the tasks in flight and closes the source (awaited). */
+  /**
+   * Stops: cancels the tasks in flight and closes the source. Its return()
+   * is awaited, unless a next() of it is still pending: an async
+   * generator (a tailing cursor waiting for data) runs a return() only
+   * after that next() settles, which may be never, and the `break` must
+   * not wait for it. The source then closes when its next() settles (a
+   * failure of that late return() has nobody to go to, and is dropped).
+   */
   async return(value) {
     if (!this.#over) {
       this.#over = true;
       const wasFailed = this.#error !== undefined;
+      const nextPending = this.#pulling;
       if (this.#batch !== undefined && !wasFailed) this.#port.cancel(this.#batch, STOPPED);
       this.#clear();
       this.#serve();
@@ -143,7 +165,10 @@ class MapIterator {
         const close = this.#source.return;
         if (typeof close === 'function') {
           const step = close.call(this.#source);
-          if (!this.#sync) await step;
+          if (!this.#sync) {
+            if (!nextPending) await step;
+            else if (isPromise(step)) promiseThen(step, undefined, ignore);
+          }
         }
       }
     }
@@ -217,12 +242,28 @@ class MapIterator {
   /** Pulls more messages into the window when it has room. */
   #refill() {
     if (this.#batch === undefined || this.#error !== undefined || this.#over || this.#exhausted || this.#pulling) return;
+    // A slice is due on the next turn: this turn has had its own.
+    if (this.#pullScheduled) return;
     const inFlight = this.#tail - this.#head;
     const room = this.#concurrency - inFlight;
     if (room === 0) return;
     if (!this.#sync) this.#pullAsync();
-    else if (inFlight === 0 || room >= this.#refillAt) this.#pullSync(room);
+    else if (inFlight === 0 || room >= this.#refillAt) {
+      this.#pullSync(Math.min(room, PULL_SLICE));
+      if (room > PULL_SLICE) this.#pullLater();
+    }
   }
+
+  /** The rest of the room is filled from the next turn of the event loop on. */
+  #pullLater() {
+    this.#pullScheduled = true;
+    scheduleImmediate(this.#continuePull);
+  }
+
+  #continuePull = () => {
+    this.#pullScheduled = false;
+    this.#refill();
+  };
 
   /** The ring holds `end - #head` places or more (doubling it as needed). */
   #makeRoom(end) {

@@ -19,7 +19,8 @@
 
 const { Pool } = require('..');
 const { METRICS_SOURCE } = require('./metrics-source');
-const { invalidArgType, invalidArgValue, unknownOption, own } = require('./errors');
+const { invalidArgType, invalidArgValue, own } = require('./errors');
+const { ownOptions } = require('./options');
 
 const OPTIONS = Object.freeze(['registry', 'prefix', 'labels']);
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -212,15 +213,15 @@ function collectMetrics(pool, options) {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw invalidArgType('options', 'of type object', options);
   }
-  for (const key in options) {
-    if (!OPTIONS.includes(key)) throw unknownOption('options', key, OPTIONS);
-  }
+  // Only own properties are options (lib/options.js): a polluted
+  // Object.prototype is neither refused nor read.
+  const given = options === undefined ? { __proto__: null } : ownOptions(options, OPTIONS, 'options');
   const client = loadPromClient();
-  const registry = options?.registry ?? client.register;
+  const registry = given.registry ?? client.register;
   if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
     throw invalidArgType('options.registry', 'a prom-client Registry', registry);
   }
-  const prefix = options?.prefix ?? 'tidepool_';
+  const prefix = given.prefix ?? 'tidepool_';
   if (typeof prefix !== 'string') throw invalidArgType('options.prefix', 'of type string', prefix);
   if (prefix !== '' && !METRIC_NAME.test(`${prefix}x`)) {
     throw invalidArgValue(
@@ -228,7 +229,7 @@ function collectMetrics(pool, options) {
       `must start a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*). Received ${JSON.stringify(prefix)}`,
     );
   }
-  const labels = checkLabels(options?.labels);
+  const labels = checkLabels(given.labels);
   let byPrefix = collectors.get(registry);
   if (byPrefix === undefined) collectors.set(registry, (byPrefix = new Map()));
   let collector = byPrefix.get(prefix);

@@ -4,6 +4,12 @@
 // name refused. A misspelt option that is silently ignored is worse than an
 // error: `post(b, { kernal: 'md5' })` would hash with SHA-256 and say
 // nothing.
+//
+// The options are an object's own enumerable string-keyed properties (what
+// `{ ...options }` copies). An inherited name is neither refused nor read:
+// one enumerable property on Object.prototype (a polluted prototype, or a
+// library's shim) would otherwise make every call throw, or change a
+// kernel or a signal behind the caller's back; a getter there never runs.
 
 const { invalidArgType, outOfRange, makeError, unknownOption } = require('./errors');
 
@@ -36,6 +42,10 @@ const STATS_OPTIONS = Object.freeze(['reset']);
 /** Most tasks a map() may have in flight. */
 const MAX_CONCURRENCY = 2 ** 20;
 
+// The engine's own, captured at load: a caller's replacement is not consulted.
+const hasOwn = Object.hasOwn;
+const isOwnEnumerable = Function.prototype.call.bind(Object.prototype.propertyIsEnumerable);
+
 /** Why a pool option is refused by `method`, when it is one. */
 function taskHint(key, method) {
   if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of ${method}()`;
@@ -44,45 +54,88 @@ function taskHint(key, method) {
 }
 
 /**
- * Throws `ERR_INVALID_ARG_VALUE` for the first enumerable name of `options`
- * (own or inherited, as reading an option would find it) not in `known`.
- * Symbol keys are not options and are not looked at.
+ * Throws `ERR_INVALID_ARG_VALUE` for the first own enumerable name of
+ * `options` not in `known`. Inherited names and symbol keys are not options
+ * and are not looked at.
  */
 function checkKeys(options, known, where, hint) {
   for (const key in options) {
+    if (!hasOwn(options, key)) continue;
     if (!known.includes(key)) throw unknownOption(where, key, known, hint === undefined ? undefined : hint(key));
   }
 }
 
 /**
+ * The options of `options` (an object) that `known` names, each read once
+ * into an object without a prototype (a name not given reads as undefined
+ * there, whatever Object.prototype holds); an unknown own name throws first,
+ * before any value is read.
+ */
+function ownOptions(options, known, where, hint) {
+  checkKeys(options, known, where, hint);
+  const given = { __proto__: null };
+  for (let i = 0; i < known.length; i++) {
+    const name = known[i];
+    if (isOwnEnumerable(options, name)) given[name] = options[name];
+  }
+  return given;
+}
+
+/**
+ * Which task options an object gives (`TASK_OPTION` bits), from the one
+ * pass over its names that refuses unknown ones: the reader then reads only
+ * those, without a look-up per absent name (this runs per post).
+ */
+const TASK_OPTION = Object.freeze({ kernel: 1, params: 2, signal: 4, timeoutMs: 8, maxOutputBytes: 16, concurrency: 32 });
+
+/**
  * The options of `post()`, `postMany()` and `map()` (`method`): called per
- * post, so a switch rather than a list search.
+ * post, so a switch rather than a list search. Returns the `TASK_OPTION`
+ * bits of the names `options` has as its own.
  */
 function checkTaskKeys(options, method) {
+  let given = 0;
   for (const key in options) {
+    if (!hasOwn(options, key)) continue;
     switch (key) {
       case 'kernel':
+        given |= TASK_OPTION.kernel;
+        break;
       case 'params':
+        given |= TASK_OPTION.params;
+        break;
       case 'signal':
+        given |= TASK_OPTION.signal;
+        break;
       case 'timeoutMs':
+        given |= TASK_OPTION.timeoutMs;
+        break;
       case 'maxOutputBytes':
+        given |= TASK_OPTION.maxOutputBytes;
         break;
       case 'concurrency':
-        if (method === 'map') break;
+        if (method === 'map') {
+          given |= TASK_OPTION.concurrency;
+          break;
+        }
       // falls through
       default:
         throw unknownOption('options', key, method === 'map' ? MAP_OPTIONS : POST_OPTIONS, taskHint(key, method));
     }
   }
+  return given;
 }
 
-/** map()'s `concurrency`: how many of its tasks may be in flight at once. */
-function concurrencyOption(options, fallback) {
-  return integerOption(options, 'concurrency', 1, MAX_CONCURRENCY, fallback);
+/** map()'s `concurrency` (the value given, or undefined): how many of its tasks may be in flight at once. */
+function concurrencyOption(value, fallback) {
+  return checkInteger(value, 'concurrency', 1, MAX_CONCURRENCY, fallback);
 }
 
 function integerOption(options, name, min, max, fallback) {
-  const value = options[name];
+  return checkInteger(options[name], name, min, max, fallback);
+}
+
+function checkInteger(value, name, min, max, fallback) {
   if (value === undefined) return fallback;
   if (typeof value !== 'number') throw invalidArgType(`options.${name}`, 'of type number', value);
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -132,13 +185,14 @@ function oneOfOption(options, name, values, fallback) {
 /**
  * Checks `new Pool(options)` and fills in the defaults. `kernelId(name,
  * argName)` resolves a kernel name; `failSpawnsAfterKey` is the symbol of a
- * test hook passed on to the native options.
+ * test hook passed on to the native options. `params` is handed back as
+ * read, for the kernel's own check (lib/params.js).
  */
-function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
-  // No prototype: a polluted Object.prototype is not read as options.
-  if (options === undefined) options = { __proto__: null };
-  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-  checkKeys(options, POOL_OPTIONS, 'options');
+function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
+  if (given !== undefined && (given === null || typeof given !== 'object')) throw invalidArgType('options', 'of type object', given);
+  // Each read once, into an object without a prototype: the readers below
+  // see only what the caller gave as its own.
+  const options = given === undefined ? { __proto__: null } : ownOptions(given, POOL_OPTIONS, 'options');
   const kernel = kernelId(options.kernel === undefined ? defaults.kernel : options.kernel, 'options.kernel');
   const encoding = oneOfOption(options, 'encoding', ENCODINGS, defaults.encoding);
   const select = options.select;
@@ -155,6 +209,7 @@ function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
     kernel,
     encoding,
     select,
+    params: options.params,
     maxQueue,
     queueFull: oneOfOption(options, 'queueFull', QUEUE_FULL_POLICIES, defaults.queueFull),
     maxInputBytes: limitOption(options, 'maxInputBytes', 0, Number.MAX_SAFE_INTEGER, { integer: true }),
@@ -172,26 +227,26 @@ function resolvePoolOptions(options, defaults, kernelId, failSpawnsAfterKey) {
       // Decoders (gunzip, inflate...) get a smaller default: see DEFAULTS.
       maxExpandedBytes: integerOption(options, 'maxOutputBytes', 1, defaults.maxOutputBytes, defaults.maxExpandedBytes),
       niceIncrement: integerOption(options, 'niceIncrement', 0, 19, defaults.niceIncrement),
-      failSpawnsAfter: options[failSpawnsAfterKey],
+      failSpawnsAfter: given !== undefined && hasOwn(given, failSpawnsAfterKey) ? given[failSpawnsAfterKey] : undefined,
     },
   };
 }
 
 /** `stats(options)`: whether to reset the latency histograms. */
-function resolveStatsOptions(options) {
-  if (options === undefined) return false;
-  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-  checkKeys(options, STATS_OPTIONS, 'options');
-  if (options.reset !== undefined && typeof options.reset !== 'boolean') {
-    throw invalidArgType('options.reset', 'of type boolean', options.reset);
-  }
-  return options.reset === true;
+function resolveStatsOptions(given) {
+  if (given === undefined) return false;
+  if (given === null || typeof given !== 'object') throw invalidArgType('options', 'of type object', given);
+  const { reset } = ownOptions(given, STATS_OPTIONS, 'options');
+  if (reset !== undefined && typeof reset !== 'boolean') throw invalidArgType('options.reset', 'of type boolean', reset);
+  return reset === true;
 }
 
 module.exports = {
   checkTaskKeys,
   concurrencyOption,
   ENCODINGS,
+  ownOptions,
   resolvePoolOptions,
   resolveStatsOptions,
+  TASK_OPTION,
 };

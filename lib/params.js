@@ -10,6 +10,7 @@ const { describe, invalidArgType, invalidState, makeError, outOfRange } = requir
 const { isDetachedBinary } = require('./binary');
 
 const makeParams = binding.paramsMaker();
+const hasOwn = Object.hasOwn;
 
 /** Per kernel id: true when it runs without parameters, else its refusal of none. */
 const defaultsOk = [];
@@ -25,10 +26,12 @@ function paramsHandle(kernel, params, where, once) {
   }
   const names = [];
   const values = [];
-  // Enumerable string keys, own or inherited (as node:zlib and our other
-  // options read them), each value read once; `undefined` means "not
-  // given", as for every other option.
+  // Own enumerable string keys (as every option is read, lib/options.js:
+  // what Object.prototype holds is neither a parameter nor refused), each
+  // value read once; `undefined` means "not given", as for every other
+  // option.
   for (const name in params) {
+    if (!hasOwn(params, name)) continue;
     let value = params[name];
     if (value === undefined) continue;
     // The native side reads a SharedArrayBuffer through a view, as it

@@ -7,7 +7,9 @@
 //! passed as arguments, are read into tasks that are queued under one lock (`Pool::submit_many`). Every task of a batch
 //! carries the batch's flag: when one fails (or the batch's signal fires)
 //! `cancelBatch` takes the batch's queued tasks out in one pass and raises
-//! the flag, which stops the running ones at their next chunk.
+//! the flag, which stops the running ones at their next chunk;
+//! `cancelBatches` does the same for every batch of a signal that fired,
+//! still in one pass.
 
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +53,36 @@ pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Ref
 pub(crate) unsafe fn flag_of(env: sys::napi_env, value: sys::napi_value) -> Result<Arc<AtomicBool>, Refusal> {
     // SAFETY: forwarded contract.
     unsafe { shared::<AtomicBool>(env, value) }.ok_or_else(|| bad_call("the flag must come from batchFlag()"))
+}
+
+/// The flags behind an Array of handles from [`new_flag`] (index.js's
+/// own Array: no getter runs while it is read).
+///
+/// # Safety
+/// `env` and `value` must be the live env and a value of the current call.
+pub(crate) unsafe fn flags_of(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<Arc<AtomicBool>>, Refusal> {
+    let refusal = || bad_call("the flags must be an Array of handles from batchFlag()");
+    let mut is_array = false;
+    // SAFETY: live env/value, out-pointer to a local.
+    if unsafe { sys::napi_is_array(env, value, &mut is_array) } != sys::Status::napi_ok || !is_array {
+        return Err(refusal());
+    }
+    let mut len = 0u32;
+    // SAFETY: live env/value (an Array), out-pointer to a local.
+    if unsafe { sys::napi_get_array_length(env, value, &mut len) } != sys::Status::napi_ok {
+        return Err(refusal());
+    }
+    let mut flags = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        let mut element = ptr::null_mut();
+        // SAFETY: live env/value, index in bounds, out-pointer to a local.
+        if unsafe { sys::napi_get_element(env, value, i, &mut element) } != sys::Status::napi_ok {
+            return Err(refusal());
+        }
+        // SAFETY: live env; `element` is a live value of this call.
+        flags.push(unsafe { flag_of(env, element) }?);
+    }
+    Ok(flags)
 }
 
 /// Raises a batch's flag.

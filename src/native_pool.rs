@@ -566,6 +566,25 @@ impl NativePool {
         Ok(Uint32Array::new(removed))
     }
 
+    /// [`cancel_batch`](Self::cancel_batch) for many batches at once (the
+    /// batches of one AbortSignal that fired), `flags` an Array of their
+    /// flags: one pass over the queue takes all their queued tasks out, where
+    /// a call per batch would pass over it once per batch.
+    #[napi]
+    pub fn cancel_batches(&self, env: Env, flags: Unknown) -> Result<Uint32Array> {
+        // SAFETY: live env and value of this call.
+        let flags =
+            unsafe { crate::batch::flags_of(env.raw(), flags.raw()) }.map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+        let inner = &*self.inner;
+        let removed = inner.pool().remove_queued_with_any(&flags);
+        for flag in &flags {
+            crate::batch::raise(flag);
+        }
+        inner.tasks_done(removed.iter().copied());
+        inner.update_hold();
+        Ok(Uint32Array::new(removed))
+    }
+
     /// Delivers the completions an earlier delivery left for a later turn
     /// of the event loop (its batch callback said `later`).
     #[napi]

@@ -469,3 +469,38 @@ fn a_stats_reset_starts_stats_afresh_but_the_totals_only_grow() {
     assert_eq!(buckets[1], 13);
     pool.close();
 }
+
+#[test]
+fn the_tasks_of_many_flags_leave_the_queue_in_one_call() {
+    use std::sync::atomic::AtomicBool;
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    let blocker = Arc::new(AtomicBool::new(false));
+    let mut running = task(1000, "sleep", micros(5_000_000));
+    running.cancel = Some(blocker.clone());
+    pool.submit(running).unwrap();
+    wait_until_busy(&pool);
+    // 20 batches of 3 queued tasks (slot = batch * 10 + i), and one task of no batch.
+    let flags: Vec<Arc<AtomicBool>> = (0..20).map(|_| Arc::new(AtomicBool::new(false))).collect();
+    for (b, flag) in flags.iter().enumerate() {
+        let mut batch: Vec<Task> = (0..3)
+            .map(|i| {
+                let mut t = task(b as u32 * 10 + i, "crc32", vec![1]);
+                t.cancel = Some(flag.clone());
+                t
+            })
+            .collect();
+        pool.submit_many(&mut batch).unwrap();
+    }
+    pool.submit(task(999, "crc32", vec![2])).unwrap();
+    // Many flags (looked up in a set), then a few (compared in turn).
+    let removed = pool.remove_queued_with_any(&flags[..12]);
+    assert_eq!(removed, (0..12).flat_map(|b| (0..3).map(move |i| b * 10 + i)).collect::<Vec<u32>>());
+    let removed = pool.remove_queued_with_any(&flags[15..17]);
+    assert_eq!(removed, vec![150, 151, 152, 160, 161, 162]);
+    assert!(pool.remove_queued_with_any(&flags[..12]).is_empty());
+    assert_eq!(pool.stats(false).queued, 3 * 6 + 1, "the other batches and the task of none stay");
+    blocker.store(true, std::sync::atomic::Ordering::Relaxed);
+    let done = collect(&pool, &signal, 3 * 6 + 2);
+    assert_eq!(done.len(), 3 * 6 + 2);
+}
