@@ -471,6 +471,7 @@ impl Drop for ForeignState {
 }
 
 impl Transform for ForeignState {
+    #[inline]
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
         let call = Call::new(self.misuse, Some(out), Some(ctx));
         // SAFETY: the library's function with its ABI: our state, a live
@@ -479,6 +480,7 @@ impl Transform for ForeignState {
         call.outcome(status, self.name)
     }
 
+    #[inline]
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
         let call = Call::new(self.misuse, Some(out), Some(ctx));
         // SAFETY: as in `update`.
@@ -548,6 +550,7 @@ impl<'s, 'c> Call<'s, 'c> {
     /// Runs `f`, the call into the library, with a host over this call:
     /// its functions act on `self` (only ever as `&Call`) until `f`
     /// returns, and on nothing after (lent.rs).
+    #[inline]
     fn lend<R>(&self, f: impl FnOnce(*const TpHost) -> R) -> Result<R, KernelError> {
         lent::lend(&HOST_FUNCTIONS, ptr::from_ref(self).cast(), self.misuse, f)
             .ok_or_else(|| KernelError::InvalidInput("more threads than tidepool can lend hosts to run loaded kernels at once".into()))

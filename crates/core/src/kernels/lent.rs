@@ -70,9 +70,18 @@ impl Misuse {
     }
 
     /// What was recorded since the last take, if anything (one load when
-    /// nothing was).
+    /// nothing was: every call of a loaded kernel asks).
+    #[inline]
     pub(crate) fn take(&self) -> Option<String> {
-        if !self.pending.load(Ordering::Relaxed) || !self.pending.swap(false, Ordering::Acquire) {
+        if !self.pending.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.take_recorded()
+    }
+
+    #[cold]
+    fn take_recorded(&self) -> Option<String> {
+        if !self.pending.swap(false, Ordering::Acquire) {
             return None;
         }
         self.what.lock().unwrap_or_else(|e| e.into_inner()).take()
@@ -174,6 +183,7 @@ thread_local! {
 
 /// The calling thread's slot, leased on its first call; `None` when no
 /// slot is left, or while the thread ends.
+#[inline]
 fn thread_slot(functions: &TpHost) -> Option<&'static Slot> {
     THREAD_SLOT
         .try_with(|t| {
@@ -186,10 +196,17 @@ fn thread_slot(functions: &TpHost) -> Option<&'static Slot> {
         .flatten()
 }
 
+/// A slot for one call only (see [`lend`]).
+#[cold]
+fn temporary_slot(functions: &TpHost) -> Option<&'static Slot> {
+    Slot::take(functions)
+}
+
 /// Lends a host to one call: `f` runs the kernel function with it. `call`
 /// is what the host functions act on while the call is in progress (see
 /// [`live_call`]), `owner` where a later misuse of this host is recorded.
 /// `None` (and `f` not run) when no slot can be had.
+#[inline]
 pub(crate) fn lend<R>(functions: &TpHost, call: *const c_void, owner: &'static Misuse, f: impl FnOnce(*const TpHost) -> R) -> Option<R> {
     // A thread's slot serves one call at a time: a call made while another
     // is in progress on the same thread (tidepool makes none) gets one of
@@ -197,7 +214,7 @@ pub(crate) fn lend<R>(functions: &TpHost, call: *const c_void, owner: &'static M
     let own = thread_slot(functions).filter(|s| s.live.load(Ordering::Relaxed) == 0);
     let (slot, temporary) = match own {
         Some(slot) => (slot, false),
-        None => (Slot::take(functions)?, true),
+        None => (temporary_slot(functions)?, true),
     };
     let generation = match (slot.generation.get() + 1) & GEN_MASK {
         0 => 1,
