@@ -78,7 +78,12 @@
  *
  * - Borrowed pointers. Everything tidepool passes to a function (input
  *   bytes, parameter values, output room, the tp_host and its ctx) is only
- *   valid until that function returns. Copy what you need to keep.
+ *   valid until that function returns. Copy what you need to keep, but
+ *   never the host: a host function called after its call returned (through
+ *   a kept tp_host pointer, a copy of the struct, or its ctx) does nothing
+ *   (TP_ERROR, NULL, TP_CANCELLED; fail and reserve are ignored), and the
+ *   kernel the host was lent to fails its next call with
+ *   ERR_TIDEPOOL_KERNEL_CONTRACT.
  *
  * - Cancellation. tidepool cannot interrupt native code: a task is only
  *   cancelled, or stopped at its deadline, when the kernel asks. Call
@@ -404,7 +409,11 @@ struct tp_value {
  * output goes, whether to stop, how to report an error. Every host function
  * takes `ctx` as its first argument. The tp_host, ctx and every pointer a
  * host function returns are valid only until the kernel function returns.
- * The function pointers are never NULL.
+ * The function pointers are never NULL. tidepool recognizes a ctx whose
+ * call has returned: the host function then does nothing (see "Borrowed
+ * pointers" above). A tp_host pointer kept past its call still points to
+ * readable memory, but once the thread that lent it has made 64 more calls
+ * it may read a later call's host, which the check cannot tell from its own.
  */
 struct tp_host {
     /* sizeof(tp_host) as the calling tidepool defines it. A field added by
@@ -412,7 +421,8 @@ struct tp_host {
     uint32_t size;
     /* Always 0 in this version. */
     uint32_t reserved;
-    /* tidepool's context for this call: pass it back, never interpret it. */
+    /* tidepool's context for this call: pass it back, never interpret it
+     * (it is a token naming the call, not an address to read). */
     void *ctx;
     /*
      * Says why the call is failing: `code` is an identifier such as

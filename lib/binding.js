@@ -44,6 +44,9 @@ function loadBinding() {
 }
 
 const binding = loadBinding();
+// The longest Buffer this Node can make: a result past it is refused with
+// ERR_BUFFER_TOO_LARGE before Node is asked for the Buffer.
+binding.setBufferMaxLength(require('node:buffer').constants.MAX_LENGTH);
 
 /**
  * Kernel names in id order (the id is the index): the built-ins, then the

@@ -238,6 +238,10 @@ function taskError(code, detail, destroyed) {
       const [syscall, errno, name] = detail.split(' ', 3);
       return fsError(syscall, Number(errno), name);
     }
+    case TASK_CODES.bufferTooLarge:
+      // The kernel's result is longer than any Buffer Node can make
+      // (buffer.constants.MAX_LENGTH): Node's own error and words.
+      return makeError(RangeError, 'ERR_BUFFER_TOO_LARGE', `Cannot create a Buffer larger than ${detail} bytes`);
     case TASK_CODES.expired:
       return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
     default:

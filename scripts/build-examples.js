@@ -8,6 +8,8 @@
 //   example_c_wc.so                 the C library (the system C compiler)
 //   example_c_wc_abi2.so            the same, deliberately built for ABI
 //                                   version 2 (tests of the refusal)
+//   example_c_keep_host.so          a C library that keeps a host past its
+//                                   call (forbidden; tests of the check)
 //
 // cargo decides itself whether the Rust library is up to date; the C ones
 // are rebuilt when their source or the header is newer. Without a C
@@ -57,13 +59,15 @@ function newer(target, sources) {
 
 function cLibraries() {
   const cc = process.env.CC || 'cc';
-  const source = path.join(root, 'examples', 'kernels', 'c', 'wc.c');
+  const sources = path.join(root, 'examples', 'kernels', 'c');
   const header = path.join(root, 'include', 'tidepool_kernel.h');
   const flags = ['-std=c11', '-O2', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-I', path.join(root, 'include')];
-  for (const [name, defines] of [
-    ['example_c_wc.so', []],
-    ['example_c_wc_abi2.so', ['-DWC_TEST_ABI_VERSION=2']],
+  for (const [name, file, defines] of [
+    ['example_c_wc.so', 'wc.c', []],
+    ['example_c_wc_abi2.so', 'wc.c', ['-DWC_TEST_ABI_VERSION=2']],
+    ['example_c_keep_host.so', 'keep_host.c', []],
   ]) {
+    const source = path.join(sources, file);
     const target = path.join(out, name);
     if (!newer(target, [source, header])) continue;
     const error = run(cc, [...flags, ...defines, source, '-o', target]);

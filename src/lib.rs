@@ -125,6 +125,9 @@ pub struct TaskErrorCodes {
     pub failed: u32,
     /// A file could not be read (postFile): "syscall errno name".
     pub io: u32,
+    /// Not a task error: the delivery refused a result longer than any
+    /// Buffer Node can make; the limit in decimal.
+    pub buffer_too_large: u32,
 }
 
 /// See [`TaskErrorCodes`].
@@ -142,5 +145,40 @@ pub fn task_error_codes() -> TaskErrorCodes {
         format: code(TaskError::Format { code: "", message: String::new() }),
         failed: code(TaskError::Failed { code: String::new(), message: String::new() }),
         io: code(TaskError::Io { syscall: "", errno: 0, name: "" }),
+        buffer_too_large: u32::from(delivery::BUFFER_TOO_LARGE_CODE),
     }
+}
+
+/// A length from JavaScript: an integer from 0 to 2^53 - 1.
+fn length_arg(name: &str, value: f64) -> napi::Result<usize> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_991.0 {
+        Ok(value.min(isize::MAX as f64) as usize)
+    } else {
+        Err(napi::Error::new(napi::Status::InvalidArg, format!("{name} must be an integer from 0 to 2^53 - 1")))
+    }
+}
+
+/// Tells the delivery the longest Buffer Node can make: lib/binding.js
+/// passes `buffer.constants.MAX_LENGTH` when it loads the addon. A result
+/// past it is refused with Node's `ERR_BUFFER_TOO_LARGE` (delivery.rs).
+/// For the process, every pool and thread; a test passes less, to see a
+/// result of a megabyte refused as one past 4 GiB would be.
+#[napi]
+pub fn set_buffer_max_length(max: f64) -> napi::Result<()> {
+    delivery::set_buffer_max_length(length_arg("max", max)?);
+    Ok(())
+}
+
+/// For tests: lends `length` zero bytes (never touched, so no memory is
+/// used) to `napi_create_external_buffer` as the delivery lends a result,
+/// without its length check, and says what Node did. With a length past
+/// `buffer.constants.MAX_LENGTH`, Node refuses and calls the finalizer
+/// during the call: what the delivery must survive. `null` when the bytes
+/// cannot be allocated.
+#[napi]
+pub fn probe_buffer_refusal(env: &napi::Env, length: f64) -> napi::Result<Option<delivery::BufferRefusal>> {
+    let length = length_arg("length", length)?;
+    // SAFETY: the live env of this call, on its JS thread, inside the
+    // handle scope Node opened for it.
+    Ok(unsafe { delivery::probe_refusal(env.raw(), length) })
 }

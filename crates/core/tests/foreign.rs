@@ -368,7 +368,7 @@ fn a_library_of_another_version_or_breaking_a_rule_is_refused_whole() {
 /// the function returns) or frees a state this module boxed.
 mod raw {
     use std::ffi::c_void;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 
     use tidepool_kernel_sdk::abi::{self, TpHost, TpKernel, TpLibrary};
 
@@ -462,6 +462,55 @@ mod raw {
         abi::TP_OK
     }
 
+    /// The host `raw/keep` kept (forbidden: it is valid only during the call).
+    pub static KEPT: AtomicPtr<TpHost> = AtomicPtr::new(std::ptr::null_mut());
+    /// What the write through it returned to `raw/meddle`.
+    pub static STALE_STATUS: AtomicI32 = AtomicI32::new(-1);
+
+    /// `raw/keep`: keeps the host its update was lent, writes "kept".
+    unsafe extern "C" fn update_keeping(_: *mut c_void, _: *const u8, _: usize, host: *const TpHost) -> i32 {
+        KEPT.store(host.cast_mut(), Ordering::SeqCst);
+        let h = unsafe { &*host };
+        unsafe { (h.write)(h.ctx, b"kept".as_ptr(), 4) }
+    }
+
+    /// `raw/meddle`: writes "EVIL" through the host `raw/keep` kept, then
+    /// "clean" through its own.
+    unsafe extern "C" fn update_meddling(_: *mut c_void, _: *const u8, _: usize, host: *const TpHost) -> i32 {
+        let kept = KEPT.load(Ordering::SeqCst);
+        if !kept.is_null() {
+            let k = unsafe { &*kept };
+            STALE_STATUS.store(unsafe { (k.write)(k.ctx, b"EVIL".as_ptr(), 4) }, Ordering::SeqCst);
+        }
+        let h = unsafe { &*host };
+        unsafe { (h.write)(h.ctx, b"clean".as_ptr(), 5) }
+    }
+
+    /// The host `raw/from-start`'s start was lent, and a copy of it.
+    static STARTED: AtomicPtr<TpHost> = AtomicPtr::new(std::ptr::null_mut());
+    static STARTED_CTX: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+    /// `raw/from-start`: keeps its start's host (a C library keeping "the
+    /// host" in its state)...
+    unsafe extern "C" fn start_keeping(_: *const c_void, _: u64, out: *mut *mut c_void, host: *const TpHost) -> i32 {
+        STARTED.store(host.cast_mut(), Ordering::SeqCst);
+        STARTED_CTX.store(unsafe { (*host).ctx }, Ordering::SeqCst);
+        unsafe { *out = Box::into_raw(Box::new(0u8)).cast() };
+        abi::TP_OK
+    }
+
+    /// ... and writes through it in update ('p': the kept pointer; 'c': a
+    /// copy of its ctx with this call's functions), then through its own.
+    unsafe extern "C" fn update_from_start(_: *mut c_void, data: *const u8, len: usize, host: *const TpHost) -> i32 {
+        let h = unsafe { &*host };
+        let ctx = match unsafe { std::slice::from_raw_parts(data, len) }.first() {
+            Some(b'p') => unsafe { (*STARTED.load(Ordering::SeqCst)).ctx },
+            _ => STARTED_CTX.load(Ordering::SeqCst),
+        };
+        STALE_STATUS.store(unsafe { (h.write)(ctx, b"EVIL".as_ptr(), 4) }, Ordering::SeqCst);
+        unsafe { (h.write)(h.ctx, b"own".as_ptr(), 3) }
+    }
+
     unsafe extern "C" fn drop_state(state: *mut c_void) {
         if !state.is_null() {
             drop(unsafe { Box::from_raw(state.cast::<u8>()) });
@@ -470,6 +519,10 @@ mod raw {
     }
 
     fn kernel(name: &'static std::ffi::CStr, start: abi::StartFn) -> TpKernel {
+        kernel_with(name, start, update)
+    }
+
+    fn kernel_with(name: &'static std::ffi::CStr, start: abi::StartFn, update: abi::UpdateFn) -> TpKernel {
         TpKernel {
             name: name.as_ptr(),
             flags: 0,
@@ -488,7 +541,13 @@ mod raw {
     pub fn library() -> *const TpLibrary {
         static KERNELS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         *KERNELS.get_or_init(|| {
-            let kernels: &'static [TpKernel] = Box::leak(Box::new([kernel(c"raw/ops", start), kernel(c"raw/misuse", start_misusing)]));
+            let kernels: &'static [TpKernel] = Box::leak(Box::new([
+                kernel(c"raw/ops", start),
+                kernel(c"raw/misuse", start_misusing),
+                kernel_with(c"raw/keep", start, update_keeping),
+                kernel_with(c"raw/meddle", start, update_meddling),
+                kernel_with(c"raw/from-start", start_keeping, update_from_start),
+            ]));
             Box::leak(Box::new(tidepool_kernel_sdk::library(kernels))) as *const TpLibrary as usize
         }) as *const TpLibrary
     }
@@ -534,5 +593,49 @@ fn host_functions_may_be_called_from_the_kernels_own_threads() {
     assert_eq!(out.len(), 4000);
     for t in 0..4u8 {
         assert_eq!(out.iter().filter(|&&b| b == t).count(), 1000);
+    }
+}
+
+fn contract_error(err: &KernelError, kernel: &str, what: &str) -> bool {
+    matches!(err, KernelError::Failed { code, message }
+        if code == "ERR_TIDEPOOL_KERNEL_CONTRACT" && message.starts_with(&format!("kernel '{kernel}' ")) && message.contains(what))
+}
+
+// The tests below use raw/keep, raw/meddle and raw/from-start, each in one
+// test only: a misuse is reported by its kernel's next call, which another
+// test running at the same time could make.
+
+#[test]
+fn a_host_kept_past_its_call_writes_into_no_other_task_and_its_kernel_is_told() {
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!(raw("raw/keep", b"k", 64).unwrap(), b"kept");
+    // The next task on this thread: before hosts were checked, the kept
+    // pointer read this call's host (same stack slot) and "EVIL" landed in
+    // its output.
+    assert_eq!(raw("raw/meddle", b"m", 64).unwrap(), b"clean", "the other task's output is untouched");
+    assert_eq!(raw::STALE_STATUS.load(SeqCst), abi::TP_ERROR, "the late write was refused");
+    // The kernel whose host it was hears of it at its next call.
+    let err = raw("raw/keep", b"k", 64).unwrap_err();
+    assert!(contract_error(&err, "raw/keep", "called its host's write after the call it was lent to had returned"), "{err:?}");
+    assert_eq!(raw("raw/keep", b"k", 64).unwrap(), b"kept", "reported once");
+    // Tasks in between do not make the kept host any less stale.
+    for _ in 0..10 {
+        raw("raw/ops", b"x", 64).unwrap();
+    }
+    raw::STALE_STATUS.store(-1, SeqCst);
+    assert_eq!(raw("raw/meddle", b"m", 64).unwrap(), b"clean");
+    assert_eq!(raw::STALE_STATUS.load(SeqCst), abi::TP_ERROR);
+    assert!(contract_error(&raw("raw/keep", b"k", 64).unwrap_err(), "raw/keep", "write"));
+}
+
+#[test]
+fn a_host_kept_from_start_and_used_in_update_fails_that_task() {
+    use std::sync::atomic::Ordering::SeqCst;
+    // The kept pointer, and a copy of its ctx: both stale in update.
+    for input in [b"p", b"c"] {
+        raw::STALE_STATUS.store(-1, SeqCst);
+        let err = raw("raw/from-start", input, 64).unwrap_err();
+        assert_eq!(raw::STALE_STATUS.load(SeqCst), abi::TP_ERROR, "{}", input[0] as char);
+        assert!(contract_error(&err, "raw/from-start", "write after the call"), "{err:?}");
     }
 }

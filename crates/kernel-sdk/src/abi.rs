@@ -180,12 +180,16 @@ pub struct TpValue {
 /// What tidepool lends a kernel function while it runs: where the output
 /// goes, whether to stop, how to say why it failed. `ctx` is passed back to
 /// every function; the pointers are valid until the kernel function returns.
+/// A host function called with the `ctx` of a call that has returned does
+/// nothing (`TP_ERROR`, NULL, `TP_CANCELLED`), and the kernel the host was
+/// lent to fails its next call with `ERR_TIDEPOOL_KERNEL_CONTRACT`.
 #[repr(C)]
 #[derive(Debug)]
 pub struct TpHost {
     /// `size_of::<TpHost>()` as tidepool knows it.
     pub size: u32,
     pub reserved: u32,
+    /// Opaque: a token naming the call (not an address), to pass back.
     pub ctx: *mut c_void,
     /// Says why the call fails: `code` (like `ERR_MYLIB_BAD_RECORD`: letters,
     /// digits and `_`, at most 64) and `message` (UTF-8, cut at 896 bytes),

@@ -19,6 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use tidepool_kernel_sdk::abi::{self, TpHost, TpKernel, TpLibrary, TpParamSpec, TpValue};
 
+use super::lent::{self, Misuse};
 use super::params::{ParamError, Params, RawParams, RawValue};
 use super::{AnyKernel, KernelError, RunContext, Sink, Transform};
 use crate::input::Input;
@@ -88,7 +89,14 @@ pub struct Foreign {
     /// What a task without parameters runs with, made once (from no
     /// values) when it was registered.
     defaults: Result<Params, ParamError>,
+    /// Uses of this kernel's hosts after their calls returned, for its next
+    /// call to report: leaked by [`Foreign::seal`] (a kept host may name it
+    /// for as long as the process lives).
+    misuse: &'static Misuse,
 }
+
+/// The misuse record of kernels not sealed yet (tidepool calls none).
+static UNSEALED: Misuse = Misuse::new();
 
 // SAFETY: `kernel` holds pointers to immutable data and functions of a
 // library that is never unloaded; the ABI requires its functions to be
@@ -234,7 +242,7 @@ pub unsafe fn check_library(library: *const TpLibrary) -> Result<Vec<Foreign>, L
         if k.flags & !abi::TP_KERNEL_EXPANDS != 0 {
             return Err(LoadError::Invalid(format!("kernel '{name}' has flags {:#x}; ABI version 1 knows TP_KERNEL_EXPANDS (1)", k.flags)));
         }
-        out.push(Foreign { name, kernel: k, specs, known: &[], expected: &[], defaults: Ok(Params::NONE) });
+        out.push(Foreign { name, kernel: k, specs, known: &[], expected: &[], defaults: Ok(Params::NONE), misuse: &UNSEALED });
     }
     Ok(out)
 }
@@ -301,6 +309,7 @@ impl Foreign {
     /// with a required parameter has none). Call it where the kernel will
     /// stay: parameters remember their kernel's address.
     pub fn seal(&mut self) {
+        self.misuse = Box::leak(Box::new(Misuse::new()));
         self.known = Box::leak(self.specs.iter().map(|s| s.name).collect());
         self.expected = Box::leak(self.specs.iter().map(|s| &*Box::leak(s.expected.clone().into_boxed_str())).collect());
         self.defaults = self.make(&RawParams::none());
@@ -333,13 +342,14 @@ impl Foreign {
         let Some(make) = self.kernel.make_params else {
             return Ok(Params::NONE);
         };
-        let call = Call::new(None, None);
+        let call = Call::new(self.misuse, None, None);
         let mut out = ptr::null_mut();
-        let host = call.host();
         // SAFETY: the library's function with its ABI: `values` holds one
         // live value per schema entry (borrowing `raw`, alive for the
         // call), `out` and `host` are live for the call.
-        let status = unsafe { make(values.as_ptr(), values.len() as u32, &mut out, &host) };
+        let status = call
+            .lend(|host| unsafe { make(values.as_ptr(), values.len() as u32, &mut out, host) })
+            .map_err(|e| ParamError::Refused { message: e.to_string() })?;
         // Ownership follows the status: what the library handed over with
         // TP_OK is freed by it even if the call broke a rule; after a
         // failure, `out` is not ours to free.
@@ -375,18 +385,18 @@ impl Foreign {
         let (Some(start), Some(update), Some(finish), Some(drop)) = (k.start, k.update, k.finish, k.drop_state) else {
             unreachable!("checked by check_library");
         };
-        let call = Call::new(None, ctx);
+        let call = Call::new(self.misuse, None, ctx);
         let mut state = ptr::null_mut();
-        let host = call.host();
         let hint = len_hint.map_or(u64::MAX, |n| n as u64);
         // SAFETY: the library's function with its ABI: `ptr` is this
         // kernel's parameters (kept alive by the state below), the out
         // pointer and host are live for the call.
-        let status = unsafe { start(ptr, hint, &mut state, &host) };
+        let status = call.lend(|host| unsafe { start(ptr, hint, &mut state, host) })?;
         // As in `make`: a state handed over with TP_OK is dropped by the
         // library whatever the verdict; a failed start made none.
         let made = (status == abi::TP_OK).then(|| ForeignState {
             name: self.name,
+            misuse: self.misuse,
             update,
             finish,
             drop,
@@ -439,6 +449,7 @@ impl AnyKernel for Foreign {
 /// One task's state in the library, dropped by the library.
 pub struct ForeignState {
     name: &'static str,
+    misuse: &'static Misuse,
     update: abi::UpdateFn,
     finish: abi::FinishFn,
     drop: abi::DropFn,
@@ -460,25 +471,27 @@ impl Drop for ForeignState {
 }
 
 impl Transform for ForeignState {
+    #[inline]
     fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        let call = Call::new(Some(out), Some(ctx));
-        let host = call.host();
+        let call = Call::new(self.misuse, Some(out), Some(ctx));
         // SAFETY: the library's function with its ABI: our state, a live
         // input range and host for the call.
-        let status = unsafe { (self.update)(self.state, chunk.as_ptr(), chunk.len(), &host) };
+        let status = call.lend(|host| unsafe { (self.update)(self.state, chunk.as_ptr(), chunk.len(), host) })?;
         call.outcome(status, self.name)
     }
 
+    #[inline]
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        let call = Call::new(Some(out), Some(ctx));
-        let host = call.host();
+        let call = Call::new(self.misuse, Some(out), Some(ctx));
         // SAFETY: as in `update`.
-        let status = unsafe { (self.finish)(self.state, &host) };
+        let status = call.lend(|host| unsafe { (self.finish)(self.state, host) })?;
         call.outcome(status, self.name)
     }
 }
 
-/// What tidepool lends one call into a library: the host functions' `ctx`.
+/// What tidepool lends one call into a library: what its host functions
+/// act on, found from their `ctx` (a token, see lent.rs) while the call is
+/// in progress.
 ///
 /// The library may call host functions from any of its threads while its
 /// function runs (a kernel that splits its work may check for cancellation
@@ -487,7 +500,23 @@ impl Transform for ForeignState {
 struct Call<'s, 'c> {
     run: Option<&'s RunContext<'c>>,
     state: Mutex<CallState<'s>>,
+    /// Where a use of this call's host after it returned is recorded (the
+    /// kernel's), and taken from when the call ends.
+    misuse: &'static Misuse,
 }
+
+/// The host functions, as every host lent to a call has them.
+const HOST_FUNCTIONS: TpHost = TpHost {
+    size: size_of::<TpHost>() as u32,
+    reserved: 0,
+    ctx: ptr::null_mut(),
+    fail: host_fail,
+    write: host_write,
+    unfilled: host_unfilled,
+    commit: host_commit,
+    reserve: host_reserve,
+    check: host_check,
+};
 
 // Host functions share `&Call` between the library's threads.
 const _: fn() = || {
@@ -513,25 +542,18 @@ struct CallState<'s> {
 }
 
 impl<'s, 'c> Call<'s, 'c> {
-    fn new(sink: Option<&'s mut Sink>, run: Option<&'s RunContext<'c>>) -> Self {
+    fn new(misuse: &'static Misuse, sink: Option<&'s mut Sink>, run: Option<&'s RunContext<'c>>) -> Self {
         let state = CallState { sink, failure: None, refused: false, short: false, room: 0, misuse: None };
-        Call { run, state: Mutex::new(state) }
+        Call { run, state: Mutex::new(state), misuse }
     }
 
-    /// The host functions over this call. The returned struct holds a
-    /// pointer to `self`, only ever used as `&Call`, while the library runs.
-    fn host(&self) -> TpHost {
-        TpHost {
-            size: size_of::<TpHost>() as u32,
-            reserved: 0,
-            ctx: (self as *const Self).cast_mut().cast(),
-            fail: host_fail,
-            write: host_write,
-            unfilled: host_unfilled,
-            commit: host_commit,
-            reserve: host_reserve,
-            check: host_check,
-        }
+    /// Runs `f`, the call into the library, with a host over this call:
+    /// its functions act on `self` (only ever as `&Call`) until `f`
+    /// returns, and on nothing after (lent.rs).
+    #[inline]
+    fn lend<R>(&self, f: impl FnOnce(*const TpHost) -> R) -> Result<R, KernelError> {
+        lent::lend(&HOST_FUNCTIONS, ptr::from_ref(self).cast(), self.misuse, f)
+            .ok_or_else(|| KernelError::InvalidInput("more threads than tidepool can lend hosts to run loaded kernels at once".into()))
     }
 
     fn lock(&self) -> MutexGuard<'_, CallState<'s>> {
@@ -545,6 +567,15 @@ impl<'s, 'c> Call<'s, 'c> {
             message: format!("kernel '{kernel}' {message}"),
         };
         let run = self.run;
+        // A host of this kernel used after its call had returned: this
+        // call (of the task it was lent to, if it still runs; else the
+        // kernel's next) reports it.
+        if let Some(m) = self.misuse.take() {
+            return Err(contract(m));
+        }
+        if let Some(m) = lent::UNATTRIBUTED.take() {
+            return Err(KernelError::Failed { code: "ERR_TIDEPOOL_KERNEL_CONTRACT".into(), message: m });
+        }
         let mut st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         let too_large = KernelError::TooLarge { limit: st.sink.as_ref().map_or(0, |s| s.limit()) };
         if let Some(m) = st.misuse.take() {
@@ -573,16 +604,25 @@ impl<'s, 'c> Call<'s, 'c> {
     }
 }
 
-/// Runs `f` on the `Call` behind a host function's `ctx`; `fallback` on a
-/// panic.
+/// Runs `f` on the `Call` behind a host function's `ctx`, the host function
+/// `what`; `fallback`, having done nothing, if `ctx` is not the token of a
+/// call in progress (a host kept past its call, or garbage: the misuse is
+/// recorded, see lent.rs), or on a panic.
 ///
 /// # Safety
-/// `ctx` must be the `ctx` of a `TpHost` made by [`Call::host`] whose call
-/// is in progress (the library may only call host functions then).
-unsafe fn with_call<T>(ctx: *mut c_void, fallback: T, f: impl FnOnce(&Call<'_, '_>) -> T) -> T {
-    // SAFETY: the caller guarantees `ctx` points to the live `Call`, which
-    // is only ever shared (`&Call`) while the library runs.
-    let call = unsafe { &*ctx.cast_const().cast::<Call<'_, '_>>() };
+/// No call of a host function may overlap the return of the kernel
+/// function its host was lent to (the ABI: every thread is done with the
+/// host before that function returns). Any `ctx` is allowed.
+unsafe fn with_call<T>(ctx: *mut c_void, what: &str, fallback: T, f: impl FnOnce(&Call<'_, '_>) -> T) -> T {
+    let Some(call) = lent::live_call(ctx, what) else {
+        return fallback;
+    };
+    // SAFETY: `live_call` gives the `Call` only while its token is the one
+    // in progress on its slot: `Call::lend` borrows the call for as long
+    // as the token is live and retires it before returning, so the call
+    // is alive and unmoved (a host function racing that return is excluded
+    // by the caller). It is only ever shared (`&Call`).
+    let call = unsafe { &*call.cast::<Call<'_, '_>>() };
     // A panic must not unwind into the library (it would abort): none is
     // expected here, but a bug must not take the process down.
     catch_unwind(AssertUnwindSafe(|| f(call))).unwrap_or(fallback)
@@ -602,9 +642,9 @@ unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
 }
 
 unsafe extern "C" fn host_fail(ctx: *mut c_void, code: *const u8, code_len: usize, message: *const u8, message_len: usize) {
-    // SAFETY: called by the library during a call, with its byte ranges.
+    // SAFETY: called by the library under the ABI's rules, with its byte ranges.
     unsafe {
-        with_call(ctx, (), |call| {
+        with_call(ctx, "fail", (), |call| {
             let code = std::str::from_utf8(bytes(code, code_len.min(MAX_CODE + 1))).ok().filter(|c| valid_identifier(c));
             let message = String::from_utf8_lossy(bytes(message, message_len.min(MAX_MESSAGE))).into_owned();
             call.lock().failure = Some((code.unwrap_or("ERR_TIDEPOOL_KERNEL_FAILED").to_owned(), message));
@@ -613,9 +653,9 @@ unsafe extern "C" fn host_fail(ctx: *mut c_void, code: *const u8, code_len: usiz
 }
 
 unsafe extern "C" fn host_write(ctx: *mut c_void, data: *const u8, len: usize) -> i32 {
-    // SAFETY: called by the library during a call, with a live byte range.
+    // SAFETY: called by the library under the ABI's rules, with a live byte range.
     unsafe {
-        with_call(ctx, abi::TP_ERROR, |call| {
+        with_call(ctx, "write", abi::TP_ERROR, |call| {
             let mut st = call.lock();
             st.room = 0;
             if data.is_null() && len > 0 {
@@ -636,9 +676,10 @@ unsafe extern "C" fn host_write(ctx: *mut c_void, data: *const u8, len: usize) -
 }
 
 unsafe extern "C" fn host_unfilled(ctx: *mut c_void, at_least: usize, room: *mut usize) -> *mut u8 {
-    // SAFETY: called by the library during a call; `room` is its out-pointer.
-    unsafe {
-        with_call(ctx, ptr::null_mut(), |call| {
+    // SAFETY: called by the library under the ABI's rules; `room` is its
+    // out-pointer.
+    let p = unsafe {
+        with_call(ctx, "unfilled", ptr::null_mut(), |call| {
             let mut st = call.lock();
             st.room = 0;
             // At least one byte: room is lent to be written into, and a loop
@@ -666,13 +707,18 @@ unsafe extern "C" fn host_unfilled(ctx: *mut c_void, at_least: usize, room: *mut
             }
             p
         })
+    };
+    if p.is_null() && !room.is_null() {
+        // SAFETY: as above (a host that lent nothing says so).
+        unsafe { *room = 0 };
     }
+    p
 }
 
 unsafe extern "C" fn host_commit(ctx: *mut c_void, n: usize) -> i32 {
-    // SAFETY: called by the library during a call.
+    // SAFETY: called by the library under the ABI's rules.
     unsafe {
-        with_call(ctx, abi::TP_ERROR, |call| {
+        with_call(ctx, "commit", abi::TP_ERROR, |call| {
             let mut st = call.lock();
             let room = std::mem::take(&mut st.room);
             match st.sink.as_deref_mut() {
@@ -690,9 +736,9 @@ unsafe extern "C" fn host_commit(ctx: *mut c_void, n: usize) -> i32 {
 }
 
 unsafe extern "C" fn host_reserve(ctx: *mut c_void, additional: usize) {
-    // SAFETY: called by the library during a call.
+    // SAFETY: called by the library under the ABI's rules.
     unsafe {
-        with_call(ctx, (), |call| {
+        with_call(ctx, "reserve", (), |call| {
             let mut st = call.lock();
             st.room = 0;
             if let Some(sink) = st.sink.as_deref_mut() {
@@ -703,9 +749,10 @@ unsafe extern "C" fn host_reserve(ctx: *mut c_void, additional: usize) {
 }
 
 unsafe extern "C" fn host_check(ctx: *mut c_void) -> i32 {
-    // SAFETY: called by the library during a call (from any of its threads).
+    // SAFETY: called by the library under the ABI's rules (from any of its
+    // threads). A host kept past its call is told to stop.
     unsafe {
-        with_call(ctx, abi::TP_OK, |call| match call.run.map(|r| r.check()) {
+        with_call(ctx, "check", abi::TP_CANCELLED, |call| match call.run.map(|r| r.check()) {
             Some(Err(KernelError::TimedOut)) => abi::TP_TIMED_OUT,
             Some(Err(_)) => abi::TP_CANCELLED,
             _ => abi::TP_OK,

@@ -15,6 +15,7 @@ mod digest;
 mod echo;
 pub mod foreign;
 mod hashes;
+mod lent;
 mod lz4;
 mod model;
 mod panic;
