@@ -429,16 +429,18 @@ class Pool extends EventEmitter {
       const resolve = capturedResolve;
       const reject = capturedReject;
       // A stream's chunks were checked when written; they go together in one
-      // task, which maxInputBytes does not bound (lib/stream-chunks.js). A
+      // task, which maxInputBytes does not bound (lib/stream-tasks.js). A
       // file's path is no input either.
       const chunk = extra !== undefined && (extra.stream !== undefined || extra.file);
       if (chunk) readableBytes(data, 'data');
       else this.#checkInput(data, kernel);
-      if (this.#closed && chunk && !extra.accepted) {
+      // A closed pool still runs the streams whose end was asked for before.
+      const refused = this.#closed && !(chunk && extra.accepted);
+      if (refused && chunk) {
         const err = closedError();
         this.#countFailures(err, 1);
         reject(err);
-      } else if (this.#closed) this.#rejectClosed(data, kernel, reject);
+      } else if (refused) this.#rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
       else this.#enqueue(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);

@@ -11,7 +11,7 @@
 // rest is not read), as node:zlib's do.
 
 const { Buffer } = require('node:buffer');
-const { Transform } = require('node:stream');
+const { Transform, finished } = require('node:stream');
 const { StreamTasks, ABORT } = require('./stream-tasks');
 const { makeError, invalidArgType, outOfRange } = require('./errors');
 
@@ -135,6 +135,15 @@ class CodecStream extends Transform {
       this.#markers++;
       this.write(MARKERS[kind], callback);
     }
+  }
+
+  /** node:zlib's close([callback]): destroys the stream; `callback` once it has closed. */
+  close(callback) {
+    if (callback !== undefined) {
+      if (typeof callback !== 'function') throw invalidArgType('callback', 'of type function', callback);
+      finished(this, callback);
+    }
+    this.destroy();
   }
 
   /** node:zlib's params() changes the level mid-stream, which zlib-rs cannot: a clear error instead. */

@@ -122,6 +122,8 @@ class Chunk {
   input;
   end;
   items;
+  /** 1 once #inline took it over. */
+  stale = 0;
   constructor(seq, input, end, items) {
     this.seq = seq;
     this.input = input;
@@ -160,6 +162,12 @@ class StreamTasks {
   #consumed = 0;
   /** Bytes of update() copies not yet hashed. */
   #staged = 0;
+  /**
+   * Steps taken over by #inline whose tasks have not settled: while one
+   * has not, the event loop has not turned since update() last hashed on
+   * the calling thread, and copies would only wait behind it.
+   */
+  #stale = 0;
   /** The pool counts this stream as one close() waits for. */
   #finishing = false;
   /** Stops the step in flight (its task is posted with this signal). */
@@ -247,7 +255,8 @@ class StreamTasks {
   update(chunk) {
     const bytes = readableBytes(chunk, 'data');
     if (bytes === 0) return;
-    if (this.#running === undefined && this.#queue.empty && bytes <= INLINE_BYTES) {
+    const idle = this.#running === undefined && this.#queue.empty;
+    if ((idle && bytes <= INLINE_BYTES) || this.#stale !== 0) {
       this.#inline(chunk);
     } else if (this.#staged + bytes <= STAGING_CAP) {
       this.#staged += bytes;
@@ -360,7 +369,10 @@ class StreamTasks {
   }
 
   #stepped(chunk, output) {
-    if (chunk !== this.#running) return; // taken over by #inline
+    if (chunk !== this.#running) {
+      this.#stale -= chunk.stale; // taken over by #inline
+      return;
+    }
     if (this.#error !== undefined) {
       this.#settleFailed(chunk);
       return;
@@ -398,7 +410,10 @@ class StreamTasks {
   }
 
   #stepFailed(chunk, err) {
-    if (chunk !== this.#running) return; // taken over by #inline: its stream goes on
+    if (chunk !== this.#running) {
+      this.#stale -= chunk.stale; // taken over by #inline: its stream goes on
+      return;
+    }
     const first = this.#error === undefined;
     if (first) {
       this.fail(err);
@@ -445,6 +460,10 @@ class StreamTasks {
     // Everything up to `chunk` is taken: the task in flight, if it has not
     // run yet, will find its chunk done and do nothing.
     this.#running = undefined;
+    if (running !== undefined) {
+      running.stale = 1;
+      this.#stale++;
+    }
     this.#staged = 0;
     const callbacks = ownArray(0);
     if (running !== undefined) {
