@@ -4,7 +4,7 @@
 // and, under esModuleInterop, `import tidepool from 'tidepool'`.
 
 import { EventEmitter } from 'node:events';
-import { Transform, Writable } from 'node:stream';
+import { Transform } from 'node:stream';
 
 declare namespace tidepool {
   /**
@@ -347,21 +347,33 @@ declare namespace tidepool {
   export interface HashOptions {
     /** The kernel's parameters (`{ hash, key }` for `hmac`, `{ key }` for keyed `blake3`, ...), checked here. */
     params?: KernelParams;
-    /** Fails the hash with an `AbortError` (the chunk running stops at its next 256 KiB). */
+    /**
+     * Stops the hash when it fires (the chunk running stops at its next
+     * 256 KiB): `digest()` rejects with an `AbortError` and the stream
+     * closes, without an `'error'` event. An aborted signal makes the hash
+     * closed from the start.
+     */
     signal?: AbortSignal;
+    /** The buffers of the stream's two sides (see `stream.Transform`). */
+    highWaterMark?: number;
   }
 
   /**
    * An incremental hash on the pool's threads ({@link Pool.createHash}),
    * drop-in for `crypto.createHash` where it matters: `update()` returns at
-   * once, `digest()` a Promise. Also a Writable: `await pipeline(readable,
-   * hash)`, then `await hash.digest()`.
+   * once, `digest()` a Promise. A Transform, as `node:crypto`'s Hash: what
+   * is written is hashed, and once the writing ends the digest is its
+   * readable side's one chunk (`readable.pipe(hash).on('data', …)`); or
+   * `await pipeline(readable, hash)`, then `await hash.digest()`.
    */
-  export interface Hash extends Writable {
+  export interface Hash extends Transform {
     /**
-     * Adds `data` (a binary, read in place under the buffer contract of
-     * {@link Pool.post} until `digest()` settles, or a string in
-     * `inputEncoding`, `'utf8'` by default); returns this hash at once.
+     * Adds `data` (a binary, or a string in `inputEncoding`, `'utf8'` by
+     * default); returns this hash at once. As with `node:crypto`, the
+     * caller may reuse `data` as soon as `update()` returns: its bytes are
+     * copied (at most 4 MiB wait at a time), or hashed on the calling
+     * thread (a small update while nothing is in flight, or one past that
+     * cap).
      * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` after `digest()`;
      *   the hash's error once a chunk failed or it was aborted.
      */
@@ -369,8 +381,8 @@ declare namespace tidepool {
     /**
      * The digest, once every chunk has run: a `Buffer`, or a string in
      * `encoding`. Rejects with the error of a failed chunk, an `AbortError`,
-     * `ERR_TIDEPOOL_CLOSED` (the pool was closed before the last chunk),
-     * `ERR_STREAM_DESTROYED`.
+     * `ERR_TIDEPOOL_CLOSED` (the pool was closed before the digest was
+     * asked for), `ERR_STREAM_DESTROYED`.
      * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` when called twice.
      */
     digest(): Promise<Buffer>;
@@ -390,9 +402,17 @@ declare namespace tidepool {
      * @default the pool's `maxOutputBytes` (256 MiB for decoders without it)
      */
     maxOutputBytes?: number;
-    /** The readable side's buffer (see `stream.Transform`). */
+    /**
+     * The buffers of the stream's two sides (see `stream.Transform`): a
+     * write past it returns `false`, and a task stops once the reader's
+     * buffer is full.
+     */
     highWaterMark?: number;
-    /** Destroys the stream with an `AbortError` (the chunk running stops at its next 256 KiB). */
+    /**
+     * Destroys the stream with an `AbortError` when it fires (the chunk
+     * running stops at its next 256 KiB), as `node:zlib`'s `signal` does;
+     * an aborted signal gives a stream destroyed from the start.
+     */
     signal?: AbortSignal;
   }
 
@@ -409,6 +429,10 @@ declare namespace tidepool {
     flush(callback: (err?: Error | null) => void): void;
     /** Not offered: throws `ERR_METHOD_NOT_IMPLEMENTED` (a stream keeps the `params` it was created with). */
     params(...args: unknown[]): never;
+    /** `node:zlib`'s `close()`: destroys the stream; `callback` once it has closed. */
+    close(callback?: (err?: Error | null) => void): void;
+    /** Input bytes the codec has taken, as `node:zlib`'s: a decoder whose format ended does not count what followed. */
+    readonly bytesWritten: number;
   }
 
   /** Options of {@link Pool.map}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
@@ -783,7 +807,7 @@ declare namespace tidepool {
      *   (which must write its output only at the end).
      * @throws {TidepoolError} `ERR_INVALID_ARG_VALUE` for a kernel that is
      *   not a hash or an unknown option; `ERR_TIDEPOOL_UNKNOWN_KERNEL`; the
-     *   kernel's parameter errors; an `AbortError` for an aborted signal.
+     *   kernel's parameter errors.
      */
     createHash(kernel: HashKernelName | LoadedKernelName, options?: HashOptions): Hash;
 

@@ -278,7 +278,7 @@ async function batches(): Promise<void> {
 }
 void batches;
 
-// createHash(): a Writable with update() and a Promise digest().
+// createHash(): a Transform (the digest on its readable side) with update() and a Promise digest().
 async function hashes(): Promise<void> {
   const pool = new Pool();
   const hash = pool.createHash('sha256');
@@ -286,7 +286,9 @@ async function hashes(): Promise<void> {
   expectType<Buffer>(await hash.digest());
   expectType<string>(await pool.createHash('hmac', { params: { hash: 'sha1', key: 'k' } }).digest('hex'));
   const writable: import('node:stream').Writable = pool.createHash('md5');
+  const transform: import('node:stream').Transform = pool.createHash('md5', { highWaterMark: 16 });
   void writable;
+  void transform;
   // @ts-expect-error: gzip is not a hash
   pool.createHash('gzip');
   // @ts-expect-error: no such option
@@ -306,6 +308,11 @@ function codecStreams(): void {
   // @ts-expect-error: a path is a string, Buffer or URL
   void pool.postFile(42);
   pool.createGzip().flush(() => {});
+  const taken: number = pool.createGunzip().bytesWritten;
+  void taken;
+  pool.createGunzip().close(() => {});
+  // @ts-expect-error: bytesWritten is read-only
+  pool.createGunzip().bytesWritten = 1;
   // @ts-expect-error: a kind is a number
   pool.createGzip().flush('sync');
   void gzip;

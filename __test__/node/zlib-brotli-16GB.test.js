@@ -1,0 +1,39 @@
+'use strict';
+// Adapted from nodejs/node test/parallel/test-zlib-brotli-16GB.js: a small
+// brotli input that decodes to a huge output, and nobody reads it: the
+// decoder stops once its readable buffer is full instead of decoding it
+// all. (Upstream's input is a crafted 16 GB stream; here it is made in the
+// test: 1 GiB of zeros at quality 1, about 200 KB.)
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const zlib = require('node:zlib');
+const { getDefaultHighWaterMark } = require('node:stream');
+const { both } = require('./adapter');
+const { waitFor } = require('../wait');
+
+async function brotliOfZeros(total) {
+  const z = zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } });
+  const out = [];
+  z.on('data', (chunk) => out.push(chunk));
+  const mib = Buffer.alloc(1 << 20);
+  for (let i = 0; i < total / (1 << 20); i++) await new Promise((resolve) => z.write(mib, resolve));
+  await new Promise((resolve) => z.end(resolve));
+  return Buffer.concat(out);
+}
+
+test('a brotli bomb nobody reads stops at the readable buffer', async () => {
+  const buf = await brotliOfZeros(1 << 30);
+  await both(async (z, who) => {
+    const decoder = z.createBrotliDecompress();
+    decoder.end(buf);
+    // Upstream waits 500 ms for the thread pool to fill the buffer; here,
+    // until it holds a highWaterMark's worth, then as long again.
+    await waitFor(() => decoder.readableLength >= getDefaultHighWaterMark(false), { what: `${who}: the first output` });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // One chunk in the buffer: the decoder stopped once it was full.
+    assert.equal(decoder._readableState.buffer.length, 1, who);
+    assert.ok(decoder.readableLength <= getDefaultHighWaterMark(false) + 128 * 1024, `${who}: ${decoder.readableLength} bytes`);
+    decoder.destroy();
+  });
+});

@@ -1,0 +1,19 @@
+'use strict';
+// Adapted from nodejs/node test/parallel/test-zlib-write-after-close.js:
+// close() calls back once closed, and a write after it fails with
+// ERR_STREAM_DESTROYED.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { both } = require('./adapter');
+
+test('a write after close() fails with ERR_STREAM_DESTROYED', async () => {
+  await both(async (z, who) => {
+    const unzip = z.createGunzip();
+    const closed = new Promise((resolve) => unzip.close(resolve));
+    const err = await new Promise((resolve) => unzip.write('asd', resolve));
+    await closed;
+    assert.equal(err?.code, 'ERR_STREAM_DESTROYED', who);
+    assert.equal(err.message, 'Cannot call write after a stream was destroyed', who);
+  });
+});

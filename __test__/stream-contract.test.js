@@ -1,0 +1,433 @@
+'use strict';
+// The contracts of Node's streams, kept by the pool's streams: each test
+// runs the same assertions against node:zlib / node:crypto (the control)
+// and against the pool's stream, in the same run. Where tidepool differs on
+// purpose, the test says so and asserts both sides.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const zlib = require('node:zlib');
+const { once, getEventListeners } = require('node:events');
+const { pipeline } = require('node:stream/promises');
+const { Readable, Writable } = require('node:stream');
+const { Pool, micros } = require('..');
+const { waitFor } = require('./wait');
+
+/** Deterministic bytes for round `i`: compressible, never the same twice. */
+function fill(buffer, i) {
+  let x = (i + 1) * 2654435761;
+  for (let at = 0; at < buffer.length; at++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    buffer[at] = 97 + ((x >>> 16) % 7);
+  }
+  return buffer;
+}
+
+/** The stream's output, collected as it comes. */
+function collect(stream) {
+  const out = [];
+  stream.on('data', (chunk) => out.push(chunk));
+  return out;
+}
+
+/** write() and wait for its callback. */
+function written(stream, chunk) {
+  return new Promise((resolve, reject) => stream.write(chunk, (err) => (err ? reject(err) : resolve())));
+}
+
+/** The control's and the pool's version of each codec stream. */
+function codecs(pool) {
+  return [
+    ['gzip', () => zlib.createGzip(), () => pool.createGzip(), zlib.gunzipSync],
+    ['deflateRaw', () => zlib.createDeflateRaw(), () => pool.createDeflateRaw(), zlib.inflateRawSync],
+    [
+      'brotli',
+      () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
+      () => pool.createBrotliCompress({ params: { quality: 4 } }),
+      zlib.brotliDecompressSync,
+    ],
+  ];
+}
+
+test('a producer that refills one Buffer after each write callback gets node:zlib’s bytes', async () => {
+  const pool = new Pool();
+  try {
+    for (const [name, control, ours, decode] of codecs(pool)) {
+      for (const [who, make] of [
+        ['node:zlib', control],
+        ['tidepool', ours],
+      ]) {
+        const stream = make();
+        const out = collect(stream);
+        const ended = once(stream, 'end');
+        const buffer = Buffer.alloc(64 * 1024);
+        const expected = [];
+        for (let i = 0; i < 64; i++) {
+          fill(buffer, i);
+          expected.push(Buffer.from(buffer));
+          // The callback says the bytes were consumed: the next round may overwrite them.
+          await written(stream, buffer);
+        }
+        stream.end();
+        await ended;
+        assert.ok(decode(Buffer.concat(out)).equals(Buffer.concat(expected)), `${who} ${name}`);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a hash written through a reused Buffer gives node:crypto’s digest', async () => {
+  const pool = new Pool();
+  try {
+    for (const [who, make, digest] of [
+      ['node:crypto', () => crypto.createHash('sha256'), (h) => h.digest('hex')],
+      ['tidepool', () => pool.createHash('sha256'), (h) => h.digest('hex')],
+    ]) {
+      const hash = make();
+      const reference = crypto.createHash('sha256');
+      const buffer = Buffer.alloc(64 * 1024);
+      for (let i = 0; i < 64; i++) {
+        fill(buffer, i);
+        reference.update(buffer);
+        await written(hash, buffer);
+      }
+      assert.equal(await digest(hash), reference.digest('hex'), who);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('update() may reuse its Buffer as soon as it returns, whatever the sizes', async () => {
+  const pool = new Pool();
+  try {
+    // Sizes around the staging cap and the inline size (stream-tasks.js), each buffer refilled after update().
+    const sizes = [1, 100, 16 << 10, (16 << 10) + 1, 64 << 10, 1 << 20, 3 << 20, 5 << 20, 7, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20];
+    for (const name of ['sha256', 'md5', 'blake3', 'xxh3']) {
+      const hash = pool.createHash(name);
+      const reference = name === 'blake3' || name === 'xxh3' ? undefined : crypto.createHash(name);
+      const whole = [];
+      const buffer = Buffer.alloc(8 << 20);
+      for (let i = 0; i < sizes.length; i++) {
+        const view = fill(buffer.subarray(0, sizes[i]), i);
+        reference?.update(view);
+        if (reference === undefined) whole.push(Buffer.from(view));
+        hash.update(view);
+        buffer.fill(0xee); // the caller reuses its buffer at once
+      }
+      const digest = await hash.digest('hex');
+      if (reference !== undefined) assert.equal(digest, reference.digest('hex'), name);
+      else assert.equal(digest, (await pool.post(Buffer.concat(whole), { kernel: name })).result.toString('hex'), name);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('update() holds a bounded amount of memory, however much is fed at once', async () => {
+  const pool = new Pool();
+  try {
+    const hash = pool.createHash('sha256');
+    const reference = crypto.createHash('sha256');
+    const buffer = Buffer.alloc(1 << 20);
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = 0;
+    // 256 MiB in 1 MiB updates, without giving the event loop a turn.
+    for (let i = 0; i < 256; i++) {
+      fill(buffer.subarray(0, 4096), i);
+      hash.update(buffer);
+      reference.update(buffer);
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers - before);
+    }
+    assert.equal(await hash.digest('hex'), reference.digest('hex'));
+    // The staging cap (4 MiB) and a little: not the 256 MiB that was fed.
+    assert.ok(peak < 32 << 20, `update() held ${peak} bytes`);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('highWaterMark bounds the writable side: write() says false, then drain', async () => {
+  const pool = new Pool();
+  try {
+    // (node:crypto's Hash consumes a write before write() returns, so it
+    // never says false; the pool's hash consumes it on a thread, as a
+    // codec stream does.)
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createDeflate({ level: 0, highWaterMark: 16 })],
+      ['tidepool', () => pool.createDeflate({ params: { level: 0 }, highWaterMark: 16 })],
+      ['tidepool hash', () => pool.createHash('sha256', { highWaterMark: 16 })],
+    ]) {
+      const stream = make();
+      stream.resume();
+      assert.equal(stream.write(Buffer.alloc(10240, 'x')), false, who);
+      assert.equal(stream.writableNeedDrain, true, who);
+      await once(stream, 'drain');
+      assert.equal(stream.writableNeedDrain, false, who);
+      stream.destroy();
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('inside a write callback, read() returns the output of what was written', async () => {
+  const pool = new Pool();
+  try {
+    // A highWaterMark that holds the output of the write: past it, both
+    // hold the callback until the reader reads (Transform's backpressure).
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createDeflate({ level: 1, highWaterMark: 1 << 20 })],
+      ['tidepool', () => pool.createDeflate({ params: { level: 1 }, highWaterMark: 1 << 20 })],
+    ]) {
+      const stream = make();
+      const data = fill(Buffer.alloc(256 * 1024), 3);
+      const first = await new Promise((resolve) => stream.write(data, () => resolve(stream.read())));
+      assert.ok(first !== null && first.length > 0, `${who}: read() in the callback`);
+      const rest = collect(stream);
+      stream.end();
+      await once(stream, 'end');
+      assert.ok(zlib.inflateSync(Buffer.concat([first, ...rest])).equals(data), who);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+/**
+ * Raw deflate of `total` zero bytes (a multiple of 1 MiB), made without
+ * holding them: after the first MiB, with a window of zeros behind it,
+ * every MiB compresses to the same bytes, so one such block is repeated.
+ */
+async function zerosDeflateRaw(total) {
+  const mib = Buffer.alloc(1 << 20);
+  const z = zlib.createDeflateRaw({ level: 9 });
+  const out = collect(z);
+  const step = async () => {
+    await written(z, mib);
+    await new Promise((resolve) => z.flush(zlib.constants.Z_SYNC_FLUSH, resolve));
+    return Buffer.concat(out.splice(0));
+  };
+  const first = await step();
+  const block = await step();
+  assert.ok(block.equals(await step()), 'the repeated block is byte-identical');
+  z.end();
+  await once(z, 'end');
+  const tail = Buffer.concat(out);
+  return Buffer.concat([first, ...Array.from({ length: total / (1 << 20) - 1 }, () => block), tail]);
+}
+
+test('a reader that stops holds the decoder: memory near highWaterMark, whatever the ratio', async () => {
+  const pool = new Pool();
+  try {
+    const packed = await zerosDeflateRaw(256 << 20);
+    const highWaterMark = 16 * 1024;
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createInflateRaw({ highWaterMark })],
+      ['tidepool', () => pool.createInflateRaw({ highWaterMark, maxOutputBytes: 2 ** 40 })],
+    ]) {
+      const stream = make();
+      const before = process.memoryUsage().arrayBuffers;
+      stream.end(packed);
+      // Nobody reads: the stream fills its reader's buffer, then stops.
+      await waitFor(() => stream.readableLength >= highWaterMark, { what: `${who}: output up to highWaterMark` });
+      if (who === 'tidepool') await waitFor(() => pool.stats().pending === 0, { what: 'the step in flight settles' });
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(stream.readableLength <= highWaterMark + 256 * 1024, `${who}: ${stream.readableLength} bytes buffered`);
+      // Now a slow reader: a chunk per turn of the event loop.
+      let bytes = 0;
+      let peak = 0;
+      for await (const chunk of stream) {
+        bytes += chunk.length;
+        peak = Math.max(peak, process.memoryUsage().arrayBuffers - before);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.equal(bytes, 256 << 20, who);
+      assert.ok(peak < 48 << 20, `${who}: ${peak} bytes held at most`);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('one stream may produce more than buffer.constants.MAX_LENGTH in all', { timeout: 300_000 }, async () => {
+  const pool = new Pool();
+  try {
+    const total = 2 ** 32 + (64 << 20);
+    const packed = await zerosDeflateRaw(total);
+    const stream = pool.createInflateRaw({ maxOutputBytes: 2 ** 40, highWaterMark: 1 << 20 });
+    stream.end(packed);
+    let bytes = 0;
+    let largest = 0;
+    for await (const chunk of stream) {
+      bytes += chunk.length;
+      largest = Math.max(largest, chunk.length);
+    }
+    assert.equal(bytes, total);
+    assert.ok(largest <= (1 << 20) + 256 * 1024, `a chunk of ${largest} bytes`);
+    assert.equal(stream.bytesWritten, packed.length);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('stream chunks are Buffers whatever the pool’s encoding', async () => {
+  for (const encoding of ['hex', 'base64']) {
+    const pool = new Pool({ encoding });
+    try {
+      const data = fill(Buffer.alloc(3 << 20), 9);
+      const gzip = pool.createGzip();
+      const out = collect(gzip);
+      gzip.end(data);
+      await once(gzip, 'end');
+      assert.ok(out.length > 0 && out.every((c) => Buffer.isBuffer(c)), encoding);
+      const back = await new Promise((resolve, reject) => {
+        const gunzip = pool.createGunzip();
+        const parts = collect(gunzip);
+        gunzip.on('error', reject).on('end', () => resolve(Buffer.concat(parts)));
+        gunzip.end(Buffer.concat(out));
+      });
+      assert.ok(back.equals(data), encoding);
+      const hash = pool.createHash('sha256');
+      hash.update(data);
+      const digest = await hash.digest();
+      assert.ok(Buffer.isBuffer(digest), encoding);
+      assert.ok(digest.equals(crypto.createHash('sha256').update(data).digest()), encoding);
+      // post() keeps the pool's encoding.
+      assert.equal(typeof (await pool.post(data)).result, 'string');
+    } finally {
+      await pool.close();
+    }
+  }
+});
+
+test('a signal that fires while the stream is idle destroys it at once with an AbortError', async () => {
+  const pool = new Pool();
+  try {
+    for (const [who, make] of [
+      ['node:zlib', (signal) => zlib.createGzip({ signal })],
+      ['tidepool', (signal) => pool.createGzip({ signal })],
+    ]) {
+      const ac = new AbortController();
+      const stream = make(ac.signal);
+      stream.write('some bytes');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const failed = once(stream, 'error');
+      ac.abort('enough');
+      const [err] = await failed;
+      assert.equal(stream.destroyed, true, who);
+      assert.equal(err.name, 'AbortError', who);
+      assert.equal(err.code, 'ABORT_ERR', who);
+      assert.equal(err.cause, 'enough', who);
+    }
+    // A pipeline whose source stalls, with AbortSignal.timeout() on the
+    // stream: it fails, never hangs. (The timeout's timer does not keep the
+    // process alive; in a test nothing else would.)
+    const alive = setInterval(() => {}, 1000);
+    try {
+      for (const [who, make] of [
+        ['node:zlib', (signal) => zlib.createGzip({ signal })],
+        ['tidepool', (signal) => pool.createGzip({ signal })],
+      ]) {
+        const stalled = new Readable({ read() {} });
+        stalled.push('one chunk, then nothing');
+        const sink = new Writable({ write: (_c, _e, cb) => cb() });
+        await assert.rejects(pipeline(stalled, make(AbortSignal.timeout(50)), sink), { name: 'AbortError' }, who);
+      }
+    } finally {
+      clearInterval(alive);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('streams sharing one signal share one listener (node:zlib adds one per stream)', async () => {
+  const pool = new Pool();
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    const ac = new AbortController();
+    const streams = Array.from({ length: 40 }, (_, i) =>
+      i % 2 ? pool.createGzip({ signal: ac.signal }) : pool.createHash('md5', { signal: ac.signal }),
+    );
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+    const posts = Array.from({ length: 5 }, () => pool.post(micros(1), { kernel: 'sleep', signal: ac.signal }));
+    await Promise.all(posts);
+    const errors = streams.filter((_, i) => i % 2).map((s) => once(s, 'error'));
+    ac.abort();
+    for (const [err] of await Promise.all(errors)) assert.equal(err.name, 'AbortError');
+    for (const s of streams) assert.equal(s.destroyed, true);
+    // The control: node:zlib adds a listener per stream.
+    const control = new AbortController();
+    const theirs = Array.from({ length: 3 }, () => zlib.createGzip({ signal: control.signal }));
+    assert.equal(getEventListeners(control.signal, 'abort').length, 3);
+    for (const s of theirs) s.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      warnings.filter((w) => w.name === 'MaxListenersExceededWarning'),
+      [],
+    );
+  } finally {
+    process.off('warning', onWarning);
+    await pool.close();
+  }
+});
+
+test('close() right after end() or digest(): the output already asked for still comes', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  const data = fill(Buffer.alloc(2 << 20), 5);
+  const gzip = pool.createGzip();
+  const out = collect(gzip);
+  const ended = once(gzip, 'end');
+  gzip.end(data);
+  const hash = pool.createHash('sha256');
+  hash.update(data);
+  const digest = hash.digest('hex');
+  const written = pool.createHash('md5');
+  written.end(data);
+  const writtenDigest = once(written, 'data');
+  await pool.close();
+  await ended;
+  assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(data));
+  assert.equal(await digest, crypto.createHash('sha256').update(data).digest('hex'));
+  assert.deepEqual((await writtenDigest)[0], crypto.createHash('md5').update(data).digest());
+  // A stream whose end is asked for after close(): refused.
+  const late = pool.createGzip();
+  late.end('late');
+  const [err] = await once(late, 'error');
+  assert.equal(err.code, 'ERR_TIDEPOOL_CLOSED');
+});
+
+test('destroy(): the write in flight is called back once its task stopped, the others with ERR_STREAM_DESTROYED', async () => {
+  const pool = new Pool();
+  try {
+    for (let round = 0; round < 10; round++) {
+      for (const [who, make] of [
+        ['node:zlib', () => zlib.createGzip()],
+        ['tidepool', () => pool.createGzip()],
+      ]) {
+        const stream = make();
+        stream.on('error', () => {});
+        const calls = Array.from(
+          { length: 4 },
+          () => new Promise((resolve) => stream.write(fill(Buffer.alloc(256 << 10), round), resolve)),
+        );
+        stream.destroy();
+        const errors = await Promise.all(calls);
+        assert.deepEqual(
+          errors.map((e) => e?.code),
+          [undefined, 'ERR_STREAM_DESTROYED', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_DESTROYED'],
+          `${who}, round ${round}`,
+        );
+      }
+    }
+    assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
