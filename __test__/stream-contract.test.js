@@ -7,6 +7,8 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const zlib = require('node:zlib');
 const { once, getEventListeners } = require('node:events');
 const { pipeline } = require('node:stream/promises');
@@ -430,4 +432,15 @@ test('destroy(): the write in flight is called back once its task stopped, the o
   } finally {
     await pool.close();
   }
+});
+
+test('the stream fuzzer: random producers, readers, flushes and destroys keep every contract (4 s, own process)', () => {
+  const seed = Number(process.env.TIDEPOOL_FUZZ_SEED ?? Date.now() % 1e9);
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'fuzz', 'streams.js'), '--seconds', '4', '--seed', String(seed)], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(r.signal, null, `the fuzzer's process died of ${r.signal} (seed ${seed})\n${r.stderr}`);
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stdout, /stream fuzz: \d+ cases/);
 });

@@ -147,8 +147,14 @@ class StreamTasks {
   #queue = new WaitQueue();
   #running = undefined;
   #seq = 0;
-  /** A paused step waits for the reader (resume()). */
-  #waiting = false;
+  /** A step that paused for a full reader, run again by resume(). */
+  #waiting = undefined;
+  /**
+   * The callbacks of a chunk that ran while its output filled the reader:
+   * as Transform holds a write's callback, they wait for resume(), and no
+   * chunk starts meanwhile.
+   */
+  #held = undefined;
   /** finish() was called: nothing more is queued. */
   #sealed = false;
   /** The last chunk ran: the stream is over. */
@@ -279,11 +285,19 @@ class StreamTasks {
     this.#kick();
   }
 
-  /** The reader wants more: a step that paused for it goes on. */
+  /** The reader wants more: a step that paused for it goes on, or held callbacks run. */
   resume() {
-    if (!this.#waiting || this.#error !== undefined) return;
-    this.#waiting = false;
-    this.#step(this.#running);
+    if (this.#error !== undefined) return;
+    const waiting = this.#waiting;
+    const held = this.#held;
+    if (waiting !== undefined) {
+      this.#waiting = undefined;
+      this.#step(waiting);
+    } else if (held !== undefined) {
+      this.#held = undefined;
+      this.#kick();
+      callAll(held, undefined);
+    }
   }
 
   /**
@@ -297,7 +311,11 @@ class StreamTasks {
     if (this.#error !== undefined) return;
     this.#error = err;
     this.#destroyed = destroyed;
-    this.#waiting = false;
+    this.#waiting = undefined;
+    // Held callbacks: their bytes were consumed.
+    const held = this.#held;
+    this.#held = undefined;
+    if (held !== undefined) callAll(held, undefined);
     const queued = this.#queue.takeAll();
     this.#staged = 0;
     this.#over();
@@ -388,7 +406,7 @@ class StreamTasks {
     }
     if (outcome === PAUSED) {
       if (room) this.#step(chunk);
-      else this.#waiting = true;
+      else this.#waiting = chunk;
       return;
     }
     this.#running = undefined;
@@ -405,6 +423,10 @@ class StreamTasks {
       this.#hooks.ended();
     }
     if (last) this.#finished();
+    if (!room && !last && !this.#ended) {
+      this.#held = callbacks;
+      return;
+    }
     this.#kick();
     callAll(callbacks, undefined);
   }
@@ -442,7 +464,7 @@ class StreamTasks {
    */
   #inline(chunk) {
     const running = this.#running;
-    this.#waiting = false;
+    this.#waiting = undefined;
     const queued = this.#queue.takeAll();
     const rest = ownArray(0);
     for (let i = 0; i < queued.length; i++) if (queued[i].bytes !== 0) rest[rest.length] = queued[i].data;
