@@ -110,6 +110,55 @@ const CASES = {
     unit: 'ms',
     run: () => compression.libuvLatency(() => require('node:timers/promises').setTimeout(2000)).then(asReadP99),
   },
+  // A producer that waits for each write's callback (as a loop refilling
+  // one Buffer must): what acknowledging a write once its bytes were
+  // consumed costs, by write size.
+  'stream: tidepool createHash(), 1 GiB written in 64 KiB writes, each awaited': {
+    unit: 'MB/s',
+    run: () => awaitedWrites('hash', 'tidepool', 64 << 10, 1024),
+  },
+  'stream: tidepool createHash(), 1 GiB written in 1 MiB writes, each awaited': {
+    unit: 'MB/s',
+    run: () => awaitedWrites('hash', 'tidepool', 1 << 20, 1024),
+  },
+  'stream: crypto.createHash, 1 GiB written in 64 KiB writes, each awaited': {
+    unit: 'MB/s',
+    run: () => awaitedWrites('hash', 'node', 64 << 10, 1024),
+  },
+  'stream: tidepool createGzip(), 256 MiB written in 64 KiB writes, each awaited': {
+    unit: 'MB/s',
+    run: () => awaitedWrites('gzip', 'tidepool', 64 << 10, 256),
+  },
+  'stream: tidepool createGzip(), 256 MiB written in 1 MiB writes, each awaited': {
+    unit: 'MB/s',
+    run: () => awaitedWrites('gzip', 'tidepool', 1 << 20, 256),
+  },
+  'stream: zlib.createGzip(), 256 MiB written in 64 KiB writes, each awaited': {
+    unit: 'MB/s',
+    run: () => awaitedWrites('gzip', 'node', 64 << 10, 256),
+  },
+  // update(): node:crypto's contract (the buffer may be reused at once) by copying; see BENCHMARKS.md.
+  'stream: tidepool createHash() update(), 1 GiB in 64 KiB updates, a turn of the event loop between': {
+    unit: 'MB/s',
+    run: () => hashUpdates('tidepool', 64 << 10, 1024, true),
+  },
+  'stream: tidepool createHash() update(), 1 GiB in 1 MiB updates in one synchronous loop': {
+    unit: 'MB/s',
+    run: () => hashUpdates('tidepool', 1 << 20, 1024, false),
+  },
+  'stream: crypto.createHash update(), 1 GiB in 1 MiB updates in one synchronous loop': {
+    unit: 'MB/s',
+    run: () => hashUpdates('node', 1 << 20, 1024, false),
+  },
+  // Bounded output: a decoder of 2 GiB of zeros to a reader with a 16 KiB highWaterMark.
+  'stream: tidepool createGunzip() of 2 GiB of zeros to a slow reader, peak RSS': {
+    unit: 'MiB',
+    run: () => slowReader('tidepool'),
+  },
+  'stream: zlib.createGunzip() of 2 GiB of zeros to a slow reader, peak RSS': {
+    unit: 'MiB',
+    run: () => slowReader('node'),
+  },
   'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)': { unit: 'MB/s', run: () => fileHash('tidepool', 1, 1024) },
   'file: sha256sum (coreutils) of the same file': { unit: 'MB/s', run: () => fileHash('sha256sum', 1, 1024) },
   'file: tidepool postFile() SHA-256 of 8 files of 256 MiB at once': { unit: 'MB/s', run: () => fileHash('tidepool', 8, 256) },
@@ -286,6 +335,30 @@ const RATIOS = [
     'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)',
   ],
   ['stream: tidepool createHash(), 1 GiB in 64 KiB chunks', 'stream: crypto.createHash piped on the event loop, 1 GiB in 64 KiB chunks'],
+  [
+    'stream: tidepool createHash(), 1 GiB written in 64 KiB writes, each awaited',
+    'stream: crypto.createHash, 1 GiB written in 64 KiB writes, each awaited',
+  ],
+  [
+    'stream: tidepool createHash(), 1 GiB written in 1 MiB writes, each awaited',
+    'stream: tidepool createHash(), 1 GiB written in 64 KiB writes, each awaited',
+  ],
+  [
+    'stream: tidepool createGzip(), 256 MiB written in 64 KiB writes, each awaited',
+    'stream: zlib.createGzip(), 256 MiB written in 64 KiB writes, each awaited',
+  ],
+  [
+    'stream: tidepool createHash() update(), 1 GiB in 1 MiB updates in one synchronous loop',
+    'stream: crypto.createHash update(), 1 GiB in 1 MiB updates in one synchronous loop',
+  ],
+  [
+    'stream: tidepool createHash() update(), 1 GiB in 64 KiB updates, a turn of the event loop between',
+    'stream: tidepool createHash(), 1 GiB written in 64 KiB writes, each awaited',
+  ],
+  [
+    'stream: tidepool createGunzip() of 2 GiB of zeros to a slow reader, peak RSS',
+    'stream: zlib.createGunzip() of 2 GiB of zeros to a slow reader, peak RSS',
+  ],
   ['tiny: tidepool postMany(), one batch', 'tiny: piscina, all at once'],
   ['tiny: tidepool postMany(), one batch', 'tiny: tidepool post(), all at once'],
   ['tiny: tidepool postMany(), one batch', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
@@ -623,6 +696,129 @@ async function streamHash(make) {
   });
   await close();
   return r;
+}
+
+/** Text-like bytes: this repository's sources, repeated to `bytes`. */
+function sourceText(bytes) {
+  const files = ['index.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
+  const text = Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const block = Buffer.alloc(bytes);
+  for (let at = 0; at < block.length; at += text.length) text.copy(block, at);
+  return block;
+}
+
+/**
+ * `mib` MiB written to a hash or a gzip stream (level 6) from ONE Buffer of
+ * `size` bytes refilled after each write's callback, as a producer that
+ * reuses its memory must; the output checked. MB/s, with the event loop's
+ * health.
+ */
+async function awaitedWrites(what, kind, size, mib) {
+  const crypto = require('node:crypto');
+  const zlib = require('node:zlib');
+  const { Pool } = require(ROOT);
+  const pool = kind === 'tidepool' ? new Pool() : undefined;
+  const source = what === 'hash' ? crypto.randomBytes(4 << 20) : sourceText(4 << 20);
+  const buffer = Buffer.alloc(size);
+  const total = mib * 2 ** 20;
+  const expected = what === 'hash' ? crypto.createHash('sha256') : undefined;
+  const r = await withLoopHealth(async () => {
+    let stream;
+    if (what === 'hash') stream = kind === 'tidepool' ? pool.createHash('sha256') : crypto.createHash('sha256');
+    else stream = kind === 'tidepool' ? pool.createGzip({ params: { level: 6 } }) : zlib.createGzip({ level: 6 });
+    let outBytes = 0;
+    if (what === 'gzip') stream.on('data', (c) => (outBytes += c.length));
+    const cpu = process.cpuUsage();
+    const t = now();
+    for (let at = 0; at < total; at += size) {
+      const from = at % (source.length - size);
+      source.copy(buffer, 0, from, from + size);
+      expected?.update(buffer);
+      await new Promise((resolve, reject) => stream.write(buffer, (err) => (err ? reject(err) : resolve())));
+    }
+    if (what === 'hash') {
+      const digest = await stream.digest();
+      check(Buffer.from(digest).equals(expected.digest()));
+    } else {
+      await new Promise((resolve) => stream.end(resolve));
+      check(outBytes > 0 && outBytes < total);
+    }
+    return { value: total / 1e6 / seconds(t), cpuS: cpuSeconds(cpu) };
+  });
+  if (pool !== undefined) await pool.close();
+  return r;
+}
+
+/**
+ * `mib` MiB of update()s of `size` bytes from ONE Buffer refilled after
+ * each (node:crypto's contract); with `turns`, a turn of the event loop
+ * between updates (an fs.read loop), else one synchronous loop. MB/s.
+ */
+async function hashUpdates(kind, size, mib, turns) {
+  const crypto = require('node:crypto');
+  const { Pool } = require(ROOT);
+  const pool = kind === 'tidepool' ? new Pool() : undefined;
+  const source = crypto.randomBytes(4 << 20);
+  const buffer = Buffer.alloc(size);
+  const total = mib * 2 ** 20;
+  const expected = crypto.createHash('sha256');
+  for (let at = 0; at < total; at += size) {
+    const from = at % (source.length - size);
+    expected.update(source.subarray(from, from + size));
+  }
+  const want = expected.digest();
+  const r = await withLoopHealth(async () => {
+    const hash = kind === 'tidepool' ? pool.createHash('sha256') : crypto.createHash('sha256');
+    const cpu = process.cpuUsage();
+    const t = now();
+    for (let at = 0; at < total; at += size) {
+      const from = at % (source.length - size);
+      source.copy(buffer, 0, from, from + size);
+      hash.update(buffer);
+      if (turns) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const digest = await hash.digest();
+    check(Buffer.from(digest).equals(want));
+    return { value: total / 1e6 / seconds(t), cpuS: cpuSeconds(cpu) };
+  });
+  if (pool !== undefined) await pool.close();
+  return r;
+}
+
+/**
+ * gunzip of 2 GiB of zeros (a 2 MiB input) into a reader with a 16 KiB
+ * highWaterMark that takes a chunk per turn of the event loop; the
+ * process's peak RSS in MiB (each case runs in a fresh process), and the
+ * MB/s it read at.
+ */
+async function slowReader(kind) {
+  const zlib = require('node:zlib');
+  const { Pool } = require(ROOT);
+  const pool = kind === 'tidepool' ? new Pool() : undefined;
+  const total = 2 ** 31;
+  // Made in pieces: 2 GiB of zeros is never held.
+  const gzip = zlib.createGzip({ level: 1 });
+  const packedParts = [];
+  gzip.on('data', (c) => packedParts.push(c));
+  const mib = Buffer.alloc(1 << 20);
+  for (let i = 0; i < total / mib.length; i++) await new Promise((resolve) => gzip.write(mib, resolve));
+  const ended = new Promise((resolve) => gzip.on('end', resolve));
+  gzip.end();
+  await ended;
+  const packed = Buffer.concat(packedParts);
+  const highWaterMark = 16 * 1024;
+  const gunzip = kind === 'tidepool' ? pool.createGunzip({ highWaterMark, maxOutputBytes: 2 ** 40 }) : zlib.createGunzip({ highWaterMark });
+  const t = now();
+  gunzip.end(packed);
+  let bytes = 0;
+  for await (const chunk of gunzip) {
+    bytes += chunk.length;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  check(bytes === total);
+  const mbs = total / 1e6 / seconds(t);
+  if (pool !== undefined) await pool.close();
+  return { value: process.resourceUsage().maxRSS / 1024, readMBs: mbs };
 }
 
 /** libuvLatency's result with its readFile p99 as the row's value. */
