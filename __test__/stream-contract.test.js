@@ -300,6 +300,15 @@ test('stream chunks are Buffers whatever the pool’s encoding', async () => {
       assert.ok(digest.equals(crypto.createHash('sha256').update(data).digest()), encoding);
       // post() keeps the pool's encoding.
       assert.equal(typeof (await pool.post(data)).result, 'string');
+      // A decoder whose output in all would not fit one string in the encoding.
+      const zeros = pool.createInflateRaw({ maxOutputBytes: 2 ** 40, highWaterMark: 1 << 20 });
+      zeros.end(await zerosDeflateRaw(320 << 20));
+      let bytes = 0;
+      for await (const chunk of zeros) {
+        assert.ok(Buffer.isBuffer(chunk), encoding);
+        bytes += chunk.length;
+      }
+      assert.equal(bytes, 320 << 20, encoding);
     } finally {
       await pool.close();
     }
