@@ -338,6 +338,11 @@ class Pool extends EventEmitter {
   #streamPort = undefined;
   /** Streams whose end was asked for before close(): it waits for them. */
   #streamsFinishing = 0;
+  /** Those of them collected before their end: close() waits for them no longer. */
+  #abandoned = new FinalizationRegistry(() => {
+    this.#streamsFinishing--;
+    this.#closeIfIdle();
+  });
   #nextSlot = 0;
   #pending = 0;
   #completed = 0;
@@ -650,12 +655,16 @@ class Pool extends EventEmitter {
         const space = text.indexOf(' ');
         return taskError(Number(text.slice(0, space)), text.slice(space + 1), this.#destroyed);
       },
-      finishing: () => {
+      finishing: (tasks) => {
         if (this.#closed) return false;
         this.#streamsFinishing++;
+        // A stream dropped before its end (nobody read it, nobody destroyed
+        // it) must not hold close() forever.
+        this.#abandoned.register(tasks, undefined, tasks);
         return true;
       },
-      finished: () => {
+      finished: (tasks) => {
+        this.#abandoned.unregister(tasks);
         this.#streamsFinishing--;
         this.#closeIfIdle();
       },

@@ -453,3 +453,24 @@ test('the stream fuzzer: random producers, readers, flushes and destroys keep ev
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /stream fuzz: \d+ cases/);
 });
+
+test('close() does not wait for a stream ended, then dropped unread', async () => {
+  const v8 = require('node:v8');
+  const vm = require('node:vm');
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  const pool = new Pool();
+  (() => {
+    const gzip = pool.createGzip({ highWaterMark: 1024 });
+    gzip.end(fill(Buffer.alloc(4 << 20), 1)); // more output than its reader's buffer holds; nobody reads it
+  })();
+  await waitFor(() => pool.stats().pending === 0, { what: 'the stream to stop for its reader' });
+  let closed = false;
+  const closing = pool.close().then(() => (closed = true));
+  for (let i = 0; i < 20 && !closed; i++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await waitFor(() => closed, { what: 'close() once the stream was collected' });
+  await closing;
+});
