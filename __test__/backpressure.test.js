@@ -6,98 +6,138 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { once } = require('node:events');
 const { Pool, micros } = require('..');
+const { waitFor, poolState, settle, holdThread } = require('./wait');
 
-const tick = () => new Promise((r) => setTimeout(r, 5));
-
-/** A 1-thread sleep pool whose only thread is busy with a long task. */
+/**
+ * A 1-thread sleep pool whose only thread is held busy (see holdThread())
+ * until the test calls `hold.release()`; the held task then rejects with
+ * an AbortError, and counts as failed.
+ */
 async function busyPool(options) {
   const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 1, ...options });
-  const running = pool.post(micros(80_000));
-  while (pool.stats().busyThreads === 0) await tick();
-  return { pool, running };
+  return { pool, hold: await holdThread(pool) };
+}
+
+/** The held task was let go: it rejected with an AbortError. */
+async function released(hold) {
+  hold.release();
+  const outcome = await hold.settled;
+  assert.equal(outcome.status, 'rejected');
+  assert.equal(outcome.reason.name, 'AbortError');
 }
 
 test("queueFull 'reject' (default): a post to a full queue rejects with ERR_TIDEPOOL_QUEUE_FULL", async () => {
-  const { pool, running } = await busyPool({ maxQueue: 2 });
-  const queued = [pool.post(micros(1000)), pool.post(micros(1000))];
-  assert.equal(pool.needsDrain, true);
-  await assert.rejects(pool.post(micros(1000)), { code: 'ERR_TIDEPOOL_QUEUE_FULL' });
-  const drained = once(pool, 'drain');
-  await running;
-  await drained;
-  assert.equal(pool.needsDrain, false);
-  await Promise.all(queued);
-  assert.equal(pool.stats().failed, 1);
-  await pool.close();
+  const { pool, hold } = await busyPool({ maxQueue: 2 });
+  try {
+    const queued = [pool.post(micros(1000)), pool.post(micros(1000))];
+    assert.equal(pool.needsDrain, true);
+    await assert.rejects(pool.post(micros(1000)), { code: 'ERR_TIDEPOOL_QUEUE_FULL' });
+    assert.equal(pool.stats().failed, 1);
+    const drained = once(pool, 'drain');
+    await released(hold);
+    await drained;
+    assert.equal(pool.needsDrain, false);
+    await Promise.all(queued);
+    assert.equal(pool.stats().completed, 2);
+  } finally {
+    hold.release();
+    await pool.close();
+  }
 });
 
 test("queueFull 'drop-oldest': the oldest queued task rejects with ERR_TIDEPOOL_DROPPED", async () => {
-  const { pool, running } = await busyPool({ maxQueue: 2, queueFull: 'drop-oldest' });
-  const first = pool.post(micros(1000));
-  const second = pool.post(micros(1000));
-  const third = pool.post(micros(1000));
-  await assert.rejects(first, { code: 'ERR_TIDEPOOL_DROPPED' });
-  await Promise.all([running, second, third]);
-  assert.equal(pool.stats().completed, 3);
-  await pool.close();
+  const { pool, hold } = await busyPool({ maxQueue: 2, queueFull: 'drop-oldest' });
+  try {
+    const first = pool.post(micros(1000));
+    const second = pool.post(micros(1000));
+    const third = pool.post(micros(1000));
+    await assert.rejects(first, { code: 'ERR_TIDEPOOL_DROPPED' });
+    await released(hold);
+    await Promise.all([second, third]);
+    assert.equal(pool.stats().completed, 2, 'the two that were not dropped');
+  } finally {
+    hold.release();
+    await pool.close();
+  }
 });
 
 test("queueFull 'wait': posts wait for room in order, without blocking the event loop", async () => {
-  const { pool, running } = await busyPool({ maxQueue: 2, queueFull: 'wait' });
+  const { pool, hold } = await busyPool({ maxQueue: 2, queueFull: 'wait' });
   let ticks = 0;
   const timer = setInterval(() => ticks++, 1);
-  const order = [];
-  const posts = Array.from({ length: 12 }, (_, i) => pool.post(micros(2000)).then(() => order.push(i)));
-  assert.equal(pool.needsDrain, true);
-  assert.equal(pool.stats().queued, 2, 'only maxQueue tasks reach the queue');
-  const drained = once(pool, 'drain');
-  await Promise.all([running, ...posts]);
-  await drained;
-  clearInterval(timer);
-  assert.deepEqual(order, [...Array(12).keys()], 'settled in post order');
-  assert.ok(ticks > 10, `the event loop kept running (${ticks} timer ticks)`);
-  assert.equal(pool.needsDrain, false);
-  await pool.close();
+  try {
+    const order = [];
+    const posts = Array.from({ length: 12 }, (_, i) => pool.post(micros(2000)).then(() => order.push(i)));
+    assert.equal(pool.needsDrain, true);
+    assert.equal(pool.stats().queued, 2, 'only maxQueue tasks reach the queue');
+    // The timer ticks while ten posts wait for room (the thread is held
+    // until the test lets it go).
+    await waitFor(() => ticks > 10, { what: 'the event loop to keep running while posts wait for room' });
+    assert.equal(pool.stats().queued, 2, 'the posts were still waiting');
+    assert.equal(order.length, 0);
+    const drained = once(pool, 'drain');
+    await released(hold);
+    await Promise.all(posts);
+    await drained;
+    assert.deepEqual(order, [...Array(12).keys()], 'settled in post order');
+    assert.equal(pool.needsDrain, false);
+  } finally {
+    clearInterval(timer);
+    hold.release();
+    await pool.close();
+  }
 });
 
 test("queueFull 'wait': close() still runs the waiting posts; destroy() rejects them", async () => {
   const a = await busyPool({ maxQueue: 1, queueFull: 'wait' });
   const waiting = Array.from({ length: 4 }, () => a.pool.post(micros(1000)));
-  await a.pool.close();
-  await Promise.all([a.running, ...waiting]);
-  assert.equal(a.pool.stats().completed, 5);
+  const closed = a.pool.close(); // while one post is queued and three wait
+  await released(a.hold);
+  await closed;
+  await Promise.all(waiting);
+  assert.equal(a.pool.stats().completed, 4);
 
   const b = await busyPool({ maxQueue: 1, queueFull: 'wait' });
   const doomed = Promise.allSettled(Array.from({ length: 4 }, () => b.pool.post(micros(1000))));
-  const runningOutcome = b.running.catch((e) => e);
   await b.pool.destroy();
   for (const o of await doomed) assert.equal(o.reason.code, 'ERR_TIDEPOOL_DESTROYED');
-  assert.equal((await runningOutcome).code, 'ERR_TIDEPOOL_DESTROYED');
+  assert.equal((await b.hold.settled).reason.code, 'ERR_TIDEPOOL_DESTROYED', 'the running task too');
   assert.equal(b.pool.stats().pending, 0);
 });
 
 test('postMessage on a full queue emits error with the message', async () => {
-  const { pool, running } = await busyPool({ maxQueue: 1 });
-  pool.postMessage(micros(1000));
-  const message = micros(1000);
-  pool.postMessage(message);
-  const [err, msg] = await once(pool, 'error');
-  assert.equal(err.code, 'ERR_TIDEPOOL_QUEUE_FULL');
-  assert.equal(msg, message);
-  await running;
-  await pool.close();
+  const { pool, hold } = await busyPool({ maxQueue: 1 });
+  try {
+    pool.postMessage(micros(1000));
+    const message = micros(1000);
+    pool.postMessage(message);
+    const [err, msg] = await once(pool, 'error');
+    assert.equal(err.code, 'ERR_TIDEPOOL_QUEUE_FULL');
+    assert.equal(msg, message);
+    await released(hold);
+  } finally {
+    hold.release();
+    await pool.close();
+  }
 });
 
 test('maxQueueAgeMs: a task that waited too long rejects with ERR_TIDEPOOL_TIMEOUT instead of running late', async () => {
-  const { pool, running } = await busyPool({ maxQueueAgeMs: 20 });
-  const t = Date.now();
-  const late = pool.post(micros(2_000_000)); // would take 2 s if it ran
-  await assert.rejects(late, { code: 'ERR_TIDEPOOL_TIMEOUT' });
-  assert.ok(Date.now() - t < 1000, 'it was not run');
-  await running;
-  // A fresh task on an idle pool is well within the limit.
-  await pool.post(micros(1000));
-  await pool.close();
+  const { pool, hold } = await busyPool({ maxQueueAgeMs: 20 });
+  try {
+    const t = Date.now();
+    const late = pool.post(micros(10_000_000)); // would take 10 s if it ran
+    // The thread is let go once the task has waited past the limit.
+    await waitFor(() => pool.stats().oldestQueuedMs > 20, { what: 'the queued task to wait past maxQueueAgeMs' });
+    await released(hold);
+    await assert.rejects(late, { code: 'ERR_TIDEPOOL_TIMEOUT' });
+    // Not a speed check: settling sooner than its 10 s of sleep means it did not run.
+    assert.ok(Date.now() - t < 10_000, 'it was not run');
+    // A fresh task on an idle pool is well within the limit.
+    await pool.post(micros(1000));
+  } finally {
+    hold.release();
+    await pool.close();
+  }
 });
 
 test('maxInputBytes: larger inputs throw ERR_OUT_OF_RANGE synchronously, before they are queued', async () => {
@@ -130,8 +170,8 @@ test('backpressure options are validated', () => {
 });
 
 test("destroy() emits 'error' for every postMessage still waiting for room", async () => {
-  const { pool, running } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
-  const runningOutcome = running.catch((e) => e.code);
+  const { pool, hold } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  const runningOutcome = hold.settled.then((o) => o.reason.code);
   pool.postMessage(micros(1000)); // queued
   const waiting = [micros(1000), micros(1000), micros(1000)];
   for (const m of waiting) pool.postMessage(m);
@@ -152,25 +192,33 @@ test('a thread taking a task from a full queue lets a waiting post in without wa
   // Core thread busy for long; the extra thread (kept from a warm-up) takes
   // a queued long task after spawnDelayMs: the queue then has room although
   // no task has finished yet, and the waiting post must get in.
+  // The long tasks run for a minute unless aborted: none can finish while
+  // the test looks.
   const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 2, idleTimeoutMs: 60_000, maxQueue: 2, queueFull: 'wait' });
+  const stop = new AbortController();
+  const long = () => settle(pool.post(micros(60_000_000), { signal: stop.signal }));
   try {
     await Promise.all(Array.from({ length: 6 }, () => pool.post(micros(20_000))));
     assert.equal(pool.stats().threads, 2, 'warm-up started the extra thread');
     const completed = pool.stats().completed;
-    const long = [pool.post(micros(600_000))];
-    while (pool.stats().busyThreads === 0) await tick();
-    long.push(pool.post(micros(600_000)), pool.post(micros(600_000))); // the queue is full
+    const longs = [long()];
+    await waitFor(() => pool.stats().busyThreads === 1 && pool.stats().queued === 0, {
+      what: 'a thread to take the first long task',
+      state: poolState(pool),
+    });
+    longs.push(long(), long()); // the queue is full
     const waiting = pool.post(micros(1000));
     assert.equal(pool.needsDrain, true);
-    const deadline = Date.now() + 400;
-    const settledIn = () => pool.stats().busyThreads === 2 && pool.stats().queued === 2;
-    while (!settledIn() && Date.now() < deadline) await tick();
-    const s = pool.stats();
-    assert.equal(s.busyThreads, 2);
-    assert.equal(s.queued, 2, 'the waiting post is in the queue');
-    assert.equal(s.completed, completed, 'before any task finished');
-    await Promise.all([...long, waiting]);
+    await waitFor(() => pool.stats().busyThreads === 2 && pool.stats().queued === 2, {
+      what: 'the other thread to take a long task, and the waiting post to take its place',
+      state: poolState(pool),
+    });
+    assert.equal(pool.stats().completed, completed, 'before any task finished');
+    stop.abort();
+    await waiting;
+    for (const o of await Promise.all(longs)) assert.equal(o.reason.name, 'AbortError');
   } finally {
+    stop.abort();
     await pool.close();
   }
 });
@@ -196,8 +244,14 @@ test("'drain' is not emitted while listeners have filled the queue again", async
     });
     const drains = [];
     pool.on('drain', () => drains.push(pool.stats().queued));
-    pool.postMessage(micros(50_000)); // runs first
-    while (pool.stats().busyThreads === 0) await tick();
+    // The first task must reach the test as a 'message', so it cannot be
+    // held and let go (an aborted task is an 'error'): 500 ms, far longer
+    // than the test takes to see it running and fill the queue behind it.
+    pool.postMessage(micros(500_000)); // runs first
+    await waitFor(() => pool.stats().busyThreads === 1 && pool.stats().queued === 0, {
+      what: 'the thread to take the first task',
+      state: poolState(pool),
+    });
     pool.postMessage(micros(50_000));
     pool.postMessage(micros(50_000));
     assert.equal(pool.needsDrain, true);
@@ -210,12 +264,14 @@ test("'drain' is not emitted while listeners have filled the queue again", async
 });
 
 test('stats(): posts waiting for room are pending; a post refused by a closed pool counts as failed', async () => {
-  const { pool, running } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  const { pool, hold } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
   const posts = Array.from({ length: 4 }, () => pool.post(micros(1000)));
   assert.equal(pool.stats().pending, 5, 'the running one, the queued one and three waiting');
-  await Promise.all([running, ...posts]);
+  await released(hold);
+  await Promise.all(posts);
   await pool.close();
+  const failed = pool.stats().failed;
   await assert.rejects(pool.post(micros(1)), { code: 'ERR_TIDEPOOL_CLOSED' });
-  assert.equal(pool.stats().failed, 1);
+  assert.equal(pool.stats().failed, failed + 1);
   assert.equal(pool.stats().pending, 0);
 });

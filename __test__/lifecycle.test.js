@@ -8,6 +8,7 @@ const path = require('node:path');
 const fs = require('node:fs');
 const { spawnSync } = require('node:child_process');
 const { Pool, micros } = require('..');
+const { waitFor, poolState } = require('./wait');
 
 const ROOT = path.join(__dirname, '..');
 
@@ -40,12 +41,13 @@ test('close() finishes queued tasks, then resolves with the threads joined', asy
 test('destroy() rejects queued tasks, cancels the running one, and resolves quickly', async () => {
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
   const running = pool.post(micros(10_000_000));
-  await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => pool.stats().busyThreads === 1, { what: 'the thread to start the first task', state: poolState(pool) });
   const queued = Array.from({ length: 10 }, () => pool.post(micros(10_000_000)));
   const settled = Promise.allSettled([running, ...queued]);
   const t = Date.now();
   await pool.destroy();
-  assert.ok(Date.now() - t < 1000, `destroy took ${Date.now() - t} ms`);
+  // Not a speed check: it did not wait for the 10 s of the running task.
+  assert.ok(Date.now() - t < 10_000, `destroy took ${Date.now() - t} ms`);
   for (const outcome of await settled) {
     assert.equal(outcome.status, 'rejected');
     assert.equal(outcome.reason.code, 'ERR_TIDEPOOL_DESTROYED');
@@ -58,7 +60,8 @@ test('destroy() rejects queued tasks, cancels the running one, and resolves quic
 
 test('destroy() after close() still settles everything', async () => {
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
-  const tasks = Promise.allSettled(Array.from({ length: 3 }, () => pool.post(micros(2_000_000))));
+  // A minute each: none may end before destroy(), however late it comes.
+  const tasks = Promise.allSettled(Array.from({ length: 3 }, () => pool.post(micros(60_000_000))));
   const closed = pool.close();
   await new Promise((r) => setTimeout(r, 10));
   await pool.destroy();
@@ -151,7 +154,9 @@ test('a Worker terminated mid-flight leaves the process healthy', async () => {
     assert.equal(msg, 'busy');
     const t = Date.now();
     await worker.terminate();
-    assert.ok(Date.now() - t < 2000, `terminate took ${Date.now() - t} ms`);
+    // Not a speed check: it did not wait for the 5 s tasks, nor for
+    // 12.5 GiB of queued hashing.
+    assert.ok(Date.now() - t < 5000, `terminate took ${Date.now() - t} ms`);
   }
   // The main thread's pools still work.
   const pool = new Pool();

@@ -9,6 +9,7 @@ const client = require('prom-client');
 const { Pool, micros } = require('..');
 const { collectMetrics } = require('tidepool/metrics');
 const { NAMES, parse, value } = require('./prometheus-text');
+const { waitFor, poolState, holdThread } = require('./wait');
 
 /** An HTTP server on loopback serving `registry` at /metrics; `scrape()` fetches and parses it. */
 async function serve(registry) {
@@ -25,7 +26,9 @@ async function serve(registry) {
 }
 
 test('every metric is there, with its type, and the histograms count what stats() counts', async () => {
-  const pool = new Pool({ maxThreads: 2 });
+  // An extra thread the 200 posts start stays until the pool closes: one
+  // that retired between the scrape and stats() would make them differ.
+  const pool = new Pool({ maxThreads: 2, idleTimeoutMs: 60_000 });
   const registry = new client.Registry();
   collectMetrics(pool, { registry });
   const server = await serve(registry);
@@ -77,13 +80,18 @@ test('the queue-age gauge rises under a step and falls to 0; counters only grow,
   const registry = new client.Registry();
   collectMetrics(pool, { registry });
   const server = await serve(registry);
+  let hold;
   try {
-    const step = Array.from({ length: 12 }, () => pool.post(micros(50_000), { kernel: 'sleep' }));
+    // The step: a first task that holds the thread until the test has
+    // scraped, and 11 queued behind it.
+    hold = await holdThread(pool);
+    const step = Array.from({ length: 11 }, () => pool.post(micros(50_000), { kernel: 'sleep' }));
     await new Promise((resolve) => setTimeout(resolve, 60));
     const during = await server.scrape();
     assert.ok(value(during, 'tidepool_queue_length') >= 1);
     assert.ok(value(during, 'tidepool_queue_oldest_age_seconds') >= 0.03, `${value(during, 'tidepool_queue_oldest_age_seconds')} s`);
-    await Promise.all(step);
+    hold.release();
+    await Promise.all([hold.settled, ...step]);
     pool.stats({ reset: true });
     const after = await server.scrape();
     assert.equal(value(after, 'tidepool_queue_oldest_age_seconds'), 0);
@@ -96,6 +104,7 @@ test('the queue-age gauge rises under a step and falls to 0; counters only grow,
     assert.equal(value(after, 'tidepool_task_run_seconds_count'), 12, 'the reset left the histograms whole');
     assert.equal(pool.stats().runTime.count, 0, 'stats() starts afresh');
   } finally {
+    hold?.release();
     await server.close();
     await pool.close();
   }
@@ -158,7 +167,7 @@ test('OpenMetrics names, batch cancellations, a closed pool replaced, and what i
     ac.abort();
     await assert.rejects(batch, { name: 'AbortError' });
     // (The task that was running settles once its kernel stopped.)
-    while (old.stats().pending !== 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => old.stats().pending === 0, { what: 'the running task to settle', state: poolState(old) });
     const after = await registry.metrics();
     assert.match(after, /^tidepool_tasks_total\{pool="p",outcome="aborted"\} 5$/m);
     assert.doesNotMatch(after, /outcome="failed"/);

@@ -128,7 +128,11 @@ test('a missing file, a directory and an unreadable file fail as fs fails', asyn
   `;
   const asRoot = process.getuid?.() === 0;
   if (asRoot) fs.chmodSync(dir, 0o755); // nobody must reach the file to be refused by its mode
-  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', ...(asRoot ? { uid: 65534, gid: 65534 } : {}) });
+  const child = spawnSync(process.execPath, ['-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+  });
   assert.equal(child.status, 0, child.stderr);
   const [ours, theirs] = JSON.parse(child.stdout);
   assert.equal(ours.code, 'EACCES');
@@ -169,7 +173,7 @@ test('a path names the file fs would open: symlinks before `..`, a trailing slas
 
 test('a FIFO, a socket or a device is refused at once, never blocking a thread', async () => {
   const fifo = path.join(dir, 'fifo');
-  const made = spawnSync('mkfifo', [fifo]);
+  const made = spawnSync('mkfifo', [fifo], { timeout: 60_000 });
   const pool = new Pool();
   try {
     if (made.status === 0) {
@@ -201,7 +205,7 @@ test('under the permission model, a file outside --allow-fs-read is refused', ()
   const child = spawnSync(
     process.execPath,
     ['--experimental-permission', '--allow-addons', '--allow-worker', `--allow-fs-read=${ROOT}/*`, '--no-warnings', '-e', script],
-    { encoding: 'utf8' },
+    { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(child.status, 0, child.stderr);
   assert.deepEqual(JSON.parse(child.stdout), ['ERR_ACCESS_DENIED', 32]);

@@ -125,7 +125,7 @@ test('large results are freed when collected (the finalizer runs)', () => {
       await pool.close();
       console.log(JSON.stringify({ peakMiB: Math.round(peak / 2 ** 20) }));
     })();`;
-  const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(child.status, 0, child.stderr);
   const { peakMiB } = JSON.parse(child.stdout);
   assert.ok(peakMiB < 600, `peak RSS ${peakMiB} MiB`);

@@ -7,6 +7,7 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { Pool, micros } = require('..');
+const { waitFor, poolState, holdThread } = require('./wait');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -15,12 +16,13 @@ test('minThreads: 0: a lone task posted to an idle pool runs, and the process ex
   // process would never exit (the timeout below catches that).
   const code = `
     const { Pool } = require('.');
+    const { waitFor } = require('./__test__/wait');
     const pool = new Pool({ minThreads: 0, idleTimeoutMs: 1000 });
     (async () => {
       await pool.post(Buffer.from('first'));
       await new Promise((r) => setTimeout(r, 50)); // the one thread parks, idle
       await pool.post(Buffer.from('second'));
-      await new Promise((r) => setTimeout(r, 1200)); // the thread retires: none left
+      await waitFor(() => pool.stats().threads === 0, { what: 'the idle thread to retire' }); // none left
       await pool.post(Buffer.from('third'));
       const s = pool.stats();
       console.log(JSON.stringify({ completed: s.completed, retired: s.retired }));
@@ -36,18 +38,20 @@ test('minThreads: 0: a lone task posted to an idle pool runs, and the process ex
 
 test('a lone task does not wait behind a long one while an extra thread idles', async () => {
   const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 2, idleTimeoutMs: 60_000 });
+  let hold;
   try {
     await Promise.all(Array.from({ length: 4 }, () => pool.post(micros(20_000))));
     assert.equal(pool.stats().threads, 2, 'warm-up started the extra thread');
     await sleep(30); // both threads idle
-    let longDone = false;
-    const long = pool.post(micros(1_500_000)).then(() => (longDone = true));
-    while (pool.stats().busyThreads === 0) await sleep(1);
-    await pool.post(micros(100));
-    assert.equal(longDone, false, 'the small task finished while the long one still ran');
+    hold = await holdThread(pool, { what: 'a thread to take the long task' }); // runs until released
+    let smallDone = false;
+    const small = pool.post(micros(100)).then(() => (smallDone = true));
+    // Were it to wait behind the long one, it would wait for the release.
+    await waitFor(() => smallDone, { what: 'the small task to finish while the long one runs', state: poolState(pool) });
+    await small;
     assert.equal(pool.stats().spawned, 2, 'no new thread was needed');
-    await long;
   } finally {
+    hold?.release();
     await pool.close();
   }
 });
@@ -55,13 +59,14 @@ test('a lone task does not wait behind a long one while an extra thread idles', 
 test('minThreads: 0: close() with a task queued and no thread left runs the task, then resolves', () => {
   const code = `
     const { Pool } = require('.');
+    const { waitFor } = require('./__test__/wait');
     (async () => {
       const fresh = new Pool({ minThreads: 0 });
       const a = fresh.post(Buffer.from('a'));
       await fresh.close(); // no thread had started yet
       const warmed = new Pool({ minThreads: 0, idleTimeoutMs: 20 });
       await warmed.post(Buffer.from('warm'));
-      while (warmed.stats().threads !== 0) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => warmed.stats().threads === 0, { what: 'the thread to retire' });
       const b = warmed.post(Buffer.from('b'));
       await warmed.close(); // its thread had retired
       const results = await Promise.all([a, b]);

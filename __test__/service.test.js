@@ -17,6 +17,7 @@ const readline = require('node:readline');
 const zlib = require('node:zlib');
 const { NAMES, parse, value, series } = require('./prometheus-text');
 const { ROOT, projectWithTidepool } = require('./project');
+const { waitFor } = require('./wait');
 
 const SERVICE = path.join(ROOT, 'examples', 'service');
 
@@ -64,14 +65,7 @@ async function start(t, env = {}, cgroup = undefined) {
 }
 
 /** Polls `check` (async, returns truthy when done; a throw counts as not yet) every 20 ms for at most `ms`. */
-async function until(check, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const until = (check, ms, what) => waitFor(() => check().catch(() => false), { timeoutMs: ms, what, interval: 20 });
 
 const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
 

@@ -19,6 +19,7 @@ const { spawnSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const tidepool = require('..');
 const { Pool } = tidepool;
+const { waitFor, poolState } = require('./wait');
 
 const BUILD = path.join(__dirname, '..', 'examples', 'kernels', 'build');
 const RUST_LIB = path.join(BUILD, 'tidepool_example_kernels.node');
@@ -242,7 +243,10 @@ test('cancellation and deadlines stop a loaded kernel mid-run; the pool goes on'
     const ac = new AbortController();
     const running = pool.post(Buffer.from('pw'), { signal: ac.signal });
     // Aborted once it is running (the only thread has taken it).
-    while (pool.stats().queued > 0 || pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => pool.stats().queued === 0 && pool.stats().busyThreads === 1, {
+      what: 'the thread to take the task',
+      state: poolState(pool),
+    });
     ac.abort();
     await rejects(running, 'ABORT_ERR');
     await rejects(pool.post(Buffer.from('pw'), { timeoutMs: 30 }), 'ERR_TIDEPOOL_TIMEOUT');
@@ -277,14 +281,20 @@ test('a panic in a loaded kernel rejects its task only; the thread lives on', as
 test('a kernel that never checks cannot be stopped: destroy() waits for it and its task keeps its result', async () => {
   Pool.loadKernels(RUST_LIB);
   const pool = new Pool({ kernel: 'example/busy', maxThreads: 1 });
-  const running = pool.post(millis(200));
-  const queued = rejects(pool.post(millis(200)), 'ERR_TIDEPOOL_DESTROYED');
-  while (pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 5));
-  const started = Date.now();
+  // A kernel that never checks cannot be held and let go: 1 s, far longer
+  // than the test takes to see it running.
+  const posted = process.hrtime.bigint();
+  const running = pool.post(millis(1000));
+  const queued = rejects(pool.post(millis(1000)), 'ERR_TIDEPOOL_DESTROYED');
+  await waitFor(() => pool.stats().busyThreads === 1 && pool.stats().queued === 1, {
+    what: 'the thread to start the first task',
+    state: poolState(pool),
+  });
   await pool.destroy();
   // Not a speed check: destroy() cannot have resolved before the kernel's
-  // 200 ms were over (it is at most that much later than the start).
-  assert.ok(Date.now() - started >= 100, 'destroy() waited for the running kernel');
+  // 1000 ms were over, and the kernel started after it was posted.
+  const ms = Number(process.hrtime.bigint() - posted) / 1e6;
+  assert.ok(ms >= 1000, `destroy() waited for the running kernel (resolved ${ms} ms after the post)`);
   const spins = (await running).result;
   assert.equal(spins.length, 8, 'the running task settled with its result');
   await queued;
@@ -300,10 +310,8 @@ test('teardown with a kernel that never checks: process.exit() ends it, a Worker
     const pool = new Pool({ kernel: 'example/busy' });
     const ms = Buffer.alloc(4); ms.writeUInt32LE(5000);
     pool.post(ms);
-    const poll = setInterval(() => {
-      if (pool.stats().busyThreads === 0) return;
-      process.exit(7);
-    }, 1);
+    const { waitFor } = require(${JSON.stringify(path.join(__dirname, 'wait.js'))});
+    waitFor(() => pool.stats().busyThreads === 1, { what: 'the kernel to start', interval: 1 }).then(() => process.exit(7));
   `;
   const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(child.signal, null, child.stderr);
@@ -317,25 +325,30 @@ test('teardown with a kernel that never checks: process.exit() ends it, a Worker
     const { parentPort } = require('node:worker_threads');
     const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
     Pool.loadKernels(${JSON.stringify(RUST_LIB)});
+    const { waitFor } = require(${JSON.stringify(path.join(__dirname, 'wait.js'))});
     const pool = new Pool({ kernel: 'example/busy' });
-    const ms = Buffer.alloc(4); ms.writeUInt32LE(300);
+    const ms = Buffer.alloc(4); ms.writeUInt32LE(1000);
+    const posted = String(process.hrtime.bigint());
     pool.post(ms);
-    const poll = setInterval(() => {
-      if (pool.stats().busyThreads === 0) return;
-      clearInterval(poll);
-      parentPort.postMessage('running');
-    }, 1);
+    waitFor(() => pool.stats().busyThreads === 1, { what: 'the kernel to start', interval: 1 }).then(
+      () => parentPort.postMessage({ posted }),
+      (err) => parentPort.postMessage({ error: err.message }),
+    );
   `,
     { eval: true },
   );
-  await new Promise((resolve, reject) => {
+  const running = await new Promise((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the Worker exited with ${code} before its kernel ran`)));
   });
-  const started = Date.now();
+  assert.equal(running.error, undefined, running.error);
   await worker.terminate();
-  // Not a speed check: terminate() cannot end before the kernel's ~300 ms.
-  assert.ok(Date.now() - started >= 200, `terminate() took ${Date.now() - started} ms`);
+  // Not a speed check: terminate() cannot end before the kernel's 1000 ms
+  // are over, and the kernel started after it was posted (one monotonic
+  // clock for the whole process).
+  const ms = Number(process.hrtime.bigint() - BigInt(running.posted)) / 1e6;
+  assert.ok(ms >= 1000, `terminate() returned ${ms} ms after the post`);
 });
 
 test('200k tiny tasks through a loaded kernel each settle exactly once with their own digest', async () => {
@@ -402,7 +415,7 @@ test('under the permission model, a library outside --allow-fs-read is refused',
   const child = spawnSync(
     process.execPath,
     ['--experimental-permission', '--allow-addons', `--allow-fs-read=${root}/*`, '--no-warnings', '-e', script],
-    { encoding: 'utf8' },
+    { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(child.status, 0, child.stderr);
   assert.deepEqual(JSON.parse(child.stdout), ['ERR_ACCESS_DENIED', RUST_KERNELS.length]);
