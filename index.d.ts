@@ -349,9 +349,10 @@ declare namespace tidepool {
     params?: KernelParams;
     /**
      * Stops the hash when it fires (the chunk running stops at its next
-     * 256 KiB): `digest()` rejects with an `AbortError` and the stream
-     * closes, without an `'error'` event. An aborted signal makes the hash
-     * closed from the start.
+     * 256 KiB): `digest()` rejects with an `AbortError`; the stream is
+     * destroyed with it if it has an `'error'` listener (a pipeline), else
+     * it closes without an `'error'` event. An aborted signal makes the
+     * hash closed from the start.
      */
     signal?: AbortSignal;
     /** The buffers of the stream's two sides (see `stream.Transform`). */

@@ -11,6 +11,7 @@ const { once } = require('node:events');
 const { pipeline } = require('node:stream/promises');
 const { Readable, Writable } = require('node:stream');
 const { Pool, micros } = require('..');
+const { waitFor, poolState } = require('./wait');
 
 /** Text-like bytes (compressible), `n` of them. */
 function text(n) {
@@ -190,10 +191,13 @@ test('a slow reader holds the stream back; destroy() and a closed pool end it', 
     const data = crypto.randomBytes(8 * 2 ** 20);
     for (let at = 0; at < data.length; at += 65536) gzip.write(data.subarray(at, at + 65536));
     gzip.end();
-    await new Promise((r) => setTimeout(r, 300));
-    // Nobody reads: the stream stopped starting tasks once its output
-    // buffer was full, far short of 8 MiB.
-    assert.ok(gzip.readableLength < 4 * 2 ** 20, `${gzip.readableLength} bytes buffered`);
+    // Nobody reads: the stream stops once its output buffer is full, far
+    // short of 8 MiB.
+    await waitFor(() => gzip.readableLength >= gzip.readableHighWaterMark && pool.stats().pending === 0, {
+      what: 'the stream to stop for its reader',
+      state: poolState(pool),
+    });
+    assert.ok(gzip.readableLength < 256 * 1024, `${gzip.readableLength} bytes buffered`);
     const out = [];
     for await (const chunk of gzip) out.push(chunk);
     assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(data));
@@ -202,7 +206,7 @@ test('a slow reader holds the stream back; destroy() and a closed pool end it', 
     stopped.write(crypto.randomBytes(2 ** 20));
     stopped.destroy();
     await new Promise((r) => stopped.on('close', r));
-    while (pool.stats().pending !== 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => pool.stats().pending === 0, { what: 'the destroyed stream’s task to stop', state: poolState(pool) });
 
     const blocker = pool.post(micros(100_000), { kernel: 'sleep' });
     const late = pool.createGzip();
@@ -399,14 +403,17 @@ test('destroy() fails the writes still waiting for a task: every callback is cal
       if (stream.resume) stream.resume();
       const data = crypto.randomBytes(3 * 2 ** 20);
       const calls = [];
-      // The first MiB is acknowledged at once; the next waits for its task; the third, in the Writable.
+      // The first is in flight: called back, without an error, once its task
+      // stopped (node:zlib's order); the others wait in the Writable and get
+      // its ERR_STREAM_DESTROYED.
       stream.write(data.subarray(0, 2 ** 20), (err) => calls.push(['first', err?.code]));
       stream.write(data.subarray(2 ** 20), (err) => calls.push(['second', err?.code]));
       stream.write(Buffer.from('x'), (err) => calls.push(['third', err?.code]));
       await new Promise((resolve) => setImmediate(resolve));
       stream.destroy();
       await new Promise((resolve) => stream.on('close', resolve));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(() => calls.length === 3, { what: 'every write callback' });
+      calls.sort((a, b) => ['first', 'second', 'third'].indexOf(a[0]) - ['first', 'second', 'third'].indexOf(b[0]));
       assert.deepEqual(calls, [
         ['first', undefined],
         ['second', 'ERR_STREAM_DESTROYED'],

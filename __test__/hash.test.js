@@ -10,7 +10,8 @@ const os = require('node:os');
 const path = require('node:path');
 const { pipeline } = require('node:stream/promises');
 const { Readable } = require('node:stream');
-const { Pool, micros } = require('..');
+const { Pool } = require('..');
+const { waitFor, poolState, holdThread } = require('./wait');
 
 /** `data` cut at random places (empty chunks included). */
 function cuts(data, seed) {
@@ -143,26 +144,34 @@ test('many hashes at once each stay in order; their chunks count as tasks', asyn
 
 test('an aborted signal, a closed pool or a destroyed stream fails the hash', async () => {
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
-  const blocker = pool.post(micros(200_000));
-  while (pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 5));
-  const ac = new AbortController();
-  const aborted = pool.createHash('sha256', { signal: ac.signal });
-  aborted.update(Buffer.alloc(1000));
-  ac.abort();
-  await assert.rejects(aborted.digest(), { name: 'AbortError' });
+  const blocker = await holdThread(pool);
+  try {
+    // Large enough to be staged (not hashed at once): its task waits behind the blocker.
+    const ac = new AbortController();
+    const aborted = pool.createHash('sha256', { signal: ac.signal });
+    aborted.update(Buffer.alloc(100_000));
+    assert.equal(pool.stats().queued, 1);
+    ac.abort();
+    await assert.rejects(aborted.digest(), { name: 'AbortError' });
+    assert.equal(pool.stats().queued, 0, 'the queued task was taken out');
 
-  const destroyed = pool.createHash('md5');
-  destroyed.update('x');
-  destroyed.destroy();
-  await assert.rejects(destroyed.digest(), { code: 'ERR_STREAM_DESTROYED' });
+    const destroyed = pool.createHash('md5');
+    destroyed.update('x');
+    destroyed.destroy();
+    await assert.rejects(destroyed.digest(), { code: 'ERR_STREAM_DESTROYED' });
 
-  const late = pool.createHash('sha256');
-  late.update('queued behind the blocker');
-  await pool.close();
-  // Its first chunk was queued before close(): it ran; the last one is refused.
-  await assert.rejects(late.digest(), { code: 'ERR_TIDEPOOL_CLOSED' });
-  await blocker;
-  assert.equal(pool.stats().pending, 0);
+    const late = pool.createHash('sha256');
+    late.update(Buffer.alloc(100_000));
+    const closing = pool.close();
+    blocker.release();
+    await closing;
+    // Its update was queued before close(): it ran; its digest, asked for after, is refused.
+    await assert.rejects(late.digest(), { code: 'ERR_TIDEPOOL_CLOSED' });
+    assert.equal(pool.stats().pending, 0);
+  } finally {
+    blocker.release();
+    await pool.close();
+  }
 });
 
 test('a loaded kernel can be a hash too', async () => {
@@ -184,20 +193,24 @@ test('destroy() stops the chunk running; the caller’s signal listener goes whe
   const { getEventListeners } = require('node:events');
   const pool = new Pool({ maxThreads: 1 });
   try {
-    const big = Buffer.alloc(512 * 2 ** 20, 1); // seconds of SHA-256 without SHA-NI
-    const hash = pool.createHash('sha256');
-    hash.update(big);
-    while (pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 2));
-    const t0 = Date.now();
+    const big = Buffer.alloc(2 ** 30); // zero pages, mapped lazily: about 2 s of MD5
+    const hash = pool.createHash('md5');
+    hash.on('error', () => {});
+    hash.write(big); // a write goes to the pool as it is
+    await waitFor(() => pool.stats().busyThreads === 1, { what: 'a thread to take the hash’s task', state: poolState(pool) });
     hash.destroy();
     await assert.rejects(hash.digest(), { code: 'ERR_STREAM_DESTROYED' });
-    while (pool.stats().pending !== 0) await new Promise((r) => setTimeout(r, 2));
-    assert.ok(Date.now() - t0 < 1000, `the running chunk stopped (${Date.now() - t0} ms)`);
+    await waitFor(() => pool.stats().pending === 0, { what: 'the running chunk to stop', state: poolState(pool) });
+    // It stopped: it was cancelled, not run to its end.
+    assert.equal(pool.stats().completed, 0);
+    assert.equal(pool.stats().failed, 1);
     const ac = new AbortController();
     const kept = pool.createHash('md5', { signal: ac.signal });
     assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
     kept.update('x');
     await kept.digest();
+    kept.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
   } finally {
     await pool.close();
@@ -234,14 +247,23 @@ test('a signal that fires between chunks, or a chunk detached while it waits, fa
     await assert.rejects(pipeline(source, hash), { name: 'AbortError' });
     await assert.rejects(hash.digest(), { name: 'AbortError' });
 
+    // A write is read in place: detached while it waits, it fails the hash.
     const detached = pool.createHash('sha256');
-    detached.update(Buffer.alloc(32 * 2 ** 20, 1)); // a task that runs a while
+    const failed = new Promise((resolve) => detached.on('error', resolve));
+    detached.write(Buffer.alloc(32 * 2 ** 20, 1)); // a task that runs a while
     const ab = new ArrayBuffer(1024);
-    detached.update(new Uint8Array(ab)); // waits for the next task
+    detached.write(new Uint8Array(ab)); // waits for that task
     structuredClone(ab, { transfer: [ab] });
+    assert.equal((await failed).code, 'ERR_INVALID_STATE');
     await assert.rejects(detached.digest(), { code: 'ERR_INVALID_STATE' });
-    assert.throws(() => detached.update('more'), { code: 'ERR_CRYPTO_HASH_FINALIZED' });
-    while (pool.stats().pending !== 0) await new Promise((r) => setTimeout(r, 5));
+    // update() copies (or hashes) at once: detaching afterwards changes nothing.
+    const copied = pool.createHash('sha256');
+    const bytes = new ArrayBuffer(100_000);
+    new Uint8Array(bytes).fill(7);
+    copied.update(new Uint8Array(bytes));
+    structuredClone(bytes, { transfer: [bytes] });
+    assert.equal(await copied.digest('hex'), crypto.createHash('sha256').update(Buffer.alloc(100_000, 7)).digest('hex'));
+    await waitFor(() => pool.stats().pending === 0, { what: 'nothing pending', state: poolState(pool) });
   } finally {
     await pool.close();
   }
@@ -258,7 +280,7 @@ test('digest() in the middle of writes: every write callback runs, and later wri
       hash.write(Buffer.alloc(1 << 20, i), (err) => results.push(err === undefined || err === null ? 'ok' : err.code));
     const digest = await hash.digest();
     assert.equal(digest.length, 32);
-    while (results.length < 6) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => results.length === 6, { what: 'every write callback' });
     assert.ok(results[0] === 'ok');
     assert.ok(
       results.every((r) => r === 'ok' || r === 'ERR_CRYPTO_HASH_FINALIZED'),

@@ -66,13 +66,16 @@ class Hash extends Transform {
   }
 
   /**
-   * Its signal fired: the hash stops and digest() rejects with `err`. The
-   * stream closes without an 'error' event: a hash used through update()
-   * and digest() alone has nobody listening for one.
+   * Its signal fired: the hash stops and digest() rejects with `err`. A
+   * hash with an 'error' listener (in a pipeline, say) is destroyed with
+   * it, as a node:zlib stream is; one without (used through update() and
+   * digest() alone) closes without an 'error' event, which nobody would
+   * hear but the process.
    */
   [ABORT](err) {
     if (this.#last === undefined) this.#tasks.fail(err, true);
-    this.destroy();
+    if (this.listenerCount('error') !== 0) this.destroy(err);
+    else this.destroy();
   }
 
   /**
