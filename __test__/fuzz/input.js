@@ -22,30 +22,12 @@ const crypto = require('node:crypto');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const { Pool } = require('../..');
+const { seeded } = require('./seeded');
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
 
-const args = process.argv.slice(2);
-const arg = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i === -1 ? fallback : Number(args[i + 1]);
-};
-const SECONDS = arg('--seconds', 3);
-const SEED = arg('--seed', Date.now() % 1e9);
-
-// mulberry32: small, fast and seedable.
-let state = SEED >>> 0;
-function random() {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const int = (n) => Math.floor(random() * n);
-const pick = (xs) => xs[int(xs.length)];
-const chance = (p) => random() < p;
+const { SECONDS, SEED, int, pick, chance } = seeded();
 
 const SIZES = [0, 1, 3, 8, 64, 1000, 4096, 65536, 200_000];
 const KERNELS = ['sha256', 'md5', 'sha1'];

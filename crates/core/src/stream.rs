@@ -542,17 +542,7 @@ mod tests {
     /// A compressor's finish that passes the budget is finished in steps.
     #[test]
     fn a_compressor_s_finish_pauses_and_goes_on() {
-        let noise: Vec<u8> = {
-            let mut x = 0x2545_F491_4F6C_DD1Du64;
-            (0..600_000)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect()
-        };
+        let noise = crate::kernels::codec::testing::noise(600_000);
         for (enc, dec) in kernels::CODEC_PAIRS {
             let stream = open(enc, usize::MAX);
             let (mut packed, _) = run_chunk(&stream, 0, &noise, ChunkEnd::More, 4096).unwrap();
