@@ -57,7 +57,7 @@ const { Batch, AllResults, elementNamer } = require('./lib/batch');
 const { MapIterator } = require('./lib/map');
 const { Hash } = require('./lib/hash');
 const { CodecStream } = require('./lib/codec-stream');
-const { ABORT } = require('./lib/stream-tasks');
+const { ABORT, WHEN_OVER } = require('./lib/stream-tasks');
 const { filePath, absolute, accessDenied } = require('./lib/files');
 const { METRICS_SOURCE } = require('./lib/metrics-source');
 
@@ -336,11 +336,14 @@ class Pool extends EventEmitter {
   #mapPort = undefined;
   /** What streams ask of the pool (made on first use; see lib/stream-tasks.js). */
   #streamPort = undefined;
-  /** Streams whose end was asked for before close(): it waits for them. */
-  #streamsFinishing = 0;
-  /** Those of them collected before their end: close() waits for them no longer. */
+  /**
+   * Streams with work given while the pool was open (writes, updates, an
+   * end) not yet done: close() waits for them (lib/stream-tasks.js).
+   */
+  #streamsOwed = 0;
+  /** Those of them collected first: close() waits for them no longer. */
   #abandoned = new FinalizationRegistry(() => {
-    this.#streamsFinishing--;
+    this.#streamsOwed--;
     this.#closeIfIdle();
   });
   #nextSlot = 0;
@@ -442,7 +445,7 @@ class Pool extends EventEmitter {
       // A closed pool still runs the streams whose end was asked for before.
       const refused = this.#closed && !(chunk && extra.accepted);
       if (refused && chunk) {
-        const err = closedError();
+        const err = this.#destroyed ? destroyedError() : closedError();
         this.#countFailures(err, 1);
         reject(err);
       } else if (refused) this.#rejectClosed(data, kernel, reject);
@@ -645,9 +648,9 @@ class Pool extends EventEmitter {
    */
   #streams() {
     this.#streamPort ??= {
-      step: (tasks, handle, data, end, budget, seq) => {
-        const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, tasks.accepted);
-        return this.#postData(STREAM_STEP, data, 0, extra, tasks.signal, undefined).then(resultOf);
+      step: (signal, accepted, handle, data, end, budget, seq) => {
+        const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, accepted);
+        return this.#postData(STREAM_STEP, data, 0, extra, signal, undefined).then(resultOf);
       },
       report: (handle) => this.#native.streamReport(handle),
       inline: (handle, seq, inFlight, rest) => this.#native.streamInline(handle, seq, inFlight, rest),
@@ -655,17 +658,16 @@ class Pool extends EventEmitter {
         const space = text.indexOf(' ');
         return taskError(Number(text.slice(0, space)), text.slice(space + 1), this.#destroyed);
       },
-      finishing: (tasks) => {
-        if (this.#closed) return false;
-        this.#streamsFinishing++;
-        // A stream dropped before its end (nobody read it, nobody destroyed
-        // it) must not hold close() forever.
+      open: () => !this.#closed,
+      hold: (tasks) => {
+        this.#streamsOwed++;
+        // A stream dropped with work it was given (nobody read it, nobody
+        // destroyed it) must not hold close() forever.
         this.#abandoned.register(tasks, undefined, tasks);
-        return true;
       },
-      finished: (tasks) => {
+      release: (tasks) => {
         this.#abandoned.unregister(tasks);
-        this.#streamsFinishing--;
+        this.#streamsOwed--;
         this.#closeIfIdle();
       },
     };
@@ -684,10 +686,15 @@ class Pool extends EventEmitter {
     }
     const watch = this.#watches.of(signal);
     watch.streams.add(stream);
+    let watched = true;
     const forget = () => {
+      if (!watched) return;
+      watched = false;
       watch.streams.delete(stream);
       this.#watches.releaseIfUnused(signal, watch);
     };
+    // Whichever comes first: a hash used through digest() alone never closes.
+    stream[WHEN_OVER](forget);
     stream.once('close', forget);
   }
 
@@ -799,7 +806,7 @@ class Pool extends EventEmitter {
       this.#closed = true;
       // Posts still waiting for room, and batches being fed, were accepted:
       // queue them first.
-      if (!this.#nobodyWaits() || !this.#feeding.empty || this.#streamsFinishing !== 0) this.#closeDeferred = true;
+      if (!this.#nobodyWaits() || !this.#feeding.empty || this.#streamsOwed !== 0) this.#closeDeferred = true;
       else this.#native.close();
     }
     return this.#whenTerminated();
@@ -988,7 +995,7 @@ class Pool extends EventEmitter {
    * none is left.
    */
   #closeIfIdle() {
-    if (this.#closeDeferred && this.#feeding.empty && this.#streamsFinishing === 0 && this.#nobodyWaits()) {
+    if (this.#closeDeferred && this.#feeding.empty && this.#streamsOwed === 0 && this.#nobodyWaits()) {
       this.#closeDeferred = false;
       this.#native.close();
     }
@@ -1326,10 +1333,13 @@ class Pool extends EventEmitter {
    * `timeoutMs` are optional. Runs no user code before the task is queued.
    */
   #enqueue(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
+    // A stream's task waits for room whatever queueFull says (a stream has
+    // one in flight; refusing or dropping it would end the whole stream).
+    const stream = extra !== undefined && extra.stream !== undefined;
     if (this.#nobodyWaits()) {
       // The native side reads (and checks) the input even when the queue is full.
       if (this.#trySubmit(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) !== 0) return;
-      if (this.#queueFull === 'drop-oldest') {
+      if (this.#queueFull === 'drop-oldest' && !stream) {
         const dropped = this.#native.dropOldest();
         const queued = this.#trySubmit(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
         // Settled after the new task is queued: an 'error' listener of the
@@ -1344,7 +1354,7 @@ class Pool extends EventEmitter {
       // Posts already wait for room: this one waits behind them, checked here.
       this.#checkLengths(data, kernel, this.#inputName);
     }
-    if (!this.#waiting.empty || this.#queueFull === 'wait') {
+    if (!this.#waiting.empty || this.#queueFull === 'wait' || stream) {
       this.#wait(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch);
       this.#needsDrain = true;
       return;

@@ -14,7 +14,7 @@ const { once, getEventListeners } = require('node:events');
 const { pipeline } = require('node:stream/promises');
 const { Readable, Writable } = require('node:stream');
 const { Pool, micros } = require('..');
-const { waitFor } = require('./wait');
+const { waitFor, holdThread } = require('./wait');
 
 /** Deterministic bytes for round `i`: compressible, never the same twice. */
 function fill(buffer, i) {
@@ -473,4 +473,217 @@ test('close() does not wait for a stream ended, then dropped unread', async () =
   }
   await waitFor(() => closed, { what: 'close() once the stream was collected' });
   await closing;
+});
+
+test('a write that makes no output is called back at once, even with the reader full (highWaterMark 0, unshift())', async () => {
+  const pool = new Pool();
+  try {
+    for (const [who, make] of [
+      ['node:zlib', (o) => zlib.createGzip(o)],
+      ['tidepool', (o) => pool.createGzip(o)],
+    ]) {
+      const zero = make({ highWaterMark: 0 });
+      zero.on('data', () => {});
+      await written(zero, 'a');
+      await written(zero, 'b');
+      zero.destroy();
+      const full = make();
+      await written(full, 'first');
+      while (full.read() !== null);
+      full.unshift(Buffer.alloc(20_000)); // more than its highWaterMark, back in its reader's buffer
+      await written(full, 'hello'); // no output for five bytes: nothing to wait for
+      full.destroy();
+      assert.ok(true, who);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('write() and update() mixed: hashed in call order, as node:crypto does', async () => {
+  const pool = new Pool();
+  try {
+    const x = crypto.randomBytes(1 << 20);
+    const a = crypto.randomBytes(1000);
+    const b = crypto.randomBytes(1000);
+    for (const [who, make] of [
+      ['node:crypto', () => crypto.createHash('sha256')],
+      ['tidepool', () => pool.createHash('sha256')],
+    ]) {
+      const hash = make();
+      hash.write(x);
+      hash.write(a); // waits in the Writable while x runs
+      hash.update(b); // after a
+      await new Promise((resolve) => hash.end(resolve));
+      assert.equal(await hash.digest('hex'), crypto.createHash('sha256').update(x).update(a).update(b).digest('hex'), who);
+    }
+    // An update() while a huge write is in flight goes behind it: it does
+    // not take the write over onto the calling thread.
+    const hash = pool.createHash('md5');
+    const huge = Buffer.alloc(1 << 30);
+    hash.write(huge);
+    hash.update(Buffer.alloc(5 << 20, 1));
+    assert.ok(hash.writableLength >= (1 << 30) + (5 << 20), `${hash.writableLength} bytes in the Writable`);
+    hash.end();
+    assert.equal(
+      await hash.digest('hex'),
+      crypto
+        .createHash('md5')
+        .update(huge)
+        .update(Buffer.alloc(5 << 20, 1))
+        .digest('hex'),
+    );
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a hash with a signal, used through update() and digest() alone, lets go of the signal', async () => {
+  const pool = new Pool();
+  try {
+    const ac = new AbortController();
+    for (let i = 0; i < 50; i++) await pool.createHash('sha256', { signal: ac.signal }).update('hello').digest();
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+    // And a signal that fires later touches none of them.
+    ac.abort();
+  } finally {
+    await pool.close();
+  }
+});
+
+test('destroy() or the signal after digest() was asked for fails the digest', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    for (const how of ['destroy', 'signal']) {
+      const ac = new AbortController();
+      const hash = pool.createHash('md5', { signal: ac.signal });
+      hash.write(Buffer.alloc(1 << 30)); // seconds of MD5
+      const digest = hash.digest();
+      await waitFor(() => pool.stats().busyThreads === 1, { what: 'the hash to run' });
+      if (how === 'destroy') hash.destroy();
+      else ac.abort();
+      await assert.rejects(digest, how === 'destroy' ? { code: 'ERR_STREAM_DESTROYED' } : { name: 'AbortError' }, how);
+      await waitFor(() => pool.stats().pending === 0, { what: 'the chunk to stop' });
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('writes and updates mixed on a busy pool hold a bounded number of tasks and bytes', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  const blocker = await holdThread(pool);
+  try {
+    const hash = pool.createHash('sha256');
+    const reference = crypto.createHash('sha256');
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = 0;
+    // Each write waits for the busy thread; an update past the staging cap,
+    // then small ones, come meanwhile (they go behind the write).
+    const calls = [];
+    for (let i = 0; i < 100; i++) {
+      const chunk = Buffer.alloc(1 << 20, i);
+      calls.push(written(hash, chunk));
+      reference.update(chunk);
+      const extra = i === 0 ? Buffer.alloc(5 << 20) : Buffer.from('x');
+      hash.update(extra);
+      reference.update(extra);
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers - before);
+    }
+    assert.ok(pool.stats().queued <= 2, `${pool.stats().queued} tasks queued`);
+    blocker.release();
+    await Promise.all(calls);
+    hash.end();
+    assert.equal(await hash.digest('hex'), reference.digest('hex'));
+    // The writes are the caller's (100 MiB); what the hash adds is its copies.
+    assert.ok(peak < (100 << 20) + (16 << 20), `${peak} bytes held`);
+  } finally {
+    blocker.release();
+    await pool.close();
+  }
+});
+
+test('many tiny updates share staging blocks: memory near the staging cap, one task per block', async () => {
+  const pool = new Pool();
+  try {
+    const hash = pool.createHash('sha256');
+    const reference = crypto.createHash('sha256');
+    const tiny = Buffer.alloc(64);
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 65_536; i++) {
+      tiny.writeUInt32LE(i, 0);
+      hash.update(tiny);
+      reference.update(tiny);
+    }
+    const held = process.memoryUsage().arrayBuffers - before;
+    assert.equal(await hash.digest('hex'), reference.digest('hex'));
+    assert.ok(held <= (4 << 20) + (1 << 20), `${held} bytes held for 4 MiB of updates`);
+    assert.ok(pool.stats().completed <= 70, `${pool.stats().completed} tasks for 4 MiB of 64-byte updates`);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('close() lets a write given before it finish, however much output it makes', async () => {
+  const pool = new Pool();
+  const gzip = pool.createGzip({ params: { level: 0 } }); // output as large as the input: many steps
+  const out = collect(gzip);
+  const data = crypto.randomBytes(4 << 20);
+  const callback = new Promise((resolve) => gzip.write(data, resolve));
+  const closing = pool.close();
+  assert.ok(!(await callback), 'called back without an error');
+  // Its end, asked for after close(): refused.
+  gzip.end();
+  const [err] = await once(gzip, 'error');
+  assert.equal(err.code, 'ERR_TIDEPOOL_CLOSED');
+  await closing;
+  // What it made decodes to the write, up to where the stream stopped.
+  const inflated = zlib.gunzipSync(Buffer.concat(out), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+  assert.ok(data.subarray(0, inflated.length).equals(inflated));
+});
+
+test('a full queue, drop-oldest or maxQueueAgeMs never end a stream: its tasks wait', async () => {
+  for (const options of [{ maxQueue: 1 }, { maxQueue: 1, queueFull: 'drop-oldest' }, { maxQueueAgeMs: 20 }]) {
+    const pool = new Pool({ maxThreads: 1, ...options });
+    const blocker = await holdThread(pool);
+    try {
+      const data = fill(Buffer.alloc(1 << 20), 2);
+      const gzip = pool.createGzip();
+      const out = collect(gzip);
+      const ended = once(gzip, 'end');
+      gzip.end(data);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // A post that finds the queue full (the stream's task is in it) is the one refused or dropped.
+      const post = pool.post(Buffer.from('x'), { kernel: 'sha256' }).catch((e) => e.code);
+      blocker.release();
+      await ended;
+      assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(data), JSON.stringify(options));
+      await post;
+    } finally {
+      blocker.release();
+      await pool.close();
+    }
+  }
+});
+
+test('update() of memory that may change size or be shared: copied as it is, as node:crypto takes it', async () => {
+  const pool = new Pool();
+  try {
+    const resizable = new ArrayBuffer(1000, { maxByteLength: 4000 });
+    new Uint8Array(resizable).fill(3);
+    const shared = new SharedArrayBuffer(50_000);
+    new Uint8Array(shared).fill(9);
+    for (const [who, make] of [
+      ['node:crypto', () => crypto.createHash('sha1')],
+      ['tidepool', () => pool.createHash('sha1')],
+    ]) {
+      const hash = make();
+      hash.update(new Uint8Array(resizable));
+      hash.update(new Uint16Array(shared));
+      const digest = await hash.digest('hex');
+      assert.equal(digest, crypto.createHash('sha1').update(Buffer.alloc(1000, 3)).update(Buffer.alloc(50_000, 9)).digest('hex'), who);
+    }
+  } finally {
+    await pool.close();
+  }
 });

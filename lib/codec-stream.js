@@ -12,7 +12,7 @@
 
 const { Buffer } = require('node:buffer');
 const { Transform, finished } = require('node:stream');
-const { StreamTasks, ABORT } = require('./stream-tasks');
+const { StreamTasks, noted, ABORT, WHEN_OVER } = require('./stream-tasks');
 const { makeError, invalidArgType, outOfRange } = require('./errors');
 
 const nextTick = process.nextTick;
@@ -88,7 +88,8 @@ class CodecStream extends Transform {
       port,
       handle,
       {
-        output: (result) => (result.length !== 0 ? this.push(result) : this.readableLength < this.readableHighWaterMark),
+        // Nothing pushed: nothing to wait for (Transform calls back such a write at once).
+        output: (result) => result.length === 0 || this.push(result),
         // As node:zlib: a decoder past the end of its format ends the readable side.
         ended: () => this.push(null),
         failed: (err) => this.destroy(err),
@@ -101,6 +102,11 @@ class CodecStream extends Transform {
   /** Its signal fired: destroyed with `err`, as node:zlib's streams are. */
   [ABORT](err) {
     this.destroy(err);
+  }
+
+  /** `fn()` once the stream's tasks are over (index.js lets go of its signal then). */
+  [WHEN_OVER](fn) {
+    this.#tasks.whenOver(fn);
   }
 
   /** Input bytes the codec has taken, as node:zlib's `bytesWritten`. */
@@ -155,10 +161,17 @@ class CodecStream extends Transform {
     );
   }
 
+  /** A write counts for the pool's close() (the work given before it finishes). */
+  write(chunk, encoding, callback) {
+    return noted(this, this.#tasks, chunk, encoding, callback);
+  }
+
   /** Its end is asked for: a pool closed from now on finishes it first. */
-  end(...args) {
+  end(chunk, encoding, callback) {
+    const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
+    if (writes && !this.writableEnded && !this.destroyed && this.errored === null) this.#tasks.noteWrite();
     this.#tasks.finishing();
-    return super.end(...args);
+    return super.end(chunk, encoding, callback);
   }
 
   // Writes go to the pool as they are (not through Transform's _write,

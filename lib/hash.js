@@ -12,8 +12,8 @@
 
 const { Transform } = require('node:stream');
 const { Buffer } = require('node:buffer');
-const { StreamTasks, chunkOf, ABORT } = require('./stream-tasks');
-const { makeError, invalidArgValue } = require('./errors');
+const { StreamTasks, noted, updateBytes, ABORT, WHEN_OVER } = require('./stream-tasks');
+const { makeError } = require('./errors');
 
 const isEncoding = Buffer.isEncoding;
 const NativePromise = Promise;
@@ -25,6 +25,17 @@ function finalized() {
 function destroyed() {
   return makeError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call digest after the stream was destroyed');
 }
+
+/** A copy of update()'s bytes, for the Writable's buffer. */
+function copyOf(view) {
+  const copy = Buffer.allocUnsafeSlow(view.byteLength);
+  copy.set(view);
+  return copy;
+}
+
+/** The block that the copies of updates made while writes are under way share (see #behind). */
+const TRAIL_BLOCK = 64 << 10;
+const { setImmediate: scheduleImmediate } = require('node:timers');
 
 function contractError() {
   return makeError(Error, 'ERR_TIDEPOOL_KERNEL_CONTRACT', 'The kernel produced output before the end of the stream: it is not a hash');
@@ -39,6 +50,12 @@ class Hash extends Transform {
   #digested = false;
   /** The last chunk's Promise (digest() and the end of the writing share it). */
   #last = undefined;
+  /** digest() calls made after end() while writes still ran: they wait for _flush. */
+  #waiters = undefined;
+  /** Copies of updates made while writes were under way, not yet written (see #behind). */
+  #trail = undefined;
+  #trailUsed = 0;
+  #trailScheduled = false;
   #result = undefined;
 
   /** `port`, `handle`: the pool's stream port and this hash's stream (index.js). */
@@ -66,42 +83,101 @@ class Hash extends Transform {
   }
 
   /**
-   * Its signal fired: the hash stops and digest() rejects with `err`. A
-   * hash with an 'error' listener (in a pipeline, say) is destroyed with
-   * it, as a node:zlib stream is; one without (used through update() and
-   * digest() alone) closes without an 'error' event, which nobody would
-   * hear but the process.
+   * Its signal fired: the hash stops and digest() rejects with `err` (even
+   * once asked for). A hash with an 'error' listener (in a pipeline, say)
+   * is destroyed with it, as a node:zlib stream is; one without (used
+   * through update() and digest() alone) closes without an 'error' event,
+   * which nobody would hear but the process.
    */
   [ABORT](err) {
-    if (this.#last === undefined) this.#tasks.fail(err, true);
+    if (this.#result === undefined) this.#tasks.fail(err, true);
     if (this.listenerCount('error') !== 0) this.destroy(err);
     else this.destroy();
   }
 
+  /** `fn()` once the hash's tasks are over (index.js lets go of its signal then). */
+  [WHEN_OVER](fn) {
+    this.#tasks.whenOver(fn);
+  }
+
   /**
    * Adds `data` (a binary, or a string in `inputEncoding`, 'utf8' by
-   * default) to the hash; returns this hash at once. The caller may reuse
-   * `data` as soon as update() returns.
+   * default and for an unknown one, as node:crypto) to the hash; returns
+   * this hash at once. The caller may reuse `data` as soon as update()
+   * returns.
    */
   update(data, inputEncoding) {
     const tasks = this.#tasks;
     if (tasks.closed) throw this.#digested || tasks.error === undefined ? finalized() : tasks.error;
-    tasks.update(chunkOf(data, inputEncoding));
+    if ((this.writableLength !== 0 || this.#trailUsed !== 0) && !this.writableEnded) {
+      this.#behind(updateBytes(data, inputEncoding));
+      return this;
+    }
+    tasks.update(data, inputEncoding);
     return this;
   }
 
   /**
+   * An update made while writes are under way (in flight, or waiting in the
+   * Writable's buffer): node:crypto hashes in call order, so its copy goes
+   * behind them, as a write. Small ones share a block, written when full,
+   * before the next write or the end, or when the event loop turns.
+   */
+  #behind(view) {
+    const bytes = view.byteLength;
+    if (bytes === 0) return;
+    if (bytes > TRAIL_BLOCK / 2) {
+      this.#flushTrail();
+      this.#tasks.noteWrite();
+      super.write(copyOf(view));
+      return;
+    }
+    if (this.#trail !== undefined && this.#trailUsed + bytes > TRAIL_BLOCK) this.#flushTrail();
+    this.#trail ??= Buffer.allocUnsafeSlow(TRAIL_BLOCK);
+    this.#trail.set(view, this.#trailUsed);
+    this.#trailUsed += bytes;
+    if (!this.#trailScheduled) {
+      this.#trailScheduled = true;
+      scheduleImmediate(() => {
+        this.#trailScheduled = false;
+        if (!this.destroyed) this.#flushTrail();
+      });
+    }
+  }
+
+  /** The trail block, if it holds anything, to the Writable. */
+  #flushTrail() {
+    if (this.#trailUsed === 0) return;
+    const block = this.#trail.subarray(0, this.#trailUsed);
+    this.#trail = undefined;
+    this.#trailUsed = 0;
+    this.#tasks.noteWrite();
+    super.write(block);
+  }
+
+  /**
    * Finishes the hash: a Promise of the digest, a Buffer or a string in
-   * `encoding`. The hash takes no chunk after this.
+   * `encoding` (a Buffer for an unknown one, as node:crypto). The hash
+   * takes no chunk after this.
    */
   digest(encoding) {
-    if (encoding !== undefined && encoding !== 'buffer' && (typeof encoding !== 'string' || !isEncoding(encoding))) {
-      throw invalidArgValue('encoding', `is not a known encoding (${String(encoding)})`);
-    }
     if (this.#digested) throw finalized();
     this.#digested = true;
     if (this.destroyed && this.#last === undefined) return NativePromise.reject(this.#tasks.error ?? destroyed());
-    return this.#finish().then((result) => (encoding === undefined || encoding === 'buffer' ? result : result.toString(encoding)));
+    const text = typeof encoding === 'string' && encoding !== 'buffer' && isEncoding(encoding);
+    this.#flushTrail();
+    if (this.#last === undefined && this.writableLength !== 0 && !this.writableEnded) {
+      // Writes are under way (node:crypto's would all be hashed by now):
+      // the digest ends the writing, and is the one made after them.
+      this.end();
+    }
+    let last;
+    if (this.#last === undefined && this.writableEnded && !this.writableFinished) {
+      last = new NativePromise((resolve, reject) => (this.#waiters ??= []).push({ resolve, reject }));
+    } else {
+      last = this.#finish();
+    }
+    return last.then((result) => (text ? result.toString(encoding) : result));
   }
 
   /** The last chunk, once: a Promise of the digest. */
@@ -116,10 +192,19 @@ class Hash extends Transform {
     return this.#last;
   }
 
+  /** A write comes after the updates before it, and counts for the pool's close(). */
+  write(chunk, encoding, callback) {
+    this.#flushTrail();
+    return noted(this, this.#tasks, chunk, encoding, callback);
+  }
+
   /** Its end is asked for: a pool closed from now on finishes it first. */
-  end(...args) {
+  end(chunk, encoding, callback) {
+    this.#flushTrail();
+    const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
+    if (writes && !this.writableEnded && !this.destroyed && this.errored === null) this.#tasks.noteWrite();
     this.#tasks.finishing();
-    return super.end(...args);
+    return super.end(chunk, encoding, callback);
   }
 
   _write(chunk, encoding, callback) {
@@ -132,18 +217,27 @@ class Hash extends Transform {
 
   /** The writing ended: the digest is the readable side's one chunk (node:crypto's Hash does the same). */
   _flush(callback) {
-    this.#finish().then(
+    const last = this.#finish();
+    const waiters = this.#waiters;
+    this.#waiters = undefined;
+    if (waiters !== undefined) for (const { resolve, reject } of waiters) last.then(resolve, reject);
+    last.then(
       (digest) => callback(null, digest),
       (err) => callback(err),
     );
   }
 
   /**
-   * Destroyed before its digest: the chunk running stops at its next piece
-   * (its state goes with it), and digest() rejects.
+   * Destroyed before its digest came (asked for or not): the chunk running
+   * stops at its next piece (its state goes with it), and digest() rejects.
    */
   _destroy(err, callback) {
-    if (this.#last === undefined) this.#tasks.fail(err ?? destroyed(), true);
+    // (A write refused because digest() was asked for first does not fail that digest.)
+    const late = this.#digested && err?.code === 'ERR_CRYPTO_HASH_FINALIZED';
+    if (this.#result === undefined && !late) this.#tasks.fail(err ?? destroyed(), true);
+    const waiters = this.#waiters;
+    this.#waiters = undefined;
+    if (waiters !== undefined) for (const { reject } of waiters) reject(this.#tasks.error ?? err ?? destroyed());
     callback(err);
   }
 }

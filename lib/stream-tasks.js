@@ -9,7 +9,10 @@
 // on) and no thread will read them again; the caller may then reuse the
 // memory. So a write waits for its task, and the Writable's own buffer
 // (its highWaterMark) is what holds the writes that come meanwhile: they
-// reach `write()` together (`_writev`) and go as one task.
+// reach `write()` together (`_writev`) and go as one task. And, as a
+// Transform holds a write's callback while its reader is full, a chunk
+// whose output filled the reader holds its callbacks (and starts nothing)
+// until the reader reads.
 //
 // One chunk of a stream is in flight at a time, so its chunks run in order,
 // each on whichever thread is free. A chunk is every item queued up to a
@@ -20,17 +23,25 @@
 // reader's highWaterMark plus one piece of output, whatever the ratio.
 //
 // A hash's `update()` (node:crypto's is synchronous: its caller reuses the
-// buffer as soon as it returns) copies the bytes into a staging area of at
-// most STAGING_CAP bytes that the pool hashes; past the cap, or for a small
-// update while nothing is in flight, the hash runs on the calling thread,
-// taking over the chunk in flight (Rust stops it at its next piece), so
-// memory stays bounded whatever the caller does.
+// buffer as soon as it returns) copies the bytes: small ones into a staging
+// block of STAGING_BLOCK bytes that many updates share (one task per block,
+// not per update), larger ones into a copy of their own; at most
+// STAGING_CAP bytes of staging at a time. Past the cap, or while a step
+// taken over that way has not settled (a synchronous loop: the pool cannot
+// be handed anything before the event loop turns), the hash runs on the
+// calling thread, taking over the chunk in flight (Rust stops it at its
+// next piece), so memory stays bounded whatever the caller does.
+//
+// The pool's close() waits for the work a stream was given before it (the
+// writes made, the updates, the end asked for), and refuses the rest: an
+// item is `accepted` when it came while the pool was open, and the stream
+// holds the pool open (`port.hold()`) while it has accepted work left.
 
 const { Buffer } = require('node:buffer');
 const { snapshot, readableBytes } = require('./binary');
 const { ownArray } = require('./own-array');
 const { WaitQueue } = require('./wait-queue');
-const { invalidArgType, invalidArgValue, throwLater } = require('./errors');
+const { invalidArgType, makeError, throwLater } = require('./errors');
 
 const isEncoding = Buffer.isEncoding;
 const bufferFrom = Buffer.from;
@@ -38,22 +49,26 @@ const allocUnsafeSlow = Buffer.allocUnsafeSlow;
 const isArray = Array.isArray;
 const nextTick = process.nextTick;
 const Uint8ArrayCtor = Uint8Array;
-const { isAnyArrayBuffer } = require('node:util').types;
+const { isAnyArrayBuffer, isArrayBufferView } = require('node:util').types;
+const { setImmediate: scheduleImmediate } = require('node:timers');
 
 /** `end` of the last chunk (the stream's finish). */
 const LAST = -1;
 /** The method a stream's signal calls when it fires: `stream[ABORT](err)` (index.js). */
 const ABORT = Symbol('tidepool.abort');
+/** `stream[WHEN_OVER](fn)`: `fn()` once the stream's tasks are over (finished or failed). */
+const WHEN_OVER = Symbol('tidepool.whenOver');
 /** What a step did (the core's stream.rs Outcome; 0 is done). */
 const PAUSED = 1;
 const ENDED = 2;
 /**
- * Staged bytes of `update()` the pool may hash at a time; past it, update()
- * hashes on the calling thread. See BENCHMARKS.md ("createHash update()").
+ * Bytes of update() copies the pool may hold at a time; past it, update()
+ * hashes on the calling thread. See BENCHMARKS.md ("createHash: update()
+ * and write()").
  */
 const STAGING_CAP = 4 << 20;
-/** An update() of at most this many bytes while nothing is in flight hashes at once. */
-const INLINE_BYTES = 16 << 10;
+/** The staging block small updates share; an update of more than half of it gets a copy of its own. */
+const STAGING_BLOCK = 64 << 10;
 
 /**
  * Calls `callbacks` with `err`. One that throws (user code behind a
@@ -72,14 +87,26 @@ function callAll(callbacks, err) {
   if (thrown !== undefined) throwLater(thrown);
 }
 
-/** A chunk as a task reads it: a string encoded, a binary checked (one binary, not an Array). */
-function chunkOf(data, inputEncoding) {
-  if (typeof data === 'string') {
-    if (inputEncoding !== undefined && (typeof inputEncoding !== 'string' || !isEncoding(inputEncoding))) {
-      throw invalidArgValue('inputEncoding', `is not a known encoding (${String(inputEncoding)})`);
-    }
-    return bufferFrom(data, inputEncoding);
+/**
+ * `stream.write()` (Writable's), noted for the pool's close() when the
+ * Writable will take it (not ended, destroyed or errored: those it refuses
+ * before any reaches `write`); a write it throws for is no debt.
+ */
+const writableWrite = require('node:stream').Writable.prototype.write;
+function noted(stream, tasks, chunk, encoding, callback) {
+  const taken = !stream.writableEnded && !stream.destroyed && stream.errored === null;
+  if (taken) tasks.noteWrite();
+  try {
+    return writableWrite.call(stream, chunk, encoding, callback);
+  } catch (err) {
+    if (taken) tasks.unnoteWrite();
+    throw err;
   }
+}
+
+/** A written chunk as a task reads it: a string encoded, a binary checked (read in place later). */
+function chunkOf(data, encoding) {
+  if (typeof data === 'string') return bufferFrom(data, encoding);
   if (isArray(data)) {
     throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
   }
@@ -88,12 +115,27 @@ function chunkOf(data, inputEncoding) {
   return chunk;
 }
 
-/** A copy of a checked binary's bytes, in memory of our own. */
-function copyOf(chunk, bytes) {
-  const copy = allocUnsafeSlow(bytes);
-  const view = isAnyArrayBuffer(chunk) ? new Uint8ArrayCtor(chunk) : new Uint8ArrayCtor(chunk.buffer, chunk.byteOffset, bytes);
-  copy.set(view);
-  return copy;
+/**
+ * update()'s data as node:crypto takes it: a string in `inputEncoding`
+ * (an unknown one is utf8, as there; hex of odd length refused, as there),
+ * or any binary as a view of its bytes now (copied or hashed before
+ * update() returns, so resizable or shared memory is fine).
+ */
+function updateBytes(data, inputEncoding) {
+  if (typeof data === 'string') {
+    const encoding = typeof inputEncoding === 'string' && isEncoding(inputEncoding) ? inputEncoding : 'utf8';
+    if ((encoding === 'hex' || encoding === 'HEX') && data.length % 2 !== 0) {
+      throw makeError(
+        TypeError,
+        'ERR_INVALID_ARG_VALUE',
+        `The argument 'encoding' is invalid for data of length ${data.length}. Received '${inputEncoding}'`,
+      );
+    }
+    return bufferFrom(data, encoding);
+  }
+  if (isArrayBufferView(data)) return new Uint8ArrayCtor(data.buffer, data.byteOffset, data.byteLength);
+  if (isAnyArrayBuffer(data)) return new Uint8ArrayCtor(data);
+  throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
 }
 
 /** Something queued for the stream's tasks. */
@@ -105,14 +147,17 @@ class Item {
   end;
   /** Called once the item was consumed (or the stream failed), or undefined. */
   callback;
-  /** Bytes of a staged copy (update()) this item holds. */
+  /** Bytes of staging memory (update() copies) this item holds. */
   staged;
-  constructor(data, bytes, end, callback, staged) {
+  /** Work given while the pool was open: a closed pool still runs it. */
+  accepted;
+  constructor(data, bytes, end, callback, staged, accepted) {
     this.data = data;
     this.bytes = bytes;
     this.end = end;
     this.callback = callback;
     this.staged = staged;
+    this.accepted = accepted;
   }
 }
 
@@ -122,18 +167,50 @@ class Chunk {
   input;
   end;
   items;
+  /** Every item is accepted work (a closed pool still runs it). */
+  accepted;
+  /** Stops this chunk's task (destroy(), or a takeover by #inline). */
+  controller = new AbortController();
+  /** A task of it is in the pool (not yet settled). */
+  inFlight = false;
   /** 1 once #inline took it over. */
   stale = 0;
-  constructor(seq, input, end, items) {
+  constructor(seq, input, end, items, accepted) {
     this.seq = seq;
     this.input = input;
     this.end = end;
     this.items = items;
+    this.accepted = accepted;
   }
 }
 
+/** The callbacks of `items`. */
+function callbacksOf(items, into = ownArray(0)) {
+  for (let i = 0; i < items.length; i++) if (items[i].callback !== undefined) into[into.length] = items[i].callback;
+  return into;
+}
+
+/**
+ * Calls back `items` of a failed stream: the writes with `err`, or without
+ * an error when it was destroyed (as node:zlib calls back a write its
+ * destroy() cut short: no thread reads it any more); the end always with
+ * `err` (the output it was asked for will not come).
+ */
+function failItems(items, err, destroyed) {
+  const writes = ownArray(0);
+  const ends = ownArray(0);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item.callback === undefined) continue;
+    if (item.end === LAST) ends[ends.length] = item.callback;
+    else writes[writes.length] = item.callback;
+  }
+  callAll(writes, destroyed ? undefined : err);
+  callAll(ends, err);
+}
+
 class StreamTasks {
-  /** What the pool lends (index.js #streamPort): step, report, inline, inlineError, finishing, finished. */
+  /** What the pool lends (index.js #streams()): step, report, inline, inlineError, open, hold, release. */
   #port;
   #handle;
   /**
@@ -162,22 +239,31 @@ class StreamTasks {
   /** The kernel's format ended (a decoder): nothing more is read. */
   #ended = false;
   #error = undefined;
-  /** The stream was destroyed: a write in flight is called back without an error once its task stopped, as node:zlib does. */
+  /** The stream was destroyed: writes are called back without an error once no thread reads them, as node:zlib does. */
   #destroyed = false;
   /** Bytes the kernel took in all (bytesWritten). */
   #consumed = 0;
-  /** Bytes of update() copies not yet hashed. */
+  /** Bytes of staging memory (update() copies) not yet hashed. */
   #staged = 0;
+  /** The staging block small updates are copied into, its bytes used, and whether they are accepted. */
+  #block = undefined;
+  #blockUsed = 0;
+  #blockAccepted = false;
+  #flushScheduled = false;
   /**
    * Steps taken over by #inline whose tasks have not settled: while one
    * has not, the event loop has not turned since update() last hashed on
    * the calling thread, and copies would only wait behind it.
    */
   #stale = 0;
-  /** The pool counts this stream as one close() waits for. */
-  #finishing = false;
-  /** Stops the step in flight (its task is posted with this signal). */
-  #own = new AbortController();
+  /** Writes the stream was given while the pool was open, and writes that reached write(). */
+  #writesAccepted = 0;
+  #writesTaken = 0;
+  /** The end was asked for while the pool was open. */
+  #finishAccepted = false;
+  /** Accepted items not yet consumed (the pool's close() waits while there are any). */
+  #owed = 0;
+  #overCallbacks = undefined;
 
   constructor(port, handle, hooks, lateWrite) {
     this.#port = port;
@@ -195,37 +281,50 @@ class StreamTasks {
     return this.#error;
   }
 
-  /** The signal of this stream's tasks (aborted when it fails). */
-  get signal() {
-    return this.#own.signal;
-  }
-
   /** Input bytes the kernel took in all. */
   get consumed() {
     return this.#consumed;
   }
 
-  /** Whether the pool's close() waits for this stream: its end was asked for before. */
-  get accepted() {
-    return this.#finishing;
+  /** `fn()` once the tasks are over (finished or failed); at once if they are. */
+  whenOver(fn) {
+    if (this.#done || this.#error !== undefined) fn();
+    else (this.#overCallbacks ??= ownArray(0))[this.#overCallbacks.length] = fn;
   }
 
-  /**
-   * The stream's end was asked for (end(), digest()): a pool closed from
-   * now on finishes it first.
-   */
+  /** write() was called (before its chunk reaches `write`): accepted while the pool is open. */
+  noteWrite() {
+    if (this.#error !== undefined || !this.#port.open()) return;
+    this.#writesAccepted++;
+    this.#owe(1);
+  }
+
+  /** A noted write the Writable refused at once (a bad chunk): no debt after all. */
+  unnoteWrite() {
+    if (this.#writesAccepted === 0) return;
+    this.#writesAccepted--;
+    this.#repay(1);
+  }
+
+  /** The end was asked for (end(), digest()): accepted while the pool is open. */
   finishing() {
-    if (this.#finishing || this.#done || this.#error !== undefined) return;
-    this.#finishing = this.#port.finishing(this);
+    if (this.#finishAccepted || this.#done || this.#error !== undefined || !this.#port.open()) return;
+    this.#finishAccepted = true;
+    this.#owe(1);
   }
 
   /**
-   * A Writable's chunks ({ chunk, encoding } each; an `end` of its own for
-   * a flush marker): checked all first (the callback gets the first
-   * refusal), then queued; `callback` once they were consumed.
+   * A Writable's chunks ({ chunk, encoding } each); `flushKind(chunk)`: the
+   * flush a chunk marks, or -1. Checked all first (the callback gets the
+   * first refusal), then queued; `callback` once they were consumed.
    */
   write(chunks, callback, flushKind) {
+    const first = this.#writesTaken;
+    this.#writesTaken += chunks.length;
+    // How many of these chunks were written while the pool was open.
+    const accepted = Math.max(0, Math.min(chunks.length, this.#writesAccepted - first));
     if (this.#sealed || this.#error !== undefined) {
+      this.#repay(accepted);
       callback(this.#error ?? this.#lateWrite());
       return;
     }
@@ -235,13 +334,14 @@ class StreamTasks {
         const { chunk, encoding } = chunks[i];
         const kind = flushKind(chunk);
         if (kind >= 0) {
-          items[i] = new Item(undefined, 0, kind, undefined, 0);
+          items[i] = new Item(undefined, 0, kind, undefined, 0, i < accepted);
         } else {
           const data = chunkOf(chunk, encoding === 'buffer' ? undefined : encoding);
-          items[i] = new Item(data, readableBytes(data, 'data'), 0, undefined, 0);
+          items[i] = new Item(data, readableBytes(data, 'data'), 0, undefined, 0, i < accepted);
         }
       }
     } catch (err) {
+      this.#repay(accepted);
       callback(err);
       return;
     }
@@ -249,28 +349,84 @@ class StreamTasks {
       callback();
       return;
     }
+    this.#closeBlock();
+    // One callback for the whole write; its accepted items are repaid one by one.
     items[items.length - 1].callback = callback;
     for (let i = 0; i < items.length; i++) this.#queue.push(items[i]);
     this.#kick();
   }
 
   /**
-   * update(): `chunk` (checked by chunkOf) copied and queued, or hashed
-   * here (see the top of this file). Throws the stream's error.
+   * update(data[, inputEncoding]): copied and queued, or hashed here (see
+   * the top of this file). Throws the stream's error.
    */
-  update(chunk) {
-    const bytes = readableBytes(chunk, 'data');
+  update(data, inputEncoding) {
+    const view = updateBytes(data, inputEncoding);
+    const bytes = view.byteLength;
     if (bytes === 0) return;
-    const idle = this.#running === undefined && this.#queue.empty;
-    if ((idle && bytes <= INLINE_BYTES) || this.#stale !== 0) {
-      this.#inline(chunk);
-    } else if (this.#staged + bytes <= STAGING_CAP) {
+    const accepted = this.#port.open();
+    if (this.#stale === 0 && bytes <= STAGING_BLOCK / 2) {
+      if (this.#block !== undefined && this.#blockUsed + bytes <= STAGING_BLOCK) {
+        this.#append(view, accepted);
+        return;
+      }
+      if (this.#staged + STAGING_BLOCK <= STAGING_CAP) {
+        this.#closeBlock();
+        this.#block = allocUnsafeSlow(STAGING_BLOCK);
+        this.#staged += STAGING_BLOCK;
+        this.#append(view, accepted);
+        return;
+      }
+    } else if (this.#stale === 0 && this.#staged + bytes <= STAGING_CAP) {
+      this.#closeBlock();
+      const copy = allocUnsafeSlow(bytes);
+      copy.set(view);
       this.#staged += bytes;
-      this.#queue.push(new Item(copyOf(chunk, bytes), bytes, 0, undefined, bytes));
+      this.#queueOwed(new Item(copy, bytes, 0, undefined, bytes, accepted));
       this.#kick();
-    } else {
-      this.#inline(chunk);
+      return;
     }
+    this.#inline(view);
+  }
+
+  /** Copies `view` into the staging block; the block goes to the pool when full, or when the event loop turns. */
+  #append(view, accepted) {
+    this.#block.set(view, this.#blockUsed);
+    this.#blockUsed += view.byteLength;
+    if (accepted && !this.#blockAccepted) {
+      this.#blockAccepted = true;
+      this.#owe(1);
+    }
+    if (this.#blockUsed === STAGING_BLOCK) {
+      this.#closeBlock();
+      this.#kick();
+    } else if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      scheduleImmediate(this.#flushBlock);
+    }
+  }
+
+  #flushBlock = () => {
+    this.#flushScheduled = false;
+    if (this.#error !== undefined) return;
+    this.#closeBlock();
+    this.#kick();
+  };
+
+  /** The staging block, if it holds anything, becomes an item (before whatever comes next). */
+  #closeBlock() {
+    if (this.#block === undefined || this.#blockUsed === 0) return;
+    const item = new Item(this.#block.subarray(0, this.#blockUsed), this.#blockUsed, 0, undefined, STAGING_BLOCK, this.#blockAccepted);
+    this.#block = undefined;
+    this.#blockUsed = 0;
+    this.#blockAccepted = false;
+    this.#queue.push(item); // (its debt was taken when its first accepted bytes came)
+  }
+
+  /** Queues an item, owing it to the pool when accepted. */
+  #queueOwed(item) {
+    if (item.accepted) this.#owe(1);
+    this.#queue.push(item);
   }
 
   /** The end: `callback(err)` once the last chunk ran (its output handed on first). */
@@ -281,7 +437,9 @@ class StreamTasks {
     }
     this.finishing();
     this.#sealed = true;
-    this.#queue.push(new Item(undefined, 0, LAST, callback, 0));
+    this.#closeBlock();
+    // (The debt of an accepted end was taken by finishing().)
+    this.#queue.push(new Item(undefined, 0, LAST, callback, 0, this.#finishAccepted));
     this.#kick();
   }
 
@@ -311,54 +469,87 @@ class StreamTasks {
     if (this.#error !== undefined) return;
     this.#error = err;
     this.#destroyed = destroyed;
-    this.#waiting = undefined;
     // Held callbacks: their bytes were consumed.
     const held = this.#held;
     this.#held = undefined;
     if (held !== undefined) callAll(held, undefined);
-    const queued = this.#queue.takeAll();
+    let items = this.#queue.takeAll();
     this.#staged = 0;
+    this.#block = undefined;
+    this.#blockUsed = 0;
+    const running = this.#running;
+    this.#waiting = undefined;
+    if (running !== undefined && running.inFlight) {
+      // Its task stops at its next piece; its callbacks wait for it.
+      running.controller.abort(err);
+    } else if (running !== undefined) {
+      // Paused for its reader: no thread reads it.
+      this.#running = undefined;
+      items = ownArray(running.items.length + items.length, (i) =>
+        i < running.items.length ? running.items[i] : items[i - running.items.length],
+      );
+    }
     this.#over();
-    const callbacks = ownArray(0);
-    for (let i = 0; i < queued.length; i++) if (queued[i].callback !== undefined) callbacks[callbacks.length] = queued[i].callback;
-    // The task in flight stops at its next piece; its callbacks wait for it.
-    if (this.#running !== undefined) this.#own.abort(err);
-    callAll(callbacks, destroyed ? undefined : err);
+    failItems(items, err, destroyed);
   }
 
-  /** The stream is over for the pool's close(). */
+  /** Owes `n` accepted items to the pool (close() waits for them). */
+  #owe(n) {
+    if (this.#owed === 0) this.#port.hold(this);
+    this.#owed += n;
+  }
+
+  /** `n` accepted items were consumed (or will never be). */
+  #repay(n) {
+    if (n === 0 || this.#owed === 0) return;
+    this.#owed = Math.max(0, this.#owed - n);
+    if (this.#owed === 0) this.#port.release(this);
+  }
+
+  /** The items of a chunk done: their debts repaid. */
+  #repayItems(items) {
+    let n = 0;
+    for (let i = 0; i < items.length; i++) if (items[i].accepted) n++;
+    this.#repay(n);
+  }
+
+  /** The stream is over: nothing is owed any more; its watchers hear it. */
   #over() {
-    if (!this.#finishing) return;
-    this.#finishing = false;
-    this.#port.finished(this);
+    this.#repay(this.#owed);
+    const over = this.#overCallbacks;
+    this.#overCallbacks = undefined;
+    if (over !== undefined) callAll(over, undefined);
   }
 
-  /** Starts the next chunk if none is in flight. */
+  /** Starts the next chunk if none is in flight and the reader has room. */
   #kick() {
-    if (this.#running !== undefined || this.#error !== undefined || this.#queue.empty) return;
+    if (this.#running !== undefined || this.#held !== undefined || this.#error !== undefined || this.#queue.empty) return;
     const queue = this.#queue;
     if (this.#ended) {
       // Nothing more is read: each item is consumed as it comes.
-      const callbacks = ownArray(0);
+      const items = queue.takeAll();
       let last = false;
-      while (!queue.empty) {
-        const item = queue.peek();
-        queue.shift();
-        this.#staged -= item.staged;
-        last ||= item.end === LAST;
-        if (item.callback !== undefined) callbacks[callbacks.length] = item.callback;
+      for (let i = 0; i < items.length; i++) {
+        this.#staged -= items[i].staged;
+        last ||= items[i].end === LAST;
       }
+      this.#repayItems(items);
       if (last) this.#finished();
-      callAll(callbacks, undefined);
+      callAll(callbacksOf(items), undefined);
       return;
     }
     const items = ownArray(0);
     const datas = ownArray(0);
     let end = 0;
+    let accepted = false;
     while (!queue.empty) {
       const item = queue.peek();
+      // Work given before the pool's close() and work given after it are
+      // never one chunk: the first still runs, the second is refused.
+      if (items.length !== 0 && item.accepted !== accepted) break;
       queue.shift();
       items[items.length] = item;
+      accepted = item.accepted;
       if (item.bytes !== 0) datas[datas.length] = item.data;
       if (item.end !== 0) {
         end = item.end;
@@ -366,15 +557,24 @@ class StreamTasks {
       }
     }
     const input = datas.length === 1 ? datas[0] : datas;
-    this.#running = new Chunk(this.#seq++, input, end, items);
+    this.#running = new Chunk(this.#seq++, input, end, items, accepted);
     this.#step(this.#running);
   }
 
   /** Runs one step of `chunk`. */
   #step(chunk) {
     let task;
+    chunk.inFlight = true;
     try {
-      task = this.#port.step(this, this.#handle, chunk.input, chunk.end, this.#hooks.budget(), chunk.seq);
+      task = this.#port.step(
+        chunk.controller.signal,
+        chunk.accepted,
+        this.#handle,
+        chunk.input,
+        chunk.end,
+        this.#hooks.budget(),
+        chunk.seq,
+      );
     } catch (err) {
       // Refused at once (the pool closed, the chunk detached): the stream
       // fails as if the task had.
@@ -387,6 +587,7 @@ class StreamTasks {
   }
 
   #stepped(chunk, output) {
+    chunk.inFlight = false;
     if (chunk !== this.#running) {
       this.#stale -= chunk.stale; // taken over by #inline
       return;
@@ -410,14 +611,14 @@ class StreamTasks {
       return;
     }
     this.#running = undefined;
-    const callbacks = ownArray(0);
     const items = chunk.items;
     let last = false;
     for (let i = 0; i < items.length; i++) {
       this.#staged -= items[i].staged;
       last ||= items[i].end === LAST;
-      if (items[i].callback !== undefined) callbacks[callbacks.length] = items[i].callback;
     }
+    this.#repayItems(items);
+    const callbacks = callbacksOf(items);
     if (outcome === ENDED && !this.#ended) {
       this.#ended = true;
       this.#hooks.ended();
@@ -432,12 +633,12 @@ class StreamTasks {
   }
 
   #stepFailed(chunk, err) {
+    chunk.inFlight = false;
     if (chunk !== this.#running) {
       this.#stale -= chunk.stale; // taken over by #inline: its stream goes on
       return;
     }
-    const first = this.#error === undefined;
-    if (first) {
+    if (this.#error === undefined) {
       this.fail(err);
       this.#hooks.failed(err);
     }
@@ -446,11 +647,8 @@ class StreamTasks {
 
   /** The chunk in flight of a failed stream has settled: its callbacks run. */
   #settleFailed(chunk) {
-    this.#running = undefined;
-    const callbacks = ownArray(0);
-    const items = chunk.items;
-    for (let i = 0; i < items.length; i++) if (items[i].callback !== undefined) callbacks[callbacks.length] = items[i].callback;
-    callAll(callbacks, this.#destroyed ? undefined : this.#error);
+    if (this.#running === chunk) this.#running = undefined;
+    failItems(chunk.items, this.#error, this.#destroyed);
   }
 
   #finished() {
@@ -460,15 +658,16 @@ class StreamTasks {
 
   /**
    * Hashes on this thread the chunk in flight (from where its task got to),
-   * everything queued, then `chunk`. Throws the error that ends the stream.
+   * everything queued, the staging block, then `view`. Throws the error
+   * that ends the stream.
    */
-  #inline(chunk) {
+  #inline(view) {
     const running = this.#running;
-    this.#waiting = undefined;
+    this.#closeBlock();
     const queued = this.#queue.takeAll();
     const rest = ownArray(0);
     for (let i = 0; i < queued.length; i++) if (queued[i].bytes !== 0) rest[rest.length] = queued[i].data;
-    rest[rest.length] = chunk;
+    rest[rest.length] = view;
     const result =
       running === undefined
         ? this.#port.inline(this.#handle, -1, undefined, rest)
@@ -479,24 +678,27 @@ class StreamTasks {
       this.#hooks.failed(err);
       throw err;
     }
-    // Everything up to `chunk` is taken: the task in flight, if it has not
-    // run yet, will find its chunk done and do nothing.
+    // Everything up to `view` is taken: the task in flight will find its
+    // chunk done and do nothing; it is cancelled (out of the queue at once,
+    // with what it holds).
     this.#running = undefined;
-    if (running !== undefined) {
-      running.stale = 1;
-      this.#stale++;
-    }
+    this.#waiting = undefined;
     this.#staged = 0;
     const callbacks = ownArray(0);
     if (running !== undefined) {
-      for (let i = 0; i < running.items.length; i++)
-        if (running.items[i].callback !== undefined) callbacks[callbacks.length] = running.items[i].callback;
+      running.stale = 1;
+      this.#stale++;
+      running.controller.abort();
+      this.#repayItems(running.items);
+      callbacksOf(running.items, callbacks);
     }
-    for (let i = 0; i < queued.length; i++) if (queued[i].callback !== undefined) callbacks[callbacks.length] = queued[i].callback;
+    this.#repayItems(queued);
+    callbacksOf(queued, callbacks);
     this.#hooks.output(result, false);
+    if (this.#error !== undefined) throw this.#error;
     // Write callbacks of the chunks taken: later, not inside update().
     if (callbacks.length !== 0) nextTick(callAll, callbacks, undefined);
   }
 }
 
-module.exports = { StreamTasks, chunkOf, ABORT };
+module.exports = { StreamTasks, updateBytes, noted, ABORT, WHEN_OVER };

@@ -207,6 +207,10 @@ async function hashCase(pool, what) {
   const hash = pool.createHash(name, { highWaterMark: pick([16, 16 * 1024, 1 << 20]) });
   const reference = crypto.createHash(name);
   const buffer = Buffer.alloc(6 << 20);
+  // Writes awaited (the buffer reused after each), or not (fresh memory, so
+  // updates come while writes are under way: hashed in call order).
+  const awaitWrites = chance(0.5);
+  const pending = [];
   for (let round = int(40); round >= 0; round--) {
     const size = pick([0, 1, 100, 16 * 1024, 16 * 1024 + 1, 1 << 20, 5 << 20, int(300_000)]);
     const view = buffer.subarray(0, size);
@@ -214,8 +218,11 @@ async function hashCase(pool, what) {
     reference.update(view);
     if (chance(0.6)) {
       hash.update(view);
-    } else {
+    } else if (awaitWrites) {
       await new Promise((resolve, reject) => hash.write(view, (err) => (err ? reject(err) : resolve())));
+    } else {
+      const copy = Buffer.from(view);
+      pending.push(new Promise((resolve, reject) => hash.write(copy, (err) => (err ? reject(err) : resolve()))));
     }
     buffer.fill(0xa5, 0, size); // reused at once
     if (chance(0.2)) await tick();
@@ -223,8 +230,48 @@ async function hashCase(pool, what) {
   const digest = chance(0.5)
     ? await hash.digest('hex')
     : await new Promise((resolve) => hash.end().once('data', (d) => resolve(d.toString('hex'))));
+  await Promise.all(pending);
   const expected = reference.digest('hex');
   if (digest !== expected) fail(`${what} ${name}: ${digest}, not node:crypto's ${expected}`);
+}
+
+/**
+ * Streams at work on a pool of their own, closed at a random moment: close()
+ * resolves; every callback runs once; each stream either ends with every
+ * byte it was given before close() or fails with ERR_TIDEPOOL_CLOSED.
+ */
+async function closeCase(what) {
+  const pool = new Pool({ maxThreads: 1 + int(2) });
+  const runs = Array.from({ length: 1 + int(4) }, async (_, i) => {
+    const enc = pick(['createGzip', 'createDeflateRaw', 'createBrotliCompress']);
+    // (brotli's default quality, 11, takes seconds per MiB: a task stops only between its calls.)
+    const params = enc === 'createBrotliCompress' ? { quality: 4 } : {};
+    const stream = pool[enc]({ highWaterMark: pick([16, 16 * 1024]), params });
+    const out = [];
+    stream.on('data', (c) => out.push(c));
+    const ended = new Promise((resolve) => {
+      stream.on('end', () => resolve('end'));
+      stream.on('error', (err) => resolve(err.code));
+    });
+    let callbacks = 0;
+    let writes = 0;
+    for (let k = int(6); k >= 0; k--) {
+      writes++;
+      stream.write(data(pick([100, 100_000, 1 << 20])), () => callbacks++);
+      if (chance(0.5)) await tick();
+    }
+    if (chance(0.7)) stream.end();
+    const outcome = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('open'), 2000))]);
+    if (outcome === 'open') stream.destroy();
+    if (outcome !== 'end' && outcome !== 'open' && outcome !== 'ERR_TIDEPOOL_CLOSED') fail(`${what} ${i}: ${outcome}`);
+    for (let t = 0; t < 2000 && callbacks !== writes; t++) await new Promise((r) => setTimeout(r, 5));
+    if (callbacks !== writes) fail(`${what} ${i}: ${writes} writes, ${callbacks} callbacks (outcome ${outcome})`);
+  });
+  await new Promise((resolve) => setTimeout(resolve, int(30)));
+  const closed = pool.close();
+  const late = await Promise.race([closed.then(() => false), new Promise((resolve) => setTimeout(() => resolve(true), 30_000))]);
+  if (late) fail(`${what}: close() did not resolve`);
+  await Promise.all(runs);
 }
 
 async function destroyCase(pool, what) {
@@ -242,10 +289,11 @@ async function main() {
   let cases = 0;
   while (Date.now() < deadline) {
     const what = `case ${cases}`;
-    const kind = int(10);
+    const kind = int(11);
     if (kind < 5) await codecCase(pool, what);
     else if (kind < 8) await hashCase(pool, what);
-    else await destroyCase(pool, what);
+    else if (kind < 10) await destroyCase(pool, what);
+    else await closeCase(what);
     cases++;
     // Nothing of a finished case is left in the pool.
     for (let i = 0; i < 1000 && pool.stats().pending !== 0; i++) await new Promise((r) => setTimeout(r, 1));

@@ -499,11 +499,15 @@ impl Pool {
         self.shared.room_freed.load(Ordering::Acquire) && self.shared.room_freed.swap(false, Ordering::AcqRel)
     }
 
-    /// Removes the oldest queued task (for the `drop-oldest` queue policy)
-    /// and returns its slot; `None` if the queue is empty.
+    /// Removes the oldest queued task that is not a stream's (for the
+    /// `drop-oldest` queue policy) and returns its slot; `None` if there is
+    /// none.
     pub fn drop_oldest(&self) -> Option<u32> {
         let mut st = self.shared.lock();
-        let task = st.queue.pop_front()?;
+        // A stream's task is never dropped: the stream has one in flight at
+        // a time, and losing it would end the whole stream.
+        let at = st.queue.iter().position(|t| !matches!(t.mode, crate::task::Mode::Stream(_)))?;
+        let task = st.queue.remove(at)?;
         self.shared.queued.store(st.queue.len(), Ordering::Release);
         Some(task.slot)
     }

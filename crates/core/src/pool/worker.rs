@@ -120,7 +120,9 @@ impl<'a> Worker<'a> {
         for task in self.batch.drain(..) {
             let waited = task_start.saturating_duration_since(task.enqueued_at);
             metrics.wait.record(waited);
-            let outcome = if shared.config.max_queue_age.is_some_and(|max| waited > max) {
+            // A stream's task does not expire: losing it would end the stream.
+            let expires = !matches!(task.mode, Mode::Stream(_));
+            let outcome = if expires && shared.config.max_queue_age.is_some_and(|max| waited > max) {
                 Err(TaskError::Expired)
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
