@@ -213,9 +213,24 @@ function streamOptions(options, known) {
   }
   return out;
 }
-/** A stream's Transform options: its highWaterMark, when given (without a prototype: Node reads inherited options). */
+/**
+ * The writable side's highWaterMark of a pool stream given none: a write
+ * waits for a task on another thread, and the writes queued behind it
+ * meanwhile are the next task's input (one task for many writes). At
+ * Node's 16 KiB, a producer of 64 KiB chunks would have one in flight and
+ * none queued, and the thread would idle between tasks (BENCHMARKS.md,
+ * "Streams: what keeping Node's contracts costs").
+ */
+const STREAM_WRITE_AHEAD = 1 << 20;
+
+/**
+ * A stream's Transform options (without a prototype: Node reads inherited
+ * options): `highWaterMark` for both sides when given, else Node's default
+ * for the readable side and STREAM_WRITE_AHEAD for the writable one.
+ */
 function streamBuffers(highWaterMark) {
-  return highWaterMark === undefined ? undefined : { __proto__: null, highWaterMark };
+  if (highWaterMark !== undefined) return { __proto__: null, highWaterMark };
+  return { __proto__: null, writableHighWaterMark: STREAM_WRITE_AHEAD };
 }
 
 /** A stream step's output: the settled task's result. */

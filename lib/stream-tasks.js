@@ -67,8 +67,10 @@ const ENDED = 2;
  * and write()").
  */
 const STAGING_CAP = 4 << 20;
-/** The staging block small updates share; an update of more than half of it gets a copy of its own. */
+/** The staging block updates share; an update larger than one gets a copy of its own. */
 const STAGING_BLOCK = 64 << 10;
+/** Staging blocks a stream keeps for reuse once their items ran. */
+const SPARE_BLOCKS = 4;
 
 /**
  * Calls `callbacks` with `err`. One that throws (user code behind a
@@ -151,6 +153,8 @@ class Item {
   staged;
   /** Work given while the pool was open: a closed pool still runs it. */
   accepted;
+  /** The staging block `data` is a view of, reused once the item ran. */
+  block = undefined;
   constructor(data, bytes, end, callback, staged, accepted) {
     this.data = data;
     this.bytes = bytes;
@@ -249,6 +253,8 @@ class StreamTasks {
   #block = undefined;
   #blockUsed = 0;
   #blockAccepted = false;
+  /** Staging blocks whose items ran, for the next ones (no allocation per block). */
+  #spare = ownArray(0);
   #flushScheduled = false;
   /**
    * Steps taken over by #inline whose tasks have not settled: while one
@@ -365,14 +371,14 @@ class StreamTasks {
     const bytes = view.byteLength;
     if (bytes === 0) return;
     const accepted = this.#port.open();
-    if (this.#stale === 0 && bytes <= STAGING_BLOCK / 2) {
+    if (this.#stale === 0 && bytes <= STAGING_BLOCK) {
       if (this.#block !== undefined && this.#blockUsed + bytes <= STAGING_BLOCK) {
         this.#append(view, accepted);
         return;
       }
       if (this.#staged + STAGING_BLOCK <= STAGING_CAP) {
         this.#closeBlock();
-        this.#block = allocUnsafeSlow(STAGING_BLOCK);
+        this.#block = this.#takeSpare();
         this.#staged += STAGING_BLOCK;
         this.#append(view, accepted);
         return;
@@ -387,6 +393,15 @@ class StreamTasks {
       return;
     }
     this.#inline(view);
+  }
+
+  /** A spare staging block, or a new one. */
+  #takeSpare() {
+    const spare = this.#spare;
+    if (spare.length === 0) return allocUnsafeSlow(STAGING_BLOCK);
+    const block = spare[spare.length - 1];
+    spare.length--;
+    return block;
   }
 
   /** Copies `view` into the staging block; the block goes to the pool when full, or when the event loop turns. */
@@ -417,6 +432,7 @@ class StreamTasks {
   #closeBlock() {
     if (this.#block === undefined || this.#blockUsed === 0) return;
     const item = new Item(this.#block.subarray(0, this.#blockUsed), this.#blockUsed, 0, undefined, STAGING_BLOCK, this.#blockAccepted);
+    item.block = this.#block;
     this.#block = undefined;
     this.#blockUsed = 0;
     this.#blockAccepted = false;
@@ -614,8 +630,11 @@ class StreamTasks {
     const items = chunk.items;
     let last = false;
     for (let i = 0; i < items.length; i++) {
-      this.#staged -= items[i].staged;
-      last ||= items[i].end === LAST;
+      const item = items[i];
+      this.#staged -= item.staged;
+      last ||= item.end === LAST;
+      // No thread reads it any more: the next updates may fill it.
+      if (item.block !== undefined && this.#spare.length < SPARE_BLOCKS) this.#spare[this.#spare.length] = item.block;
     }
     this.#repayItems(items);
     const callbacks = callbacksOf(items);
