@@ -357,7 +357,7 @@ declare namespace tidepool {
     signal?: AbortSignal;
     /**
      * The buffers of the stream's two sides (see `stream.Transform`).
-     * @default Node's for the readable side; 1 MiB for the writable side
+     * @default Node's for the readable side; 2 MiB for the writable side
      */
     highWaterMark?: number;
   }
@@ -410,7 +410,7 @@ declare namespace tidepool {
      * The buffers of the stream's two sides (see `stream.Transform`): a
      * write past it returns `false`, and a task stops once the reader's
      * buffer is full.
-     * @default Node's for the readable side; 1 MiB for the writable side
+     * @default Node's for the readable side; 2 MiB for the writable side
      *   (the writes queued while a task runs are the next task's input)
      */
     highWaterMark?: number;

@@ -218,10 +218,14 @@ function streamOptions(options, known) {
  * waits for a task on another thread, and the writes queued behind it
  * meanwhile are the next task's input (one task for many writes). At
  * Node's 16 KiB, a producer of 64 KiB chunks would have one in flight and
- * none queued, and the thread would idle between tasks (BENCHMARKS.md,
- * "Streams: what keeping Node's contracts costs").
+ * none queued, and the thread would idle between tasks. Node emits
+ * 'drain' only once every write (the one in flight too) was called back,
+ * so a piped producer refills the buffer from empty after each drain and
+ * its first write goes alone: at H bytes, tasks alternate one chunk and
+ * H minus a chunk, and the round trips between them cost most at small H
+ * (BENCHMARKS.md, "Streams: what keeping Node's contracts costs").
  */
-const STREAM_WRITE_AHEAD = 1 << 20;
+const STREAM_WRITE_AHEAD = 2 << 20;
 
 /**
  * A stream's Transform options (without a prototype: Node reads inherited
