@@ -306,8 +306,43 @@ test('digest() in the middle of writes covers every write and update before it, 
       // the pool's hash refuses it, with an error: a documented difference.)
       const late = await new Promise((resolve) => hash.write('late', resolve));
       if (who === 'tidepool') assert.ok(late instanceof Error, `${who}: a write after digest() fails`);
+      else assert.equal(late ?? null, null, `${who}: a write after digest() is called back without an error`);
     }
     assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a write right after digest(), writes pending or not: the digest still comes; the write fails (node:crypto drops it)', async () => {
+  const pool = new Pool();
+  try {
+    const big = Buffer.alloc(8 << 20, 7);
+    const want = crypto.createHash('sha256').update(big).digest('hex');
+    for (const pending of [true, false]) {
+      for (const [who, make] of [
+        ['node:crypto', () => crypto.createHash('sha256')],
+        ['tidepool', () => pool.createHash('sha256')],
+      ]) {
+        const what = `${who}, ${pending ? 'a write' : 'nothing'} pending`;
+        const hash = make();
+        const errors = [];
+        hash.on('error', (e) => errors.push(e.code));
+        if (pending) hash.write(big);
+        else hash.update(big);
+        const digest = hash.digest('hex');
+        const late = new Promise((resolve) => hash.write('late', resolve));
+        assert.equal(await digest, want, what);
+        const err = await late;
+        if (who === 'node:crypto') {
+          assert.equal(err ?? null, null, what);
+          continue;
+        }
+        assert.equal(err?.code, 'ERR_CRYPTO_HASH_FINALIZED', what);
+        await waitFor(() => errors.length > 0, { what: `${what}: the 'error' event` });
+        assert.deepEqual(errors, ['ERR_CRYPTO_HASH_FINALIZED'], what);
+      }
+    }
   } finally {
     await pool.close();
   }

@@ -57,6 +57,8 @@ class Hash extends Transform {
   #trailUsed = 0;
   #trailScheduled = false;
   #result = undefined;
+  /** The Promise of the digest's bytes, once digest() was called. */
+  #digest = undefined;
 
   /** `port`, `handle`: the pool's stream port and this hash's stream (index.js). */
   constructor(port, handle, options) {
@@ -177,6 +179,7 @@ class Hash extends Transform {
     } else {
       last = this.#finish();
     }
+    this.#digest = last;
     return last.then((result) => (text ? result.toString(encoding) : result));
   }
 
@@ -194,8 +197,25 @@ class Hash extends Transform {
 
   /** A write comes after the updates before it, and counts for the pool's close(). */
   write(chunk, encoding, callback) {
+    if (this.#digested && this.writableEnded && !this.destroyed) return this.#refuseLate(encoding, callback);
     this.#flushTrail();
     return noted(this, this.#tasks, chunk, encoding, callback);
+  }
+
+  /**
+   * A write after digest() ended writes still under way: Writable would
+   * destroy the stream with ERR_STREAM_WRITE_AFTER_END and so fail the
+   * digest asked for before it. Refused as once the digest is done
+   * (ERR_CRYPTO_HASH_FINALIZED to its callback), and the stream fails with
+   * it only once the digest settled.
+   */
+  #refuseLate(encoding, callback) {
+    const cb = typeof encoding === 'function' ? encoding : callback;
+    const err = finalized();
+    if (typeof cb === 'function') process.nextTick(cb, err);
+    const fail = () => this.destroy(err);
+    this.#digest.then(fail, fail);
+    return false;
   }
 
   /** Its end is asked for: a pool closed from now on finishes it first. */
