@@ -347,3 +347,38 @@ test('a write right after digest(), writes pending or not: the digest still come
     await pool.close();
   }
 });
+
+test('update() after end() or digest() with writes under way: the digest is of what came before it', async () => {
+  const pool = new Pool();
+  try {
+    const a = Buffer.alloc(4 << 20, 1);
+    const b = Buffer.alloc(1000, 2);
+    const want = crypto.createHash('sha256').update(a).update(b).digest('hex');
+    for (const [who, make] of [
+      ['node:crypto', () => crypto.createHash('sha256')],
+      ['tidepool', () => pool.createHash('sha256')],
+    ]) {
+      // end(): node:crypto digests at once and drops a later update; the pool's throws.
+      const ended = make();
+      const out = new Promise((resolve, reject) => {
+        ended.on('data', (d) => resolve(d.toString('hex')));
+        ended.on('error', reject);
+      });
+      ended.write(a);
+      ended.write(b);
+      ended.end();
+      if (who === 'tidepool') assert.throws(() => ended.update('c'), { code: 'ERR_CRYPTO_HASH_FINALIZED' }, who);
+      else ended.update('c');
+      assert.equal(await out, want, `${who}: end()`);
+      // digest(): both throw.
+      const digested = make();
+      digested.write(a);
+      digested.write(b);
+      const digest = digested.digest('hex');
+      assert.throws(() => digested.update('c'), { code: 'ERR_CRYPTO_HASH_FINALIZED' }, who);
+      assert.equal(await digest, want, `${who}: digest()`);
+    }
+  } finally {
+    await pool.close();
+  }
+});

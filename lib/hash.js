@@ -111,7 +111,12 @@ class Hash extends Transform {
   update(data, inputEncoding) {
     const tasks = this.#tasks;
     if (tasks.closed) throw this.#digested || tasks.error === undefined ? finalized() : tasks.error;
-    if ((this.writableLength !== 0 || this.#trailUsed !== 0) && !this.writableEnded) {
+    // After digest() or end() (which asks for the digest on the readable
+    // side), the digest is of what came before: node:crypto's end() digests
+    // at once, and its update() after digest() throws. Writes may still be
+    // under way here, and an update must not go before them.
+    if (this.#digested || this.writableEnded) throw finalized();
+    if (this.writableLength !== 0 || this.#trailUsed !== 0) {
       this.#behind(updateBytes(data, inputEncoding));
       return this;
     }
