@@ -126,7 +126,7 @@ function chunkOf(data, encoding) {
 function updateBytes(data, inputEncoding) {
   if (typeof data === 'string') {
     const encoding = typeof inputEncoding === 'string' && isEncoding(inputEncoding) ? inputEncoding : 'utf8';
-    if ((encoding === 'hex' || encoding === 'HEX') && data.length % 2 !== 0) {
+    if (encoding.toLowerCase() === 'hex' && data.length % 2 !== 0) {
       throw makeError(
         TypeError,
         'ERR_INVALID_ARG_VALUE',
