@@ -1,7 +1,7 @@
 /// <reference types="node" />
 // Type declarations for tidepool (index.js). CommonJS: `module.exports = { Pool, kernels, encodings, defaults, micros }`.
-// Works with `const { Pool } = require('tidepool')`, `import { Pool } from 'tidepool'`
-// and, under esModuleInterop, `import tidepool from 'tidepool'`.
+// Works with `const { Pool } = require('@tidepool-rs/pool')`, `import { Pool } from '@tidepool-rs/pool'`
+// and, under esModuleInterop, `import tidepool from '@tidepool-rs/pool'`.
 
 import { EventEmitter } from 'node:events';
 import { Transform } from 'node:stream';
@@ -49,7 +49,7 @@ declare namespace tidepool {
    * names and parameters are checked:
    *
    * ```ts
-   * declare module 'tidepool' {
+   * declare module '@tidepool-rs/pool' {
    *   interface LoadedKernels {
    *     'example/rgba': { width: number; height: number; format?: 'rgba' | 'rgb' | 'gray' };
    *   }
@@ -598,7 +598,7 @@ declare namespace tidepool {
    * - `ERR__ERROR_FORMAT_*` (and brotli's other `ERR__ERROR_*` names): a
    *   corrupt brotli input, with brotli's error number in `errno`, as `node:zlib` has them.
    * - `ERR_TIDEPOOL_CORRUPT_INPUT`: a corrupt zstd or LZ4 input (the message is the library's).
-   * - `ERR_TIDEPOOL_NOT_BUILT`: thrown by `require('tidepool')` when the native
+   * - `ERR_TIDEPOOL_NOT_BUILT`: thrown by `require('@tidepool-rs/pool')` when the native
    *   addon has not been built (`cause` holds the loader's error).
    * - `ERR_TIDEPOOL_QUEUE_FULL`: the queue held `maxQueue` tasks (`queueFull: 'reject'`).
    * - `ERR_TIDEPOOL_DROPPED`: dropped from a full queue (`queueFull: 'drop-oldest'`).

@@ -1,4 +1,4 @@
-// Types of require('tidepool/metrics'): Prometheus metrics from a pool.
+// Types of require('@tidepool-rs/pool/metrics'): Prometheus metrics from a pool.
 import type { Registry } from 'prom-client';
 import type { Pool } from './index';
 

@@ -455,7 +455,7 @@ function outerCall(query) {
 async function exportedNames() {
   const client = require('prom-client');
   const { Pool } = require('..');
-  const { collectMetrics } = require('tidepool/metrics');
+  const { collectMetrics } = require('@tidepool-rs/pool/metrics');
   const pool = new Pool();
   try {
     const registry = new client.Registry();

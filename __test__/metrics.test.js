@@ -1,5 +1,5 @@
 'use strict';
-// require('tidepool/metrics'): a pool's numbers in a prom-client registry,
+// require('@tidepool-rs/pool/metrics'): a pool's numbers in a prom-client registry,
 // scraped over HTTP and parsed as Prometheus' text format.
 
 const test = require('node:test');
@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const http = require('node:http');
 const client = require('prom-client');
 const { Pool, micros } = require('..');
-const { collectMetrics } = require('tidepool/metrics');
+const { collectMetrics } = require('@tidepool-rs/pool/metrics');
 const { NAMES, parse, value } = require('./prometheus-text');
 const { waitFor, poolState, holdThread } = require('./wait');
 

@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const client = require('prom-client');
 const { Pool } = require('..');
-const { collectMetrics } = require('tidepool/metrics');
+const { collectMetrics } = require('@tidepool-rs/pool/metrics');
 
 /** Everything a stream writes, once it ends. */
 function output(stream, input) {

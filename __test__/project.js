@@ -8,11 +8,11 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
 
-/** A new directory whose node_modules has `tidepool` (this repository) and its optional peer prom-client. */
+/** A new directory whose node_modules has `@tidepool-rs/pool` (this repository) and its optional peer prom-client. */
 function projectWithTidepool(prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  fs.mkdirSync(path.join(dir, 'node_modules'));
-  fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'tidepool'), 'junction');
+  fs.mkdirSync(path.join(dir, 'node_modules', '@tidepool-rs'), { recursive: true });
+  fs.symlinkSync(ROOT, path.join(dir, 'node_modules', '@tidepool-rs', 'pool'), 'junction');
   fs.symlinkSync(path.join(ROOT, 'node_modules', 'prom-client'), path.join(dir, 'node_modules', 'prom-client'), 'junction');
   return dir;
 }

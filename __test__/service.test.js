@@ -414,14 +414,16 @@ test('the example service refuses a bad setting at start', { timeout: 30_000 }, 
 test("the example's Dockerfile names files that exist and the version being packed", () => {
   const dockerfile = fs.readFileSync(path.join(SERVICE, 'Dockerfile'), 'utf8');
   const { name, version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-  assert.match(dockerfile, new RegExp(`file:/tmp/${name}-${version.replace(/\./g, '\\.')}\\.tgz`), 'the tarball npm pack makes');
+  // npm pack names a scoped package's tarball without the @, the / a dash.
+  const tarball = `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`;
+  assert.ok(dockerfile.includes(`dependencies.${name}=file:/tmp/${tarball}`), 'the tarball npm pack makes');
   const copies = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1].split(' '));
   assert.ok(copies.length >= 3);
   for (const source of copies) assert.ok(fs.existsSync(path.join(ROOT, source)), `COPY ${source}`);
   const ignored = fs.readFileSync(path.join(SERVICE, 'Dockerfile.dockerignore'), 'utf8').split('\n');
   for (const heavy of ['target', 'node_modules', '.git']) assert.ok(ignored.includes(heavy), `${heavy} is kept out of the build context`);
   const service = JSON.parse(fs.readFileSync(path.join(SERVICE, 'package.json'), 'utf8'));
-  assert.equal(service.dependencies.tidepool, 'file:../..');
+  assert.equal(service.dependencies[name], 'file:../..');
   assert.equal(
     service.dependencies['prom-client'],
     JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).devDependencies['prom-client'],

@@ -5,7 +5,8 @@
 
 const path = require('node:path');
 const fs = require('node:fs');
-const { platformName, platformPackage, prebuiltPackage } = require('./platform');
+const { OWN, platformName, prebuiltPackage } = require('./platform');
+const { missingAddonAdvice, BUILD_NEEDS } = require('./install-advice');
 
 /**
  * The addon: ./tidepool.node when a build from source made one (the install
@@ -23,22 +24,15 @@ function loadBinding() {
       return require(prebuilt.main);
     } catch (err) {
       const e = new Error(
-        `tidepool: the prebuilt addon ${prebuilt.main} (package ${prebuilt.name}) did not load: ${err.message}. ` +
-          'Reinstall it, or build from source with `TIDEPOOL_BUILD_FROM_SOURCE=1 npm rebuild tidepool` ' +
-          '(it needs Rust >= 1.88 with cargo and a C compiler).',
+        `${OWN.name}: the prebuilt addon ${prebuilt.main} (package ${prebuilt.name}) did not load: ${err.message}. ` +
+          `Reinstall it, or build from source with \`TIDEPOOL_BUILD_FROM_SOURCE=1 npm rebuild ${OWN.name}\`; ${BUILD_NEEDS}.`,
       );
       e.code = 'ERR_TIDEPOOL_NOT_BUILT';
       e.cause = err;
       throw e;
     }
   }
-  const e = new Error(
-    `tidepool: no native addon for ${platformName()}: neither the prebuilt package ${platformPackage()} (at this ` +
-      `version) nor a build from source (${local}) is installed. Either the install skipped optional dependencies ` +
-      'or scripts (npm --omit=optional, --ignore-scripts, pnpm, yarn with scripts disabled) or this platform has no ' +
-      'prebuilt binary. Run `npm rebuild tidepool` to build from source (it needs Rust >= 1.88 with cargo and a C ' +
-      `compiler), or install ${platformPackage()} at this package's version.`,
-  );
+  const e = new Error(`${OWN.name}: no native addon for ${platformName()}. ${missingAddonAdvice(root)}`);
   e.code = 'ERR_TIDEPOOL_NOT_BUILT';
   throw e;
 }

@@ -1,5 +1,5 @@
 'use strict';
-// require('tidepool/metrics'): a pool's numbers as Prometheus metrics, on
+// require('@tidepool-rs/pool/metrics'): a pool's numbers as Prometheus metrics, on
 // prom-client (an optional peer dependency: only this module loads it).
 //
 // Nothing is recorded on the JavaScript thread as tasks run: every value

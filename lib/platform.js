@@ -1,8 +1,11 @@
 'use strict';
 // The platform a prebuilt binary is made for, named as napi-rs names its
-// per-platform packages (`tidepool-linux-x64-gnu`, `tidepool-darwin-arm64`,
-// `tidepool-win32-x64-msvc`, ...): the loader (lib/binding.js), the install
-// script (scripts/build.js) and `npm run pack:all` agree on it here.
+// per-platform packages: the package's own name, a dash, the platform
+// (`@tidepool-rs/pool-linux-x64-gnu`, `@tidepool-rs/pool-darwin-arm64`,
+// `@tidepool-rs/pool-win32-x64-msvc`, ...), all in the one npm scope, so no
+// one outside it can publish a package the loader would take. The loader
+// (lib/binding.js), the install script (scripts/build.js) and
+// `npm run pack:all` agree on it here.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -34,18 +37,21 @@ function platformName() {
   return base;
 }
 
+const ROOT = path.join(__dirname, '..');
+/** This package's manifest: its name and version name the platform package. */
+const OWN = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+
 /** The npm package holding this platform's prebuilt addon. */
 function platformPackage() {
-  return `tidepool-${platformName()}`;
+  return `${OWN.name}-${platformName()}`;
 }
 
 /**
- * This platform's prebuilt package as installed next to `root` (the
- * tidepool package): `{ dir, main }`, or null when it is not installed or
- * is not this tidepool's version (a stray copy higher up a monorepo is not
- * used).
+ * This platform's prebuilt package as installed next to `root` (this
+ * package): `{ name, version, dir, main }`, or null when none is. Any
+ * version: see prebuiltPackage.
  */
-function prebuiltPackage(root) {
+function installedPrebuilt(root) {
   const name = platformPackage();
   let manifest;
   try {
@@ -53,10 +59,29 @@ function prebuiltPackage(root) {
   } catch {
     return null;
   }
-  const own = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   const pkg = JSON.parse(fs.readFileSync(manifest, 'utf8'));
-  if (pkg.version !== own.version) return null;
-  return { name, dir: path.dirname(manifest), main: path.join(path.dirname(manifest), pkg.main) };
+  if (pkg.name !== name) return null;
+  return { name, version: pkg.version, dir: path.dirname(manifest), main: path.join(path.dirname(manifest), pkg.main) };
+}
+
+/**
+ * This platform's prebuilt package at this package's version, or null (a
+ * stray copy of another version higher up a monorepo is not used).
+ */
+function prebuiltPackage(root) {
+  const found = installedPrebuilt(root);
+  return found !== null && found.version === OWN.version ? found : null;
+}
+
+/** The platform names of package.json's napi.targets (the prebuilt packages a release has). */
+function prebuiltPlatforms() {
+  const arch = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' };
+  return OWN.napi.targets.map((triple) => {
+    const [cpu, , os, abi] = triple.split('-');
+    if (os === 'darwin') return `darwin-${arch[cpu]}`;
+    if (os === 'windows') return `win32-${arch[cpu]}-${abi}`;
+    return `${os}-${arch[cpu]}-${abi.replace(/eabihf$/, '')}`;
+  });
 }
 
 /** True when the environment variable says yes (`1`, `true`). */
@@ -65,4 +90,4 @@ function envYes(name) {
   return v === '1' || v === 'true';
 }
 
-module.exports = { platformName, platformPackage, prebuiltPackage, envYes };
+module.exports = { OWN, platformName, platformPackage, installedPrebuilt, prebuiltPackage, prebuiltPlatforms, envYes };

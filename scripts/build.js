@@ -8,7 +8,7 @@
 // manifests, lock file) matches the one recorded by the last build.
 // `node scripts/build.js --force` (npm run build) always builds.
 //
-// When this platform's prebuilt package (tidepool-<platform>, an optional
+// When this platform's prebuilt package (<name>-<platform>, an optional
 // dependency of the published package) is installed, nothing is built.
 //
 // Installed as a dependency (inside node_modules), the build runs in a
@@ -78,28 +78,24 @@ function note(line) {
 }
 
 function main() {
-  const { envYes, platformPackage, prebuiltPackage } = require('../lib/platform');
+  const { OWN, envYes, platformName, prebuiltPackage } = require('../lib/platform');
+  const { missingAddonAdvice, BUILD_NEEDS } = require('../lib/install-advice');
   // A prebuilt binary of this version wins, unless asked otherwise
   // (TIDEPOOL_BUILD_FROM_SOURCE=1, or `npm run build`, which always builds).
   const fromSource = force || envYes('TIDEPOOL_BUILD_FROM_SOURCE');
   const binary = fromSource ? null : prebuiltPackage(root);
   if (binary !== null) {
-    console.log(`tidepool: using the prebuilt addon ${binary.main}; not building`);
+    console.log(`${OWN.name}: using the prebuilt addon ${binary.main}; not building`);
     return;
   }
   const wanted = stamp();
   if (!force && fs.existsSync(output) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === wanted) {
-    console.log('tidepool: native addon is up to date, not rebuilding');
+    console.log(`${OWN.name}: native addon is up to date, not rebuilding`);
     return;
   }
   const cargo = process.env.CARGO || 'cargo';
   if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).error) {
-    console.error(
-      `tidepool: no prebuilt addon for this platform is installed (${platformPackage()}: were optional dependencies ` +
-        'omitted, or is this platform without one?), and building from source needs Rust >= 1.88 with cargo ' +
-        '(https://rustup.rs), access to crates.io and a C compiler; cargo was not found. Install without ' +
-        '--omit=optional, or install Rust and run `npm install` again.',
-    );
+    console.error(`${OWN.name}: no native addon for ${platformName()}. ${missingAddonAdvice(root, { atInstall: true })}`);
     process.exit(1);
   }
   const dependency = root.split(path.sep).includes('node_modules');
@@ -107,8 +103,8 @@ function main() {
   const args = ['build', '-p', 'tidepool', '--locked'];
   if (profile === 'release') args.push('--release');
   else args.push('--profile', profile);
-  console.log(`tidepool: building the native addon: ${cargo} ${args.join(' ')}`);
-  note('tidepool: compiling the native addon from source (1-3 minutes)...');
+  console.log(`${OWN.name}: building the native addon: ${cargo} ${args.join(' ')}`);
+  note(`${OWN.name}: compiling the native addon from source (1-3 minutes)...`);
   const env = scratch ? { ...process.env, CARGO_TARGET_DIR: scratch } : process.env;
   const result = spawnSync(cargo, args, { cwd: root, stdio: 'inherit', env });
   const fail = (message, status) => {
@@ -117,13 +113,10 @@ function main() {
     process.exit(status);
   };
   if (result.error && result.error.code === 'ENOENT') {
-    fail(
-      'tidepool: building the native addon needs Rust >= 1.88 with cargo (https://rustup.rs), access to crates.io and a C compiler; cargo was not found. Install them, then run `npm rebuild tidepool`.',
-      1,
-    );
+    fail(`${OWN.name}: cargo was not found; ${BUILD_NEEDS}. Install them, then run \`npm rebuild ${OWN.name}\`.`, 1);
   }
   if (result.status !== 0) {
-    fail(`tidepool: cargo build failed (exit ${result.status}); the addon needs Rust >= 1.88 and a C compiler`, result.status || 1);
+    fail(`${OWN.name}: cargo build failed (exit ${result.status}); the addon needs Rust >= 1.88 and a C compiler`, result.status || 1);
   }
   const targetDir =
     scratch ?? (process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target'));
@@ -135,7 +128,7 @@ function main() {
   fs.renameSync(tmp, output);
   fs.writeFileSync(stampFile, wanted);
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
-  console.log(`tidepool: built ${path.relative(process.cwd(), output) || output}`);
+  console.log(`${OWN.name}: built ${path.relative(process.cwd(), output) || output}`);
 }
 
 main();

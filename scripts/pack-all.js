@@ -2,12 +2,15 @@
 'use strict';
 // npm run pack:all: leaves in dist/
 //
-//   tidepool-<version>.tgz             the main package, whose
-//                                      optionalDependencies name every
+//   tidepool-rs-pool-<version>.tgz     the main package (@tidepool-rs/pool),
+//                                      whose optionalDependencies name every
 //                                      platform package at this version (as
-//                                      `napi prepublish` writes them at release)
-//   tidepool-<platform>-<version>.tgz  this platform's binary package
-//                                      (npm/<platform>/, made by
+//                                      `napi pre-publish` writes them at
+//                                      release)
+//   tidepool-rs-pool-<platform>-<version>.tgz
+//                                      this platform's binary package
+//                                      (@tidepool-rs/pool-<platform>, from
+//                                      npm/<platform>/, made by
 //                                      `napi create-npm-dirs`), holding the
 //                                      addon built from these sources
 //

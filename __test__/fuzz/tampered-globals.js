@@ -2,7 +2,7 @@
 'use strict';
 // Run by input.test.js in its own process (it tampers with globals): what a
 // post reads and checks must not depend on builtins replaced after
-// require('tidepool'). Prints one JSON line of outcomes.
+// require('@tidepool-rs/pool'). Prints one JSON line of outcomes.
 const crypto = require('node:crypto');
 const { Pool } = require('../..');
 

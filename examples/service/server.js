@@ -32,8 +32,8 @@
 
 const http = require('node:http');
 const client = require('prom-client');
-const { Pool, defaults } = require('tidepool');
-const { collectMetrics } = require('tidepool/metrics');
+const { Pool, defaults } = require('@tidepool-rs/pool');
+const { collectMetrics } = require('@tidepool-rs/pool/metrics');
 
 /** Largest request body: a longer one gets 413 without being read. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
