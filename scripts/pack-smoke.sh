@@ -86,6 +86,28 @@ cd "$root"
 node scripts/pack-all.js >/dev/null
 main_tgz=$(ls "$root"/dist/tidepool-rs-pool-[0-9]*.tgz)
 binary_tgz=$(ls "$root"/dist/tidepool-rs-pool-*-*.tgz | grep -v "/tidepool-rs-pool-[0-9]")
+# Every package pack:all makes is one npm would publish, publicly, and every
+# package the main one names is in its scope: no name outside it can be
+# registered by someone else and then loaded.
+for tgz in "$main_tgz" "$binary_tgz"; do
+  if ! out=$(cd "$root/dist" && npm publish --dry-run "./$(basename "$tgz")" 2>&1) ||
+    ! grep -q "with tag latest and public access (dry-run)" <<<"$out"; then
+    echo "pack-smoke: npm publish --dry-run of $(basename "$tgz") did not pass:" >&2
+    echo "$out" >&2
+    exit 1
+  fi
+done
+tar -xzOf "$main_tgz" package/package.json | node -e "
+  const pkg = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+  const scope = pkg.name.split('/')[0] + '/';
+  const named = Object.keys(pkg.optionalDependencies || {});
+  const stray = named.filter((n) => !n.startsWith(pkg.name + '-') || !n.startsWith(scope));
+  if (!pkg.name.startsWith('@') || named.length !== pkg.napi.targets.length || stray.length || pkg.napi.packageName !== pkg.name) {
+    console.error('pack-smoke: the main package must be scoped and name one platform package per target in its scope', pkg.name, named);
+    process.exit(1);
+  }
+  console.log('pack-smoke: npm publish --dry-run passes for both tarballs; the ' + named.length + ' platform packages are ' + pkg.name + '-<platform>');
+"
 cd "$tmp" && mkdir prebuilt && cd prebuilt && npm init -y >/dev/null
 no_rust_path=$(echo "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/cargo" ] || [ -x "$d/rustc" ] || echo "$d"; done | paste -sd:)
 start=$(date +%s.%N)
@@ -124,3 +146,68 @@ env PATH="$no_rust_path" node --input-type=module -e "
 size_kb=$(du -sk node_modules/@tidepool-rs/pool | cut -f1)
 echo "pack-smoke: node_modules/@tidepool-rs/pool is ${size_kb} KiB, its binary package $(du -sh node_modules/@tidepool-rs/pool-* | cut -f1)"
 if [ "$size_kb" -ge 5120 ]; then echo "pack-smoke: node_modules/@tidepool-rs/pool is 5 MB or more" >&2; exit 1; fi
+
+# TypeScript, strict, from the installed package's own types: CommonJS
+# (module commonjs, `import x = require()` and named imports) and ESM
+# (nodenext, from an .mts file), the metrics subpath included (its types
+# name prom-client's, the optional peer a user of it installs).
+tsc="$root/node_modules/.bin/tsc"
+npm install --no-audit --no-fund "prom-client@$(node -p "require('$root/package.json').devDependencies['prom-client']")" >/dev/null
+cat > cjs.ts <<'TS'
+import { Pool, kernels, type PostResult } from '@tidepool-rs/pool';
+import tidepool = require('@tidepool-rs/pool');
+import { collectMetrics } from '@tidepool-rs/pool/metrics';
+const pool: tidepool.Pool = new Pool({ kernel: 'sha256' });
+const done: Promise<PostResult<{ data: Buffer }>> = pool.post({ data: Buffer.from('x') });
+export { done, kernels, collectMetrics };
+TS
+cat > esm.mts <<'TS'
+import { Pool } from '@tidepool-rs/pool';
+import type { CollectMetricsOptions } from '@tidepool-rs/pool/metrics';
+const pool = new Pool({ encoding: 'hex' });
+const { result }: { result: string } = await pool.post(Buffer.from('x'));
+const options: CollectMetricsOptions = { prefix: 'app_' };
+await pool.close();
+export { result, options };
+TS
+"$tsc" --noEmit --strict --module commonjs --moduleResolution node10 --target es2022 --typeRoots "$root/node_modules/@types" --types node cjs.ts
+"$tsc" --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 --typeRoots "$root/node_modules/@types" --types node esm.mts
+echo 'pack-smoke: the installed types check under tsc --strict, from CommonJS (node10) and ESM (nodenext)'
+
+# The main tarball alone (no platform tarball, no cargo): require() names
+# the package to add, at this version.
+cd "$tmp" && mkdir alone && cd alone && npm init -y >/dev/null
+env PATH="$no_rust_path" npm install --no-audit --no-fund --ignore-scripts "$main_tgz" >/dev/null
+env PATH="$no_rust_path" node -e "
+  const version = require('@tidepool-rs/pool/package.json').version;
+  try { require('@tidepool-rs/pool'); console.error('pack-smoke: require() worked without the platform package?'); process.exit(1); }
+  catch (e) {
+    const wanted = 'npm install @tidepool-rs/pool-' + e.message.split(' no native addon for ')[1].split('.')[0] + '@' + version;
+    if (e.code !== 'ERR_TIDEPOOL_NOT_BUILT' || !e.message.includes(wanted)) throw e;
+    console.log('pack-smoke: the main tarball alone says: ' + wanted);
+  }
+"
+
+# pnpm (11+ holds back install scripts until the project allows them; a
+# tarball is allowed by its path, as pnpm names it): the README's steps, with
+# cargo off the PATH, from CommonJS and ESM.
+cd "$tmp" && mkdir pnpm && cd pnpm && npm init -y >/dev/null
+pnpm_version=12.21.0
+pnpm() { env PATH="$no_rust_path" npm exec --yes --package="pnpm@$pnpm_version" -- pnpm "$@"; }
+rel_main=$(node -p "require('node:path').relative(process.cwd(), process.argv[1])" "$main_tgz")
+printf "allowBuilds:\n  '@tidepool-rs/pool@file:%s': true\n" "$rel_main" > pnpm-workspace.yaml
+pnpm add "$binary_tgz" "$main_tgz" > pnpm.log 2>&1 || { cat pnpm.log >&2; echo "pack-smoke: pnpm add failed" >&2; exit 1; }
+grep -q 'using the prebuilt addon' pnpm.log || { cat pnpm.log >&2; echo "pack-smoke: pnpm did not run the allowed install script" >&2; exit 1; }
+env PATH="$no_rust_path" node -e "
+  const { Pool } = require('@tidepool-rs/pool');
+  const pool = new Pool({ kernel: 'crc32', encoding: 'hex' });
+  pool.post(Buffer.from('123456789')).then(async ({ result }) => {
+    if (result !== 'cbf43926') throw new Error(result);
+    await pool.close();
+  });
+"
+env PATH="$no_rust_path" node --input-type=module -e "
+  import { Pool } from '@tidepool-rs/pool';
+  await new Pool().close();
+"
+echo "pack-smoke: pnpm $pnpm_version installs both tarballs with the install script allowed; CommonJS and ESM work"
