@@ -38,10 +38,12 @@ const {
   fsError,
   fileFailure,
   countedCode,
+  closestKernel,
 } = require('./lib/errors');
 const {
   ENCODINGS,
   checkTaskKeys,
+  misplacedHint,
   ownOptions,
   resolvePoolOptions,
   resolveStatsOptions,
@@ -196,11 +198,12 @@ const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWat
  * `known`, each read once if given as an own property. (An aborted signal
  * destroys the stream at once, as node:zlib's does: see #watchStream.)
  */
-function streamOptions(options, known) {
+function streamOptions(options, known, method) {
   const out = { __proto__: null, params: undefined, signal: undefined, maxOutputBytes: undefined, highWaterMark: undefined };
   if (options === undefined) return out;
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
-  const given = ownOptions(options, known, 'options');
+  const call = method === 'createHash' ? `${method}(kernel, %)` : `${method}(%)`;
+  const given = ownOptions(options, known, 'options', (key) => misplacedHint(key, call));
   for (let i = 0; i < known.length; i++) out[known[i]] = given[known[i]];
   const signal = out.signal;
   if (signal !== undefined) {
@@ -267,10 +270,12 @@ function kernelId(name, argName) {
   // Another realm of this process (a worker thread) may have loaded it.
   if (id === undefined && syncKernels()) id = kernelIdOf(name);
   if (id === undefined) {
+    const near = closestKernel(name, KERNELS);
+    const hint = near === undefined ? '' : ` Did you mean '${near}'?`;
     throw makeError(
       TypeError,
       'ERR_TIDEPOOL_UNKNOWN_KERNEL',
-      `Unknown kernel ${JSON.stringify(name)}. Known kernels: ${KERNELS.join(', ')}`,
+      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${KERNELS.join(', ')}`,
     );
   }
   return id;
@@ -645,7 +650,7 @@ class Pool extends EventEmitter {
         `is not a hash kernel ('${kernel}'; the hashes: ${[...HASH_KERNELS].join(', ')}, or a loaded kernel)`,
       );
     }
-    const o = streamOptions(options, HASH_OPTIONS);
+    const o = streamOptions(options, HASH_OPTIONS, 'createHash');
     const hash = new Hash(this.#streams(), this.#newStream(id, o.params, undefined), streamBuffers(o.highWaterMark));
     if (o.signal !== undefined) this.#watchStream(o.signal, hash);
     return hash;
@@ -724,7 +729,7 @@ class Pool extends EventEmitter {
    * createGzip() and the others, named as in node:zlib.
    */
   #createCodecStream(kernel, options) {
-    const o = streamOptions(options, CODEC_STREAM_OPTIONS);
+    const o = streamOptions(options, CODEC_STREAM_OPTIONS, `create${kernel[0].toUpperCase()}${kernel.slice(1)}`);
     // A stream's limit counts its whole output, not one Buffer: it may pass buffer.constants.MAX_LENGTH.
     const maxOutputBytes = checkOutputLimit(o.maxOutputBytes, Number.MAX_SAFE_INTEGER);
     const handle = this.#newStream(kernelId(kernel, 'kernel'), o.params, maxOutputBytes);
@@ -1706,6 +1711,9 @@ class Pool extends EventEmitter {
       copy = Buffer.allocUnsafeSlow(total);
       slab.copy(copy, 0, 0, total);
     }
+    // A thread started before it ran any of this batch's tasks: its 'spawn'
+    // comes before their results; a retirement or a failed start after.
+    if (events !== undefined) errors = this.#emitThreadEvents(events, true, errors);
     let offset = 0;
     let nextLarge = 0;
     for (let i = 0; i < count; i++) {
@@ -1758,17 +1766,7 @@ class Pool extends EventEmitter {
       if (err !== undefined) (errors ??= ownArray(0))[errors.length] = err;
       offset = end;
     }
-    if (events !== undefined) {
-      for (let i = 0; i < events.length; i++) {
-        const e = events[i];
-        try {
-          if (e.type === 'spawnError') this.emit('spawnError', { error: e.error, threads: e.threads });
-          else this.emit(e.type, { threadId: e.threadId, threads: e.threads, reason: e.reason });
-        } catch (err) {
-          (errors ??= ownArray(0))[errors.length] = err;
-        }
-      }
-    }
+    if (events !== undefined) errors = this.#emitThreadEvents(events, false, errors);
     // The queue length now: listeners above may have posted.
     if (this.#needsDrain) this.#pump((errors ??= ownArray(0)));
     if (terminated) this.#onTerminated();
@@ -1776,6 +1774,25 @@ class Pool extends EventEmitter {
     // EventEmitter would have thrown it, but only after the whole batch
     // has settled.
     if (errors !== undefined) throwLater(errors);
+  }
+
+  /**
+   * Emits the thread events of a batch: the 'spawn' ones (`spawns` true) or
+   * the others. A listener's exception is collected into `errors` (returned),
+   * as the results' are.
+   */
+  #emitThreadEvents(events, spawns, errors) {
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i];
+      if ((e.type === 'spawn') !== spawns) continue;
+      try {
+        if (e.type === 'spawnError') this.emit('spawnError', { error: e.error, threads: e.threads });
+        else this.emit(e.type, { threadId: e.threadId, threads: e.threads, reason: e.reason });
+      } catch (err) {
+        (errors ??= ownArray(0))[errors.length] = err;
+      }
+    }
+    return errors;
   }
 
   #onTerminated() {

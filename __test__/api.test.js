@@ -213,6 +213,29 @@ test('the pool grows under load and reports spawn events', async () => {
   }
 });
 
+test("a thread's 'spawn' comes before the results of the tasks it ran", async () => {
+  // The README's Coordinator prints both: its 'open' line must come first.
+  // The core thread's start raced its first result; 20 fresh pools make a
+  // lost race likely (it was lost 1 time in 3).
+  for (let round = 0; round < 20; round++) {
+    const pool = new Pool({ kernel: 'sha256' });
+    const seen = [];
+    const done = new Promise((resolve, reject) => {
+      pool.on('spawn', (e) => seen.push(`spawn ${e.threadId}`));
+      pool.on('message', () => {
+        seen.push('message');
+        if (seen.filter((s) => s === 'message').length === 3) resolve();
+      });
+      pool.on('error', reject);
+    });
+    await new Promise((resolve) => pool.once('online', resolve));
+    for (let i = 0; i < 3; i++) pool.postMessage(Buffer.alloc(16));
+    await done;
+    await pool.close();
+    assert.match(seen[0], /^spawn /, `round ${round}: ${seen.join(', ')}`);
+  }
+});
+
 test('minThreads: 0 starts without threads and starts one when work arrives', async () => {
   const pool = new Pool({ minThreads: 0 });
   try {

@@ -55,6 +55,46 @@ test('unknown kernels throw ERR_TIDEPOOL_UNKNOWN_KERNEL', async () => {
   }
 });
 
+test("a newcomer's slips name the way out: a kernel's other spelling, node:zlib's level, a string", async () => {
+  const pool = new Pool();
+  try {
+    // node:crypto's and WebCrypto's spellings, and a near miss.
+    for (const [name, meant] of [
+      ['SHA256', 'sha256'],
+      ['sha-256', 'sha256'],
+      ['SHA-512', 'sha512'],
+      ['blake', 'blake3'],
+      ['brotli_compress', 'brotliCompress'],
+    ]) {
+      assert.throws(() => pool.post(Buffer.alloc(1), { kernel: name }), {
+        name: 'TypeError',
+        code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+        message: new RegExp(`Did you mean '${meant}'\\?`),
+      });
+    }
+    assert.throws(() => pool.createHash('Sha1'), { code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL', message: /Did you mean 'sha1'/ });
+    assert.throws(
+      () => new Pool({ kernel: 'nothing-like-it' }),
+      (err) => !/Did you mean/.test(err.message),
+    );
+    // node:zlib takes level beside the options; here it is a kernel parameter.
+    assert.throws(() => pool.createGzip({ level: 9 }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /'level' is a kernel parameter here: pass it in params, createGzip\(\{ params: \{ level: \.\.\. \} \}\)/,
+    });
+    assert.throws(() => pool.createBrotliCompress({ quality: 4 }), { message: /createBrotliCompress\(\{ params: \{ quality/ });
+    assert.throws(() => pool.post(Buffer.alloc(1), { level: 1 }), { message: /post\(message, \{ params: \{ level/ });
+    assert.throws(() => new Pool({ key: 'k' }), { message: /new Pool\(\{ params: \{ key/ });
+    assert.throws(() => pool.createGunzip({ maxOutputLength: 1 }), { message: /node:zlib's 'maxOutputLength' is 'maxOutputBytes' here/ });
+    // A string has no bytes until an encoding is chosen.
+    for (const bad of [() => pool.post('hello'), () => pool.post({ data: 'hello' }), () => pool.postMany(['hello'])]) {
+      assert.throws(bad, { code: 'ERR_INVALID_ARG_TYPE', message: /Received type string \('hello'\): pass Buffer\.from\(string\)/ });
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test('bad pool options throw TypeError or RangeError with Node codes', () => {
   throwsCode(() => new Pool(5), TypeError, 'ERR_INVALID_ARG_TYPE');
   throwsCode(() => new Pool(null), TypeError, 'ERR_INVALID_ARG_TYPE');

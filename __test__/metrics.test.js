@@ -128,6 +128,18 @@ test('several pools in one registry are told apart by labels; bad options throw'
       m.samples.some((s) => s.labels.pool === 'b'),
       false,
     );
+    // One metric's series share their label names: a pool without labels,
+    // or with other names, beside labelled ones is refused, either way round.
+    const names = { code: 'ERR_INVALID_ARG_VALUE', message: /label names of the other pools/ };
+    assert.throws(() => collectMetrics(b, { registry }), names);
+    assert.throws(() => collectMetrics(b, { registry, labels: { pool: 'b', zone: 'z' } }), names);
+    const unlabelled = new client.Registry();
+    collectMetrics(a, { registry: unlabelled });
+    assert.throws(() => collectMetrics(b, { registry: unlabelled, labels: { pool: 'b' } }), names);
+    assert.equal(
+      parse(await unlabelled.metrics()).samples.some((s) => s.labels.pool === 'b'),
+      false,
+    );
     // Another prefix is another set of metrics.
     collectMetrics(b, { registry, prefix: 'other_' });
     assert.equal(parse(await registry.metrics()).types.other_threads, 'gauge');

@@ -47,9 +47,16 @@ const arrayBufferDetached = getter(ArrayBuffer.prototype, 'detached');
 const BINARY = 'a Buffer, TypedArray, DataView, ArrayBuffer or SharedArrayBuffer';
 const BINARY_TYPES = `${BINARY}, or an Array of those`;
 
-/** How a rejected value is described; a Proxy says so (and what to pass instead). */
+/**
+ * How a rejected value is described; a Proxy and a string say what to pass
+ * instead (a string's bytes depend on an encoding the caller has not said).
+ */
 function received(value) {
-  return isProxy(value) ? 'a Proxy (binaries are read in place, not through a Proxy: pass its target)' : describe(value);
+  if (isProxy(value)) return 'a Proxy (binaries are read in place, not through a Proxy: pass its target)';
+  if (typeof value === 'string') {
+    return `${describe(value)}: pass Buffer.from(string) for its UTF-8 bytes (createHash(kernel).update(string) hashes text)`;
+  }
+  return describe(value);
 }
 
 /** A binary as it will be handed to native code (a SharedArrayBuffer through a view of it). */

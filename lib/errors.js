@@ -158,6 +158,18 @@ function unknownOption(where, key, known, hint) {
   return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', message);
 }
 
+/**
+ * The kernel `name` was meant to be: the one it names in another spelling
+ * (node:crypto's 'SHA256', WebCrypto's 'SHA-256', 'xxh_64': case, dashes
+ * and underscores aside), else the nearest within two edits.
+ */
+function closestKernel(name, kernels) {
+  const bare = (s) => s.toLowerCase().replace(/[-_\s]/g, '');
+  const wanted = bare(name);
+  for (const kernel of kernels) if (bare(kernel) === wanted) return kernel;
+  return closest(name, kernels);
+}
+
 /** The known name nearest to `key` (edit distance at most 2), if any. */
 function closest(key, known) {
   let best;
@@ -321,6 +333,7 @@ module.exports = {
   invalidState,
   outOfRange,
   unknownOption,
+  closestKernel,
   closedError,
   abortError,
   queueFullError,

@@ -244,8 +244,20 @@ function collectMetrics(pool, options) {
     byPrefix.set(prefix, (collector = makeCollector(registry, prefix)));
   }
   const key = labelKey(labels);
+  const names = Object.keys(labels).sort().join(', ');
   for (const [other, entry] of collector.pools) {
     const held = entry.ref.deref();
+    // One metric's series share their label names: an unlabelled pool
+    // beside a labelled one would be a series that sums nothing and
+    // aggregations that miss it.
+    const theirs = Object.keys(entry.labels).sort().join(', ');
+    if (held !== undefined && other !== key && theirs !== names) {
+      throw invalidArgValue(
+        'options.labels',
+        `must have the label names of the other pools in this registry with prefix ${JSON.stringify(prefix)} ` +
+          `(${theirs || 'none'}; every pool reported together needs the same names). Received ${names || 'none'}`,
+      );
+    }
     if (held === pool && other !== key) {
       throw invalidArgValue(
         'options.labels',

@@ -46,11 +46,52 @@ const MAX_CONCURRENCY = 2 ** 20;
 const hasOwn = Object.hasOwn;
 const isOwnEnumerable = Function.prototype.call.bind(Object.prototype.propertyIsEnumerable);
 
+/**
+ * The names of built-in kernels' parameters (index.d.ts's *Params): given
+ * beside the options, as node:zlib takes `level`, they belong in `params`.
+ */
+const PARAM_NAMES = Object.freeze([
+  'level',
+  'windowBits',
+  'memLevel',
+  'strategy',
+  'quality',
+  'lgwin',
+  'mode',
+  'sizeHint',
+  'checksum',
+  'blockSize',
+  'contentChecksum',
+  'blockChecksum',
+  'hash',
+  'key',
+  'context',
+  'seed',
+]);
+
+/** node:zlib's options that go by another name here. */
+const ZLIB_RENAMED = Object.freeze({ __proto__: null, maxOutputLength: 'maxOutputBytes' });
+
+/**
+ * Why an option is refused where a caller used to another API (node:zlib,
+ * node:crypto) or to another method would give it: a kernel parameter
+ * beside the options, a node:zlib name, or `where`'s option of another
+ * method. Undefined when there is nothing to add to "did you mean".
+ * `call` shows the call, `%` standing for its options object.
+ */
+function misplacedHint(key, call) {
+  if (PARAM_NAMES.includes(key)) {
+    return `'${key}' is a kernel parameter here: pass it in params, ${call.replace('%', `{ params: { ${key}: ... } }`)}`;
+  }
+  if (ZLIB_RENAMED[key] !== undefined) return `node:zlib's '${key}' is '${ZLIB_RENAMED[key]}' here`;
+  return undefined;
+}
+
 /** Why a pool option is refused by `method`, when it is one. */
 function taskHint(key, method) {
   if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of ${method}()`;
   if (key === 'concurrency') return `'concurrency' is an option of map(), not of ${method}()`;
-  return undefined;
+  return misplacedHint(key, method === 'post' ? 'post(message, %)' : `${method}(messages, %)`);
 }
 
 /**
@@ -192,7 +233,8 @@ function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
   if (given !== undefined && (given === null || typeof given !== 'object')) throw invalidArgType('options', 'of type object', given);
   // Each read once, into an object without a prototype: the readers below
   // see only what the caller gave as its own.
-  const options = given === undefined ? { __proto__: null } : ownOptions(given, POOL_OPTIONS, 'options');
+  const options =
+    given === undefined ? { __proto__: null } : ownOptions(given, POOL_OPTIONS, 'options', (key) => misplacedHint(key, 'new Pool(%)'));
   const kernel = kernelId(options.kernel === undefined ? defaults.kernel : options.kernel, 'options.kernel');
   const encoding = oneOfOption(options, 'encoding', ENCODINGS, defaults.encoding);
   const select = options.select;
@@ -243,6 +285,7 @@ function resolveStatsOptions(given) {
 
 module.exports = {
   checkTaskKeys,
+  misplacedHint,
   concurrencyOption,
   ENCODINGS,
   ownOptions,
