@@ -1,8 +1,9 @@
 'use strict';
 // The README's examples, run as written: every ```js block as a CommonJS
 // file (```js esm: an ES module), every ```ts block type-checked with
-// `tsc --strict` against index.d.ts, from a project whose node_modules has
-// this package as `tidepool`. The working directory is the repository (an
+// `tsc --strict` against index.d.ts, every ```yaml block parsed, from a
+// project whose node_modules has this package under its name
+// (@tidepool-rs/pool). The working directory is the repository (an
 // example may name a file in it). A block marked ```js fragment is shown
 // for its shape only and is not run (none is, today: the test says so).
 
@@ -46,7 +47,7 @@ test('the README has examples in both languages, and none is left unrun', () => 
     [],
     'every example runs as written',
   );
-  const unknown = all.filter((b) => !['js', 'ts', 'sh', 'text', ''].includes(b.lang));
+  const unknown = all.filter((b) => !['js', 'ts', 'sh', 'yaml', 'text', ''].includes(b.lang));
   assert.deepEqual(
     unknown.map((b) => `${b.lang} at line ${b.line}`),
     [],
@@ -66,6 +67,19 @@ for (const block of js) {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 }
+
+test('README.md: the YAML examples parse, and name this package', () => {
+  const YAML = require('yaml');
+  const { name } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const yaml = all.filter((b) => b.lang === 'yaml');
+  assert.ok(yaml.length >= 1);
+  for (const block of yaml) {
+    const doc = YAML.parseDocument(block.code);
+    assert.deepEqual(doc.errors, [], `README.md:${block.line}`);
+    // pnpm's allowBuilds: the key must be the package's name, or pnpm holds its script back.
+    if (doc.has('allowBuilds')) assert.equal(doc.toJS().allowBuilds[name], true, `README.md:${block.line}`);
+  }
+});
 
 test('README.md: the TypeScript examples type-check with tsc --strict', () => {
   const dir = project();

@@ -16,7 +16,8 @@
 //! the chunk. Each such Buffer is the kernel's own output vector, lent to
 //! JavaScript as an external buffer and freed by its finalizer when the
 //! Buffer is collected: no copy between the kernel and JavaScript (the
-//! choice and its measurements are in BENCHMARKS.md, "Large results").
+//! choice and its measurements are in docs/benchmarks-history.md, "Large
+//! results").
 //! Where external buffers are not allowed (some embedders refuse them, and
 //! the `copy-large-results` feature forces this for measuring), the vector
 //! is copied once into a Buffer Node allocates.
@@ -442,9 +443,10 @@ pub(crate) unsafe fn probe_refusal(env: sys::napi_env, length: usize) -> Option<
 /// allocator's mmap threshold (128 KiB with glibc, until glibc raises it)
 /// is returned to the OS with munmap, which costs the calling thread tens of
 /// µs; finalizers run on the JS thread, a few hundred at a time after a GC,
-/// and the event loop stalled for 10-20 ms behind them (BENCHMARKS.md,
-/// "Compression"). So they go to one thread, started with the first pool,
-/// that drops them, and (glibc) trims the heap once a burst of frees is over:
+/// and the event loop stalled for 10-20 ms behind them
+/// (docs/benchmarks-history.md, "Large results"). So they go to one thread,
+/// started with the first pool, that drops them, and (glibc) trims the heap
+/// once a burst of frees is over:
 /// glibc raises its mmap threshold after the first large frees, so later
 /// results come from arenas that are not given back by themselves.
 pub(crate) mod reclaim {

@@ -1,6 +1,6 @@
 'use strict';
 // tidepool with one thread against node:zlib's sync calls, per codec:
-// the per-core comparison in BENCHMARKS.md ("Choosing the codecs").
+// the per-core comparison in docs/benchmarks-history.md ("Choosing the codecs").
 //   node bench/probes/codec-per-core.js
 const zlib = require('zlib');
 const { Pool } = require('../..');

@@ -1,6 +1,6 @@
 // One-thread speed of the codec candidates on 64 x 64 KiB of JSON-like
 // records (best of 5): the measurement behind "Choosing the codecs" in
-// BENCHMARKS.md. MB/s is of the input handed to each call.
+// docs/benchmarks-history.md. MB/s is of the input handed to each call.
 use std::io::Read;
 #[allow(unused_imports)]
 use std::io::Write;

@@ -7,7 +7,8 @@
 /// Poisson arrivals and of stalled JS timers catching up, and the pool
 /// ratcheted up to it (threads that keep getting work never retire); 32 ms
 /// cut the ramp's extra thread-seconds from 1.46× to 1.25× the oracle's at
-/// 16 threads (BENCHMARKS.md). A step is still seen at once: the queue it
+/// 16 threads (BENCHMARKS.md, "Autoscaling on many cores"; the 8 ms run in
+/// docs/benchmarks-history.md). A step is still seen at once: the queue it
 /// builds is the other half of the demand.
 pub const WINDOW_MS: u64 = 32;
 
