@@ -629,6 +629,7 @@ class Pool extends EventEmitter {
       feed: (batch, datas, base, count) => this.#feedBatch(batch, datas, base, count),
       finish: (batch) => this.#endFeeding(batch),
       cancel: (batch, error) => this.#failBatch(batch, -1, error),
+      whenStopped: (batch, fn) => this.#whenBatchStopped(batch, fn),
       closed: () => this.#closed,
       selected: this.#select !== defaultSelect,
     };
@@ -1185,14 +1186,26 @@ class Pool extends EventEmitter {
       for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], false, undefined);
     }
     this.#pumpSoon();
-    batch.sink.fail(index, error);
+    this.#whenBatchStopped(batch, () => batch.sink.fail(index, error));
+  }
+
+  /**
+   * Runs `fn` once no task of `batch` runs any more: now if none does,
+   * else when the last one settles (tasks of a failed batch stop at their
+   * next piece). A sink's failure waits for it, so the caller gets its
+   * buffers back only once no thread reads them.
+   */
+  #whenBatchStopped(batch, fn) {
+    if (batch.outstanding === 0) fn();
+    else (batch.whenStopped ??= ownArray(0))[batch.whenStopped.length] = fn;
   }
 
   /**
    * #failBatch for every batch of `batches` (as a whole: their signal
    * fired), with their queued tasks taken out of the queue in one native
    * pass for all (a pass per batch would cost batches × queue length).
-   * The sinks hear it once every batch is failed and its tasks settled.
+   * Each sink hears it once every batch is failed and its own running
+   * tasks have stopped.
    */
   #failBatches(batches, error) {
     const failed = ownArray(0);
@@ -1208,7 +1221,10 @@ class Pool extends EventEmitter {
       for (let i = 0; i < removed.length; i++) this.#settleBatchTask(removed[i], false, undefined);
     }
     this.#pumpSoon();
-    for (let i = 0; i < failed.length; i++) failed[i].sink.fail(-1, error);
+    for (let i = 0; i < failed.length; i++) {
+      const batch = failed[i];
+      this.#whenBatchStopped(batch, () => batch.sink.fail(-1, error));
+    }
   }
 
   /**
@@ -1267,6 +1283,10 @@ class Pool extends EventEmitter {
     if (batch.error === undefined) {
       if (ok) batch.sink.result(index, value);
       else this.#failBatch(batch, index, value);
+    } else if (batch.outstanding === 0 && batch.whenStopped !== undefined) {
+      const waiting = batch.whenStopped;
+      batch.whenStopped = undefined;
+      for (let i = 0; i < waiting.length; i++) waiting[i]();
     }
     if (batch.outstanding === 0 && batch.complete && batch.unsubmitted === 0) this.#forgetBatchSignal(batch);
   }

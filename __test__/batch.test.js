@@ -137,6 +137,44 @@ test('a failed task rejects the batch with its error and index, and cancels the 
   }
 });
 
+test('a batch settles only once no thread reads its messages: failed, aborted, left or ended by an error', async () => {
+  // The buffer contract gives the caller its buffers back when the promise
+  // settles (or the loop ends): the batch's running tasks must have
+  // stopped by then, not merely been told to. Each case has a task still
+  // running when the batch ends; `pending` counts it until it settles.
+  const pool = new Pool({ minThreads: 2, maxThreads: 2 });
+  try {
+    const long = micros(5_000_000); // a 5 s sleep: stops within a millisecond of its cancel
+    // A task fails while another of its batch runs (a long gunzip).
+    const big = zlib.gzipSync(Buffer.alloc(256 << 20));
+    await assert.rejects(pool.postMany([big, Buffer.from('not gzip')], { kernel: 'gunzip', maxOutputBytes: 2 ** 30 }), (err) => {
+      assert.equal(err.index, 1);
+      assert.equal(pool.stats().pending, 0, 'the running gunzip has stopped when the batch rejects');
+      return true;
+    });
+    // Its signal fires while its tasks run.
+    const ac = new AbortController();
+    const aborted = pool.postMany([long, long], { kernel: 'sleep', signal: ac.signal });
+    // (A thread may take both at once: tasks judged short are taken a few at a time.)
+    await waitFor(() => pool.stats().busyThreads >= 1, { what: 'a sleep running', state: poolState(pool) });
+    ac.abort();
+    await assert.rejects(aborted, (err) => err.name === 'AbortError' && pool.stats().pending === 0);
+    // A map() left (return(), what a break calls) while its tasks run.
+    const iterator = pool.map([long, long], { kernel: 'sleep' })[Symbol.asyncIterator]();
+    const first = iterator.next();
+    await waitFor(() => pool.stats().busyThreads >= 1, { what: 'a sleep running', state: poolState(pool) });
+    await iterator.return();
+    assert.equal(pool.stats().pending, 0, 'return() completes once the running sleep has stopped');
+    assert.deepEqual(await first, { value: undefined, done: true });
+    // A map() ended by a failed task while another runs.
+    const failing = pool.map([big, Buffer.from('junk')], { kernel: 'gunzip', maxOutputBytes: 2 ** 30 })[Symbol.asyncIterator]();
+    // The second task fails first; the first is then stopped.
+    await assert.rejects(failing.next(), (err) => err.index === 1 && pool.stats().pending === 0);
+  } finally {
+    await pool.close();
+  }
+});
+
 test('timeoutMs limits each task of a batch; one past it fails the batch at once', async () => {
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
   try {

@@ -8,6 +8,9 @@
 // two methods, `result(index, value)` and `fail(index, error)` (`index` -1:
 // the batch as a whole failed, its signal fired). Once a batch has failed,
 // its sink hears nothing more; the tasks still in flight settle quietly.
+// The sink hears of a failure only once no thread reads the batch's
+// messages any more (its running tasks, told to stop, have stopped): a
+// settled promise gives the caller its buffers back, as a post's does.
 
 const { ownArray, asPlainArray } = require('./own-array');
 
@@ -45,6 +48,8 @@ class Batch {
   waiting = undefined;
   /** Its unsubmitted tasks are counted as pending (it waits, or is being fed). */
   parked = false;
+  /** What runs once `outstanding` is 0 after it failed (see the top); undefined: nothing waits. */
+  whenStopped = undefined;
 
   constructor(what, kernel, params, maxOutputBytes, timeoutMs, flag, signal, sink) {
     this.what = what;

@@ -65,7 +65,7 @@ function captureResolvers(resolve, reject) {
 }
 
 class MapIterator {
-  /** What the pool lends: open, take, check, feed, finish, cancel, selected. */
+  /** What the pool lends: open, take, check, feed, finish, cancel, whenStopped, selected. */
   #port;
   #source;
   #sync;
@@ -97,6 +97,8 @@ class MapIterator {
   #error = undefined;
   /** Its error was handed to a next(). */
   #reported = false;
+  /** The error waits for the cancelled tasks in flight to stop (see #fail). */
+  #stopping = false;
   /** The pool was closed: after the messages already queued, next() rejects with this. */
   #closed = undefined;
   /** Pending next() calls, oldest first: [resolve, reject] pairs. */
@@ -158,9 +160,13 @@ class MapIterator {
       this.#over = true;
       const wasFailed = this.#error !== undefined;
       const nextPending = this.#pulling;
-      if (this.#batch !== undefined && !wasFailed) this.#port.cancel(this.#batch, STOPPED);
+      const batch = this.#batch;
+      if (batch !== undefined && !wasFailed) this.#port.cancel(batch, STOPPED);
       this.#clear();
       this.#serve();
+      // The tasks in flight were told to stop; the break completes once
+      // they have, so no thread reads the messages when it does.
+      const stopped = batch === undefined ? undefined : new NativePromise((resolve) => this.#port.whenStopped(batch, resolve));
       if (!this.#exhausted && !wasFailed) {
         const close = this.#source.return;
         if (typeof close === 'function') {
@@ -171,6 +177,7 @@ class MapIterator {
           }
         }
       }
+      if (stopped !== undefined) await stopped;
     }
     return { value, done: true };
   }
@@ -216,6 +223,7 @@ class MapIterator {
     while (!waiters.empty) {
       const waiter = waiters.peek();
       if (this.#error !== undefined && !this.#reported) {
+        if (this.#stopping) break;
         this.#reported = true;
         this.#over = true;
         waiters.shift();
@@ -488,7 +496,17 @@ class MapIterator {
   #fail(error, closeSource) {
     if (this.#error !== undefined || this.#over) return;
     this.#error = error;
-    if (this.#batch !== undefined) this.#port.cancel(this.#batch, error);
+    const batch = this.#batch;
+    if (batch !== undefined) {
+      // Reported once the tasks in flight have stopped (at once when none
+      // runs): the loop then ends with no thread reading its messages.
+      this.#stopping = true;
+      this.#port.cancel(batch, error);
+      this.#port.whenStopped(batch, () => {
+        this.#stopping = false;
+        this.#serve();
+      });
+    }
     this.#clear();
     if (closeSource) this.#closeSource();
     this.#serve();
