@@ -255,7 +255,7 @@ declare namespace tidepool {
     scaleRule?: ScaleRule;
     /**
      * Most tasks waiting in the queue (running tasks are not counted); an
-     * integer >= 1, or `Infinity`.
+     * integer from 1 to 2^32 - 1, or `Infinity`.
      * @default Infinity
      */
     maxQueue?: number;
@@ -273,7 +273,8 @@ declare namespace tidepool {
      */
     maxQueueAgeMs?: number;
     /**
-     * Inputs larger than this many bytes throw `ERR_OUT_OF_RANGE` synchronously.
+     * Inputs larger than this many bytes throw `ERR_OUT_OF_RANGE` synchronously;
+     * an integer from 0 to 2^53 - 1, or `Infinity`.
      * @default Infinity
      */
     maxInputBytes?: number;
@@ -327,7 +328,8 @@ declare namespace tidepool {
     signal?: AbortSignal;
     /**
      * Run-time limit in ms, counted from when a thread starts the task; past
-     * it the task stops and rejects with `ERR_TIDEPOOL_TIMEOUT`.
+     * it the task stops and rejects with `ERR_TIDEPOOL_TIMEOUT`. Above 0, at
+     * most 2^31, or `Infinity`.
      * @default Infinity
      */
     timeoutMs?: number;
@@ -378,8 +380,8 @@ declare namespace tidepool {
      * copied (at most 4 MiB wait at a time), or hashed on the calling
      * thread (a small update while nothing is in flight, or one past that
      * cap).
-     * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` after `digest()`;
-     *   the hash's error once a chunk failed or it was aborted.
+     * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` after `digest()`
+     *   or `end()`; the hash's error once a chunk failed or it was aborted.
      */
     update(data: string | Binary, inputEncoding?: BufferEncoding): this;
     /**
@@ -390,7 +392,8 @@ declare namespace tidepool {
      * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` when called twice.
      */
     digest(): Promise<Buffer>;
-    digest(encoding: BufferEncoding | 'buffer'): Promise<string>;
+    digest(encoding: 'buffer'): Promise<Buffer>;
+    digest(encoding: BufferEncoding): Promise<string>;
   }
 
   /**
@@ -435,6 +438,12 @@ declare namespace tidepool {
     flush(callback: (err?: Error | null) => void): void;
     /** Not offered: throws `ERR_METHOD_NOT_IMPLEMENTED` (a stream keeps the `params` it was created with). */
     params(...args: unknown[]): never;
+    /**
+     * Not offered: throws `ERR_METHOD_NOT_IMPLEMENTED`. `node:zlib`'s
+     * `reset()` discards the codec's state at once, whatever writes are
+     * still queued; create a new stream instead.
+     */
+    reset(): never;
     /** `node:zlib`'s `close()`: destroys the stream; `callback` once it has closed. */
     close(callback?: (err?: Error | null) => void): void;
     /** Input bytes the codec has taken, as `node:zlib`'s: a decoder whose format ended does not count what followed. */
@@ -447,7 +456,7 @@ declare namespace tidepool {
      * Most tasks in flight at once (pulled from the source and not yet
      * yielded): memory stays bounded whatever the source's length. Tiny
      * tasks (a hash of a few hundred bytes) want thousands; large ones a
-     * few per thread.
+     * few per thread. An integer from 1 to 2^20.
      * @default 4 × maxThreads
      */
     concurrency?: number;
@@ -512,7 +521,12 @@ declare namespace tidepool {
     threadId: number;
     /** Live threads after the spawn. */
     threads: number;
-    /** `'core'`: below `minThreads` (start-up); `'queue-age'` / `'backlog'` / `'demand'`: that autoscaling rule fired. */
+    /**
+     * `'core'`: below `minThreads` (start-up); `'queue-age'` / `'backlog'` /
+     * `'demand'`: that autoscaling rule fired. `'backlog'` and `'demand'`
+     * need a measured run time: until the pool has one, they fall back to
+     * the queue-age test, and the event says `'queue-age'`.
+     */
     reason: 'core' | ScaleRule;
   }
 
@@ -570,52 +584,16 @@ declare namespace tidepool {
    */
   export type OtherEventName<N extends string | symbol> = N extends PoolEventName ? never : N;
 
-  /**
-   * Every error code tidepool sets. Argument errors are thrown synchronously;
-   * task errors reject the `post()` promise (or are emitted as `'error'` for
-   * `postMessage()`).
-   *
-   * - `ERR_INVALID_ARG_TYPE` (TypeError): an argument or option has the wrong
-   *   type, e.g. a message that is not (and does not select) a binary.
-   * - `ERR_INVALID_ARG_VALUE` (TypeError): an unknown option name;
-   *   `options.encoding`, `options.scaleRule` or `options.queueFull` is not
-   *   one of its values; a binary over a resizable `ArrayBuffer`.
-   * - `ERR_INVALID_STATE` (TypeError): a binary over a detached `ArrayBuffer`.
-   * - `ERR_OUT_OF_RANGE` (RangeError): a numeric option or `micros()` argument
-   *   is out of range, or the input of `spin`/`sleep` is shorter than 4 bytes.
-   * - `ERR_TIDEPOOL_UNKNOWN_KERNEL` (TypeError): no kernel has that name.
-   * - `ERR_TIDEPOOL_CLOSED`: a task was posted after `close()`/`destroy()`.
-   * - `ERR_TIDEPOOL_DESTROYED`: `destroy()` cancelled the task.
-   * - `ERR_TIDEPOOL_CANCELLED`: the task was cancelled otherwise.
-   * - `ERR_TIDEPOOL_PANIC`: the kernel panicked (the message carries the panic's).
-   * - `ERR_TIDEPOOL_INVALID_INPUT` (RangeError): the kernel rejected its input.
-   * - `ERR_TIDEPOOL_INTERNAL`: unknown native error code (a bug in tidepool).
-   * - `ERR_BUFFER_TOO_LARGE` (RangeError): the result would pass `maxOutputBytes`.
-   * - `Z_DATA_ERROR`, `Z_BUF_ERROR` (truncated input), `Z_NEED_DICT`,
-   *   `Z_MEM_ERROR`, `Z_STREAM_ERROR`: a zlib decoder refused its input, as
-   *   `node:zlib` names it (with the same `errno`). `Z_BUF_ERROR` also means a
-   *   truncated brotli, zstd or LZ4 input, as in `node:zlib`.
-   * - `ERR__ERROR_FORMAT_*` (and brotli's other `ERR__ERROR_*` names): a
-   *   corrupt brotli input, with brotli's error number in `errno`, as `node:zlib` has them.
-   * - `ERR_TIDEPOOL_CORRUPT_INPUT`: a corrupt zstd or LZ4 input (the message is the library's).
-   * - `ERR_TIDEPOOL_NOT_BUILT`: thrown by `require('@tidepool-rs/pool')` when the native
-   *   addon has not been built (`cause` holds the loader's error).
-   * - `ERR_TIDEPOOL_QUEUE_FULL`: the queue held `maxQueue` tasks (`queueFull: 'reject'`).
-   * - `ERR_TIDEPOOL_DROPPED`: dropped from a full queue (`queueFull: 'drop-oldest'`).
-   * - `ERR_TIDEPOOL_TIMEOUT`: waited longer than `maxQueueAgeMs` (not run), or ran longer than `timeoutMs` (stopped).
-   * - `ABORT_ERR` (an `AbortError`): the task's `signal` fired.
-   * - `ERR_TIDEPOOL_SPAWN_FAILED`: thrown by `new Pool()` when the OS refused
-   *   to start its threads (`cause` holds the underlying error).
-   * - `ERR_TIDEPOOL_NOT_A_FILE`: `postFile()` of a FIFO, a socket or a device.
-   * - `ERR_METHOD_NOT_IMPLEMENTED`: `params()` of a codec stream.
-   * - `ERR_ACCESS_DENIED`: `postFile()` or `Pool.loadKernels()` of a path
-   *   outside `--allow-fs-read` under Node's permission model.
-   * - An fs error code (`ENOENT`, `EACCES`, `EISDIR`, ...): `postFile()` could
-   *   not open or read the file (with `errno`, `syscall` and `path`, as `fs` gives them).
-   */
   /** The fs error codes `postFile()` rejects with most often (any of libuv's may come). */
   export type FileErrorCode = 'ENOENT' | 'EACCES' | 'EPERM' | 'EISDIR' | 'ENOTDIR' | 'ENAMETOOLONG' | 'ELOOP' | 'EMFILE' | 'ENFILE' | 'EIO';
 
+  /**
+   * Every error code tidepool sets (what each means, and its class:
+   * docs/api.md, "Errors"). Argument errors are thrown synchronously; task
+   * errors reject the `post()` promise (or are emitted as `'error'` for
+   * `postMessage()`). A loaded kernel's own codes come besides these (see
+   * {@link TidepoolError.code}).
+   */
   export type TidepoolErrorCode =
     | 'ERR_INVALID_ARG_TYPE'
     | 'ERR_INVALID_ARG_VALUE'
@@ -648,6 +626,20 @@ declare namespace tidepool {
     | 'ERR_TIDEPOOL_NOT_A_FILE'
     | 'ERR_METHOD_NOT_IMPLEMENTED'
     | 'ERR_ACCESS_DENIED'
+    | 'ERR_STREAM_WRITE_AFTER_END'
+    | 'ERR_STRING_TOO_LONG'
+    | 'ERR_MEMORY_ALLOCATION_FAILED'
+    | 'ERR_INVALID_URL_SCHEME'
+    | 'ERR_INVALID_FILE_URL_HOST'
+    | 'ERR_INVALID_FILE_URL_PATH'
+    | 'ERR_DLOPEN_FAILED'
+    | 'ERR_TIDEPOOL_KERNEL_ENTRY'
+    | 'ERR_TIDEPOOL_KERNEL_ABI'
+    | 'ERR_TIDEPOOL_KERNEL_INVALID'
+    | 'ERR_TIDEPOOL_KERNEL_EXISTS'
+    | 'ERR_TIDEPOOL_KERNEL_LIMIT'
+    | 'ERR_TIDEPOOL_KERNEL_FAILED'
+    | 'ERR_TIDEPOOL_NO_PROM_CLIENT'
     | FileErrorCode
     | 'ABORT_ERR';
 
@@ -656,14 +648,21 @@ declare namespace tidepool {
    * or `RangeError` carrying a {@link TidepoolErrorCode} in `code`.
    */
   export interface TidepoolError extends Error {
-    /** What went wrong; see {@link TidepoolErrorCode}. */
+    /**
+     * What went wrong; see {@link TidepoolErrorCode}. A loaded kernel's
+     * failure carries the kernel's own code, which this type does not know:
+     * compare it as a string (`(err.code as string) === 'ERR_NDJSON_INVALID'`).
+     */
     code: TidepoolErrorCode;
     /**
      * For a failed task of {@link Pool.postMany} or {@link Pool.map}: the
      * index of its message (in the Array, or in the order the source gave it).
      */
     index?: number;
-    /** The underlying error (set for `ERR_TIDEPOOL_NOT_BUILT` and `ERR_TIDEPOOL_SPAWN_FAILED`). */
+    /**
+     * The underlying error: for `ERR_TIDEPOOL_SPAWN_FAILED`, and for
+     * `ERR_TIDEPOOL_NOT_BUILT` when a prebuilt addon was found but did not load.
+     */
     cause?: unknown;
     /** zlib's return code, for the `Z_*` codes (as on `node:zlib`'s errors); libuv's (negative) for fs errors. */
     errno?: number;
@@ -788,23 +787,6 @@ declare namespace tidepool {
     postMany<M extends T>(messages: readonly M[], options?: PostManyOptions): Promise<ResultOf<E>[]>;
 
     /**
-     * Runs the pool's kernel over every message an iterable or async
-     * iterable yields (a sync iterable's promises are awaited), with at most
-     * `options.concurrency` tasks in flight, and yields `{ result, message }`
-     * in the order of the messages. The source is pulled only as results
-     * are consumed, so memory stays bounded over millions of messages.
-     *
-     * Breaking out of the loop (or `return()`) cancels the tasks in flight
-     * and closes the source. A failed task (its error's `index` says which
-     * message), a message that is not binary, the source throwing or the
-     * signal firing ends the iteration: the pending `next()` rejects with
-     * that error and the tasks in flight are cancelled.
-     *
-     * @throws {TidepoolError} synchronously for bad options,
-     *   `ERR_INVALID_ARG_TYPE` if `iterable` is not iterable, or an
-     *   `AbortError` for an already-aborted signal.
-     */
-    /**
      * An incremental hash whose chunks run on the pool's threads, one at a
      * time and in order, the kernel's state kept in Rust between them; many
      * hashes run in parallel. The digest equals `node:crypto`'s (or the
@@ -849,6 +831,24 @@ declare namespace tidepool {
     /** An LZ4 frame decompression stream, on the pool's threads. */
     createLz4Decompress(options?: CodecStreamOptions): CodecStream;
 
+    /**
+     * Runs the pool's kernel over every message an iterable or async
+     * iterable yields (a sync iterable's promises are awaited), with at most
+     * `options.concurrency` tasks in flight, and yields `{ result, message }`
+     * in the order of the messages. The source is pulled only as results
+     * are consumed, so memory stays bounded over millions of messages.
+     *
+     * Breaking out of the loop (or `return()`) cancels the tasks in flight
+     * and closes the source; it completes once the running tasks have
+     * stopped. A failed task (its error's `index` says which message), a
+     * message that is not binary, the source throwing or the signal firing
+     * ends the iteration: the tasks in flight are cancelled and, once they
+     * have stopped, the pending `next()` rejects with that error.
+     *
+     * @throws {TidepoolError} synchronously for bad options,
+     *   `ERR_INVALID_ARG_TYPE` if `iterable` is not iterable, or an
+     *   `AbortError` for an already-aborted signal.
+     */
     map<M extends T>(
       iterable: Iterable<M | PromiseLike<M>> | AsyncIterable<M>,
       options?: MapOptions,

@@ -1041,7 +1041,7 @@ class Pool extends EventEmitter {
         this.#failBatch(
           batch,
           batch.base + start,
-          makeError(RangeError, 'ERR_TIDEPOOL_QUEUE_FULL', `More than ${MAX_CHUNKS} chunks of batches are in flight`),
+          makeError(Error, 'ERR_TIDEPOOL_QUEUE_FULL', `More than ${MAX_CHUNKS} chunks of batches are in flight`),
         );
         return FEED.failed;
       }
@@ -1761,7 +1761,7 @@ class Pool extends EventEmitter {
           err = this.#settle(
             slot,
             false,
-            makeError(RangeError, 'ERR_MEMORY_ALLOCATION_FAILED', 'Failed to allocate memory for the result'),
+            makeError(Error, 'ERR_MEMORY_ALLOCATION_FAILED', 'Failed to allocate memory for the result'),
           );
         } else if (encoding === 'buffer' || (slot < BATCH_SLOT && this.#messages[slot] === STREAM_STEP)) {
           // (A stream's output is bytes, whatever the pool's encoding.)

@@ -297,6 +297,9 @@ test("flush() takes its family's kinds, as node:zlib; params() says it is not th
     assert.throws(() => gzip.flush('3'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => gzip.flush(3, 'not a function'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => gzip.params(1, 0, () => {}), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+    // node:zlib's reset() drops the state under queued writes: refused, never silently something else.
+    assert.equal(typeof zlib.createGzip().reset, 'function');
+    assert.throws(() => gzip.reset(), { name: 'Error', code: 'ERR_METHOD_NOT_IMPLEMENTED', message: /reset\(\)/ });
     const brotli = pool.createBrotliCompress();
     assert.throws(() => brotli.flush(zlib.constants.BROTLI_OPERATION_FINISH), {
       code: 'ERR_OUT_OF_RANGE',

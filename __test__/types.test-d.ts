@@ -285,6 +285,8 @@ async function hashes(): Promise<void> {
   expectType<typeof hash>(hash.update('a').update(Buffer.from('b'), 'utf8'));
   expectType<Buffer>(await hash.digest());
   expectType<string>(await pool.createHash('hmac', { params: { hash: 'sha1', key: 'k' } }).digest('hex'));
+  // As node:crypto: 'buffer' (and an unknown encoding, at run time) gives a Buffer.
+  expectType<Buffer>(await pool.createHash('sha256').digest('buffer'));
   const writable: import('node:stream').Writable = pool.createHash('md5');
   const transform: import('node:stream').Transform = pool.createHash('md5', { highWaterMark: 16 });
   void writable;

@@ -161,6 +161,19 @@ class CodecStream extends Transform {
     );
   }
 
+  /**
+   * node:zlib's reset() drops the codec's state at once, under writes that
+   * are still queued (they would go into the new state, unlike anything
+   * the caller meant): a clear error instead.
+   */
+  reset() {
+    throw makeError(
+      Error,
+      'ERR_METHOD_NOT_IMPLEMENTED',
+      'The reset() method is not implemented: a tidepool stream keeps its state until it ends (create a new stream instead)',
+    );
+  }
+
   /** A write counts for the pool's close() (the work given before it finishes). */
   write(chunk, encoding, callback) {
     return noted(this, this.#tasks, chunk, encoding, callback);
