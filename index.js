@@ -1758,11 +1758,7 @@ class Pool extends EventEmitter {
         const buffer = large[nextLarge++];
         if (buffer === undefined) {
           // Node could not allocate it.
-          err = this.#settle(
-            slot,
-            false,
-            makeError(Error, 'ERR_MEMORY_ALLOCATION_FAILED', 'Failed to allocate memory for the result'),
-          );
+          err = this.#settle(slot, false, makeError(Error, 'ERR_MEMORY_ALLOCATION_FAILED', 'Failed to allocate memory for the result'));
         } else if (encoding === 'buffer' || (slot < BATCH_SLOT && this.#messages[slot] === STREAM_STEP)) {
           // (A stream's output is bytes, whatever the pool's encoding.)
           err = this.#settle(slot, true, buffer);
