@@ -6,7 +6,7 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const { OWN, platformName, prebuiltPackage } = require('./platform');
-const { missingAddonAdvice, BUILD_NEEDS } = require('./install-advice');
+const { installer, missingAddonAdvice, rebuildCommand, BUILD_NEEDS } = require('./install-advice');
 
 /**
  * The addon: ./tidepool.node when a build from source made one (the install
@@ -25,7 +25,7 @@ function loadBinding() {
     } catch (err) {
       const e = new Error(
         `${OWN.name}: the prebuilt addon ${prebuilt.main} (package ${prebuilt.name}) did not load: ${err.message}. ` +
-          `Reinstall it, or build from source with \`TIDEPOOL_BUILD_FROM_SOURCE=1 npm rebuild ${OWN.name}\`; ${BUILD_NEEDS}.`,
+          `Reinstall it, or build from source: set TIDEPOOL_BUILD_FROM_SOURCE=1 and ${rebuildCommand(installer(root))}; ${BUILD_NEEDS}.`,
       );
       e.code = 'ERR_TIDEPOOL_NOT_BUILT';
       e.cause = err;

@@ -57,9 +57,10 @@ function loadPromClient() {
   try {
     return require('prom-client');
   } catch (cause) {
-    const err = new Error('tidepool/metrics needs prom-client: npm install prom-client (it is an optional peer dependency of tidepool)', {
-      cause,
-    });
+    const err = new Error(
+      '@tidepool-rs/pool/metrics needs prom-client: npm install prom-client (it is an optional peer dependency of @tidepool-rs/pool)',
+      { cause },
+    );
     own(err, 'code', 'ERR_TIDEPOOL_NO_PROM_CLIENT');
     throw err;
   }
@@ -76,7 +77,7 @@ function checkLabels(labels) {
     if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.has(name)) {
       throw invalidArgValue(
         `options.labels.${name}`,
-        'is not a label name tidepool/metrics can use (a Prometheus label name, not __*, le, outcome, code, reason or quantile)',
+        'is not a label name @tidepool-rs/pool/metrics can use (a Prometheus label name, not __*, le, outcome, code, reason or quantile)',
       );
     }
     const value = labels[name];

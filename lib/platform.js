@@ -14,9 +14,18 @@ const path = require('node:path');
 function isMusl() {
   try {
     // glibc's loader reports its version; musl's process report has none.
-    // (Without the network section, the report takes a millisecond.)
-    if (process.report) process.report.excludeNetwork = true;
-    const report = process.report && process.report.getReport();
+    // (Without the network section, the report takes a millisecond; the
+    // process's own setting is put back.)
+    let report;
+    if (process.report) {
+      const excluded = process.report.excludeNetwork;
+      process.report.excludeNetwork = true;
+      try {
+        report = process.report.getReport();
+      } finally {
+        process.report.excludeNetwork = excluded;
+      }
+    }
     const header = report && (typeof report === 'string' ? JSON.parse(report) : report).header;
     if (header) return !header.glibcVersionRuntime;
   } catch {
@@ -47,12 +56,11 @@ function platformPackage() {
 }
 
 /**
- * This platform's prebuilt package as installed next to `root` (this
- * package): `{ name, version, dir, main }`, or null when none is. Any
+ * This platform's prebuilt package (`name`) as installed next to `root`
+ * (this package): `{ name, version, dir, main }`, or null when none is. Any
  * version: see prebuiltPackage.
  */
-function installedPrebuilt(root) {
-  const name = platformPackage();
+function installedPrebuilt(root, name = platformPackage()) {
   let manifest;
   try {
     manifest = require.resolve(`${name}/package.json`, { paths: [root] });
