@@ -52,19 +52,35 @@ node -e "
   catch (e) { if (e.code !== 'ERR_TIDEPOOL_NO_PROM_CLIENT') throw e; }
   pool.close().then(() => console.log('pack-smoke: without prom-client, @tidepool-rs/pool/metrics says: npm install prom-client'));
 "
-# What the installed package holds: no build leftovers, every file the
-# README links to, the licence.
+# What the installed package holds: no build leftovers, every file its
+# Markdown documents link to (README, docs/, deploy/), the licence.
 pkg=node_modules/@tidepool-rs/pool
 if [ -e "$pkg/target" ]; then echo "pack-smoke: $pkg/target was left behind" >&2; exit 1; fi
 node -e "
   const fs = require('node:fs');
   const path = require('node:path');
+  const { prose } = require('$root/__test__/markdown.js');
   const dir = '$pkg';
-  const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
-  const links = [...readme.matchAll(/\]\(([^)#:]+)(#[^)]*)?\)/g)].map((m) => m[1]);
-  const missing = [...links, 'LICENSE'].filter((l) => !fs.existsSync(path.join(dir, l)));
+  const docs = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(path.join(dir, d), { withFileTypes: true })) {
+      const rel = path.join(d, e.name);
+      if (e.isDirectory()) { if (e.name !== 'node_modules') walk(rel); } else if (e.name.endsWith('.md')) docs.push(rel);
+    }
+  };
+  walk('.');
+  const missing = [];
+  let links = 0;
+  for (const doc of docs) {
+    for (const [, link] of prose(fs.readFileSync(path.join(dir, doc), 'utf8')).matchAll(/\\]\\(([^)\\s#]+)(#[^)]*)?\\)/g)) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue;
+      links++;
+      if (!fs.existsSync(path.join(dir, path.dirname(doc), link))) missing.push(doc + ' -> ' + link);
+    }
+  }
+  if (!fs.existsSync(path.join(dir, 'LICENSE'))) missing.push('LICENSE');
   if (missing.length) { console.error('pack-smoke: the package lacks ' + missing.join(', ')); process.exit(1); }
-  console.log('pack-smoke: the ' + links.length + ' files the README links to and LICENSE are in the package');
+  console.log('pack-smoke: the ' + links + ' files its ' + docs.length + ' Markdown documents link to and LICENSE are in the package');
 "
 echo "pack-smoke: node_modules/@tidepool-rs/pool is $(du -sh "$pkg" | cut -f1) after a source build"
 # Installed with scripts disabled (npm --ignore-scripts, pnpm's default):
