@@ -52,6 +52,7 @@ const {
 } = require('./lib/options');
 const { Watches, isAborted, signalReason } = require('./lib/signals');
 const { WaitQueue } = require('./lib/wait-queue');
+const { NativePromise } = require('./lib/intrinsics');
 const { ownArray, grown, asPlainArray } = require('./lib/own-array');
 const { paramsHandle, checkDefaults } = require('./lib/params');
 const { loadKernels } = require('./lib/kernels');
@@ -96,8 +97,6 @@ const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
 const applyFunction = Reflect.apply;
 const defineProperty = Reflect.defineProperty;
 const setPrototypeOf = Reflect.setPrototypeOf;
-/** The Promise of this realm at load (a replaced global cannot break post()). */
-const NativePromise = Promise;
 /**
  * setImmediate as Node has it at load: a test's fake timers (or an
  * environment without the global) must not hold back delivery.

@@ -19,6 +19,7 @@
 const { types } = require('node:util');
 const { invalidArgType, invalidArgValue, invalidState, describe, label } = require('./errors');
 const { ownArray } = require('./own-array');
+const { uncurryThis, getter } = require('./intrinsics');
 
 const { isAnyArrayBuffer, isSharedArrayBuffer, isProxy } = types;
 const isView = ArrayBuffer.isView;
@@ -26,8 +27,6 @@ const Uint8ArrayCtor = Uint8Array;
 const WeakRefCtor = WeakRef;
 const isArray = Array.isArray;
 const getPrototypeOf = Reflect.getPrototypeOf;
-const uncurryThis = (fn) => (fn === undefined ? undefined : Function.prototype.call.bind(fn));
-const getter = (proto, key) => uncurryThis(Reflect.getOwnPropertyDescriptor(proto, key)?.get);
 const deref = uncurryThis(WeakRef.prototype.deref);
 
 const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);

@@ -6,6 +6,7 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const { OWN, platformName, prebuiltPackage } = require('./platform');
+const { uncurryThis } = require('./intrinsics');
 const { installer, missingAddonAdvice, rebuildCommand, BUILD_NEEDS } = require('./install-advice');
 
 /**
@@ -57,7 +58,6 @@ const MIN_INPUT_BYTES = [];
 /** A frozen copy of KERNELS, made again when it grows. */
 let kernelList = Object.freeze([]);
 
-const uncurryThis = (fn) => Function.prototype.call.bind(fn);
 const mapGet = uncurryThis(Map.prototype.get);
 const mapSet = uncurryThis(Map.prototype.set);
 const ObjectDefineProperty = Object.defineProperty;

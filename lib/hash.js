@@ -14,9 +14,9 @@ const { Transform } = require('node:stream');
 const { Buffer } = require('node:buffer');
 const { StreamTasks, noted, updateBytes, ABORT, WHEN_OVER } = require('./stream-tasks');
 const { makeError } = require('./errors');
+const { NativePromise } = require('./intrinsics');
 
 const isEncoding = Buffer.isEncoding;
-const NativePromise = Promise;
 
 function finalized() {
   return makeError(Error, 'ERR_CRYPTO_HASH_FINALIZED', 'Digest already called');

@@ -11,8 +11,8 @@ const { fileURLToPath } = require('node:url');
 const { binding, KERNELS, syncKernels } = require('./binding');
 const { accessDenied } = require('./files');
 const { invalidArgType, invalidArgValue, makeError } = require('./errors');
+const { uncurryThis } = require('./intrinsics');
 
-const uncurryThis = (fn) => Function.prototype.call.bind(fn);
 const stringCharAt = uncurryThis(String.prototype.charAt);
 const stringIndexOf = uncurryThis(String.prototype.indexOf);
 const stringSlice = uncurryThis(String.prototype.slice);

@@ -33,11 +33,10 @@ const { ownArray, grown } = require('./own-array');
 const { elementNamer } = require('./batch');
 const { makeError, closedError } = require('./errors');
 const { WaitQueue } = require('./wait-queue');
+const { NativePromise, promiseThen } = require('./intrinsics');
 
 const { isPromise } = types;
-const NativePromise = Promise;
 const promiseResolve = (value) => NativePromise.resolve(value);
-const promiseThen = Function.prototype.call.bind(Promise.prototype.then);
 /**
  * Most messages a sync source gives in one turn of the event loop: its
  * next(), select and the snapshots run on the loop, about a microsecond a

@@ -12,6 +12,7 @@
 // kernel or a signal behind the caller's back; a getter there never runs.
 
 const { invalidArgType, outOfRange, makeError, unknownOption } = require('./errors');
+const { uncurryThis } = require('./intrinsics');
 
 const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
 const SCALE_RULES = Object.freeze(['queue-age', 'backlog', 'demand']);
@@ -44,7 +45,7 @@ const MAX_CONCURRENCY = 2 ** 20;
 
 // The engine's own, captured at load: a caller's replacement is not consulted.
 const hasOwn = Object.hasOwn;
-const isOwnEnumerable = Function.prototype.call.bind(Object.prototype.propertyIsEnumerable);
+const isOwnEnumerable = uncurryThis(Object.prototype.propertyIsEnumerable);
 
 /**
  * The names of built-in kernels' parameters (index.d.ts's *Params): given

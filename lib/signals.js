@@ -11,13 +11,13 @@
 // before the input is checked, and their failures are contained.
 
 const { invalidArgType } = require('./errors');
+const { uncurryThis, getter } = require('./intrinsics');
 
-const uncurryThis = (fn) => Function.prototype.call.bind(fn);
 const addListener = uncurryThis(EventTarget.prototype.addEventListener);
 const removeListener = uncurryThis(EventTarget.prototype.removeEventListener);
-const signalAborted = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get);
+const signalAborted = getter(AbortSignal.prototype, 'aborted');
 /** The signal's reason, read with the engine's getter. */
-const signalReason = uncurryThis(Reflect.getOwnPropertyDescriptor(AbortSignal.prototype, 'reason').get);
+const signalReason = getter(AbortSignal.prototype, 'reason');
 /** Listener options without a prototype: no inherited getter is consulted. */
 const ONCE = Object.freeze({ __proto__: null, once: true });
 

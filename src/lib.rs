@@ -1,5 +1,5 @@
 //! tidepool's N-API binding: a thin layer between JavaScript and
-//! `tidepool-core`. It does three things and nothing else:
+//! `tidepool-core`. It is these modules and nothing else:
 //!
 //! * [`binary`]: turns the JS values of `post()` into zero-copy [`Input`]s;
 //! * [`native_pool`]: the `NativePool` class (submit, stats, close, destroy)

@@ -1,7 +1,7 @@
 //! The scaling decision: a pure function of what the pool looks like now.
 //!
 //! The supervisor thread gathers an [`Observation`] under the pool lock and asks
-//! [`decide`] what to do; the mechanism in `pool.rs` carries the answer out.
+//! [`decide`] what to do; the mechanism in `pool/` carries the answer out.
 //! Nothing here reads a clock or touches a thread, so tests drive it with
 //! made-up instants (a fake clock).
 //!
