@@ -30,25 +30,31 @@ function tree(files) {
   return root;
 }
 
+/** Runs `fn(root)` on a temporary tree of `files`, removed afterwards. */
+function withTree(files, fn) {
+  const root = tree(files);
+  try {
+    fn(root);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
 const manifest = (name, version) => JSON.stringify({ name, version, main: 'addon.node' });
 
 test('a checkout is told to npm install; a vendored packed copy is not called a checkout', () => {
-  const root = tree({ 'repo/package.json': '{}' });
-  try {
+  withTree({ 'repo/package.json': '{}' }, (root) => {
     const checkout = path.join(root, 'repo');
     assert.equal(installer(checkout, SOURCES), 'checkout');
     assert.match(missingAddonAdvice(checkout, { own: SOURCES }), /This is a checkout: `npm install` builds/);
     assert.match(missingAddonAdvice(checkout, { own: SOURCES, atInstall: true }), /^cargo was not found\. This is a checkout/);
     assert.equal(installer(checkout, PACKED), 'copy');
     assert.match(missingAddonAdvice(checkout, { own: PACKED }), new RegExp(`Add it: \`npm install ${BINARY}@1\\.2\\.3\``));
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('npm: a packed copy without its platform package names the package, the lockfile cause and the build', () => {
-  const root = tree({ [`app/node_modules/${NAME}/package.json`]: '{}' });
-  try {
+  withTree({ [`app/node_modules/${NAME}/package.json`]: '{}' }, (root) => {
     const dir = path.join(root, 'app', 'node_modules', NAME);
     assert.equal(installer(dir, PACKED), 'npm');
     const advice = missingAddonAdvice(dir, { own: PACKED });
@@ -56,61 +62,56 @@ test('npm: a packed copy without its platform package names the package, the loc
     assert.match(advice, /--omit=optional/);
     assert.match(advice, /npm\/cli#4828/);
     assert.match(advice, /run `npm rebuild @tidepool-rs\/pool`/);
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('npm: sources whose install script did not run are told to rebuild, not to add a package', () => {
-  const root = tree({ [`app/node_modules/${NAME}/package.json`]: '{}' });
-  try {
+  withTree({ [`app/node_modules/${NAME}/package.json`]: '{}' }, (root) => {
     const dir = path.join(root, 'app', 'node_modules', NAME);
     const advice = missingAddonAdvice(dir, { own: SOURCES });
     assert.match(advice, /installed from sources .* its install script did not run \(--ignore-scripts\?\)/);
     assert.doesNotMatch(advice, /npm install @/);
     assert.match(missingAddonAdvice(dir, { own: SOURCES, atInstall: true }), /and cargo was not found\. Build it/);
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('pnpm, isolated or hoisted: approve-builds and pnpm rebuild, pnpm add for the package', () => {
-  const root = tree({
-    [`iso/node_modules/.pnpm/x/node_modules/${NAME}/package.json`]: '{}',
-    'hoisted/node_modules/.modules.yaml': 'nodeLinker: hoisted\n',
-    [`hoisted/node_modules/${NAME}/package.json`]: '{}',
-  });
-  try {
-    for (const dir of [path.join(root, 'iso/node_modules/.pnpm/x/node_modules', NAME), path.join(root, 'hoisted/node_modules', NAME)]) {
-      assert.equal(installer(dir, SOURCES), 'pnpm', dir);
-      const sources = missingAddonAdvice(dir, { own: SOURCES });
-      assert.match(sources, /pnpm ran no install script/);
-      assert.match(sources, /`pnpm approve-builds`.*run `pnpm rebuild @tidepool-rs\/pool`/);
-      assert.match(missingAddonAdvice(dir, { own: PACKED }), new RegExp(`\`pnpm add ${BINARY}@1\\.2\\.3\``));
-    }
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  withTree(
+    {
+      [`iso/node_modules/.pnpm/x/node_modules/${NAME}/package.json`]: '{}',
+      'hoisted/node_modules/.modules.yaml': 'nodeLinker: hoisted\n',
+      [`hoisted/node_modules/${NAME}/package.json`]: '{}',
+    },
+    (root) => {
+      for (const dir of [path.join(root, 'iso/node_modules/.pnpm/x/node_modules', NAME), path.join(root, 'hoisted/node_modules', NAME)]) {
+        assert.equal(installer(dir, SOURCES), 'pnpm', dir);
+        const sources = missingAddonAdvice(dir, { own: SOURCES });
+        assert.match(sources, /pnpm ran no install script/);
+        assert.match(sources, /`pnpm approve-builds`.*run `pnpm rebuild @tidepool-rs\/pool`/);
+        assert.match(missingAddonAdvice(dir, { own: PACKED }), new RegExp(`\`pnpm add ${BINARY}@1\\.2\\.3\``));
+      }
+    },
+  );
 });
 
 test('a platform package of another version, and a forced source build beside one that fits', () => {
-  const root = tree({
-    [`old/node_modules/${NAME}/package.json`]: '{}',
-    [`old/node_modules/${BINARY}/package.json`]: manifest(BINARY, '0.0.9'),
-    [`fits/node_modules/${NAME}/package.json`]: '{}',
-    [`fits/node_modules/${BINARY}/package.json`]: manifest(BINARY, '1.2.3'),
-  });
-  try {
-    const old = missingAddonAdvice(path.join(root, 'old/node_modules', NAME), { own: PACKED });
-    assert.match(old, /is installed at 0\.0\.9, but this @tidepool-rs\/pool is 1\.2\.3/);
-    assert.match(old, /or its tarball/);
-    const forced = missingAddonAdvice(path.join(root, 'fits/node_modules', NAME), { own: PACKED, atInstall: true });
-    assert.match(forced, /^cargo was not found\. TIDEPOOL_BUILD_FROM_SOURCE asks for a build from source/);
-    assert.match(forced, /unset it to use/);
-    assert.doesNotMatch(forced, /takes only its own version/);
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  withTree(
+    {
+      [`old/node_modules/${NAME}/package.json`]: '{}',
+      [`old/node_modules/${BINARY}/package.json`]: manifest(BINARY, '0.0.9'),
+      [`fits/node_modules/${NAME}/package.json`]: '{}',
+      [`fits/node_modules/${BINARY}/package.json`]: manifest(BINARY, '1.2.3'),
+    },
+    (root) => {
+      const old = missingAddonAdvice(path.join(root, 'old/node_modules', NAME), { own: PACKED });
+      assert.match(old, /is installed at 0\.0\.9, but this @tidepool-rs\/pool is 1\.2\.3/);
+      assert.match(old, /or its tarball/);
+      const forced = missingAddonAdvice(path.join(root, 'fits/node_modules', NAME), { own: PACKED, atInstall: true });
+      assert.match(forced, /^cargo was not found\. TIDEPOOL_BUILD_FROM_SOURCE asks for a build from source/);
+      assert.match(forced, /unset it to use/);
+      assert.doesNotMatch(forced, /takes only its own version/);
+    },
+  );
 });
 
 test("finding the platform (as loading a prebuilt addon does) leaves the process's report settings as they were", () => {

@@ -34,7 +34,7 @@ function messages() {
   }
   const json = Buffer.from(records.join('\n'));
   const files = [
-    'index.js',
+    'lib/pool.js',
     'index.d.ts',
     'src/native_pool.rs',
     'src/delivery.rs',

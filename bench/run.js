@@ -622,7 +622,7 @@ async function gzipStreams(kind, streams, mib, { probe = false } = {}) {
   const zlib = require('node:zlib');
   const { Readable, Writable } = require('node:stream');
   const { pipeline } = require('node:stream/promises');
-  const files = ['index.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
+  const files = ['lib/pool.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
   const text = Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
   const block = Buffer.alloc(4 << 20);
   for (let at = 0; at < block.length; at += text.length) text.copy(block, at);
@@ -700,7 +700,7 @@ async function streamHash(make) {
 
 /** Text-like bytes: this repository's sources, repeated to `bytes`. */
 function sourceText(bytes) {
-  const files = ['index.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
+  const files = ['lib/pool.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
   const text = Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
   const block = Buffer.alloc(bytes);
   for (let at = 0; at < block.length; at += text.length) text.copy(block, at);

@@ -2,7 +2,7 @@
 // One postMany() or map(): tasks that share a kernel, its options and one
 // cancel flag, and that fail together.
 //
-// The pool (index.js) owns the mechanism: slots, submission by chunks
+// The pool (lib/pool.js) owns the mechanism: slots, submission by chunks
 // (`submitMany`, one N-API call per chunk), the queueFull policies,
 // settling. A batch says where its tasks' results go: its `sink`, which has
 // two methods, `result(index, value)` and `fail(index, error)` (`index` -1:

@@ -80,7 +80,7 @@ class CodecStream extends Transform {
   /** Flush markers written and not yet taken by _write (see `_writev`). */
   #markers = 0;
 
-  /** `port`, `handle`: the pool's stream port and this stream (index.js); `kernel`: the codec's name. */
+  /** `port`, `handle`: the pool's stream port and this stream (lib/pool.js); `kernel`: the codec's name. */
   constructor(port, handle, kernel, options) {
     super(options);
     this.#flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
@@ -104,7 +104,7 @@ class CodecStream extends Transform {
     this.destroy(err);
   }
 
-  /** `fn()` once the stream's tasks are over (index.js lets go of its signal then). */
+  /** `fn()` once the stream's tasks are over (pool.js lets go of its signal then). */
   [WHEN_OVER](fn) {
     this.#tasks.whenOver(fn);
   }

@@ -60,7 +60,7 @@ class Hash extends Transform {
   /** The Promise of the digest's bytes, once digest() was called. */
   #digest = undefined;
 
-  /** `port`, `handle`: the pool's stream port and this hash's stream (index.js). */
+  /** `port`, `handle`: the pool's stream port and this hash's stream (lib/pool.js). */
   constructor(port, handle, options) {
     super(options);
     this.#tasks = new StreamTasks(
@@ -97,7 +97,7 @@ class Hash extends Transform {
     else this.destroy();
   }
 
-  /** `fn()` once the hash's tasks are over (index.js lets go of its signal then). */
+  /** `fn()` once the hash's tasks are over (pool.js lets go of its signal then). */
   [WHEN_OVER](fn) {
     this.#tasks.whenOver(fn);
   }

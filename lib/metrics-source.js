@@ -1,5 +1,5 @@
 'use strict';
-// The key a Pool answers tidepool/metrics through (index.js, lib/metrics.js):
+// The key a Pool answers tidepool/metrics through (lib/pool.js, lib/metrics.js):
 // a symbol, so that the metrics module reads the pool's counters without
 // their being part of the Pool's public API.
 

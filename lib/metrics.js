@@ -17,7 +17,7 @@
 // share one set of metrics per registry and prefix, told apart by their
 // labels, and are held weakly.
 
-const { Pool } = require('..');
+const { Pool } = require('./pool');
 const { METRICS_SOURCE } = require('./metrics-source');
 const { invalidArgType, invalidArgValue, own } = require('./errors');
 const { ownOptions } = require('./options');

@@ -54,7 +54,7 @@ const { setImmediate: scheduleImmediate } = require('node:timers');
 
 /** `end` of the last chunk (the stream's finish). */
 const LAST = -1;
-/** The method a stream's signal calls when it fires: `stream[ABORT](err)` (index.js). */
+/** The method a stream's signal calls when it fires: `stream[ABORT](err)` (lib/pool.js). */
 const ABORT = Symbol('tidepool.abort');
 /** `stream[WHEN_OVER](fn)`: `fn()` once the stream's tasks are over (finished or failed). */
 const WHEN_OVER = Symbol('tidepool.whenOver');
@@ -214,7 +214,7 @@ function failItems(items, err, destroyed) {
 }
 
 class StreamTasks {
-  /** What the pool lends (index.js #streams()): step, report, inline, inlineError, open, hold, release. */
+  /** What the pool lends (pool.js #streams()): step, report, inline, inlineError, open, hold, release. */
   #port;
   #handle;
   /**

@@ -1,7 +1,7 @@
 //! `postMany()` and `map()` on the native side: a whole chunk of tasks in one
 //! N-API call, and the one cancel flag a batch's tasks share.
 //!
-//! index.js checks a batch whole before anything is queued and keeps each
+//! lib/pool.js checks a batch whole before anything is queued and keeps each
 //! chunk's binaries reachable until the chunk's last task settles; a chunk's
 //! tasks have consecutive slots from `firstSlot`. Here the chunk's binaries,
 //! passed as arguments, are read into tasks that are queued under one lock (`Pool::submit_many`). Every task of a batch
@@ -55,7 +55,7 @@ pub(crate) unsafe fn flag_of(env: sys::napi_env, value: sys::napi_value) -> Resu
     unsafe { shared::<AtomicBool>(env, value) }.ok_or_else(|| bad_call("the flag must come from batchFlag()"))
 }
 
-/// The flags behind an Array of handles from [`new_flag`] (index.js's
+/// The flags behind an Array of handles from [`new_flag`] (lib/pool.js's
 /// own Array: no getter runs while it is read).
 ///
 /// # Safety
@@ -185,7 +185,7 @@ unsafe fn submit_many(inner: &Inner, env: sys::napi_env, argv: &[sys::napi_value
     let now = Instant::now();
     let mut tasks = Vec::with_capacity(binaries.len());
     for (&binary, slot) in binaries.iter().zip(first_slot..) {
-        // SAFETY: live env and value; index.js keeps every binary of the
+        // SAFETY: live env and value; lib/pool.js keeps every binary of the
         // chunk reachable until the chunk's last task is delivered.
         let input = unsafe { binary::input_of(env, binary) }?;
         tasks.push(Task {

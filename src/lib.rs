@@ -80,7 +80,7 @@ pub fn available_parallelism() -> u32 {
     tidepool_core::pool::available_parallelism() as u32
 }
 
-/// Batch geometry shared with index.js: at most this many completions are
+/// Batch geometry shared with lib/pool.js: at most this many completions are
 /// handed to JavaScript per call, each with at most this many result bytes.
 #[napi(object)]
 pub struct BatchLayout {
@@ -93,7 +93,7 @@ pub struct BatchLayout {
     pub large_code: u32,
 }
 
-/// The sizes index.js must allocate the shared meta array and slab with.
+/// The sizes lib/pool.js must allocate the shared meta array and slab with.
 #[napi]
 pub fn batch_layout() -> BatchLayout {
     BatchLayout {
@@ -110,7 +110,7 @@ pub fn default_nice_increment() -> u32 {
 }
 
 /// The numbers a failed task's completion carries (`TaskError::code`), by
-/// name, so that index.js never repeats them.
+/// name, so that lib/pool.js never repeats them.
 #[napi(object)]
 pub struct TaskErrorCodes {
     pub panic: u32,

@@ -1,4 +1,4 @@
-//! The `NativePool` class: what index.js calls per task and per lifecycle step.
+//! The `NativePool` class: what lib/pool.js calls per task and per lifecycle step.
 //!
 //! # Ownership and teardown
 //!
@@ -43,7 +43,7 @@ use crate::delivery;
 use crate::handles::{Reference, Tsfn};
 use crate::inner::Inner;
 
-/// Resolved pool options (index.js validates and fills in defaults).
+/// Resolved pool options (lib/pool.js validates and fills in defaults).
 #[napi(object)]
 pub struct NativeOptions {
     pub min_threads: u32,
@@ -172,9 +172,9 @@ unsafe extern "C" fn drop_inner_share(_env: sys::napi_env, data: *mut c_void, _h
 
 /// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, file?)`:
 /// queues one task (`file`: `data` is a path's bytes, and the task reads
-/// that file; a stream's chunks have a submit of their own, see streams.rs). `data` is a binary or an Array of binaries; index.js keeps it reachable until the task is
+/// that file; a stream's chunks have a submit of their own, see streams.rs). `data` is a binary or an Array of binaries; lib/pool.js keeps it reachable until the task is
 /// delivered. `params` is a handle from makeParams (see params.rs) or undefined (the kernel's
-/// defaults); `maxOutputBytes` (an integer index.js checked) replaces the pool's limit.
+/// defaults); `maxOutputBytes` (an integer lib/pool.js checked) replaces the pool's limit.
 unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut argc = ARGS;
     let mut argv = [ptr::null_mut(); ARGS];
@@ -227,12 +227,12 @@ unsafe fn submit(
     if inner.is_torn_down() {
         return Err(("ERR_TIDEPOOL_CLOSED", "the environment is shutting down".to_owned()));
     }
-    // SAFETY: live env and value; index.js keeps `data` reachable until the
+    // SAFETY: live env and value; lib/pool.js keeps `data` reachable until the
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, argv[2]) }?;
     let mut task = Task::new(slot, kernel, input, Instant::now());
     // A file for the pool's thread to read (postFile): `data` holds its
-    // path's bytes (index.js keeps it reachable, as any input).
+    // path's bytes (lib/pool.js keeps it reachable, as any input).
     if argc > 7 {
         let mut file = false;
         // SAFETY: live env and value; out-pointer to a local.
@@ -328,7 +328,7 @@ fn duration_ms(ms: f64) -> Duration {
     Duration::from_secs_f64(ms.max(0.0) / 1000.0)
 }
 
-/// A pool of Rust threads; JavaScript talks to it through index.js.
+/// A pool of Rust threads; JavaScript talks to it through lib/pool.js.
 #[napi]
 pub struct NativePool {
     inner: Rc<Inner>,
@@ -420,7 +420,7 @@ impl NativePool {
             },
             max_queue: options.max_queue.map_or(usize::MAX, |n| n.max(1) as usize),
             max_queue_age: options.max_queue_age_ms.map(duration_ms),
-            // An integer index.js checked to be <= buffer.constants.MAX_LENGTH.
+            // An integer lib/pool.js checked to be <= buffer.constants.MAX_LENGTH.
             max_output_bytes: options.max_output_bytes as usize,
             max_expanded_bytes: options.max_expanded_bytes as usize,
             nice_increment: options.nice_increment.min(19) as u8,
@@ -593,7 +593,7 @@ impl NativePool {
         if self.inner.is_torn_down() {
             return;
         }
-        // SAFETY: index.js calls this on the JS thread that made the pool,
+        // SAFETY: lib/pool.js calls this on the JS thread that made the pool,
         // whose env is `inner.env`.
         unsafe { delivery::deliver_batch(env.raw(), &self.inner) }
     }

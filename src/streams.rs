@@ -47,7 +47,7 @@ pub(crate) unsafe fn new_stream(
         unsafe { crate::params::take(env, params, kernel) }?
     };
     let limit = match max_output_bytes {
-        // An integer index.js checked (>= 1).
+        // An integer lib/pool.js checked (>= 1).
         Some(bytes) if bytes >= 1.0 => bytes as usize,
         _ => inner.pool().output_limit(found),
     };
@@ -58,7 +58,7 @@ pub(crate) unsafe fn new_stream(
 
 /// `submitChunk(slot, stream, data, end, budget, seq)`: queues one step of
 /// chunk `seq` of `stream` (a handle from `newStream()`): `data` (a binary
-/// or an Array of binaries, kept reachable by index.js until the task is
+/// or an Array of binaries, kept reachable by lib/pool.js until the task is
 /// delivered), then `end` (-1: the stream's last chunk, 0: nothing, a
 /// flush kind the codec checked in JS); the task stops once its output
 /// passes `budget` bytes. The task can always be cancelled alone
@@ -116,7 +116,7 @@ unsafe fn submit_chunk(inner: &Inner, env: sys::napi_env, argv: [sys::napi_value
     if inner.is_torn_down() {
         return Err(("ERR_TIDEPOOL_CLOSED", "the environment is shutting down".to_owned()));
     }
-    // SAFETY: live env and value; index.js keeps `data` reachable until the
+    // SAFETY: live env and value; lib/pool.js keeps `data` reachable until the
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, argv[2]) }?;
     let end = match end {
