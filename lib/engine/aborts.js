@@ -1,0 +1,138 @@
+'use strict';
+// Abort fan-out: when a signal fires, everything made with it stops in one
+// pass: its waiting posts settle, its queued tasks leave the queue in one
+// native call and settle, its running tasks are told to stop (they settle
+// when delivered), its batches fail, its streams are destroyed. One 'abort'
+// listener per signal (lib/signals.js) serves them all.
+
+const { ownArray } = require('../own-array');
+const { abortError, throwLater } = require('../errors');
+const { Watches, isAborted, signalReason } = require('../signals');
+const { ABORT, WHEN_OVER } = require('../stream-tasks');
+
+class Aborts {
+  #engine;
+  #watches = new Watches((signal, watch) => this.#onAbort(signal, watch));
+
+  constructor(engine) {
+    this.#engine = engine;
+  }
+
+  /** The Watch of `signal` (made, its listener added, on first use). */
+  of(signal) {
+    return this.#watches.of(signal);
+  }
+
+  /**
+   * The Watch of a post's signal, pinned while the post is made. An
+   * already-aborted signal is an early error: thrown, like bad arguments.
+   * The listener is added first (Node's EventTarget may run user code),
+   * the input checked after: nothing the caller does can come between the
+   * check and the queue.
+   */
+  pin(signal) {
+    if (isAborted(signal)) throw abortError(signalReason(signal));
+    const watch = this.#watches.of(signal);
+    watch.pins++;
+    return watch;
+  }
+
+  unpin(signal, watch) {
+    watch.pins--;
+    this.#watches.releaseIfUnused(signal, watch);
+  }
+
+  /** A queued post's task stops with its signal. */
+  watchSlot(post, slot) {
+    post.watch.slots.add(slot);
+  }
+
+  /** A post's task settled. */
+  forgetSlot(signal, slot) {
+    this.#watches.forgetSlot(signal, slot);
+  }
+
+  /** A waiting post left the wait (queued, failed or destroyed). */
+  forgetWaiting(post) {
+    this.#watches.forgetWaiting(post.signal, post.watch, post);
+  }
+
+  /** The batch fails when `watch`'s signal fires (until it ends). */
+  watchBatch(batch, watch) {
+    batch.watch = watch;
+    watch.batches.add(batch);
+  }
+
+  /** The batch is over for its signal (it ended or failed). */
+  forgetBatch(batch) {
+    const watch = batch.watch;
+    if (watch === undefined) return;
+    batch.watch = undefined;
+    watch.batches.delete(batch);
+    this.#watches.releaseIfUnused(batch.signal, watch);
+  }
+
+  /**
+   * A stream with a `signal`: stopped with an AbortError when it fires (at
+   * once if it has; a codec stream is destroyed with it, as node:zlib's
+   * are); one listener per signal, however many streams and posts share it.
+   */
+  watchStream(signal, stream) {
+    if (isAborted(signal)) {
+      stream[ABORT](abortError(signalReason(signal)));
+      return;
+    }
+    const watch = this.#watches.of(signal);
+    watch.streams.add(stream);
+    let watched = true;
+    const forget = () => {
+      if (!watched) return;
+      watched = false;
+      watch.streams.delete(stream);
+      this.#watches.releaseIfUnused(signal, watch);
+    };
+    // Whichever comes first: a hash used through digest() alone never closes.
+    stream[WHEN_OVER](forget);
+    stream.once('close', forget);
+  }
+
+  /**
+   * `signal` fired: every post made with it settles or is told to stop, in
+   * one pass (one native call for all its queued and running tasks).
+   */
+  #onAbort(signal, watch) {
+    const engine = this.#engine;
+    const admission = engine.admission;
+    // Everything this abort concerns is read before anything else runs.
+    const slots = watch.slots.size === 0 ? undefined : Uint32Array.from(watch.slots);
+    // One error for every task of this abort, as fetch() rejects every
+    // request of a signal with its one reason: an Error per task (with its
+    // stack) would cost more than the task.
+    const aborted = abortError(signalReason(signal));
+    const errors = ownArray(0);
+    if (watch.batches.size !== 0) engine.batches.failAll(Array.from(watch.batches), aborted);
+    // As node:zlib's streams: each destroyed with an AbortError of its own.
+    for (const stream of Array.from(watch.streams)) stream[ABORT](abortError(signalReason(signal)));
+    for (const post of watch.waiting) {
+      post.settled = true; // the pump skips it
+      admission.waitingCount--;
+      const err = engine.fail(post, aborted, false);
+      if (err !== undefined) errors[errors.length] = err;
+    }
+    if (slots !== undefined) {
+      // Every task is marked; those still queued are removed and settle now,
+      // the others stop at their next chunk and settle when delivered.
+      for (let i = 0; i < slots.length; i++) engine.slots.get(slots[i]).aborted = aborted;
+      const removed = engine.native.cancel(slots);
+      for (let i = 0; i < removed.length; i++) {
+        const err = engine.settle(removed[i], false, aborted);
+        if (err !== undefined) errors[errors.length] = err;
+      }
+    }
+    // Removed tasks and aborted waiting posts free places: let others in.
+    if (admission.needsDrain) admission.pump(errors);
+    throwLater(errors);
+  }
+}
+
+module.exports = { Aborts };

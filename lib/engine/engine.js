@@ -1,0 +1,350 @@
+'use strict';
+// The engine: the one owner of a pool's native handle. It takes tasks the
+// façade (lib/pool.js) has read and checked, queues them through the wire
+// (wire.js), keeps what native code reads alive while it runs (the slot
+// table, slots.js; a batch's chunks, batches.js), and settles them when
+// native code delivers them (delivery.js). Its parts, each behind the
+// engine:
+//   admission.js  queueFull: what a full queue does to posts and batches
+//   batches.js    postMany() / map() batches, fed and failed by chunks
+//   aborts.js     what a fired signal stops
+//   lifecycle.js  open, closing, closed, destroyed, terminated
+//   ports.js      what map() and the streams may ask of the engine
+// Nothing here runs user code between checking an input and the native
+// side reading it.
+
+const { binding } = require('../binding');
+const { readableBytes, checkResizable } = require('../binary');
+const { KERNELS, MIN_INPUT_BYTES } = require('../binding');
+const { makeError, outOfRange, closedError, abortError, destroyedError, throwLater, countedCode } = require('../errors');
+const { isAborted, signalReason } = require('../signals');
+const { NativePromise } = require('../intrinsics');
+const { ownArray, asPlainArray } = require('../own-array');
+const { AllResults } = require('../batch');
+const { BATCH_CAPACITY, SLAB_BYTES, BATCH_SLOT, submitPost } = require('./wire');
+const { Post, isChunkOrFile } = require('./post');
+const { SlotTable } = require('./slots');
+const { Admission } = require('./admission');
+const { Batches } = require('./batches');
+const { Aborts } = require('./aborts');
+const { Lifecycle } = require('./lifecycle');
+const { deliver } = require('./delivery');
+
+let capturedResolve;
+let capturedReject;
+/** Promise executor that hands its resolvers over through two variables: no closure per task. */
+function captureResolvers(resolve, reject) {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+class Engine {
+  native;
+  /** The raw hot calls (wire.js): a post, a batch's chunk, a stream's step. */
+  submit;
+  submitMany;
+  submitChunk;
+  /** Where events go: the Pool. */
+  emitter;
+  encoding;
+  /** How errors name the input: 'message', or 'select(message)' with a custom select. */
+  inputName;
+  maxInputBytes;
+  /** Shared with Rust (wire.js): [slot, code << 24 | length] per finished task, and their result bytes. */
+  meta = new Uint32Array(BATCH_CAPACITY * 2);
+  slab = Buffer.alloc(SLAB_BYTES);
+  slots = new SlotTable();
+  admission;
+  batches = new Batches(this);
+  aborts = new Aborts(this);
+  lifecycle = new Lifecycle(this);
+  /** Tasks queued or running (posts and batches' tasks). */
+  pending = 0;
+  completed = 0;
+  failed = 0;
+  /** Failed tasks by their error's code (what tidepool/metrics reports). */
+  failures = { __proto__: null };
+  /** Asks the native side for the rest of a batch it held back (see delivery.js). */
+  deliverLater = () => {
+    this.native.deliver();
+  };
+  /**
+   * The native side holds this callback only weakly while the pool is idle
+   * (so an idle pool can be garbage-collected) and strongly while tasks are
+   * pending; this field is what keeps it alive as long as the pool is.
+   */
+  #onBatch = (count, events, terminated, large, later) => deliver(this, count, events, terminated, large, later);
+
+  /** `config`: { native, encoding, inputName, maxQueue, queueFull, maxInputBytes }. */
+  constructor(emitter, config) {
+    this.emitter = emitter;
+    this.encoding = config.encoding;
+    this.inputName = config.inputName;
+    this.maxInputBytes = config.maxInputBytes;
+    this.admission = new Admission(this, config.queueFull, config.maxQueue);
+    try {
+      this.native = new binding.NativePool(config.native, this.#onBatch, this.meta, this.slab);
+    } catch (err) {
+      // The only runtime failure here: the OS refused to start the threads.
+      throw makeError(Error, 'ERR_TIDEPOOL_SPAWN_FAILED', `Could not start the pool: ${err.message}`, { cause: err });
+    }
+    this.submit = this.native.submitter();
+    this.submitMany = this.native.batchSubmitter();
+    this.submitChunk = this.native.chunkSubmitter();
+  }
+
+  /**
+   * A task of post() (postFile(), a stream's step): `data` the input's
+   * snapshot. Returns the Promise of `{ result, message }`.
+   */
+  post(message, data, kernel, extra, signal, timeoutMs) {
+    const watch = signal === undefined ? undefined : this.aborts.pin(signal);
+    try {
+      // One shared executor instead of a closure per task: less garbage.
+      // Made before the check below, so that no user code (a promise hook)
+      // runs between the check and the native side reading what was checked.
+      const promise = new NativePromise(captureResolvers);
+      const resolve = capturedResolve;
+      const reject = capturedReject;
+      // A stream's chunks were checked when written; they go together in one
+      // task, which maxInputBytes does not bound (lib/stream-tasks.js). A
+      // file's path is no input either.
+      const chunk = isChunkOrFile(extra);
+      if (chunk) readableBytes(data, 'data');
+      else this.checkInput(data, kernel);
+      // A closed pool still runs the streams whose end was asked for before.
+      const refused = this.lifecycle.closed && !(chunk && extra.accepted);
+      if (refused && chunk) {
+        const err = this.lifecycle.destroyed ? destroyedError() : closedError();
+        this.countFailures(err, 1);
+        reject(err);
+      } else if (refused) this.rejectClosed(data, kernel, reject);
+      else if (signal !== undefined && isAborted(signal))
+        reject(abortError(signalReason(signal))); // by a promise hook
+      else this.admission.admit(new Post(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch));
+      return promise;
+    } finally {
+      if (watch !== undefined) this.aborts.unpin(signal, watch);
+    }
+  }
+
+  /** A task of postMessage(): its result is an event. */
+  postMessage(message, data, kernel, extra) {
+    this.checkInput(data, kernel);
+    if (this.lifecycle.closed) {
+      this.rejectClosed(data, kernel, (err) => process.nextTick(() => this.emitter.emit('error', err, message)));
+      return;
+    }
+    this.admission.admit(new Post(message, data, kernel, extra, null, null, undefined, undefined, undefined));
+  }
+
+  /**
+   * The tasks of postMany(): `datas` the snapshots, named by `name` in
+   * errors. Returns the Promise of every result, in order.
+   */
+  postMany(datas, name, kernel, extra, signal, timeoutMs) {
+    const count = datas.length;
+    const watch = signal === undefined ? undefined : this.aborts.pin(signal);
+    try {
+      const promise = new NativePromise(captureResolvers);
+      const resolve = capturedResolve;
+      const reject = capturedReject;
+      // No user code from here to the native side's reading (see post()).
+      // Lengths included: a binary of a later chunk is read after earlier
+      // chunks are queued, when throwing is too late.
+      for (let i = 0; i < count; i++) {
+        name.at = i;
+        this.checkLengths(datas[i], kernel, name);
+      }
+      if (this.lifecycle.closed) {
+        const err = closedError();
+        this.countFailures(err, count);
+        reject(err);
+      } else if (signal !== undefined && isAborted(signal)) {
+        const err = abortError(signalReason(signal));
+        this.countFailures(err, count);
+        reject(err);
+      } else if (count === 0) {
+        resolve(asPlainArray(ownArray(0)));
+      } else {
+        const batch = this.batches.open(kernel, extra, timeoutMs, signal, new AllResults(count, resolve, reject), 'messages');
+        if (watch !== undefined) this.aborts.watchBatch(batch, watch);
+        batch.complete = true;
+        this.batches.feed(batch, datas, 0, count);
+      }
+      return promise;
+    } finally {
+      if (watch !== undefined) this.aborts.unpin(signal, watch);
+    }
+  }
+
+  /** Submits `post` to the native queue; returns its length after, or 0 if it was full. */
+  trySubmit(post) {
+    const slots = this.slots;
+    const slot = slots.acquire();
+    let queued;
+    try {
+      queued = submitPost(this.submit, this.submitChunk, slot, post);
+    } catch (err) {
+      slots.giveBack(slot);
+      // The native side found a detached binary: the same error as post()'s own check.
+      if (err.code === 'ERR_INVALID_STATE') readableBytes(post.data, this.inputName);
+      throw err;
+    }
+    if (queued === 0) {
+      slots.giveBack(slot);
+      return 0;
+    }
+    slots.hold(slot, post);
+    this.pending++;
+    if (post.signal !== undefined) this.aborts.watchSlot(post, slot);
+    this.admission.noteQueued(queued);
+    return queued;
+  }
+
+  /**
+   * Checks a snapshot right before the native side reads it: readable in
+   * place (not detached, not resizable), long enough for the kernel, within
+   * `maxInputBytes`. Runs no user code. Without a length limit, the lengths
+   * (and so detachment, which leaves a length of 0) are left to the native
+   * side, which reads them anyway (see checkResizable); every path that
+   * does not hand the input to it at once calls checkLengths instead.
+   */
+  checkInput(data, kernel) {
+    if (this.maxInputBytes === Infinity && MIN_INPUT_BYTES[kernel] === 0) checkResizable(data, this.inputName);
+    else this.checkLengths(data, kernel, this.inputName);
+  }
+
+  /** All of checkInput, lengths included; `name` names the input in errors. */
+  checkLengths(data, kernel, name) {
+    const bytes = readableBytes(data, name);
+    if (bytes < MIN_INPUT_BYTES[kernel]) {
+      throw outOfRange(
+        name,
+        `at least ${MIN_INPUT_BYTES[kernel]} bytes for kernel '${KERNELS[kernel]}' (a little-endian uint32 of microseconds; see micros())`,
+        `${bytes} bytes`,
+      );
+    }
+    if (bytes > this.maxInputBytes) {
+      throw outOfRange(name, `at most maxInputBytes (${this.maxInputBytes}) bytes`, `${bytes} bytes`);
+    }
+  }
+
+  /** A post to a closed pool (`reject` its rejection or 'error'): argument errors are still thrown first. */
+  rejectClosed(data, kernel, reject) {
+    this.checkLengths(data, kernel, this.inputName);
+    const err = closedError();
+    this.countFailures(err, 1);
+    reject(err);
+  }
+
+  /**
+   * Counts `count` tasks failed with `err`, under its code when tidepool or
+   * Node gives it, else under 'other' (lib/errors.js countedCode): a
+   * caller's codes would grow `failures`, and tidepool/metrics' series,
+   * without bound.
+   */
+  countFailures(err, count) {
+    if (count === 0) return;
+    this.failed += count;
+    const code = countedCode(err);
+    this.failures[code] = (this.failures[code] ?? 0) + count;
+  }
+
+  /**
+   * A post that never got a slot fails. Its 'error' event (postMessage)
+   * comes on the next tick when `deferred` (never inside the post call
+   * itself); otherwise returns an exception an 'error' listener threw.
+   */
+  fail(post, err, deferred) {
+    this.countFailures(err, 1);
+    if (post.reject !== null) {
+      post.reject(err);
+      return undefined;
+    }
+    if (deferred) {
+      process.nextTick(() => this.emitter.emit('error', err, post.message));
+      return undefined;
+    }
+    try {
+      this.emitter.emit('error', err, post.message);
+    } catch (thrown) {
+      return thrown;
+    }
+    return undefined;
+  }
+
+  /** Whether settling `slot` as failed needs an error (not a task of a batch that already failed). */
+  wantsError(slot) {
+    return slot < BATCH_SLOT || this.batches.chunkOf(slot).batch.error === undefined;
+  }
+
+  /** Settles one task; returns an exception thrown by a 'message'/'error' listener. */
+  settle(slot, ok, value) {
+    if (slot >= BATCH_SLOT) {
+      this.batches.settleTask(slot, ok, value);
+      return undefined;
+    }
+    const post = this.slots.release(slot);
+    this.pending--;
+    // The slot's state is final before this (it may remove a listener).
+    if (post.signal !== undefined) this.aborts.forgetSlot(post.signal, slot);
+    if (ok) {
+      this.completed++;
+      if (post.resolve !== null) {
+        post.resolve({ result: value, message: post.message });
+        return undefined;
+      }
+    } else {
+      this.countFailures(value, 1);
+      if (post.reject !== null) {
+        post.reject(value);
+        return undefined;
+      }
+    }
+    try {
+      if (ok) this.emitter.emit('message', value, post.message);
+      else this.emitter.emit('error', value, post.message);
+    } catch (err) {
+      return err;
+    }
+    return undefined;
+  }
+
+  /** Stops accepting tasks, finishes the queued ones, joins the threads. */
+  close() {
+    this.lifecycle.close();
+    return this.lifecycle.whenTerminated();
+  }
+
+  /** Stops accepting tasks, rejects queued ones, cancels running ones, joins the threads. */
+  destroy() {
+    const lifecycle = this.lifecycle;
+    if (lifecycle.terminated || !lifecycle.destroy()) return lifecycle.whenTerminated();
+    const slots = this.native.destroy();
+    const errors = ownArray(0);
+    // Batches being fed and posts waiting for room never (wholly) reached
+    // the queue: reject them too.
+    this.batches.failFeeding(destroyedError);
+    const waiting = this.admission.takeAll();
+    for (let i = 0; i < waiting.length; i++) {
+      const w = waiting[i];
+      if (w.settled) continue; // aborted while waiting: already settled
+      if (w.batch !== undefined) {
+        this.batches.fail(w.batch, w.batch.base + w.batch.next, destroyedError());
+        continue;
+      }
+      this.admission.leave(w);
+      const err = this.fail(w, destroyedError(), false);
+      if (err !== undefined) errors[errors.length] = err;
+    }
+    for (let i = 0; i < slots.length; i++) {
+      const err = this.settle(slots[i], false, this.wantsError(slots[i]) ? destroyedError() : undefined);
+      if (err !== undefined) errors[errors.length] = err;
+    }
+    throwLater(errors);
+    return lifecycle.whenTerminated();
+  }
+}
+
+module.exports = { Engine };

@@ -1,0 +1,123 @@
+'use strict';
+// The two clients of the engine besides the façade, and all they may ask
+// of it: map()'s iterators (lib/map.js) and the streams' tasks
+// (lib/stream-tasks.js).
+
+const { abortError } = require('../errors');
+const { isAborted, signalReason } = require('../signals');
+const { taskExtra, STREAM_STEP } = require('./post');
+const { inlineError } = require('./wire');
+
+/** What map()'s iterators ask of the engine. One per pool. */
+class MapPort {
+  #engine;
+  #take;
+  /** The pool has its own `select`: errors name `select(iterable[i])`. */
+  selected;
+
+  /** `take(message, name)`: what a task reads of a message (`select`, snapshot; user code runs here). */
+  constructor(engine, take, selected) {
+    this.#engine = engine;
+    this.#take = take;
+    this.selected = selected;
+  }
+
+  /** A batch for the iteration's tasks, failing with `signal`. */
+  open(kernel, extra, timeoutMs, signal, sink) {
+    // Checked here, when the iteration starts: a listener added to a fired
+    // signal would never run.
+    if (signal !== undefined && isAborted(signal)) throw abortError(signalReason(signal));
+    const engine = this.#engine;
+    const batch = engine.batches.open(kernel, extra, timeoutMs, signal, sink, 'iterable');
+    if (signal !== undefined) engine.aborts.watchBatch(batch, engine.aborts.of(signal));
+    return batch;
+  }
+
+  take(message, name) {
+    return this.#take(message, name);
+  }
+
+  /** Checks a snapshot's lengths for `kernel` (errors name it `name`). */
+  check(data, kernel, name) {
+    this.#engine.checkLengths(data, kernel, name);
+  }
+
+  /** Hands the batch `count` checked snapshots, task indices `base...`. */
+  feed(batch, datas, base, count) {
+    this.#engine.batches.feed(batch, datas, base, count);
+  }
+
+  /** The source is exhausted: nothing more will be fed. */
+  finish(batch) {
+    this.#engine.batches.endFeeding(batch);
+  }
+
+  /** The iteration stopped: its queued tasks go, its running ones are told to stop. */
+  cancel(batch, error) {
+    this.#engine.batches.fail(batch, -1, error);
+  }
+
+  /** `fn()` once no task of the batch runs any more. */
+  whenStopped(batch, fn) {
+    this.#engine.batches.whenStopped(batch, fn);
+  }
+
+  closed() {
+    return this.#engine.lifecycle.closed;
+  }
+}
+
+/** A stream step's output: the settled task's result. */
+function resultOf(settled) {
+  return settled.result;
+}
+
+/**
+ * What a stream's tasks ask of the engine: a step of a chunk (a Promise of
+ * its output bytes), what the step did, the inline run of a hash's
+ * update(), and whether close() waits for the stream. One per pool.
+ */
+class StreamPort {
+  #engine;
+
+  constructor(engine) {
+    this.#engine = engine;
+  }
+
+  /** Runs a step of the stream `handle` over `data` on a pool thread. */
+  step(signal, accepted, handle, data, end, budget, seq) {
+    const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, accepted);
+    return this.#engine.post(STREAM_STEP, data, 0, extra, signal, undefined).then(resultOf);
+  }
+
+  /** What the stream's last step did (consumed bytes × 4 + outcome; see stream-tasks.js). */
+  report(handle) {
+    return this.#engine.native.streamReport(handle);
+  }
+
+  /** Runs a hash's update on this thread (see stream-tasks.js). */
+  inline(handle, seq, inFlight, rest) {
+    return this.#engine.native.streamInline(handle, seq, inFlight, rest);
+  }
+
+  /** The error of a failed inline run. */
+  inlineError(text) {
+    return inlineError(text, this.#engine.lifecycle.destroyed);
+  }
+
+  /** The pool takes new work. */
+  open() {
+    return !this.#engine.lifecycle.closed;
+  }
+
+  /** The stream has work given while the pool was open: close() waits for it. */
+  hold(tasks) {
+    this.#engine.lifecycle.holdStream(tasks);
+  }
+
+  release(tasks) {
+    this.#engine.lifecycle.releaseStream(tasks);
+  }
+}
+
+module.exports = { MapPort, StreamPort };

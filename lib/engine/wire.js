@@ -1,0 +1,136 @@
+'use strict';
+// The wire between the engine and the native pool: what each raw call
+// takes, in what order, and how what comes back is read. src/wire.rs is the
+// other side of this file, row for row; a change to one is a change to both.
+//
+// Slots. A post's task carries the slot (below BATCH_SLOT) of its record in
+// the slot table (slots.js). The tasks of a postMany() or map() go a chunk
+// per native call: a chunk's tasks have consecutive slots,
+// `BATCH_SLOT | id << CHUNK_BITS | i`, so nothing is stored per task: the
+// chunk (batches.js) knows its batch, where its tasks' indices start and
+// how many are still out.
+//
+// Delivery. Native code writes each finished task into `meta` (shared, a
+// Uint32Array of BATCH_CAPACITY pairs) as [slot, code << 24 | length] and
+// its result bytes, back to back, into `slab` (SLAB_BYTES). Code 0: the
+// result is in the slab; LARGE_CODE: it is the next Buffer of the call's
+// `large` array; any other code is a TASK_CODES error whose detail (UTF-8)
+// is in the slab, decoded by taskError (errors.js).
+
+const { BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('../binding');
+const { taskError } = require('../errors');
+
+const applyFunction = Reflect.apply;
+const setPrototypeOf = Reflect.setPrototypeOf;
+
+const CHUNK_BITS = 10;
+/** Tasks per native call of a batch, at most. */
+const CHUNK = 1 << CHUNK_BITS;
+const BATCH_SLOT = 2 ** 31;
+/** Chunk ids fit the 21 bits between BATCH_SLOT and a task's place in its chunk. */
+const MAX_CHUNKS = 2 ** (31 - CHUNK_BITS);
+
+/** The first slot of chunk `id`. */
+function chunkSlot(id) {
+  return BATCH_SLOT + id * CHUNK;
+}
+
+/** The chunk id of a batch task's slot. */
+function chunkIdOf(slot) {
+  return (slot >>> CHUNK_BITS) & (MAX_CHUNKS - 1);
+}
+
+/** A batch task's place in its chunk. */
+function placeInChunk(slot) {
+  return slot & (CHUNK - 1);
+}
+
+/** The result's length in a meta word. */
+function resultLength(word) {
+  return word & 0xffffff;
+}
+
+/** The outcome in a meta word: 0, LARGE_CODE or a TASK_CODES error. */
+function resultCode(word) {
+  return word >>> 24;
+}
+
+/**
+ * Submits one post (`submitter()`'s function) or one step of a stream
+ * (`chunkSubmitter()`'s): returns the queue's length after, 0 if it was
+ * full. Arguments, in order:
+ *   submit(slot, kernel, input[, timeoutMs, cancellable[, params, maxOutputBytes, file]])
+ *     timeoutMs 0: none; cancellable: the post has a signal; params a
+ *     handle (params.js) or undefined; maxOutputBytes undefined: the
+ *     pool's; file: `input` is a path's bytes (postFile()).
+ *   submitChunk(slot, stream, input, end, budget, seq)
+ *     a stream's handle; end 0, a flush kind, or LAST; the output after
+ *     which the step stops; the chunk's number.
+ * The shortest form that says everything is used: most posts carry nothing
+ * but slot, kernel and input.
+ */
+function submitPost(submit, submitChunk, slot, post) {
+  const extra = post.extra;
+  if (extra !== undefined && extra.stream !== undefined) {
+    return submitChunk(slot, extra.stream, post.data, extra.end, extra.budget, extra.seq);
+  }
+  if (extra !== undefined) {
+    return submit(
+      slot,
+      post.kernel,
+      post.data,
+      post.timeoutMs ?? 0,
+      post.signal !== undefined,
+      extra.params,
+      extra.maxOutputBytes,
+      extra.file,
+    );
+  }
+  if (post.signal === undefined && post.timeoutMs === undefined) return submit(slot, post.kernel, post.data);
+  return submit(slot, post.kernel, post.data, post.timeoutMs ?? 0, post.signal !== undefined);
+}
+
+/**
+ * Submits `count` snapshots `datas[start...]` of a batch as chunk `id`
+ * (`batchSubmitter()`'s function): returns how many were queued (the queue
+ * may fill part way). Arguments, in order:
+ *   submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, ...inputs)
+ * The inputs go as arguments, in an Array without holes or prototype,
+ * which V8 spreads fastest.
+ */
+function submitChunk(submitMany, batch, id, datas, start, count) {
+  const args = [];
+  setPrototypeOf(args, null);
+  args[0] = batch.kernel;
+  args[1] = chunkSlot(id);
+  args[2] = batch.timeoutMs;
+  args[3] = batch.flag;
+  args[4] = batch.params;
+  args[5] = batch.maxOutputBytes;
+  for (let i = 0; i < count; i++) args[6 + i] = datas[start + i];
+  return applyFunction(submitMany, undefined, args);
+}
+
+/** The error of `streamInline()`'s failure, "CODE detail" (code a TASK_CODES number). */
+function inlineError(text, destroyed) {
+  const space = text.indexOf(' ');
+  return taskError(Number(text.slice(0, space)), text.slice(space + 1), destroyed);
+}
+
+module.exports = {
+  BATCH_CAPACITY,
+  SLAB_BYTES,
+  LARGE_CODE,
+  TASK_CODES,
+  CHUNK,
+  BATCH_SLOT,
+  MAX_CHUNKS,
+  chunkIdOf,
+  placeInChunk,
+  resultLength,
+  resultCode,
+  submitPost,
+  submitChunk,
+  taskError,
+  inlineError,
+};

@@ -1,0 +1,173 @@
+'use strict';
+// The options of one call: a task's (post(), postMany(), map(), postFile())
+// and a stream's (createHash(), createGzip()...), read once, checked, and
+// turned into what the engine takes. Pool-wide options are lib/options.js's.
+
+const { KERNELS, kernelIdOf, syncKernels } = require('./binding');
+const { isBinaryInput, received, BINARY_TYPES } = require('./binary');
+const { makeError, invalidArgType, outOfRange, closestKernel } = require('./errors');
+const { checkTaskKeys, misplacedHint, ownOptions, concurrencyOption, TASK_OPTION } = require('./options');
+const { isAborted } = require('./signals');
+const { paramsHandle, checkDefaults } = require('./params');
+const { taskExtra } = require('./engine/post');
+
+const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
+
+/** map()'s default `concurrency`, per thread of `maxThreads`. */
+const MAP_CONCURRENCY_PER_THREAD = 4;
+
+/**
+ * The default `select`: the message if it is binary (or an Array), else
+ * `message.data`. `name` says how errors name the message (see label()).
+ */
+function defaultSelect(message, name = 'message') {
+  if (isBinaryInput(message)) return message;
+  if (message !== null && typeof message === 'object' && 'data' in message) return message.data;
+  throw invalidArgType(name, `${BINARY_TYPES}, or an object with such a "data" property`, message, received(message));
+}
+
+/** The id of kernel `name` (`argName` names it in errors). */
+function kernelId(name, argName) {
+  if (typeof name !== 'string') throw invalidArgType(argName, 'of type string', name);
+  let id = kernelIdOf(name);
+  // Another realm of this process (a worker thread) may have loaded it.
+  if (id === undefined && syncKernels()) id = kernelIdOf(name);
+  if (id === undefined) {
+    const near = closestKernel(name, KERNELS);
+    const hint = near === undefined ? '' : ` Did you mean '${near}'?`;
+    throw makeError(
+      TypeError,
+      'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${KERNELS.join(', ')}`,
+    );
+  }
+  return id;
+}
+
+/** `options.maxOutputBytes` (undefined, or an integer from 1 to `max`), checked. */
+function checkOutputLimit(value, max) {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', value);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${max}`, value);
+  }
+  return value;
+}
+
+/**
+ * Reads the options of post(), postMany(), postFile() and map() (`method`):
+ * the kernel and what it runs with (`extra`: undefined, or `{ params,
+ * maxOutputBytes }`), the signal, the run-time limit (undefined: none)
+ * and, for map(), `concurrency`. A post's own params serve its one task
+ * (its key is let go once the task is queued); a batch's serve them all.
+ * `pool`: the pool's kernel, its `extra` and maxThreads.
+ */
+function taskOptions(options, method, pool) {
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  // Only the options given as own properties are read (lib/options.js).
+  const given = checkTaskKeys(options, method);
+  let kernel = pool.kernel;
+  let extra = pool.extra;
+  const name = (given & TASK_OPTION.kernel) !== 0 ? options.kernel : undefined;
+  if (name !== undefined) {
+    kernel = kernelId(name, 'options.kernel');
+    // The pool's params are for the pool's kernel.
+    if (kernel !== pool.kernel) extra = undefined;
+  }
+  const signal = (given & TASK_OPTION.signal) !== 0 ? options.signal : undefined;
+  if (signal !== undefined && (signal === null || typeof signal !== 'object')) {
+    throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+  }
+  let timeoutMs = (given & TASK_OPTION.timeoutMs) !== 0 ? options.timeoutMs : undefined;
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number') throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
+    if (!(timeoutMs > 0) || (timeoutMs > 2 ** 31 && timeoutMs !== Infinity)) {
+      throw outOfRange('options.timeoutMs', 'a number > 0 and <= 2^31, or Infinity', timeoutMs);
+    }
+    if (timeoutMs === Infinity) timeoutMs = undefined;
+  }
+  const maxOutputBytes = checkOutputLimit(
+    (given & TASK_OPTION.maxOutputBytes) !== 0 ? options.maxOutputBytes : undefined,
+    BUFFER_MAX_LENGTH,
+  );
+  const concurrency =
+    method === 'map'
+      ? concurrencyOption(
+          (given & TASK_OPTION.concurrency) !== 0 ? options.concurrency : undefined,
+          pool.maxThreads * MAP_CONCURRENCY_PER_THREAD,
+        )
+      : undefined;
+  const params = (given & TASK_OPTION.params) !== 0 ? options.params : undefined;
+  if (params !== undefined) {
+    extra = taskExtra(paramsHandle(kernel, params, 'options.params', method === 'post'), maxOutputBytes);
+  } else {
+    if (extra === undefined && kernel !== pool.kernel) checkDefaults(kernel, 'options.params');
+    if (maxOutputBytes !== undefined) extra = taskExtra(extra === undefined ? undefined : extra.params, maxOutputBytes);
+  }
+  return { kernel, extra, signal, timeoutMs, concurrency };
+}
+
+/** The kernels createHash() takes besides loaded ones: their output comes at the end. */
+const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
+const HASH_OPTIONS = Object.freeze(['params', 'signal', 'highWaterMark']);
+const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWaterMark', 'signal']);
+
+/**
+ * The options of a stream (createHash, createGzip...): only the names in
+ * `known`, each read once if given as an own property. (An aborted signal
+ * destroys the stream at once, as node:zlib's does: see engine/aborts.js.)
+ */
+function streamOptions(options, known, method) {
+  const out = { __proto__: null, params: undefined, signal: undefined, maxOutputBytes: undefined, highWaterMark: undefined };
+  if (options === undefined) return out;
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  const call = method === 'createHash' ? `${method}(kernel, %)` : `${method}(%)`;
+  const given = ownOptions(options, known, 'options', (key) => misplacedHint(key, call));
+  for (let i = 0; i < known.length; i++) out[known[i]] = given[known[i]];
+  const signal = out.signal;
+  if (signal !== undefined) {
+    if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+    isAborted(signal); // throws for what is not an AbortSignal
+  }
+  const highWaterMark = out.highWaterMark;
+  if (highWaterMark !== undefined && (typeof highWaterMark !== 'number' || !(highWaterMark >= 0) || !Number.isFinite(highWaterMark))) {
+    throw outOfRange('options.highWaterMark', 'a finite number >= 0', highWaterMark);
+  }
+  return out;
+}
+
+/**
+ * The writable side's highWaterMark of a pool stream given none: a write
+ * waits for a task on another thread, and the writes queued behind it
+ * meanwhile are the next task's input (one task for many writes). At
+ * Node's 16 KiB, a producer of 64 KiB chunks would have one in flight and
+ * none queued, and the thread would idle between tasks. Node emits
+ * 'drain' only once every write (the one in flight too) was called back,
+ * so a piped producer refills the buffer from empty after each drain and
+ * its first write goes alone: at H bytes, tasks alternate one chunk and
+ * H minus a chunk, and the round trips between them cost most at small H
+ * (BENCHMARKS.md, "Streams: what keeping Node's contracts costs").
+ */
+const STREAM_WRITE_AHEAD = 2 << 20;
+
+/**
+ * A stream's Transform options (without a prototype: Node reads inherited
+ * options): `highWaterMark` for both sides when given, else Node's default
+ * for the readable side and STREAM_WRITE_AHEAD for the writable one.
+ */
+function streamBuffers(highWaterMark) {
+  if (highWaterMark !== undefined) return { __proto__: null, highWaterMark };
+  return { __proto__: null, writableHighWaterMark: STREAM_WRITE_AHEAD };
+}
+
+module.exports = {
+  defaultSelect,
+  kernelId,
+  checkOutputLimit,
+  taskOptions,
+  HASH_KERNELS,
+  HASH_OPTIONS,
+  CODEC_STREAM_OPTIONS,
+  streamOptions,
+  streamBuffers,
+};
