@@ -41,7 +41,9 @@ function messages() {
     'crates/core/src/pool/mod.rs',
     'crates/core/src/kernels/zlib.rs',
   ];
-  const source = Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const source = process.env.TIDEPOOL_BENCH_CORPUS
+    ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
+    : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
   return Array.from({ length: MESSAGES }, (_, i) => {
     const from = i % 2 === 0 ? json : source;
     const start = (i * 4099) % (from.length - BYTES);

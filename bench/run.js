@@ -623,7 +623,9 @@ async function gzipStreams(kind, streams, mib, { probe = false } = {}) {
   const { Readable, Writable } = require('node:stream');
   const { pipeline } = require('node:stream/promises');
   const files = ['lib/pool.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
-  const text = Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const text = process.env.TIDEPOOL_BENCH_CORPUS
+    ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
+    : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
   const block = Buffer.alloc(4 << 20);
   for (let at = 0; at < block.length; at += text.length) text.copy(block, at);
   const chunk = 64 * 1024;
@@ -701,7 +703,9 @@ async function streamHash(make) {
 /** Text-like bytes: this repository's sources, repeated to `bytes`. */
 function sourceText(bytes) {
   const files = ['lib/pool.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
-  const text = Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const text = process.env.TIDEPOOL_BENCH_CORPUS
+    ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
+    : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
   const block = Buffer.alloc(bytes);
   for (let at = 0; at < block.length; at += text.length) text.copy(block, at);
   return block;
