@@ -24,16 +24,20 @@ function loadBinding() {
     try {
       return require(prebuilt.main);
     } catch (err) {
-      const e = new Error(
-        `${OWN.name}: the prebuilt addon ${prebuilt.main} (package ${prebuilt.name}) did not load: ${err.message}. ` +
-          `Reinstall it, or build from source: set TIDEPOOL_BUILD_FROM_SOURCE=1 and ${rebuildCommand(installer(root))}; ${BUILD_NEEDS}.`,
+      const e = /** @type {NodeJS.ErrnoException} */ (
+        new Error(
+          `${OWN.name}: the prebuilt addon ${prebuilt.main} (package ${prebuilt.name}) did not load: ${err.message}. ` +
+            `Reinstall it, or build from source: set TIDEPOOL_BUILD_FROM_SOURCE=1 and ${rebuildCommand(installer(root))}; ${BUILD_NEEDS}.`,
+        )
       );
       e.code = 'ERR_TIDEPOOL_NOT_BUILT';
       e.cause = err;
       throw e;
     }
   }
-  const e = new Error(`${OWN.name}: no native addon for ${platformName()}. ${missingAddonAdvice(root)}`);
+  const e = /** @type {NodeJS.ErrnoException} */ (
+    new Error(`${OWN.name}: no native addon for ${platformName()}. ${missingAddonAdvice(root)}`)
+  );
   e.code = 'ERR_TIDEPOOL_NOT_BUILT';
   throw e;
 }
@@ -67,7 +71,11 @@ const stringSplit = uncurryThis(String.prototype.split);
 
 /** Defines `array[index] = value` as an own data property. */
 function define(array, index, value) {
-  ObjectDefineProperty(array, index, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  ObjectDefineProperty(
+    array,
+    index,
+    /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, enumerable: true, configurable: true }),
+  );
 }
 
 /** The id of kernel `name`, or undefined. */
@@ -89,7 +97,9 @@ function syncKernels() {
     mapSet(KERNEL_IDS, name, id);
     define(MIN_INPUT_BYTES, id, name === 'spin' || name === 'sleep' ? 4 : 0);
   }
-  kernelList = ObjectFreeze(ArrayFrom({ __proto__: null, length: KERNELS.length }, (_, i) => KERNELS[i]));
+  kernelList = ObjectFreeze(
+    ArrayFrom(/** @type {ArrayLike<string>} */ ({ __proto__: null, length: KERNELS.length }), (_, i) => KERNELS[i]),
+  );
   return true;
 }
 syncKernels();

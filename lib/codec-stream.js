@@ -200,6 +200,7 @@ class CodecStream extends Transform {
    * and a flush's callback must come before the writes after it are
    * consumed (node:zlib's order), so those go one at a time.
    */
+  // @ts-expect-error -- Transform reads `_writev` as a property: an accessor may hide it.
   get _writev() {
     return this.#markers === 0 ? this.#writev : undefined;
   }

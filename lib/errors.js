@@ -20,7 +20,11 @@ function makeError(Ctor, code, message, props) {
  * `code` makes `err.code = …` throw) is neither run nor in the way.
  */
 function own(err, key, value) {
-  Object.defineProperty(err, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(
+    err,
+    key,
+    /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, enumerable: true, configurable: true }),
+  );
 }
 
 /** The `code` of an error, when it is its own string, else undefined: no getter of the caller's runs. */
@@ -84,7 +88,9 @@ for (const code of [
 ]) {
   COUNTED_CODES[code] = true;
 }
-for (const name of Object.keys(zlib.codes)) if (name.startsWith('Z_')) COUNTED_CODES[name] = true;
+// (`zlib.codes` is Node's; @types/node lacks it.)
+for (const name of Object.keys(/** @type {{ codes: Record<string, number> }} */ (/** @type {unknown} */ (zlib)).codes))
+  if (name.startsWith('Z_')) COUNTED_CODES[name] = true;
 // node:zlib's brotli codes: BROTLI_DECODER_ERROR_FORMAT_PADDING_1 fails as ERR__ERROR_FORMAT_PADDING_1.
 for (const name of Object.keys(zlib.constants)) {
   if (name.startsWith('BROTLI_DECODER_ERROR_')) COUNTED_CODES[`ERR_${name.slice('BROTLI_DECODER'.length)}`] = true;

@@ -63,7 +63,7 @@ function loadKernels(source) {
   const first = Number(stringSlice(loaded, 0, space));
   const count = Number(stringSlice(loaded, space + 1));
   // Defined index by index: no iterator or push a caller could have replaced.
-  return ArrayFrom({ __proto__: null, length: count }, (_, i) => KERNELS[first + i]);
+  return ArrayFrom(/** @type {ArrayLike<string>} */ ({ __proto__: null, length: count }), (_, i) => KERNELS[first + i]);
 }
 
 module.exports = { loadKernels };

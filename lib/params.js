@@ -63,8 +63,12 @@ function checkDefaults(kernel, where) {
   if (ok !== true) throw paramsError(ok, kernel, where, undefined);
 }
 
-/** Node's error for the kernel's refusal `[kind, name, expected]` of `value`. */
-function paramsError([kind, name, expected], kernel, where, value) {
+/**
+ * Node's error for the kernel's refusal `[kind, name, expected]` of `value`.
+ * @param {any[]} refusal
+ */
+function paramsError(refusal, kernel, where, value) {
+  const [kind, name, expected] = refusal;
   const path = `${where}.${name}`;
   switch (kind) {
     case 'unknown':

@@ -17,13 +17,15 @@ function isMusl() {
     // (Without the network section, the report takes a millisecond; the
     // process's own setting is put back.)
     let report;
-    if (process.report) {
-      const excluded = process.report.excludeNetwork;
-      process.report.excludeNetwork = true;
+    // (`excludeNetwork` is Node's; @types/node lacks it.)
+    const reporter = /** @type {NodeJS.ProcessReport & { excludeNetwork: boolean }} */ (process.report);
+    if (reporter) {
+      const excluded = reporter.excludeNetwork;
+      reporter.excludeNetwork = true;
       try {
-        report = process.report.getReport();
+        report = reporter.getReport();
       } finally {
-        process.report.excludeNetwork = excluded;
+        reporter.excludeNetwork = excluded;
       }
     }
     const header = report && (typeof report === 'string' ? JSON.parse(report) : report).header;

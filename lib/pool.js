@@ -83,7 +83,7 @@ class Pool extends EventEmitter {
   #mapPort = undefined;
   #streamPort = undefined;
 
-  /** @param {import('./index').PoolOptions} [options] */
+  /** @param {import('../index').PoolOptions} [options] */
   constructor(options) {
     super();
     const resolved = resolvePoolOptions(options, DEFAULTS, kernelId, kFailSpawnsAfter);

@@ -11,9 +11,11 @@ const { Watches, isAborted, signalReason } = require('../signals');
 const { ABORT, WHEN_OVER } = require('../stream-tasks');
 
 class Aborts {
+  /** @type {import('./engine').Engine} */
   #engine;
   #watches = new Watches((signal, watch) => this.#onAbort(signal, watch));
 
+  /** @param {import('./engine').Engine} engine */
   constructor(engine) {
     this.#engine = engine;
   }

@@ -30,6 +30,7 @@ function whenFull(policy, stream) {
 const { setImmediate: scheduleImmediate } = require('node:timers');
 
 class Admission {
+  /** @type {import('./engine').Engine} */
   #engine;
   #policy;
   #maxQueue;
@@ -41,6 +42,7 @@ class Admission {
   needsDrain = false;
   #pumpScheduled = false;
 
+  /** @param {import('./engine').Engine} engine */
   constructor(engine, policy, maxQueue) {
     this.#engine = engine;
     this.#policy = policy;

@@ -65,6 +65,7 @@ class Chunk {
 }
 
 class Batches {
+  /** @type {import('./engine').Engine} */
   #engine;
   /** The chunks of batches in flight, by id, and a stack of free ids. */
   #chunks = ownArray(0);
@@ -74,6 +75,7 @@ class Batches {
   #feeding = new WaitQueue();
   #feedScheduled = false;
 
+  /** @param {import('./engine').Engine} engine */
   constructor(engine) {
     this.#engine = engine;
   }
@@ -339,7 +341,11 @@ class Batches {
     batch.error = error;
     // Defined, not assigned: an inherited `index` setter must not run here.
     if (index >= 0 && error !== null && typeof error === 'object') {
-      defineProperty(error, 'index', { __proto__: null, value: index, writable: true, enumerable: true, configurable: true });
+      defineProperty(
+        error,
+        'index',
+        /** @type {PropertyDescriptor} */ ({ __proto__: null, value: index, writable: true, enumerable: true, configurable: true }),
+      );
     }
     const unsubmitted = batch.unsubmitted;
     engine.countFailures(error, unsubmitted);

@@ -26,6 +26,7 @@ function bufferCopy(buffer, start, end) {
  * results, in order; `later`: the native side kept the rest of this batch
  * for the next turn of the event loop (it had handed over its budget of
  * large results).
+ * @param {import('./engine').Engine} engine
  */
 function deliver(engine, count, events, terminated, large, later) {
   if (later) scheduleImmediate(engine.deliverLater);

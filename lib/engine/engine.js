@@ -54,6 +54,7 @@ class Engine {
   meta = new Uint32Array(BATCH_CAPACITY * 2);
   slab = Buffer.alloc(SLAB_BYTES);
   slots = new SlotTable();
+  /** @type {Admission} */
   admission;
   batches = new Batches(this);
   aborts = new Aborts(this);

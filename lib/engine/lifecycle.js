@@ -21,6 +21,7 @@ const CLOSED = 2;
 const DESTROYED = 3;
 
 class Lifecycle {
+  /** @type {import('./engine').Engine} */
   #engine;
   #state = OPEN;
   /** Every native thread has exited. */
@@ -38,6 +39,7 @@ class Lifecycle {
     this.closeIfIdle();
   });
 
+  /** @param {import('./engine').Engine} engine */
   constructor(engine) {
     this.#engine = engine;
   }

@@ -10,12 +10,16 @@ const { inlineError } = require('./wire');
 
 /** What map()'s iterators ask of the engine. One per pool. */
 class MapPort {
+  /** @type {import('./engine').Engine} */
   #engine;
   #take;
   /** The pool has its own `select`: errors name `select(iterable[i])`. */
   selected;
 
-  /** `take(message, name)`: what a task reads of a message (`select`, snapshot; user code runs here). */
+  /**
+   * `take(message, name)`: what a task reads of a message (`select`, snapshot; user code runs here).
+   * @param {import('./engine').Engine} engine
+   */
   constructor(engine, take, selected) {
     this.#engine = engine;
     this.#take = take;
@@ -78,8 +82,10 @@ function resultOf(settled) {
  * update(), and whether close() waits for the stream. One per pool.
  */
 class StreamPort {
+  /** @type {import('./engine').Engine} */
   #engine;
 
+  /** @param {import('./engine').Engine} engine */
   constructor(engine) {
     this.#engine = engine;
   }
