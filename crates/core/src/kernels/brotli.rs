@@ -14,10 +14,9 @@ use brotlic::decode::{DecodeError, DecoderInfo};
 use brotlic::encode::BrotliOperation;
 use brotlic::{BrotliDecoder, BrotliEncoder, BrotliEncoderOptions, CompressionMode, Quality, WindowSize};
 
-use super::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use super::codec::{fed, finish_all, flush_all, pump, truncated, update_all, Progress, Stop};
 use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
-use super::zstd::truncated;
 use super::{KernelError, RunContext, Sink};
 
 pub struct BrotliCompress;

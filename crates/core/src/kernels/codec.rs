@@ -15,6 +15,10 @@
 //! later with the rest. A stream's output so stays near its reader's
 //! `highWaterMark` plus one call's worth ([`OUTPUT_STEP`]), whatever the
 //! compression ratio.
+//!
+//! Here too are the errors every codec gives as node:zlib does, whatever
+//! the format: the one for an input that stops inside a stream, and the
+//! code of a corrupt input in a format zlib's codes do not cover.
 
 use super::{Fed, KernelError, RunContext, Sink, Transform};
 
@@ -27,6 +31,14 @@ pub const PAIRS: &[(&str, &str)] = &[
     ("zstdCompress", "zstdDecompress"),
     ("lz4Compress", "lz4Decompress"),
 ];
+
+/// The code of a corrupt input in a format zlib does not cover.
+pub(super) const CORRUPT: &str = "ERR_TIDEPOOL_CORRUPT_INPUT";
+
+/// node:zlib's error for an input that ends inside a stream, for every format.
+pub(super) fn truncated() -> KernelError {
+    KernelError::Format { code: "Z_BUF_ERROR", message: "unexpected end of file".to_owned() }
+}
 
 /// How much output room to ask the sink for at a time: enough that a codec
 /// is called a few times per input chunk, small enough that cancellation is

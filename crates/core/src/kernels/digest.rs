@@ -8,7 +8,7 @@
 use sha2::Digest;
 
 use super::model::{Kernel, Transform};
-use super::params::{ParamError, RawParams};
+use super::params::{no_params, ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
 
 /// A kernel that runs the incremental hasher `S`, made from parameters `P`.
@@ -31,11 +31,6 @@ impl<S, P> HashKernel<S, P> {
     ) -> Self {
         HashKernel { name, params, new, update, finish }
     }
-}
-
-/// The parameter check of a kernel that takes none.
-pub fn no_params(raw: &RawParams<'_>) -> Result<(), ParamError> {
-    raw.only(&[])
 }
 
 impl<D: Digest> HashKernel<D> {

@@ -2,9 +2,8 @@
 //! to test and measure the path of large results, whose size it makes
 //! exact: a task of N bytes returns N bytes, in one allocation.
 
-use super::digest::no_params;
 use super::model::{Kernel, Transform};
-use super::params::{ParamError, RawParams};
+use super::params::{no_params, ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
 
 pub struct Echo;

@@ -11,8 +11,8 @@ use xxhash_rust::xxh64::Xxh64;
 use hmac::{Hmac, KeyInit, Mac};
 use zeroize::Zeroizing;
 
-use super::digest::{no_params, HashKernel};
-use super::params::{required, ParamError, RawParams};
+use super::digest::HashKernel;
+use super::params::{no_params, required, ParamError, RawParams};
 
 /// FIPS 180-4 SHA-256, on ring: BoringSSL's assembly, which picks SHA-NI,
 /// AVX2 or SSSE3 at run time (about twice the RustCrypto crate's speed on

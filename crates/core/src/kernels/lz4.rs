@@ -26,10 +26,9 @@ use std::ops::RangeInclusive;
 use lz4_flex::block::{compress_into, decompress_into, decompress_into_with_dict, get_maximum_output_size, DecompressError};
 use xxhash_rust::xxh32::{xxh32, Xxh32};
 
-use super::codec::update_all;
+use super::codec::{truncated, update_all, CORRUPT};
 use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
-use super::zstd::{truncated, CORRUPT};
 use super::{KernelError, RunContext, Sink};
 
 /// A frame's magic number.

@@ -1,9 +1,8 @@
 //! `panic`: always panics. Exists to test that a kernel panic becomes a
 //! rejected task (`ERR_TIDEPOOL_PANIC`) and that the pool keeps its threads.
 
-use super::digest::no_params;
 use super::model::{Kernel, Transform};
-use super::params::{ParamError, RawParams};
+use super::params::{no_params, ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
 
 pub struct Panic;

@@ -176,6 +176,11 @@ pub fn required<T>(value: Option<T>, name: &'static str, expected: &'static str)
     value.ok_or(ParamError::Missing { name, expected })
 }
 
+/// The parameter check of a kernel that takes none.
+pub(crate) fn no_params(raw: &RawParams<'_>) -> Result<(), ParamError> {
+    raw.only(&[])
+}
+
 /// A kernel's checked parameters, type-erased so every task can carry them
 /// whatever the kernel. Kernels without parameters (type `()`) carry none:
 /// no allocation per task. Cloning shares the value (a stream's tasks and a

@@ -5,9 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::digest::no_params;
 use super::model::{Kernel, Transform};
-use super::params::{ParamError, RawParams};
+use super::params::{no_params, ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
 
 /// A kernel that waits for the input's duration, calling `pause(time left)`

@@ -14,18 +14,10 @@
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer};
 
-use super::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use super::codec::{fed, finish_all, flush_all, pump, truncated, update_all, Progress, Stop, CORRUPT};
 use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
-
-/// The code of a corrupt input in a format zlib does not cover.
-pub(super) const CORRUPT: &str = "ERR_TIDEPOOL_CORRUPT_INPUT";
-
-/// node:zlib's error for an input that ends inside a stream, for every format.
-pub(super) fn truncated() -> KernelError {
-    KernelError::Format { code: "Z_BUF_ERROR", message: "unexpected end of file".to_owned() }
-}
 
 fn zstd_error(code: usize) -> KernelError {
     let message = zstd_safe::get_error_name(code);
