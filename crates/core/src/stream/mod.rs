@@ -1,0 +1,229 @@
+//! Streams: a kernel's state kept from one task to the next (`createHash`,
+//! `createGzip()` and the other codec streams).
+//!
+//! A stream's chunks are tasks like any other (queue, autoscaling, stats,
+//! cancellation); each carries the stream's [`Stream`], its sequence number,
+//! what follows its input ([`ChunkEnd`]) and how much output it may make
+//! before it stops (`budget`). The first chunk starts the kernel's state
+//! ([`AnyKernel::start`]), each chunk feeds it, the last one finishes it.
+//! Between chunks the state is parked here, so the next chunk may run on any
+//! thread.
+//!
+//! # Where a stream is
+//!
+//! The stream knows which chunk it runs next (`next`) and how far into it it
+//! got (`fed`, then `ending` once its input is all taken and its flush or
+//! finish is under way). A chunk's task therefore never needs to run in one
+//! go:
+//!
+//! * **Paused**: the task stops once its output reaches its `budget` (the
+//!   room the stream's reader has), where its codec can stop
+//!   ([`Transform::update_until`](crate::kernels::Transform::update_until)). The binding hands the output on and runs
+//!   the same chunk again (same `seq`, same input) when the reader wants
+//!   more; it goes on from where it stopped. A stream's memory so stays near
+//!   its reader's `highWaterMark` plus one piece of output, whatever the
+//!   compression ratio.
+//! * **Ended**: a decoder reached the end of what it decodes (a zlib or
+//!   brotli stream's end, a zero byte after a gzip member) with input left:
+//!   the rest, and every later chunk's input, is not read (`node:zlib` ends
+//!   such a stream's readable side).
+//! * **Taken over**: [`Stream::run_inline`] runs the chunk in flight and
+//!   more on the calling thread (a hash's `update()` past its staging cap).
+//!   It asks the chunk running to stop at its next piece (`yield_requested`)
+//!   and takes the lock; the chunk's task, when a thread gets to it, finds
+//!   its `seq` done and does nothing.
+//!
+//! Order is the binding's job: it submits a stream's next chunk only once
+//! the previous one has completed (or was taken over), so chunks run one at
+//! a time and in order. The mutex only turns a misuse into a wait, never a
+//! race. A chunk that fails, panics or is cancelled ends the stream: its
+//! state is dropped, and later chunks fail.
+//!
+//! After each step the stream records what it did (a [`Report`]: paused,
+//! ended or done, and the input bytes taken in all, `bytesWritten`), which
+//! the binding reads once the chunk's completion has reached it.
+//!
+//! * `position.rs`: where the stream is, and the walk over a chunk's input.
+//! * `report.rs`: what the last step did ([`Report`]).
+
+mod position;
+mod report;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::input::Input;
+use crate::kernels::{self, AnyKernel, KernelError, KernelId, Output, Params, RunContext, Sink};
+use position::Position;
+pub use report::{Outcome, Report};
+
+/// The state of one stream between its chunks.
+pub struct Stream {
+    kernel: KernelId,
+    params: Params,
+    /// Most output bytes of the whole stream.
+    limit: usize,
+    state: Mutex<State>,
+    /// Raised by [`Stream::run_inline`]: the chunk running stops at its
+    /// next piece and lets go of the state.
+    yield_requested: AtomicBool,
+    /// The last step's [`Report`], packed (see [`Report::pack`]).
+    report: AtomicU64,
+}
+
+enum State {
+    /// Between chunks (or before the first).
+    Open(Box<Position>),
+    /// Finished, failed or abandoned.
+    Closed,
+}
+
+/// What a task of a stream carries.
+#[derive(Clone)]
+pub struct StreamChunk {
+    pub stream: Arc<Stream>,
+    /// The chunk's number in its stream: 0, 1, 2... (a paused chunk runs
+    /// again with the same number).
+    pub seq: u64,
+    /// What follows the chunk's input.
+    pub end: ChunkEnd,
+    /// Output bytes after which the task stops where it can (its stream's
+    /// reader is full); `usize::MAX` for none.
+    pub budget: usize,
+}
+
+/// What a stream's kernel does after a chunk's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkEnd {
+    /// Nothing: more chunks follow.
+    More,
+    /// Flushes (`Transform::flush` with this kind); more chunks may follow.
+    Flush(u32),
+    /// Finishes: this chunk is the stream's last.
+    Last,
+}
+
+impl std::fmt::Debug for StreamChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamChunk").field("seq", &self.seq).field("end", &self.end).field("budget", &self.budget).finish_non_exhaustive()
+    }
+}
+
+impl Stream {
+    /// A stream of `kernel` with its checked `params`, whose output in all
+    /// may not pass `limit` bytes. No chunk has run on it yet.
+    pub fn new(kernel: KernelId, params: Params, limit: usize) -> Arc<Stream> {
+        let position = Position { transform: None, produced: 0, next: 0, fed: 0, ending: false, ended: false, owes: false, consumed: 0 };
+        Arc::new(Stream {
+            kernel,
+            params,
+            limit,
+            state: Mutex::new(State::Open(Box::new(position))),
+            yield_requested: AtomicBool::new(false),
+            report: AtomicU64::new(0),
+        })
+    }
+
+    /// The stream's kernel.
+    pub fn kernel(&self) -> KernelId {
+        self.kernel
+    }
+
+    /// Whether the stream has ended (finished, or a chunk failed).
+    pub fn is_ended(&self) -> bool {
+        matches!(*self.state.lock().unwrap_or_else(|e| e.into_inner()), State::Closed)
+    }
+
+    /// What the last step did. Read it once the step's completion has
+    /// reached the reader (the completion queue orders the two).
+    pub fn report(&self) -> Report {
+        Report::unpack(self.report.load(Ordering::Acquire))
+    }
+
+    fn kernel_ref(&self) -> Result<&'static dyn AnyKernel, KernelError> {
+        kernels::get(self.kernel).ok_or_else(|| KernelError::InvalidInput(format!("no kernel with id {}", self.kernel)))
+    }
+
+    /// Runs one step of a chunk: starts the kernel's state at the first,
+    /// feeds it `input` from where the chunk got to (in the context's
+    /// pieces, cancellable between them), then flushes or finishes it as
+    /// `end` says; returns what the step output. The step stops early when
+    /// its output reaches `budget` or [`run_inline`](Stream::run_inline)
+    /// wants the state (the report says paused). A chunk already taken
+    /// over does nothing. The state is taken out while the step runs, so an
+    /// error or a panic leaves the stream ended.
+    pub(crate) fn step(&self, chunk: &StreamChunk, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
+        let kernel = self.kernel_ref()?;
+        let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut position = match std::mem::replace(&mut *slot, State::Closed) {
+            State::Open(position) => position,
+            State::Closed => return Err(KernelError::InvalidInput("the stream has ended: a chunk failed, or it was finished".to_owned())),
+        };
+        if chunk.seq < position.next {
+            // Taken over by run_inline: nothing left to do, nothing to report.
+            *slot = State::Open(position);
+            return Ok(Output::EMPTY);
+        }
+        if chunk.seq > position.next {
+            return Err(KernelError::InvalidInput(format!("chunk {} of a stream ran before chunk {}", chunk.seq, position.next)));
+        }
+        let mut out = Sink::with_pause(self.limit.saturating_sub(position.produced), chunk.budget);
+        let paused = match position.advance(kernel, &self.params, input, chunk.end, &mut out, ctx, Some(&self.yield_requested)) {
+            // The limit is the stream's, not this step's room.
+            Err(KernelError::TooLarge { .. }) => return Err(KernelError::TooLarge { limit: self.limit }),
+            Err(e) => return Err(e),
+            Ok(paused) => paused,
+        };
+        position.produced += out.len();
+        let outcome = if paused {
+            Outcome::Paused
+        } else if position.ended {
+            Outcome::Ended
+        } else {
+            Outcome::Done
+        };
+        self.report.store(Report { outcome, consumed: position.consumed }.pack(), Ordering::Release);
+        if paused || chunk.end != ChunkEnd::Last {
+            *slot = State::Open(position);
+        }
+        Ok(out.into_output())
+    }
+
+    /// Runs on the calling thread, whole (nothing pauses): the chunk in
+    /// flight (`seq`, `input`; a plain chunk, no flush) from where it got
+    /// to, unless it already ran to its end, then `rest`. Waits for a chunk
+    /// running on a pool thread to stop at its next piece. For a hash's
+    /// `update()` past its staging cap: returns the output, which a hash
+    /// never makes before its end.
+    pub fn run_inline(&self, in_flight: Option<(u64, &Input)>, rest: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
+        let kernel = self.kernel_ref()?;
+        self.yield_requested.store(true, Ordering::Relaxed);
+        let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.yield_requested.store(false, Ordering::Relaxed);
+        let mut position = match std::mem::replace(&mut *slot, State::Closed) {
+            State::Open(position) => position,
+            State::Closed => return Err(KernelError::InvalidInput("the stream has ended: a chunk failed, or it was finished".to_owned())),
+        };
+        let mut out = Sink::new(self.limit.saturating_sub(position.produced));
+        if let Some((seq, input)) = in_flight {
+            if seq > position.next {
+                return Err(KernelError::InvalidInput(format!("chunk {seq} of a stream ran before chunk {}", position.next)));
+            }
+            if seq == position.next {
+                position.advance(kernel, &self.params, input, ChunkEnd::More, &mut out, ctx, None)?;
+            }
+        }
+        // The rest is no chunk of its own: `next` stays the binding's.
+        let (next, fed, ending) = (position.next, position.fed, position.ending);
+        position.fed = 0;
+        position.ending = false;
+        position.advance(kernel, &self.params, rest, ChunkEnd::More, &mut out, ctx, None)?;
+        (position.next, position.fed, position.ending) = (next, fed, ending);
+        position.produced += out.len();
+        *slot = State::Open(position);
+        Ok(out.into_output())
+    }
+}

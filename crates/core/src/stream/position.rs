@@ -1,0 +1,147 @@
+//! Where a stream is between its chunks, and the walk that feeds a chunk's
+//! input to the kernel's state from there.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::ChunkEnd;
+use crate::input::Input;
+use crate::kernels::{AnyKernel, Fed, KernelError, Params, RunContext, Sink, Transform, CHUNK};
+
+/// The kernel's state and where the stream is.
+pub(super) struct Position {
+    /// Made by the first chunk.
+    pub(super) transform: Option<Box<dyn Transform>>,
+    /// Output bytes so far (the limit is the whole stream's).
+    pub(super) produced: usize,
+    /// The sequence number of the chunk that runs next.
+    pub(super) next: u64,
+    /// Bytes of that chunk's input taken so far.
+    pub(super) fed: usize,
+    /// That chunk's input is all taken; its flush or finish is under way.
+    pub(super) ending: bool,
+    /// The kernel's format ended: later input is not read.
+    pub(super) ended: bool,
+    /// The last call of the kernel stopped at the pause point: it is owed
+    /// another, even when no input is left (a decoder may hold output for
+    /// input it took).
+    pub(super) owes: bool,
+    /// Input bytes taken in all.
+    pub(super) consumed: u64,
+}
+
+/// Why the walk over a chunk's input stopped early.
+enum Halt {
+    Paused,
+    Ended,
+    Failed(KernelError),
+}
+
+impl Position {
+    /// Takes `input` from `fed` on, then runs `end`; true when it stopped
+    /// early (the sink's pause point, or `yield_requested`). Moves `next` on
+    /// once the chunk is done.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn advance(
+        &mut self,
+        kernel: &dyn AnyKernel,
+        params: &Params,
+        input: &Input,
+        end: ChunkEnd,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+        yield_requested: Option<&AtomicBool>,
+    ) -> Result<bool, KernelError> {
+        if self.transform.is_none() {
+            self.transform = Some(kernel.start(params, None)?);
+        }
+        let Some(state) = self.transform.as_deref_mut() else { unreachable!("started above") };
+        if !self.ending {
+            if !self.ended {
+                let (fed, consumed) = (&mut self.fed, &mut self.consumed);
+                let walked = walk(state, input, *fed, &mut self.owes, out, ctx, yield_requested, |n| {
+                    *fed += n;
+                    *consumed += n as u64;
+                });
+                match walked {
+                    Ok(()) => {}
+                    Err(Halt::Paused) => return Ok(true),
+                    Err(Halt::Ended) => self.ended = true,
+                    Err(Halt::Failed(e)) => return Err(e),
+                }
+            }
+            self.ending = true;
+        }
+        let done = match end {
+            ChunkEnd::More => true,
+            // A decoder past its end holds nothing a flush could write.
+            ChunkEnd::Flush(_) if self.ended => true,
+            ChunkEnd::Flush(kind) => state.flush_until(kind, out, ctx)?,
+            ChunkEnd::Last => state.finish_until(out, ctx)?,
+        };
+        if !done {
+            return Ok(true);
+        }
+        self.next += 1;
+        self.fed = 0;
+        self.ending = false;
+        Ok(false)
+    }
+}
+
+/// Feeds `state` the bytes of `input` after the first `skip`, a piece of at
+/// most [`CHUNK`] bytes at a time (cancellation and `yield_requested` are
+/// looked at before each, and the sink's pause point); `took(n)` counts
+/// what it takes. `owes`: the kernel stopped at its pause point last time
+/// and is called again even when no input is left.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    state: &mut dyn Transform,
+    input: &Input,
+    mut skip: usize,
+    owes: &mut bool,
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+    yield_requested: Option<&AtomicBool>,
+    mut took: impl FnMut(usize),
+) -> Result<(), Halt> {
+    let mut feed = |state: &mut dyn Transform, piece: &[u8], owes: &mut bool, out: &mut Sink| -> Result<usize, Halt> {
+        if out.should_pause() || yield_requested.is_some_and(|y| y.load(Ordering::Relaxed)) {
+            return Err(Halt::Paused);
+        }
+        ctx.check().map_err(Halt::Failed)?;
+        let fed = state.update_until(piece, out, ctx).map_err(Halt::Failed)?;
+        *owes = matches!(fed, Fed::Paused(_));
+        match fed {
+            Fed::All => {
+                took(piece.len());
+                Ok(piece.len())
+            }
+            Fed::Paused(n) => {
+                took(n);
+                Err(Halt::Paused)
+            }
+            Fed::Ended(n) => {
+                took(n);
+                Err(Halt::Ended)
+            }
+        }
+    };
+    input.for_each_part(|part| {
+        if skip >= part.len() {
+            skip -= part.len();
+            return Ok(());
+        }
+        let mut part = &part[skip..];
+        skip = 0;
+        while !part.is_empty() {
+            let n = feed(state, &part[..part.len().min(CHUNK)], owes, out)?;
+            part = &part[n..];
+        }
+        Ok(())
+    })?;
+    // All input taken, but the kernel stopped with output still to write.
+    while *owes {
+        feed(state, &[], owes, out)?;
+    }
+    Ok(())
+}
