@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::state::{extras_allowed, has_parked_extra, pick_parked, supervisor_late, Lifecycle};
+use super::state::{wake_for_queued, Lifecycle};
 use super::Pool;
 use crate::task::Task;
 
@@ -56,30 +56,8 @@ impl Pool {
         st.queue.push_back(task);
         let queued = st.queue.len();
         shared.queued.store(queued, Ordering::Release);
-        // Wake a parked thread only if the awake idle ones cannot take it all;
-        // a core thread if one is parked, an extra only once the core threads
-        // fall behind (policy::extras_may_take).
-        let unserved = queued > st.spinning + st.wakes_pending;
-        let wake = if unserved {
-            let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
-            let extras = extras_allowed(&mut st, queued, oldest_age, now, &shared.config.policy);
-            pick_parked(&mut st, extras)
-        } else {
-            None
-        };
-        // The supervisor must look at this queue within `spawn_delay` if it
-        // may have to spawn (it may be asleep, or in a long timed wait, such
-        // as the idle timeout it keeps while only busy extras exist: a load
-        // step then went unseen for 250 ms), or if nobody will take the task
-        // while an idle extra thread could once the task is `spawn_delay`
-        // old (policy::extras_may_take).
-        let late = supervisor_late(&st, now + shared.config.policy.spawn_delay);
-        let nudge = (late && queued > st.threads && st.threads < shared.config.policy.max_threads)
-            || (late && unserved && wake.is_none() && has_parked_extra(&st));
-        if nudge {
-            st.supervisor_sleeping = false;
-            st.supervisor_wakes_at = Some(now);
-        }
+        let mut wake = None;
+        let nudge = wake_for_queued(&mut st, &shared.config.policy, now, 1, |seat| wake = Some(seat));
         drop(st);
         if let Some(seat) = wake {
             shared.seat_cvs[seat].notify_one();
@@ -115,26 +93,8 @@ impl Pool {
         st.queue.extend(tasks.drain(..count));
         let queued = st.queue.len();
         shared.queued.store(queued, Ordering::Release);
-        // As `submit`, but for every task that nobody awake will take: wake
-        // parked threads (core first, extras only once they may take) until
-        // the awake ones cover the queue or none is left to wake.
         let mut wake = Vec::new();
-        while queued > st.spinning + st.wakes_pending {
-            let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
-            let extras = extras_allowed(&mut st, queued, oldest_age, now, &shared.config.policy);
-            match pick_parked(&mut st, extras) {
-                Some(seat) => wake.push(seat),
-                None => break,
-            }
-        }
-        let unserved = queued > st.spinning + st.wakes_pending;
-        let late = supervisor_late(&st, now + shared.config.policy.spawn_delay);
-        let nudge =
-            (late && queued > st.threads && st.threads < shared.config.policy.max_threads) || (late && unserved && has_parked_extra(&st));
-        if nudge {
-            st.supervisor_sleeping = false;
-            st.supervisor_wakes_at = Some(now);
-        }
+        let nudge = wake_for_queued(&mut st, &shared.config.policy, now, usize::MAX, |seat| wake.push(seat));
         drop(st);
         for seat in wake {
             shared.seat_cvs[seat].notify_one();

@@ -209,12 +209,12 @@ pub(super) fn extras_allowed(st: &mut State, queued: usize, oldest_age: Duration
 }
 
 /// Will the supervisor not look at the pool again before `by`?
-pub(super) fn supervisor_late(st: &State, by: Instant) -> bool {
+fn supervisor_late(st: &State, by: Instant) -> bool {
     st.supervisor_sleeping || st.supervisor_wakes_at.is_some_and(|at| at > by)
 }
 
 /// Is an extra (non-core) thread parked, one that could be woken for work?
-pub(super) fn has_parked_extra(st: &State) -> bool {
+fn has_parked_extra(st: &State) -> bool {
     st.seats.iter().any(|s| s.occupied && s.parked && !s.wake_pending && !s.core && !s.retire)
 }
 
@@ -231,6 +231,57 @@ pub(super) fn pick_parked(st: &mut State, extras: bool) -> Option<usize> {
     st.seats[seat].wake_pending = true;
     st.wakes_pending += 1;
     Some(seat)
+}
+
+/// Who must hear of tasks just queued (at `now`), decided under the lock
+/// for `submit` and `submit_many` alike: passes each parked thread to wake
+/// to `wake` (marked woken, to be notified once the lock is released) and
+/// returns whether to notify the supervisor (marked nudged).
+///
+/// * A parked thread is woken only while the queue holds more tasks than
+///   the threads already spinning or already being woken can take, so a
+///   burst of posts costs at most one wake per thread; a core thread if one
+///   is parked, an extra only once the core threads fall behind
+///   ([`policy::extras_may_take`]): a light load stays on the senior
+///   threads, their caches warm, and the extras asleep.
+/// * At most `most_wakes` are woken: `submit` passes 1 (one task came; the
+///   tasks before it had their own decision), `submit_many` no bound (its
+///   tasks came together, and each may need a thread).
+/// * The supervisor must look at the queue within `spawn_delay` when it
+///   would not on its own (asleep, or in a long timed wait, such as the
+///   idle timeout it keeps while only busy extras exist, where a step of
+///   load would go unseen until that timeout) and either it may have to
+///   spawn (more tasks than threads, and room for another), or tasks are
+///   left that nobody awake will take and no thread may be woken for while
+///   a parked extra exists: that extra may take them once the oldest is
+///   `spawn_delay` old, and only the supervisor looks again then.
+pub(super) fn wake_for_queued(st: &mut State, cfg: &PolicyConfig, now: Instant, most_wakes: usize, mut wake: impl FnMut(usize)) -> bool {
+    let queued = st.queue.len();
+    let mut woken = 0;
+    // Tasks are left that nobody awake will take, and no parked thread may
+    // be woken for them.
+    let mut stranded = false;
+    while queued > st.spinning + st.wakes_pending && woken < most_wakes {
+        let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
+        let extras = extras_allowed(st, queued, oldest_age, now, cfg);
+        match pick_parked(st, extras) {
+            Some(seat) => {
+                wake(seat);
+                woken += 1;
+            }
+            None => {
+                stranded = true;
+                break;
+            }
+        }
+    }
+    let late = supervisor_late(st, now + cfg.spawn_delay);
+    let nudge = (late && queued > st.threads && st.threads < cfg.max_threads) || (late && stranded && has_parked_extra(st));
+    if nudge {
+        st.supervisor_sleeping = false;
+        st.supervisor_wakes_at = Some(now);
+    }
+    nudge
 }
 
 /// Records that a thread left; returns true if it was the last one after a
