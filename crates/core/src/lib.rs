@@ -10,8 +10,6 @@
 //! * [`stream`]: a kernel's state kept between the tasks of one stream.
 //! * `file`: a kernel run over a file a worker thread reads (`postFile`).
 
-#![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
-
 pub mod completion;
 mod file;
 pub mod histogram;

@@ -366,6 +366,8 @@ fn a_library_of_another_version_or_breaking_a_rule_is_refused_whole() {
 /// the rules the SDK would not let a Rust kernel break. Every `unsafe`
 /// here dereferences what the host passed for the current call (live until
 /// the function returns) or frees a state this module boxed.
+// That one argument, above, covers every unsafe block of the module.
+#[allow(clippy::undocumented_unsafe_blocks)]
 mod raw {
     use std::ffi::c_void;
     use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};

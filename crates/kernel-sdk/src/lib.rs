@@ -52,8 +52,6 @@
 //! `Pool.loadKernels('/absolute/path/libname.so')`. See
 //! `docs/writing-kernels.md` in the tidepool repository.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 pub mod abi;
 mod ffi;
 
