@@ -4,7 +4,8 @@
 //! * [`pool`]: the queue, the worker threads and the supervisor (mechanism).
 //! * [`policy`]: when to start or retire a thread (a pure function).
 //! * [`completion`]: batched, wake-once delivery of finished tasks.
-//! * [`kernels`]: the computations, one file each behind the `Kernel` trait.
+//! * [`kernels`]: the computations behind the `Kernel` trait, a file or a
+//!   folder each.
 //! * [`input`]: zero-copy views of the caller's memory.
 //! * [`task`]: what goes in and what comes out.
 //! * [`stream`]: a kernel's state kept between the tasks of one stream.

@@ -45,7 +45,7 @@ impl Task {
 pub enum Mode {
     /// Once over the input: a fresh state, fed it all, finished.
     Once,
-    /// As a chunk of a stream: the state it continues (see stream.rs).
+    /// As a chunk of a stream: the state it continues (see [`crate::stream`]).
     Stream(Box<StreamChunk>),
     /// Over a file: the input is a path's bytes (an absolute path; any
     /// bytes on Unix, UTF-8 elsewhere), and the worker thread reads the

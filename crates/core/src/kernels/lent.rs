@@ -16,7 +16,7 @@
 //! otherwise it does nothing (its function returns `TP_ERROR`, NULL or
 //! `TP_CANCELLED`) and the misuse is recorded for the kernel the host was
 //! lent to, whose next call to end fails with `ERR_TIDEPOOL_KERNEL_CONTRACT`
-//! (foreign.rs). A kept copy of the host, or of its `ctx`, is always
+//! (foreign/host.rs). A kept copy of the host, or of its `ctx`, is always
 //! caught.
 //!
 //! The `TpHost` structs themselves are lent in turn from a ring of
@@ -97,7 +97,7 @@ pub(crate) struct Slot {
     index: usize,
     /// The token of the call in progress; 0 between calls.
     live: AtomicUsize,
-    /// What the call in progress lends (foreign.rs's `Call`): meaningful
+    /// What the call in progress lends (foreign/host.rs's `Call`): meaningful
     /// while `live` holds its token.
     call: AtomicPtr<c_void>,
     /// The last generation handed out (only the leasing thread writes it).

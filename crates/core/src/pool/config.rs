@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use crate::policy::PolicyConfig;
 
-/// Default nice increment of the worker threads: with 5 the event loop still
-/// waited out worker time slices in some runs, with 10 it did not
-/// (BENCHMARKS.md, "Event loop"). The cost: a busy thread at normal priority
-/// in the same session or cgroup gets ~9× a worker's share of a core
-/// (Linux shares the CPU between those groups first, so other groups are
-/// unaffected); `niceIncrement: 0` opts out.
+/// Default nice increment of the worker threads: enough that the event
+/// loop no longer waited out worker time slices in the benchmarks, where
+/// half of it was not (BENCHMARKS.md, "Event loop"). The cost: a busy
+/// thread at normal priority in the same session or cgroup gets ~9× a
+/// worker's share of a core (Linux shares the CPU between those groups
+/// first, so other groups are unaffected); `niceIncrement: 0` opts out.
 pub const DEFAULT_NICE_INCREMENT: u8 = 10;
 
 /// Options of a pool.

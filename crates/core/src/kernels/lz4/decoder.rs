@@ -148,8 +148,8 @@ impl Frame {
                 self.window.extend_from_slice(&bytes[bytes.len() - WINDOW..]);
             } else {
                 // Compacted only when it would pass twice the window: moving
-                // 64 KiB for every block made frames of tiny linked blocks
-                // cost ~40x their decoding time.
+                // 64 KiB for every block would cost frames of tiny linked
+                // blocks many times their decoding time.
                 if self.window.len() + bytes.len() > 2 * WINDOW {
                     let keep = WINDOW - bytes.len();
                     self.window.drain(..self.window.len() - keep);
