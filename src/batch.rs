@@ -110,7 +110,7 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
     if status != sys::Status::napi_ok || !(FIXED..=FIXED + MAX_CHUNK).contains(&argc) || data.is_null() {
         let (code, message) = bad_call("takes six arguments and at most 4096 binaries");
-        crate::native_pool::throw(env, code, &message);
+        crate::napi_util::throw(env, code, &message);
         return ptr::null_mut();
     }
     let mut argv = vec![ptr::null_mut(); argc];
@@ -119,7 +119,7 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut got, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
     if status != sys::Status::napi_ok || got != argc {
         let (code, message) = bad_call("could not read its arguments");
-        crate::native_pool::throw(env, code, &message);
+        crate::napi_util::throw(env, code, &message);
         return ptr::null_mut();
     }
     // SAFETY: `data` is the Rc<Inner> share owned by this function object,
@@ -134,7 +134,7 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
             result
         }
         Err((code, message)) => {
-            crate::native_pool::throw(env, code, &message);
+            crate::napi_util::throw(env, code, &message);
             ptr::null_mut()
         }
     }
@@ -165,14 +165,14 @@ unsafe fn submit_many(inner: &Inner, env: sys::napi_env, argv: &[sys::napi_value
     if count == 0 {
         return Ok(0);
     }
-    let params = if crate::native_pool::is_undefined(env, fixed[4]) {
+    let params = if crate::napi_util::is_undefined(env, fixed[4]) {
         Default::default()
     } else {
         // SAFETY: live env and value.
         unsafe { crate::params::take(env, fixed[4], kernel) }?
     };
     let mut max_output = None;
-    if !crate::native_pool::is_undefined(env, fixed[5]) {
+    if !crate::napi_util::is_undefined(env, fixed[5]) {
         let mut bytes = 0.0f64;
         // SAFETY: live env and value; out-pointer to a local.
         if unsafe { sys::napi_get_value_double(env, fixed[5], &mut bytes) } == sys::Status::napi_ok && bytes >= 1.0 {

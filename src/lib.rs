@@ -22,6 +22,7 @@ mod delivery;
 mod handles;
 mod inner;
 mod loader;
+mod napi_util;
 mod native_pool;
 mod params;
 mod streams;

@@ -42,6 +42,7 @@ use crate::binary;
 use crate::delivery;
 use crate::handles::{Reference, Tsfn};
 use crate::inner::Inner;
+use crate::napi_util::{duration_ms, is_undefined, throw, typed_array_data};
 
 /// Resolved pool options (lib/pool.js validates and fills in defaults).
 #[napi(object)]
@@ -290,43 +291,6 @@ unsafe fn submit(
 
 /// Most arguments `submit` takes.
 const ARGS: usize = 8;
-
-pub(crate) fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
-    let mut kind = sys::ValueType::napi_undefined;
-    // SAFETY: live env/value of the current call; out-pointer to a local.
-    unsafe { sys::napi_typeof(env, value, &mut kind) };
-    kind == sys::ValueType::napi_undefined
-}
-
-/// Throws a JS error with `code`: a `TypeError` for the argument codes
-/// (as Node throws them), an `Error` otherwise.
-pub(crate) fn throw(env: sys::napi_env, code: &str, message: &str) {
-    let type_error = matches!(code, "ERR_INVALID_ARG_TYPE" | "ERR_INVALID_STATE");
-    let code = std::ffi::CString::new(code).unwrap_or_default();
-    let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // SAFETY: live env; NUL-terminated strings that outlive the call.
-    unsafe {
-        if type_error {
-            sys::napi_throw_type_error(env, code.as_ptr(), message.as_ptr());
-        } else {
-            sys::napi_throw_error(env, code.as_ptr(), message.as_ptr());
-        }
-    }
-}
-
-fn typed_array_data(env: sys::napi_env, value: sys::napi_value, what: &str) -> Result<(*mut c_void, usize)> {
-    let mut kind = 0;
-    let mut len = 0;
-    let mut data = ptr::null_mut();
-    // SAFETY: live env/value, out-pointers to locals.
-    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) };
-    check_status!(status, "{what} must be a TypedArray")?;
-    Ok((data, len))
-}
-
-fn duration_ms(ms: f64) -> Duration {
-    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
-}
 
 /// A pool of Rust threads; JavaScript talks to it through lib/pool.js.
 #[napi]

@@ -70,14 +70,14 @@ pub unsafe extern "C" fn make_params_callback(env: sys::napi_env, info: sys::nap
     // SAFETY: live env and callback info of this call; out-pointers to locals.
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
     if status != sys::Status::napi_ok || argc < 4 {
-        crate::native_pool::throw(env, bad_call().0, &bad_call().1);
+        crate::napi_util::throw(env, bad_call().0, &bad_call().1);
         return ptr::null_mut();
     }
     // SAFETY: the arguments are live values of this call.
     match unsafe { make_params(env, argv) } {
         Ok(value) => value,
         Err((code, message)) => {
-            crate::native_pool::throw(env, code, &message);
+            crate::napi_util::throw(env, code, &message);
             ptr::null_mut()
         }
     }

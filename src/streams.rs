@@ -15,7 +15,7 @@ use tidepool_core::{ChunkEnd, Input, Mode, Refused, Stream, StreamChunk, Task, T
 
 use crate::binary;
 use crate::inner::Inner;
-use crate::native_pool::{is_undefined, throw};
+use crate::napi_util::{is_undefined, throw};
 
 type Refusal = (&'static str, String);
 
