@@ -170,7 +170,7 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                         if fits {
                             let bytes = std::mem::replace(out, Output::EMPTY).into_spilled().unwrap_or_default();
                             large_bytes += LARGE_RESULT_COST;
-                            reclaim::free(bytes);
+                            crate::reclaim::free(bytes);
                         }
                         fits
                     }
@@ -358,7 +358,7 @@ unsafe extern "C" fn free_large(_env: sys::napi_env, _data: *mut c_void, hint: *
     // SAFETY: ARMED or ABANDONED: the finalizer owns the box, and Node
     // calls it once.
     let lent = unsafe { Box::from_raw(lent) };
-    reclaim::free(lent.bytes);
+    crate::reclaim::free(lent.bytes);
 }
 
 /// A large result as a Buffer: `bytes` itself, lent to JavaScript and freed
@@ -384,7 +384,7 @@ unsafe fn large_result(env: sys::napi_env, bytes: Vec<u8>) -> sys::napi_value {
     let copied = bytes.filter(|b| b.len() <= buffer_max_length()).is_some_and(|bytes| {
         // SAFETY: JS thread of `env`; `bytes` is valid for `len` bytes during the call.
         let status = unsafe { sys::napi_create_buffer_copy(env, len, bytes.as_ptr().cast(), ptr::null_mut(), &mut value) };
-        reclaim::free(bytes);
+        crate::reclaim::free(bytes);
         status == sys::Status::napi_ok
     });
     if !copied {
@@ -437,86 +437,6 @@ pub(crate) unsafe fn probe_refusal(env: sys::napi_env, length: usize) -> Option<
         finalized_during_call: lending.finalized_during_call,
         returned: lending.back.map_or(0.0, |b| b.len() as f64),
     })
-}
-
-/// Frees large results away from the JS thread. A vector past the
-/// allocator's mmap threshold (128 KiB with glibc, until glibc raises it)
-/// is returned to the OS with munmap, which costs the calling thread tens of
-/// µs; finalizers run on the JS thread, a few hundred at a time after a GC,
-/// and the event loop stalled for 10-20 ms behind them
-/// (docs/benchmarks-history.md, "Large results"). So they go to one thread,
-/// started with the first pool, that drops them, and (glibc) trims the heap
-/// once a burst of frees is over:
-/// glibc raises its mmap threshold after the first large frees, so later
-/// results come from arenas that are not given back by themselves.
-pub(crate) mod reclaim {
-    use std::sync::OnceLock;
-    use std::time::Duration;
-
-    use crossbeam_channel::RecvTimeoutError;
-
-    /// Smaller vectors are freed in place: the allocator keeps them.
-    const AWAY_FROM: usize = 128 * 1024;
-    /// A burst is over when nothing came for this long.
-    const QUIET: Duration = Duration::from_millis(100);
-
-    static FREER: OnceLock<Option<crossbeam_channel::Sender<Vec<u8>>>> = OnceLock::new();
-
-    /// Starts the free thread, once per process: called when a pool is made,
-    /// so no thread is ever started from the delivery path.
-    pub(crate) fn start() {
-        FREER.get_or_init(|| {
-            let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
-            // If the OS refuses a thread, vectors are freed in place.
-            let thread = std::thread::Builder::new().name("tidepool-free".into()).spawn(move || {
-                // Housekeeping: it must never compete with the event loop
-                // for a core (crate::priority in the core, as the workers).
-                tidepool_core::priority::lower_current_thread(tidepool_core::pool::DEFAULT_NICE_INCREMENT);
-                drop_all(&rx)
-            });
-            thread.ok().map(|_| tx)
-        });
-    }
-
-    pub(super) fn free(bytes: Vec<u8>) {
-        if bytes.capacity() < AWAY_FROM {
-            return;
-        }
-        if let Some(Some(tx)) = FREER.get() {
-            // Cannot fail: the receiving thread lives as long as the process.
-            let _ = tx.send(bytes);
-        }
-    }
-
-    /// The free thread: drops what arrives; trims once a burst is over
-    /// (and sleeps without a timeout while there is nothing to trim).
-    fn drop_all(rx: &crossbeam_channel::Receiver<Vec<u8>>) {
-        let mut freed_since_trim = false;
-        loop {
-            let next = if freed_since_trim { rx.recv_timeout(QUIET) } else { rx.recv().map_err(|_| RecvTimeoutError::Disconnected) };
-            match next {
-                Ok(bytes) => {
-                    drop(bytes);
-                    freed_since_trim = true;
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    trim();
-                    freed_since_trim = false;
-                }
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
-        }
-    }
-
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn trim() {
-        // SAFETY: malloc_trim has no preconditions and is thread-safe in
-        // glibc; it only returns free memory to the OS.
-        unsafe { libc::malloc_trim(0) };
-    }
-
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    fn trim() {}
 }
 
 /// `[{ type, threadId, threads, reason | error }]` for the thread events.

@@ -25,6 +25,7 @@ mod loader;
 mod napi_util;
 mod native_pool;
 mod params;
+mod reclaim;
 mod streams;
 
 use napi_derive::napi;

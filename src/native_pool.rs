@@ -318,7 +318,7 @@ impl NativePool {
             )
         };
         // The thread that frees large results (once per process).
-        delivery::reclaim::start();
+        crate::reclaim::start();
         let inner = Rc::new(Inner::new(
             raw_env,
             callback,
