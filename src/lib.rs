@@ -21,6 +21,7 @@ mod binary;
 mod delivery;
 mod handles;
 mod inner;
+mod large_result;
 mod loader;
 mod napi_util;
 mod native_pool;
@@ -167,7 +168,7 @@ fn length_arg(name: &str, value: f64) -> napi::Result<usize> {
 /// result of a megabyte refused as one past 4 GiB would be.
 #[napi]
 pub fn set_buffer_max_length(max: f64) -> napi::Result<()> {
-    delivery::set_buffer_max_length(length_arg("max", max)?);
+    large_result::set_buffer_max_length(length_arg("max", max)?);
     Ok(())
 }
 
@@ -178,9 +179,9 @@ pub fn set_buffer_max_length(max: f64) -> napi::Result<()> {
 /// during the call: what the delivery must survive. `null` when the bytes
 /// cannot be allocated.
 #[napi]
-pub fn probe_buffer_refusal(env: &napi::Env, length: f64) -> napi::Result<Option<delivery::BufferRefusal>> {
+pub fn probe_buffer_refusal(env: &napi::Env, length: f64) -> napi::Result<Option<large_result::BufferRefusal>> {
     let length = length_arg("length", length)?;
     // SAFETY: the live env of this call, on its JS thread, inside the
     // handle scope Node opened for it.
-    Ok(unsafe { delivery::probe_refusal(env.raw(), length) })
+    Ok(unsafe { large_result::probe_refusal(env.raw(), length) })
 }
