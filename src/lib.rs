@@ -26,6 +26,7 @@ mod loader;
 mod napi_util;
 mod native_pool;
 mod params;
+mod pool_objects;
 mod reclaim;
 mod streams;
 

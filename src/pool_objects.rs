@@ -1,0 +1,99 @@
+//! The plain objects (`#[napi(object)]`) that the `NativePool` class takes
+//! and returns: its resolved options, and the numbers of `stats()` and
+//! `metrics()`.
+
+use std::time::Duration;
+
+use napi_derive::napi;
+
+/// Resolved pool options (lib/pool.js validates and fills in defaults).
+#[napi(object)]
+pub struct NativeOptions {
+    pub min_threads: u32,
+    pub max_threads: u32,
+    pub spawn_delay_ms: f64,
+    pub idle_timeout_ms: f64,
+    pub check_interval_ms: f64,
+    /// `"queue-age"` (the article's rule), `"backlog"` or `"demand"`.
+    pub scale_rule: String,
+    /// Most tasks waiting in the queue (None: unbounded).
+    pub max_queue: Option<u32>,
+    /// Tasks older than this when a thread takes them expire (None: never).
+    pub max_queue_age_ms: Option<f64>,
+    /// Most bytes a task's result may have.
+    pub max_output_bytes: f64,
+    /// The same for decoders (kernels whose output may dwarf their input).
+    pub max_expanded_bytes: f64,
+    /// Nice increment of the worker threads (0..=19, Linux only).
+    pub nice_increment: u32,
+    /// The pool's encoding is not `'buffer'`: each result becomes a string
+    /// (delivery hands over fewer large results per call).
+    pub string_results: bool,
+    /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
+    pub fail_spawns_after: Option<u32>,
+}
+
+/// Latency percentiles in milliseconds.
+#[napi(object)]
+pub struct NativeLatency {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub count: f64,
+}
+
+impl NativeLatency {
+    pub(crate) fn of(s: &tidepool_core::histogram::Summary) -> Self {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        NativeLatency { p50: ms(s.quantile(0.5)), p99: ms(s.quantile(0.99)), max: ms(s.max()), count: s.count() as f64 }
+    }
+}
+
+/// What `tidepool/metrics` reads at a scrape, from one look at the pool:
+/// the gauges and thread counters of `stats()`, the latency histograms since
+/// the pool was created (whatever `stats({ reset })` did) as cumulative
+/// counts at `bounds`, and the threads started per reason.
+#[napi(object)]
+pub struct NativeMetrics {
+    pub threads: u32,
+    pub busy_threads: u32,
+    pub queued: u32,
+    pub oldest_queued_ms: f64,
+    pub retired: f64,
+    pub spawn_errors: f64,
+    /// Upper bounds in seconds, ascending: 2^k - 1 ns for even k from 10 to
+    /// 34 (1 µs … 17 s, ×4 apart), edges of the core's buckets, so the
+    /// counts are exact.
+    pub bounds: Vec<f64>,
+    /// Tasks that waited at most each bound, then the count and the sum (s).
+    pub wait_buckets: Vec<f64>,
+    pub wait_count: f64,
+    pub wait_sum: f64,
+    /// Tasks whose kernel ran at most each bound, the count and the sum (s).
+    pub run_buckets: Vec<f64>,
+    pub run_count: f64,
+    pub run_sum: f64,
+    /// Threads started, by reason: `core`, `queue-age`, `backlog`, `demand`.
+    pub spawn_reasons: Vec<String>,
+    pub spawns: Vec<f64>,
+}
+
+/// The bounds of [`NativeMetrics`].
+pub(crate) fn metric_bounds() -> Vec<Duration> {
+    (5..=17).map(|half| Duration::from_nanos((1u64 << (2 * half)) - 1)).collect()
+}
+
+/// Numbers for `pool.stats()`.
+#[napi(object)]
+pub struct NativeStats {
+    pub threads: u32,
+    pub busy_threads: u32,
+    pub idle_threads: u32,
+    pub queued: u32,
+    pub oldest_queued_ms: f64,
+    pub spawned: f64,
+    pub retired: f64,
+    pub spawn_errors: f64,
+    pub wait_time: NativeLatency,
+    pub run_time: NativeLatency,
+}
