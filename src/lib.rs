@@ -22,6 +22,7 @@ mod delivery;
 mod handles;
 mod inner;
 mod large_result;
+mod lifecycle;
 mod loader;
 mod napi_util;
 mod native_pool;
