@@ -1,7 +1,6 @@
 //! The `NativePool` class: what lib/pool.js calls per task and per lifecycle step.
 //! Its lifecycle glue (ownership of its state, teardown) is lifecycle.rs.
 
-use std::ffi::c_void;
 use std::ptr;
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
@@ -9,17 +8,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use napi::bindgen_prelude::*;
-use napi::{check_status, sys, JsValue};
+use napi::{sys, JsValue};
 use napi_derive::napi;
-use tidepool_core::policy::{PolicyConfig, SpawnReason, SpawnRule};
-use tidepool_core::{kernels, Mode, Pool, PoolConfig, Refused, Task};
+use tidepool_core::policy::SpawnReason;
+use tidepool_core::{kernels, Mode, Refused, Task};
 
 use crate::binary;
 use crate::delivery;
-use crate::handles::{Reference, Tsfn};
+use crate::handles::Reference;
 use crate::inner::Inner;
-use crate::lifecycle::{drop_inner_share, env_teardown, tsfn_finalize, TsfnHandle};
-use crate::napi_util::{duration_ms, is_undefined, throw, typed_array_data};
+use crate::lifecycle;
+use crate::napi_util::{is_undefined, throw, typed_array_data};
 use crate::pool_objects::{metric_bounds, NativeLatency, NativeMetrics, NativeOptions, NativeStats};
 
 /// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, file?)`:
@@ -179,80 +178,7 @@ impl NativePool {
             delivery::BATCH_CAPACITY,
             options.string_results,
         ));
-
-        let context = Rc::into_raw(inner.clone()) as *mut c_void;
-        let mut tsfn = ptr::null_mut();
-        let mut name = ptr::null_mut();
-        // SAFETY: live env; `context` stays valid until tsfn_finalize frees it.
-        let created = unsafe {
-            check_status!(sys::napi_create_string_utf8(raw_env, c"tidepool".as_ptr(), 8, &mut name)).and_then(|_| {
-                check_status!(sys::napi_create_threadsafe_function(
-                    raw_env,
-                    ptr::null_mut(),
-                    ptr::null_mut(),
-                    name,
-                    0,
-                    1,
-                    context,
-                    Some(tsfn_finalize),
-                    context,
-                    Some(delivery::deliver),
-                    &mut tsfn,
-                ))
-            })
-        };
-        if let Err(e) = created {
-            // SAFETY: the TSFN was not created, so this is the only owner.
-            drop(unsafe { Rc::from_raw(context as *const Inner) });
-            return Err(e);
-        }
-        // SAFETY: created just above in this live env; used on this thread.
-        let _ = inner.tsfn.set(unsafe { Tsfn::new(raw_env, tsfn) });
-        // Idle pools must not keep the process alive: start unref'd.
-        if let Some(tsfn) = inner.tsfn.get() {
-            let _ = tsfn.release_hold();
-        }
-
-        let handle = TsfnHandle(tsfn);
-        let waker = Box::new(move || {
-            let h = &handle;
-            // SAFETY: see TsfnHandle. A failure (closing) only happens during
-            // shutdown, when nobody waits for the batch any more.
-            unsafe { sys::napi_call_threadsafe_function(h.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
-        });
-        let config = PoolConfig {
-            policy: PolicyConfig {
-                min_threads: options.min_threads as usize,
-                max_threads: options.max_threads as usize,
-                spawn_delay: duration_ms(options.spawn_delay_ms),
-                idle_timeout: duration_ms(options.idle_timeout_ms),
-                check_interval: duration_ms(options.check_interval_ms),
-                rule: match options.scale_rule.as_str() {
-                    "backlog" => SpawnRule::Backlog,
-                    "demand" => SpawnRule::Demand,
-                    _ => SpawnRule::QueueAge,
-                },
-            },
-            max_queue: options.max_queue.map_or(usize::MAX, |n| n.max(1) as usize),
-            max_queue_age: options.max_queue_age_ms.map(duration_ms),
-            // An integer lib/pool.js checked to be <= buffer.constants.MAX_LENGTH.
-            max_output_bytes: options.max_output_bytes as usize,
-            max_expanded_bytes: options.max_expanded_bytes as usize,
-            nice_increment: options.nice_increment.min(19) as u8,
-            fail_spawns_after: options.fail_spawns_after.map(u64::from),
-            ..PoolConfig::default()
-        };
-        let pool = match Pool::new(config, waker) {
-            Ok(pool) => pool,
-            Err(e) => {
-                let me = NativePool { inner };
-                drop(me); // releases the TSFN and references
-                return Err(Error::new(Status::GenericFailure, format!("could not start pool threads: {e}")));
-            }
-        };
-        let _ = inner.pool.set(pool);
-        // SAFETY: live env; `Inner` outlives the hook (see env_teardown).
-        check_status!(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(env_teardown), Rc::as_ptr(&inner) as *mut c_void,) })?;
+        lifecycle::start(&env, &inner, options.pool_config())?;
         Ok(NativePool { inner })
     }
 
@@ -265,7 +191,7 @@ impl NativePool {
     /// `Inner`, dropped by a finalizer when the function is collected.
     #[napi]
     pub fn submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        self.bound_function(env, c"submit", submit_callback)
+        lifecycle::bound_function(env, &self.inner, c"submit", submit_callback)
     }
 
     /// Returns this pool's `submitMany(kernel, firstSlot, datas, start,
@@ -273,46 +199,14 @@ impl NativePool {
     /// bound as `submit` is.
     #[napi]
     pub fn batch_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        self.bound_function(env, c"submitMany", crate::batch::submit_many_callback)
-    }
-
-    /// A plain N-API function whose callback data is a share of `Inner`.
-    fn bound_function<'env>(
-        &self,
-        env: &'env Env,
-        name: &std::ffi::CStr,
-        callback: unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value,
-    ) -> Result<Unknown<'env>> {
-        let raw_env = env.raw();
-        let data = Rc::into_raw(self.inner.clone()) as *mut c_void;
-        let mut function = ptr::null_mut();
-        // SAFETY: live env; `data` is a leaked Rc<Inner> that the finalizer
-        // added right below frees exactly once, after the last call.
-        unsafe {
-            let created = check_status!(sys::napi_create_function(
-                raw_env,
-                name.as_ptr(),
-                name.to_bytes().len() as isize,
-                Some(callback),
-                data,
-                &mut function
-            ))
-            .and_then(|_| {
-                check_status!(sys::napi_add_finalizer(raw_env, function, data, Some(drop_inner_share), ptr::null_mut(), ptr::null_mut()))
-            });
-            if let Err(e) = created {
-                drop(Rc::from_raw(data as *const Inner));
-                return Err(e);
-            }
-            Unknown::from_napi_value(raw_env, function)
-        }
+        lifecycle::bound_function(env, &self.inner, c"submitMany", crate::batch::submit_many_callback)
     }
 
     /// Returns this pool's `submitChunk(slot, stream, data, end, budget,
     /// seq)` (see streams.rs), bound as `submit` is.
     #[napi]
     pub fn chunk_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        self.bound_function(env, c"submitChunk", crate::streams::submit_chunk_callback)
+        lifecycle::bound_function(env, &self.inner, c"submitChunk", crate::streams::submit_chunk_callback)
     }
 
     /// A new stream's handle: the state its chunks continue (see the core's
@@ -522,26 +416,6 @@ impl NativePool {
 
 impl Drop for NativePool {
     fn drop(&mut self) {
-        let inner = &*self.inner;
-        if inner.is_torn_down() {
-            return; // env_teardown already stopped everything; N-API is gone.
-        }
-        if let Some(pool) = inner.pool.get() {
-            pool.abort();
-            pool.join();
-        }
-        // SAFETY: JS thread (finalizer or constructor failure), live env; the
-        // hook was added with this very pointer (removing one never added is
-        // a no-op).
-        unsafe { sys::napi_remove_env_cleanup_hook(inner.env, Some(env_teardown), Rc::as_ptr(&self.inner) as *mut c_void) };
-        // The threads are joined, so nobody calls the TSFN again; each handle
-        // is released exactly once, here. Failures leave nothing to undo.
-        if let Some(tsfn) = inner.tsfn.get() {
-            let _ = tsfn.release();
-        }
-        let _ = inner.callback.delete();
-        for r in &inner.buffers {
-            let _ = r.delete();
-        }
+        lifecycle::stop_and_release(&self.inner);
     }
 }

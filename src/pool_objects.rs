@@ -5,6 +5,10 @@
 use std::time::Duration;
 
 use napi_derive::napi;
+use tidepool_core::policy::{PolicyConfig, SpawnRule};
+use tidepool_core::PoolConfig;
+
+use crate::napi_util::duration_ms;
 
 /// Resolved pool options (lib/pool.js validates and fills in defaults).
 #[napi(object)]
@@ -31,6 +35,34 @@ pub struct NativeOptions {
     pub string_results: bool,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
     pub fail_spawns_after: Option<u32>,
+}
+
+impl NativeOptions {
+    /// The core pool's configuration.
+    pub(crate) fn pool_config(&self) -> PoolConfig {
+        PoolConfig {
+            policy: PolicyConfig {
+                min_threads: self.min_threads as usize,
+                max_threads: self.max_threads as usize,
+                spawn_delay: duration_ms(self.spawn_delay_ms),
+                idle_timeout: duration_ms(self.idle_timeout_ms),
+                check_interval: duration_ms(self.check_interval_ms),
+                rule: match self.scale_rule.as_str() {
+                    "backlog" => SpawnRule::Backlog,
+                    "demand" => SpawnRule::Demand,
+                    _ => SpawnRule::QueueAge,
+                },
+            },
+            max_queue: self.max_queue.map_or(usize::MAX, |n| n.max(1) as usize),
+            max_queue_age: self.max_queue_age_ms.map(duration_ms),
+            // An integer lib/pool.js checked to be <= buffer.constants.MAX_LENGTH.
+            max_output_bytes: self.max_output_bytes as usize,
+            max_expanded_bytes: self.max_expanded_bytes as usize,
+            nice_increment: self.nice_increment.min(19) as u8,
+            fail_spawns_after: self.fail_spawns_after.map(u64::from),
+            ..PoolConfig::default()
+        }
+    }
 }
 
 /// Latency percentiles in milliseconds.
