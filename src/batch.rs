@@ -22,8 +22,7 @@ use tidepool_core::{kernels, Mode, Task};
 use crate::binary;
 use crate::handles::{share, shared, Shared};
 use crate::inner::Inner;
-
-type Refusal = (&'static str, String);
+use crate::wire::Refusal;
 
 fn bad_call(what: &str) -> Refusal {
     ("ERR_INVALID_ARG_TYPE", format!("submitMany: {what}"))

@@ -13,8 +13,7 @@ use std::ptr;
 use napi::sys;
 use tidepool_core::{Input, RawSlice};
 
-/// Why a value cannot be read: `(code, message)` for the thrown error.
-pub type Refusal = (&'static str, String);
+use crate::wire::Refusal;
 
 fn not_binary() -> Refusal {
     ("ERR_INVALID_ARG_TYPE", "expected a Buffer, TypedArray, DataView or ArrayBuffer".to_owned())

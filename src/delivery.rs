@@ -24,20 +24,13 @@ use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
-use tidepool_core::kernels::INLINE;
 use tidepool_core::Output;
 use tidepool_core::PoolEvent;
 
 use crate::inner::Inner;
 use crate::large_result::{buffer_max_length, large_result};
+use crate::wire::{BATCH_CAPACITY, BUFFER_TOO_LARGE_CODE, LARGE_CODE, SLAB_BYTES};
 
-/// Completions handed to JavaScript per callback.
-pub const BATCH_CAPACITY: usize = 256;
-/// Result bytes per callback: room for a full chunk of the largest digests.
-pub const SLAB_BYTES: usize = BATCH_CAPACITY * INLINE;
-/// The code of an entry whose result is the next large Buffer (task error
-/// codes are small numbers; 0 is a result in the slab).
-pub const LARGE_CODE: u8 = 255;
 /// Large-result bytes handed over per call into Node. Making a Buffer of a
 /// large result (and settling its task) costs the JS thread time in
 /// proportion to the results, so a batch of a hundred 300 KiB results held
@@ -53,12 +46,6 @@ const LARGE_RESULT_COST: usize = 64 * 1024;
 /// How much more a byte costs when the pool's encoding makes a string of
 /// each result (lib/pool.js's `toString('hex')` and the like).
 const STRING_BYTE_COST: usize = 4;
-/// The code of an entry whose result was longer than any Buffer Node can
-/// make ([`buffer_max_length`]): the task rejects with Node's
-/// `ERR_BUFFER_TOO_LARGE`, the limit in the entry's text. Not a task error
-/// of the core (`TaskError::code` numbers those from 1): the kernel
-/// succeeded, and only the delivery refuses its result.
-pub const BUFFER_TOO_LARGE_CODE: u8 = 254;
 /// Longest error text passed through the slab.
 const MAX_ERROR_BYTES: usize = 1024;
 

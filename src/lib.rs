@@ -30,6 +30,7 @@ mod params;
 mod pool_objects;
 mod reclaim;
 mod streams;
+mod wire;
 
 use napi_derive::napi;
 
@@ -101,11 +102,7 @@ pub struct BatchLayout {
 /// The sizes lib/pool.js must allocate the shared meta array and slab with.
 #[napi]
 pub fn batch_layout() -> BatchLayout {
-    BatchLayout {
-        capacity: delivery::BATCH_CAPACITY as u32,
-        slab_bytes: delivery::SLAB_BYTES as u32,
-        large_code: u32::from(delivery::LARGE_CODE),
-    }
+    BatchLayout { capacity: wire::BATCH_CAPACITY as u32, slab_bytes: wire::SLAB_BYTES as u32, large_code: u32::from(wire::LARGE_CODE) }
 }
 
 /// The default `niceIncrement` of worker threads (see tidepool_core::priority).
@@ -150,7 +147,7 @@ pub fn task_error_codes() -> TaskErrorCodes {
         format: code(TaskError::Format { code: "", message: String::new() }),
         failed: code(TaskError::Failed { code: String::new(), message: String::new() }),
         io: code(TaskError::Io { syscall: "", errno: 0, name: "" }),
-        buffer_too_large: u32::from(delivery::BUFFER_TOO_LARGE_CODE),
+        buffer_too_large: u32::from(wire::BUFFER_TOO_LARGE_CODE),
     }
 }
 

@@ -20,6 +20,7 @@ use crate::inner::Inner;
 use crate::lifecycle;
 use crate::napi_util::{is_undefined, throw, typed_array_data};
 use crate::pool_objects::{metric_bounds, NativeLatency, NativeMetrics, NativeOptions, NativeStats};
+use crate::wire;
 
 /// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?, maxOutputBytes?, file?)`:
 /// queues one task (`file`: `data` is a path's bytes, and the task reads
@@ -156,7 +157,7 @@ impl NativePool {
         let raw_env = env.raw();
         let (meta_ptr, meta_len) = typed_array_data(raw_env, meta.raw(), "meta")?;
         let (slab_ptr, slab_len) = typed_array_data(raw_env, slab.raw(), "slab")?;
-        if meta_len < delivery::BATCH_CAPACITY * 2 || slab_len < delivery::SLAB_BYTES {
+        if meta_len < wire::BATCH_CAPACITY * 2 || slab_len < wire::SLAB_BYTES {
             return Err(Error::new(Status::InvalidArg, "meta or slab is smaller than batchLayout()".to_owned()));
         }
         // SAFETY: JS thread, live env and values of this call; the
@@ -175,7 +176,7 @@ impl NativePool {
             buffers,
             meta_ptr as *mut u32,
             slab_ptr as *mut u8,
-            delivery::BATCH_CAPACITY,
+            wire::BATCH_CAPACITY,
             options.string_results,
         ));
         lifecycle::start(&env, &inner, options.pool_config())?;

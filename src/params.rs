@@ -20,6 +20,7 @@ use napi::sys;
 use tidepool_core::kernels::{self, KernelId, ParamError, Params, RawParams, RawValue};
 
 use crate::binary;
+use crate::wire::Refusal;
 
 /// The tag that marks our handles (random, fixed).
 const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x5d1c_93a7_4be0_2f61, upper: 0xa4e8_07c2_9b35_d14e };
@@ -54,8 +55,6 @@ impl Owned {
         }
     }
 }
-
-type Refusal = (&'static str, String);
 
 fn bad_call() -> Refusal {
     ("ERR_INVALID_ARG_TYPE", "makeParams(kernel, names, values, once) takes a kernel id and two Arrays".to_owned())

@@ -16,8 +16,7 @@ use tidepool_core::{ChunkEnd, Input, Mode, Refused, Stream, StreamChunk, Task, T
 use crate::binary;
 use crate::inner::Inner;
 use crate::napi_util::{is_undefined, throw};
-
-type Refusal = (&'static str, String);
+use crate::wire::Refusal;
 
 /// A stream's state travels to JavaScript as a tagged External of its own kind.
 impl crate::handles::Shared for Stream {
