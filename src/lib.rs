@@ -30,6 +30,9 @@ mod params;
 mod pool_objects;
 mod reclaim;
 mod streams;
+mod submit;
+mod submit_chunk;
+mod submit_many;
 mod wire;
 
 use napi_derive::napi;
