@@ -15,11 +15,7 @@ use std::sync::Arc;
 use napi::sys;
 
 use crate::handles::{share, shared, Shared};
-use crate::wire::Refusal;
-
-pub(crate) fn bad_call(what: &str) -> Refusal {
-    ("ERR_INVALID_ARG_TYPE", format!("submitMany: {what}"))
-}
+use crate::wire::{submit_many_refusal as bad_call, Refusal};
 
 /// A batch's cancel flag (every task of the batch carries it) travels as a
 /// tagged External of its own kind.

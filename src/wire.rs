@@ -1,13 +1,365 @@
 //! The wire between lib/ and this binding: what the JavaScript side must
 //! agree with byte for byte, declared in this one file (lib/ mirrors it).
+//!
+//! * The raw functions' positional arguments. `submit`, `submitMany`,
+//!   `submitChunk` and `makeParams` are plain N-API functions, not napi-rs
+//!   methods, so nothing checks their arguments but the code here: for each
+//!   one a struct below is its table, one field per argument in order, and
+//!   that struct's `read` is the only code that looks at the arguments.
+//! * The errors they throw: [`Refusal`], the codes, the shared messages.
+//! * Slots (below).
+//! * The batch delivery: the meta array, the slab, the batch callback.
+//!
+//! What the `#[napi]` functions and methods take and return is declared by
+//! their Rust signatures, which napi-rs converts and checks (src/binding.d.ts
+//! is what it makes of them).
+//!
+//! # Slots
+//!
+//! A task's slot is a uint32 that lib/pool.js chooses. The binding never
+//! reads anything into it: it hands it back in the meta entry of the task's
+//! completion, and in what `destroy()`, `cancel()`, `cancelBatch()`,
+//! `cancelBatches()` and `dropOldest()` return. `submitMany` gives its task
+//! `i` the slot `firstSlot + i` and refuses a chunk whose last slot would
+//! not fit a uint32. (lib/pool.js numbers single tasks from 0 and a batch's
+//! tasks from 2^31, chunk by chunk; the binding relies on neither.)
+//!
+//! # Other answers
+//!
+//! Declared where they are made, as they have no arguments to read:
+//! `kernelNames()` (the names in id order, one per line; lib.rs),
+//! `loadKernelLibrary()` / `loadKernelHandle()` (`"<first id> <count>"` or
+//! `"!<CODE> <message>"`; loader.rs), a refused `makeParams` (an Array
+//! `[kind, name, expected]`; params.rs), `streamReport()` (the core's
+//! `Report::pack`: input bytes taken × 4 + 0 done, 1 paused, 2 ended;
+//! streams.rs) and `streamInline()` (a Buffer, or the string `"<code>
+//! <detail>"` of the task error that ended the stream; streams.rs).
 
-use tidepool_core::kernels::INLINE;
+use std::time::Duration;
 
-/// Why a raw function refuses a call: `(code, message)` of the error it
-/// throws.
+use napi::sys;
+use tidepool_core::kernels::{self, KernelId, INLINE};
+use tidepool_core::ChunkEnd;
+
+use crate::napi_util::{bool_of, f64_of, i32_of, is_undefined, u32_of};
+
+// --- Errors ---
+
+/// Why a raw function refuses a call: the `code` and message of the error
+/// it throws ([`throw`](crate::napi_util::throw): a `TypeError` for [`ERR_INVALID_ARG_TYPE`] and
+/// [`ERR_INVALID_STATE`], as Node throws them, an `Error` otherwise).
 pub(crate) type Refusal = (&'static str, String);
 
-// The batch delivery: the memory lib/pool.js shares with the delivery.
+/// An argument is not what the function takes: the count, a number, a
+/// handle, a binary.
+pub(crate) const ERR_INVALID_ARG_TYPE: &str = "ERR_INVALID_ARG_TYPE";
+/// The pool accepts no new tasks ([`closed`]), or its environment is
+/// shutting down ([`shutting_down`]).
+pub(crate) const ERR_TIDEPOOL_CLOSED: &str = "ERR_TIDEPOOL_CLOSED";
+
+/// The pool was closed or destroyed: no task is queued.
+pub(crate) fn closed() -> Refusal {
+    (ERR_TIDEPOOL_CLOSED, "The pool is closed and accepts no new tasks".to_owned())
+}
+
+/// The environment is being torn down: nothing is touched any more.
+pub(crate) fn shutting_down() -> Refusal {
+    (ERR_TIDEPOOL_CLOSED, "the environment is shutting down".to_owned())
+}
+
+// --- Shared readers of optional arguments ---
+
+/// The argument at `index`, when the call passed that many.
+fn arg(args: &[sys::napi_value], index: usize) -> Option<sys::napi_value> {
+    args.get(index).copied()
+}
+
+/// A run-time limit in milliseconds: none unless positive and finite.
+fn timeout_of(ms: f64) -> Option<Duration> {
+    (ms > 0.0 && ms.is_finite()).then(|| Duration::from_secs_f64(ms / 1000.0))
+}
+
+/// An output limit in bytes (an integer lib/pool.js checked): none when
+/// `undefined`, not a Number, or below 1.
+///
+/// # Safety
+/// `env` and `value` must be the live env and a value of the current call.
+unsafe fn max_output_of(env: sys::napi_env, value: sys::napi_value) -> Option<usize> {
+    if is_undefined(env, value) {
+        return None;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { f64_of(env, value) }.filter(|&bytes| bytes >= 1.0).map(|bytes| bytes as usize)
+}
+
+/// A makeParams handle, or `None` for `undefined` (the kernel's defaults).
+fn params_of(env: sys::napi_env, value: sys::napi_value) -> Option<sys::napi_value> {
+    (!is_undefined(env, value)).then_some(value)
+}
+
+// --- submit ---
+
+/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?,
+/// maxOutputBytes?, file?)`: queues one task. Returns the queue length
+/// after it, or 0 when the queue was full (nothing queued).
+///
+/// lib/pool.js passes three arguments for a plain post, five with a signal
+/// or a timeout, eight with parameters, an output limit or a file; an
+/// argument not passed reads as its default, and arguments past the eighth
+/// are ignored.
+pub(crate) struct SubmitArgs {
+    /// 0 `slot`: a uint32 (see the module doc).
+    pub(crate) slot: u32,
+    /// 1 `kernel`: a registered kernel's id (uint32).
+    pub(crate) kernel: KernelId,
+    /// 2 `data`: a binary or an Array of binaries (binary.rs), or with
+    /// `file` a path's bytes; lib/pool.js keeps it reachable until the task
+    /// is delivered. Read by submit.rs, once the pool is known to be open.
+    pub(crate) data: sys::napi_value,
+    /// 3 `timeoutMs`: a run-time limit; not a positive finite Number: none.
+    pub(crate) timeout: Option<Duration>,
+    /// 4 `cancellable`: `true` when posted with a signal: the task gets a
+    /// flag of its own, which `cancel([slot])` raises. Not a boolean: false.
+    pub(crate) cancellable: bool,
+    /// 5 `params`: a handle from makeParams (params.rs), or `undefined`: the
+    /// kernel's defaults. Taken by submit.rs.
+    pub(crate) params: Option<sys::napi_value>,
+    /// 6 `maxOutputBytes`: replaces the pool's output limit; `undefined`,
+    /// not a Number or below 1: the pool's.
+    pub(crate) max_output: Option<usize>,
+    /// 7 `file`: `true`: `data` is a path's bytes, and the pool's thread
+    /// reads that file (postFile). Not a boolean: false.
+    pub(crate) file: bool,
+}
+
+impl SubmitArgs {
+    pub(crate) const SLOT: usize = 0;
+    pub(crate) const KERNEL: usize = 1;
+    pub(crate) const DATA: usize = 2;
+    pub(crate) const TIMEOUT_MS: usize = 3;
+    pub(crate) const CANCELLABLE: usize = 4;
+    pub(crate) const PARAMS: usize = 5;
+    pub(crate) const MAX_OUTPUT_BYTES: usize = 6;
+    pub(crate) const FILE: usize = 7;
+    /// Arguments read at most.
+    pub(crate) const MAX: usize = 8;
+    /// Fewer are refused ([`ERR_INVALID_ARG_TYPE`], [`Self::USAGE`]).
+    pub(crate) const MIN: usize = 3;
+    pub(crate) const USAGE: &'static str = "submit(slot, kernel, data) takes three arguments";
+
+    /// Reads the table from `args`, the arguments passed (at most
+    /// [`Self::MAX`]). Only the numbers can be refused here.
+    ///
+    /// # Safety
+    /// `env` and `args` must be the live env and arguments of the current call.
+    pub(crate) unsafe fn read(env: sys::napi_env, args: &[sys::napi_value]) -> Result<SubmitArgs, Refusal> {
+        if args.len() < Self::MIN {
+            return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
+        }
+        // SAFETY: (whole block) live env and arguments of this call; the
+        // readers only look at the values.
+        unsafe {
+            let (Some(slot), Some(kernel)) = (u32_of(env, args[Self::SLOT]), u32_of(env, args[Self::KERNEL])) else {
+                return Err(Self::bad_ids());
+            };
+            if kernels::get(kernel).is_none() {
+                return Err(Self::bad_ids());
+            }
+            Ok(SubmitArgs {
+                slot,
+                kernel,
+                data: args[Self::DATA],
+                timeout: arg(args, Self::TIMEOUT_MS).and_then(|v| f64_of(env, v)).and_then(timeout_of),
+                cancellable: arg(args, Self::CANCELLABLE).and_then(|v| bool_of(env, v)).unwrap_or(false),
+                params: arg(args, Self::PARAMS).and_then(|v| params_of(env, v)),
+                max_output: arg(args, Self::MAX_OUTPUT_BYTES).and_then(|v| max_output_of(env, v)),
+                file: arg(args, Self::FILE).and_then(|v| bool_of(env, v)).unwrap_or(false),
+            })
+        }
+    }
+
+    fn bad_ids() -> Refusal {
+        (ERR_INVALID_ARG_TYPE, "submit: slot and kernel must be valid uint32 ids".to_owned())
+    }
+}
+
+// --- submitMany ---
+
+/// `submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes,
+/// ...binaries)`: queues one task per binary, task `i` in slot
+/// `firstSlot + i`, all with the batch's `flag`. Returns how many were
+/// queued: all, or the first ones in order when the queue filled up.
+///
+/// The binaries come as arguments, not in an Array: V8 copies an argument
+/// list for a few nanoseconds per element, where reading an Array costs a
+/// property lookup and a handle per element, the largest share of the call.
+pub(crate) struct SubmitManyArgs<'a> {
+    /// 0 `kernel`: a registered kernel's id (uint32).
+    pub(crate) kernel: KernelId,
+    /// 1 `firstSlot`: the first task's slot (uint32); the last one's must
+    /// fit a uint32 too.
+    pub(crate) first_slot: u32,
+    /// 2 `timeoutMs`: a Number (required); a run-time limit for each task
+    /// when positive and finite.
+    pub(crate) timeout: Option<Duration>,
+    /// 3 `flag`: the batch's handle from `batchFlag()` (batch.rs). Read by
+    /// submit_many.rs, once the pool is known to be open.
+    pub(crate) flag: sys::napi_value,
+    /// 4 `params`: a handle from makeParams, or `undefined`: the kernel's
+    /// defaults. Taken by submit_many.rs when there are binaries.
+    pub(crate) params: Option<sys::napi_value>,
+    /// 5 `maxOutputBytes`: as `submit`'s.
+    pub(crate) max_output: Option<usize>,
+    /// 6 and on: the binaries, one task each, each a binary or an Array of
+    /// binaries; 0 to [`Self::MAX_BINARIES`] of them. lib/pool.js keeps
+    /// them reachable until the chunk's last task is delivered.
+    pub(crate) binaries: &'a [sys::napi_value],
+}
+
+impl<'a> SubmitManyArgs<'a> {
+    pub(crate) const KERNEL: usize = 0;
+    pub(crate) const FIRST_SLOT: usize = 1;
+    pub(crate) const TIMEOUT_MS: usize = 2;
+    pub(crate) const FLAG: usize = 3;
+    pub(crate) const PARAMS: usize = 4;
+    pub(crate) const MAX_OUTPUT_BYTES: usize = 5;
+    /// Where the binaries start: the arguments before them are required.
+    pub(crate) const BINARIES: usize = 6;
+    /// Most binaries one call takes.
+    pub(crate) const MAX_BINARIES: usize = 4096;
+
+    /// Whether a call with `argc` arguments has the required ones and no
+    /// more than [`Self::MAX_BINARIES`] binaries; if not, it is refused
+    /// with [`Self::bad_count`].
+    pub(crate) fn takes(argc: usize) -> bool {
+        (Self::BINARIES..=Self::BINARIES + Self::MAX_BINARIES).contains(&argc)
+    }
+
+    pub(crate) fn bad_count() -> Refusal {
+        submit_many_refusal("takes six arguments and at most 4096 binaries")
+    }
+
+    /// Reads the table from `args`, every argument of a call [`Self::takes`]
+    /// accepted. Only the numbers can be refused here.
+    ///
+    /// # Safety
+    /// `env` and `args` must be the live env and arguments of the current call.
+    pub(crate) unsafe fn read(env: sys::napi_env, args: &'a [sys::napi_value]) -> Result<SubmitManyArgs<'a>, Refusal> {
+        let binaries = &args[Self::BINARIES..];
+        // SAFETY: (whole block) live env and arguments of this call; the
+        // readers only look at the values.
+        unsafe {
+            let numbers = (u32_of(env, args[Self::KERNEL]), u32_of(env, args[Self::FIRST_SLOT]), f64_of(env, args[Self::TIMEOUT_MS]));
+            let (Some(kernel), Some(first_slot), Some(timeout_ms)) = numbers else {
+                return Err(Self::bad_numbers());
+            };
+            if kernels::get(kernel).is_none() || first_slot.checked_add(binaries.len() as u32).is_none() {
+                return Err(Self::bad_numbers());
+            }
+            Ok(SubmitManyArgs {
+                kernel,
+                first_slot,
+                timeout: timeout_of(timeout_ms),
+                flag: args[Self::FLAG],
+                params: params_of(env, args[Self::PARAMS]),
+                max_output: max_output_of(env, args[Self::MAX_OUTPUT_BYTES]),
+                binaries,
+            })
+        }
+    }
+
+    fn bad_numbers() -> Refusal {
+        submit_many_refusal("kernel, firstSlot and timeoutMs must be numbers, the kernel a valid id")
+    }
+}
+
+/// A refusal of `submitMany`, or of a batch flag handle (`cancelBatch()`,
+/// `cancelBatches()` and `submitMany` share the words).
+pub(crate) fn submit_many_refusal(what: &str) -> Refusal {
+    (ERR_INVALID_ARG_TYPE, format!("submitMany: {what}"))
+}
+
+// --- submitChunk ---
+
+/// `submitChunk(slot, stream, data, end, budget, seq)`: queues one step of
+/// chunk `seq` of a stream. The task can always be cancelled alone
+/// (`cancel([slot])`: the stream's `destroy()`). Returns the queue length
+/// after it, or 0 when the queue was full (nothing queued).
+pub(crate) struct SubmitChunkArgs {
+    /// 0 `slot`: a uint32 (see the module doc).
+    pub(crate) slot: u32,
+    /// 1 `stream`: a handle from `newStream()` (streams.rs). Read by
+    /// submit_chunk.rs.
+    pub(crate) stream: sys::napi_value,
+    /// 2 `data`: a binary or an Array of binaries, kept reachable by
+    /// lib/pool.js until the task is delivered.
+    pub(crate) data: sys::napi_value,
+    /// 3 `end`: an int32: [`Self::END_LAST`] (the stream's last chunk),
+    /// [`Self::END_MORE`] (nothing), any other: a flush of that kind (the
+    /// codec's, checked in JavaScript).
+    pub(crate) end: ChunkEnd,
+    /// 4 `budget`: a Number, at least 1: the step stops once its output
+    /// passes this many bytes (not finite: no limit).
+    pub(crate) budget: usize,
+    /// 5 `seq`: a Number, at least 0: the chunk's number in its stream.
+    pub(crate) seq: u64,
+}
+
+impl SubmitChunkArgs {
+    pub(crate) const SLOT: usize = 0;
+    pub(crate) const STREAM: usize = 1;
+    pub(crate) const DATA: usize = 2;
+    pub(crate) const END: usize = 3;
+    pub(crate) const BUDGET: usize = 4;
+    pub(crate) const SEQ: usize = 5;
+    /// Every argument is required; more are ignored.
+    pub(crate) const COUNT: usize = 6;
+    pub(crate) const USAGE: &'static str = "submitChunk(slot, stream, data, end, budget, seq) takes six arguments";
+    pub(crate) const END_LAST: i32 = -1;
+    pub(crate) const END_MORE: i32 = 0;
+
+    /// Reads the table from `args`, the arguments passed (at most
+    /// [`Self::COUNT`]). Only the count and the numbers can be refused here.
+    ///
+    /// # Safety
+    /// `env` and `args` must be the live env and arguments of the current call.
+    pub(crate) unsafe fn read(env: sys::napi_env, args: &[sys::napi_value]) -> Result<SubmitChunkArgs, Refusal> {
+        if args.len() < Self::COUNT {
+            return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
+        }
+        // SAFETY: (whole block) live env and arguments of this call; the
+        // readers only look at the values.
+        let numbers = unsafe {
+            (u32_of(env, args[Self::SLOT]), i32_of(env, args[Self::END]), f64_of(env, args[Self::BUDGET]), f64_of(env, args[Self::SEQ]))
+        };
+        let (Some(slot), Some(end), Some(budget), Some(seq)) = numbers else {
+            return Err(Self::bad_numbers());
+        };
+        if !(seq >= 0.0 && budget >= 1.0) {
+            return Err(Self::bad_numbers());
+        }
+        let end = match end {
+            Self::END_LAST => ChunkEnd::Last,
+            Self::END_MORE => ChunkEnd::More,
+            kind => ChunkEnd::Flush(kind as u32),
+        };
+        let budget = if budget.is_finite() { budget as usize } else { usize::MAX };
+        Ok(SubmitChunkArgs { slot, stream: args[Self::STREAM], data: args[Self::DATA], end, budget, seq: seq as u64 })
+    }
+
+    fn bad_numbers() -> Refusal {
+        (ERR_INVALID_ARG_TYPE, "submitChunk: slot, end, budget and seq must be numbers".to_owned())
+    }
+}
+
+// --- The batch delivery ---
+//
+// lib/pool.js allocates a `Uint32Array` of `2 * BATCH_CAPACITY` (the meta
+// array) and a Buffer of `SLAB_BYTES` (the slab), as `batchLayout()` says,
+// and passes both to `new NativePool()`. Per call of its batch callback,
+// entry `i` of the call is `meta[2 * i]` (the task's slot) and
+// `meta[2 * i + 1]` (its meta word, [`meta_word`]); the entries' bytes lie
+// in the slab back to back from offset 0, in entry order.
 
 /// Completions handed to JavaScript per callback.
 pub const BATCH_CAPACITY: usize = 256;
@@ -19,7 +371,7 @@ pub const LARGE_CODE: u8 = 255;
 /// The code of an entry whose result was longer than any Buffer Node can
 /// make ([`buffer_max_length`](crate::large_result::buffer_max_length)):
 /// the task rejects with Node's `ERR_BUFFER_TOO_LARGE`, the limit in the
-/// entry's text. Not a task error
-/// of the core (`TaskError::code` numbers those from 1): the kernel
-/// succeeded, and only the delivery refuses its result.
+/// entry's text. Not a task error of the core (`TaskError::code` numbers
+/// those from 1): the kernel succeeded, and only the delivery refuses its
+/// result.
 pub const BUFFER_TOO_LARGE_CODE: u8 = 254;
