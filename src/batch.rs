@@ -15,7 +15,7 @@ use std::sync::Arc;
 use napi::sys;
 
 use crate::handles::{share, shared, Shared};
-use crate::wire::{submit_many_refusal as bad_call, Refusal};
+use crate::wire::{submit_many_refusal as bad_call, Refusal, ERR_TIDEPOOL_INTERNAL};
 
 /// A batch's cancel flag (every task of the batch carries it) travels as a
 /// tagged External of its own kind.
@@ -30,8 +30,7 @@ impl Shared for AtomicBool {
 /// `env` must be the live env of the current call.
 pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
-    unsafe { share(env, Arc::new(AtomicBool::new(false))) }
-        .ok_or_else(|| ("ERR_TIDEPOOL_INTERNAL", "could not make a batch flag".to_owned()))
+    unsafe { share(env, Arc::new(AtomicBool::new(false))) }.ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "could not make a batch flag".to_owned()))
 }
 
 /// The flag behind a handle from [`new_flag`] (a share of it).

@@ -13,14 +13,14 @@ use std::ptr;
 use napi::sys;
 use tidepool_core::{Input, RawSlice};
 
-use crate::wire::Refusal;
+use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE, ERR_INVALID_STATE};
 
 fn not_binary() -> Refusal {
-    ("ERR_INVALID_ARG_TYPE", "expected a Buffer, TypedArray, DataView or ArrayBuffer".to_owned())
+    (ERR_INVALID_ARG_TYPE, "expected a Buffer, TypedArray, DataView or ArrayBuffer".to_owned())
 }
 
 fn detached() -> Refusal {
-    ("ERR_INVALID_STATE", "the binary's ArrayBuffer is detached".to_owned())
+    (ERR_INVALID_STATE, "the binary's ArrayBuffer is detached".to_owned())
 }
 
 /// Bytes per element of a TypedArray type.

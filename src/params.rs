@@ -5,7 +5,7 @@
 //! no getter runs here) to the kernel's check, synchronously: a bad level or
 //! key throws from `post()`, naming the parameter. What it returns is an
 //! opaque handle (an External, type-tagged so that no other External can be
-//! passed off as one) that `submit` takes as its sixth argument.
+//! passed off as one) that `submit` takes as its `params` argument.
 //!
 //! A handle made for one post (`once`) gives its parameters up to the task
 //! it is submitted with, so a key lives as long as that task, not until the
@@ -17,10 +17,11 @@ use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
-use tidepool_core::kernels::{self, KernelId, ParamError, Params, RawParams, RawValue};
+use tidepool_core::kernels::{KernelId, ParamError, Params, RawParams, RawValue};
 
 use crate::binary;
-use crate::wire::Refusal;
+use crate::napi_util::throw;
+use crate::wire::{MakeParamsArgs, Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
 
 /// The tag that marks our handles (random, fixed).
 const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x5d1c_93a7_4be0_2f61, upper: 0xa4e8_07c2_9b35_d14e };
@@ -57,53 +58,49 @@ impl Owned {
 }
 
 fn bad_call() -> Refusal {
-    ("ERR_INVALID_ARG_TYPE", "makeParams(kernel, names, values, once) takes a kernel id and two Arrays".to_owned())
+    MakeParamsArgs::usage()
 }
 
-/// `makeParams(kernel, names, values, once)`: a handle, or, when the kernel
-/// refuses the parameters, an Array `[kind, name, expected]` for
-/// lib/params.js to turn into Node's error (it has the value to show).
+/// `makeParams(kernel, names, values, once)` (see [`MakeParamsArgs`]): a
+/// handle, or, when the kernel refuses the parameters, an Array `[kind,
+/// name, expected]` for lib/params.js to turn into Node's error (it has the
+/// value to show).
 pub unsafe extern "C" fn make_params_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = 4;
-    let mut argv = [ptr::null_mut(); 4];
+    let mut argc = MakeParamsArgs::COUNT;
+    let mut argv = [ptr::null_mut(); MakeParamsArgs::COUNT];
     // SAFETY: live env and callback info of this call; out-pointers to locals.
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
-    if status != sys::Status::napi_ok || argc < 4 {
-        crate::napi_util::throw(env, bad_call().0, &bad_call().1);
+    if status != sys::Status::napi_ok {
+        let (code, message) = bad_call();
+        throw(env, code, &message);
         return ptr::null_mut();
     }
-    // SAFETY: the arguments are live values of this call.
-    match unsafe { make_params(env, argv) } {
+    // SAFETY: the arguments passed (`argc` may count more than were read)
+    // are live values of this call.
+    match unsafe { MakeParamsArgs::read(env, &argv[..argc.min(MakeParamsArgs::COUNT)]).and_then(|args| make_params(env, &args)) } {
         Ok(value) => value,
         Err((code, message)) => {
-            crate::napi_util::throw(env, code, &message);
+            throw(env, code, &message);
             ptr::null_mut()
         }
     }
 }
 
 /// # Safety
-/// `env` and `argv` must be the live env and arguments of the current call.
-unsafe fn make_params(env: sys::napi_env, argv: [sys::napi_value; 4]) -> Result<sys::napi_value, Refusal> {
-    let mut kernel_id = 0u32;
-    let mut once = false;
-    // SAFETY: live env and values; out-pointers to locals.
-    let ok = unsafe {
-        sys::napi_get_value_uint32(env, argv[0], &mut kernel_id) == sys::Status::napi_ok
-            && sys::napi_get_value_bool(env, argv[3], &mut once) == sys::Status::napi_ok
-    };
-    let kernel = kernels::get(kernel_id).filter(|_| ok).ok_or_else(bad_call)?;
+/// `env` must be the live env of the current call, and `args` read from its
+/// arguments.
+unsafe fn make_params(env: sys::napi_env, args: &MakeParamsArgs) -> Result<sys::napi_value, Refusal> {
     // SAFETY: live env and values.
-    let names = unsafe { strings(env, argv[1]) }?;
+    let names = unsafe { strings(env, args.names) }?;
     // SAFETY: live env and values.
-    let values = unsafe { owned_values(env, argv[2]) }?;
+    let values = unsafe { owned_values(env, args.values) }?;
     if names.len() != values.len() {
         return Err(bad_call());
     }
     let raw = RawParams::new(names.iter().map(String::as_str).zip(values.iter().map(Owned::raw)).collect());
-    match kernel.params(&raw) {
+    match args.kernel.params(&raw) {
         // SAFETY: live env.
-        Ok(params) => unsafe { handle(env, Handle { kernel: kernel_id, params: RefCell::new(Some(params)), once }) },
+        Ok(params) => unsafe { handle(env, Handle { kernel: args.id, params: RefCell::new(Some(params)), once: args.once }) },
         // SAFETY: live env.
         Err(e) => unsafe { refusal(env, &e) },
     }
@@ -147,7 +144,7 @@ unsafe fn handle(env: sys::napi_env, handle: Handle) -> Result<sys::napi_value, 
     unsafe {
         if sys::napi_create_external(env, data.cast(), Some(drop_handle), ptr::null_mut(), &mut external) != sys::Status::napi_ok {
             drop(Box::from_raw(data));
-            return Err(("ERR_TIDEPOOL_INTERNAL", "could not make a parameters handle".to_owned()));
+            return Err((ERR_TIDEPOOL_INTERNAL, "could not make a parameters handle".to_owned()));
         }
         sys::napi_type_tag_object(env, external, &TAG);
     }
@@ -165,7 +162,7 @@ unsafe extern "C" fn drop_handle(_env: sys::napi_env, data: *mut c_void, _hint: 
 /// # Safety
 /// `env` and `value` must be the live env and a value of the current call.
 pub unsafe fn take(env: sys::napi_env, value: sys::napi_value, kernel: KernelId) -> Result<Params, Refusal> {
-    let invalid = || ("ERR_INVALID_ARG_TYPE", "submit: the parameters must be a handle from makeParams".to_owned());
+    let invalid = || (ERR_INVALID_ARG_TYPE, "submit: the parameters must be a handle from makeParams".to_owned());
     let mut tagged = false;
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY: live env/value; out-pointers to locals. The tag check comes
@@ -182,10 +179,10 @@ pub unsafe fn take(env: sys::napi_env, value: sys::napi_value, kernel: KernelId)
     // freed only by its finalizer, which cannot run while `value` is in use).
     let handle = unsafe { &*(data as *const Handle) };
     if handle.kernel != kernel {
-        return Err(("ERR_TIDEPOOL_INTERNAL", "submit: parameters made for another kernel".to_owned()));
+        return Err((ERR_TIDEPOOL_INTERNAL, "submit: parameters made for another kernel".to_owned()));
     }
     let params = handle.params.borrow().clone();
-    params.ok_or_else(|| ("ERR_TIDEPOOL_INTERNAL", "submit: these parameters were already used".to_owned()))
+    params.ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "submit: these parameters were already used".to_owned()))
 }
 
 /// After a successful submit: a `once` handle lets go of its parameters

@@ -14,7 +14,7 @@ use tidepool_core::{Input, Stream, TaskError};
 use crate::binary;
 use crate::inner::Inner;
 use crate::napi_util::is_undefined;
-use crate::wire::Refusal;
+use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE, ERR_MEMORY_ALLOCATION_FAILED, ERR_TIDEPOOL_INTERNAL};
 
 /// A stream's state travels to JavaScript as a tagged External of its own kind.
 impl crate::handles::Shared for Stream {
@@ -35,7 +35,7 @@ pub(crate) unsafe fn new_stream(
     max_output_bytes: Option<f64>,
 ) -> Result<sys::napi_value, Refusal> {
     let Some(found) = kernels::get(kernel) else {
-        return Err(("ERR_INVALID_ARG_TYPE", "newStream: kernel must be a valid kernel id".to_owned()));
+        return Err((ERR_INVALID_ARG_TYPE, "newStream: kernel must be a valid kernel id".to_owned()));
     };
     let params = if is_undefined(env, params) {
         kernels::Params::NONE
@@ -50,7 +50,7 @@ pub(crate) unsafe fn new_stream(
     };
     // SAFETY: live env of this call.
     unsafe { crate::handles::share(env, Stream::new(kernel, params, limit)) }
-        .ok_or(("ERR_TIDEPOOL_INTERNAL", "could not make a stream handle".to_owned()))
+        .ok_or((ERR_TIDEPOOL_INTERNAL, "could not make a stream handle".to_owned()))
 }
 
 /// What the last step of a stream did, as one number (the core's
@@ -62,7 +62,7 @@ pub(crate) unsafe fn new_stream(
 pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Result<f64, Refusal> {
     // SAFETY: forwarded contract.
     let stream = unsafe { crate::handles::shared::<Stream>(env, value) }
-        .ok_or(("ERR_INVALID_ARG_TYPE", "streamReport: the stream must be a handle from newStream()".to_owned()))?;
+        .ok_or((ERR_INVALID_ARG_TYPE, "streamReport: the stream must be a handle from newStream()".to_owned()))?;
     Ok(stream.report().pack() as f64)
 }
 
@@ -84,7 +84,7 @@ pub(crate) unsafe fn run_inline(
 ) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
     let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }
-        .ok_or(("ERR_INVALID_ARG_TYPE", "streamInline: the stream must be a handle from newStream()".to_owned()))?;
+        .ok_or((ERR_INVALID_ARG_TYPE, "streamInline: the stream must be a handle from newStream()".to_owned()))?;
     // Both read before anything runs: no JavaScript runs from here to the
     // end of the call, so what they point at stays as it is.
     let in_flight = if seq >= 0.0 {
@@ -111,7 +111,7 @@ pub(crate) unsafe fn run_inline(
             let status =
                 unsafe { sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, ptr::null_mut(), &mut value) };
             if status != sys::Status::napi_ok {
-                return Err(("ERR_MEMORY_ALLOCATION_FAILED", "Failed to allocate memory for the output".to_owned()));
+                return Err((ERR_MEMORY_ALLOCATION_FAILED, "Failed to allocate memory for the output".to_owned()));
             }
         }
         Err(e) => {

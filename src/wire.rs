@@ -38,7 +38,7 @@
 use std::time::Duration;
 
 use napi::sys;
-use tidepool_core::kernels::{self, KernelId, INLINE};
+use tidepool_core::kernels::{self, AnyKernel, KernelId, INLINE};
 use tidepool_core::ChunkEnd;
 
 use crate::napi_util::{bool_of, f64_of, i32_of, is_undefined, u32_of};
@@ -46,16 +46,25 @@ use crate::napi_util::{bool_of, f64_of, i32_of, is_undefined, u32_of};
 // --- Errors ---
 
 /// Why a raw function refuses a call: the `code` and message of the error
-/// it throws ([`throw`](crate::napi_util::throw): a `TypeError` for [`ERR_INVALID_ARG_TYPE`] and
-/// [`ERR_INVALID_STATE`], as Node throws them, an `Error` otherwise).
+/// it throws ([`throw`](crate::napi_util::throw): a `TypeError` for
+/// [`ERR_INVALID_ARG_TYPE`] and [`ERR_INVALID_STATE`], as Node throws
+/// them, an `Error` otherwise).
 pub(crate) type Refusal = (&'static str, String);
 
 /// An argument is not what the function takes: the count, a number, a
 /// handle, a binary.
 pub(crate) const ERR_INVALID_ARG_TYPE: &str = "ERR_INVALID_ARG_TYPE";
+/// A binary's ArrayBuffer is detached (lib/pool.js then throws post()'s own
+/// error for it).
+pub(crate) const ERR_INVALID_STATE: &str = "ERR_INVALID_STATE";
 /// The pool accepts no new tasks ([`closed`]), or its environment is
 /// shutting down ([`shutting_down`]).
 pub(crate) const ERR_TIDEPOOL_CLOSED: &str = "ERR_TIDEPOOL_CLOSED";
+/// What a correct lib/ never meets: a handle that could not be made,
+/// parameters made for another kernel or already given to a task.
+pub(crate) const ERR_TIDEPOOL_INTERNAL: &str = "ERR_TIDEPOOL_INTERNAL";
+/// `streamInline()` could not allocate its output.
+pub(crate) const ERR_MEMORY_ALLOCATION_FAILED: &str = "ERR_MEMORY_ALLOCATION_FAILED";
 
 /// The pool was closed or destroyed: no task is queued.
 pub(crate) fn closed() -> Refusal {
@@ -349,6 +358,59 @@ impl SubmitChunkArgs {
 
     fn bad_numbers() -> Refusal {
         (ERR_INVALID_ARG_TYPE, "submitChunk: slot, end, budget and seq must be numbers".to_owned())
+    }
+}
+
+// --- makeParams ---
+
+/// `makeParams(kernel, names, values, once)`: hands a kernel's parameters to
+/// its check (params.rs). Returns a handle for `submit`'s `params`, or, when
+/// the kernel refuses them, an Array `[kind, name, expected]`.
+pub(crate) struct MakeParamsArgs {
+    /// 0 `kernel`: a registered kernel's id (uint32), and that kernel.
+    pub(crate) id: KernelId,
+    pub(crate) kernel: &'static dyn AnyKernel,
+    /// 1 `names`: lib/params.js's own Array of the parameters' names
+    /// (strings). Read by params.rs.
+    pub(crate) names: sys::napi_value,
+    /// 2 `values`: lib/params.js's own Array of their values, as long.
+    /// Read by params.rs.
+    pub(crate) values: sys::napi_value,
+    /// 3 `once`: a boolean: the handle gives its parameters up to the one
+    /// task it is submitted with.
+    pub(crate) once: bool,
+}
+
+impl MakeParamsArgs {
+    pub(crate) const KERNEL: usize = 0;
+    pub(crate) const NAMES: usize = 1;
+    pub(crate) const VALUES: usize = 2;
+    pub(crate) const ONCE: usize = 3;
+    /// Every argument is required; more are ignored.
+    pub(crate) const COUNT: usize = 4;
+
+    /// Every refusal of `makeParams`: a call lib/params.js never makes.
+    pub(crate) fn usage() -> Refusal {
+        (ERR_INVALID_ARG_TYPE, "makeParams(kernel, names, values, once) takes a kernel id and two Arrays".to_owned())
+    }
+
+    /// Reads the table from `args`, the arguments passed (at most
+    /// [`Self::COUNT`]).
+    ///
+    /// # Safety
+    /// `env` and `args` must be the live env and arguments of the current call.
+    pub(crate) unsafe fn read(env: sys::napi_env, args: &[sys::napi_value]) -> Result<MakeParamsArgs, Refusal> {
+        if args.len() < Self::COUNT {
+            return Err(Self::usage());
+        }
+        // SAFETY: live env and arguments of this call; the readers only
+        // look at the values.
+        let (id, once) = unsafe { (u32_of(env, args[Self::KERNEL]), bool_of(env, args[Self::ONCE])) };
+        let (Some(id), Some(once)) = (id, once) else {
+            return Err(Self::usage());
+        };
+        let kernel = kernels::get(id).ok_or_else(Self::usage)?;
+        Ok(MakeParamsArgs { id, kernel, names: args[Self::NAMES], values: args[Self::VALUES], once })
     }
 }
 
