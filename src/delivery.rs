@@ -5,10 +5,10 @@
 //! the JS thread, it takes everything that is ready, writes up to
 //! [`BATCH_CAPACITY`] completions into memory shared with lib/pool.js (a
 //! `Uint32Array` of `[slot, code << 24 | length]` pairs and a byte slab with
-//! the results back to back), and calls lib/pool.js's batch callback once per
-//! such chunk. lib/pool.js
-//! then settles every task of the chunk in a plain loop.
-//! No JS object is created here per task with a small result.
+//! the results back to back, as wire.rs declares them), and calls
+//! lib/pool.js's batch callback once per such chunk. lib/pool.js then
+//! settles every task of the chunk in a plain loop. No JS object is created
+//! here per task with a small result.
 //!
 //! A result too large to travel inline (past `INLINE` bytes: never a
 //! digest) does not go through the slab. Its entry carries [`LARGE_CODE`]
@@ -29,7 +29,7 @@ use tidepool_core::PoolEvent;
 
 use crate::inner::Inner;
 use crate::large_result::{buffer_max_length, large_result};
-use crate::wire::{BATCH_CAPACITY, BUFFER_TOO_LARGE_CODE, LARGE_CODE, SLAB_BYTES};
+use crate::wire::{meta_word, BatchCall, BATCH_CAPACITY, BUFFER_TOO_LARGE_CODE, LARGE_CODE, SLAB_BYTES};
 
 /// Large-result bytes handed over per call into Node. Making a Buffer of a
 /// large result (and settling its task) costs the JS thread time in
@@ -81,7 +81,7 @@ unsafe fn write_entry(inner: &Inner, index: usize, used: &mut usize, slot: u32, 
     // the JS thread touches these arrays, and JS is not running right now.
     unsafe {
         *inner.meta.add(2 * index) = slot;
-        *inner.meta.add(2 * index + 1) = (code as u32) << 24 | bytes.len() as u32;
+        *inner.meta.add(2 * index + 1) = meta_word(code, bytes.len());
         ptr::copy_nonoverlapping(bytes.as_ptr(), inner.slab.add(*used), bytes.len());
     }
     *used += bytes.len();
@@ -181,14 +181,10 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
             inner.deferred.set(later);
             inner.tasks_done(batch[next - count..next].iter().map(|c| c.slot));
             if !callback.is_null() {
-                let mut argv = [ptr::null_mut(); 5];
-                sys::napi_create_uint32(env, count as u32, &mut argv[0]);
-                argv[1] = events_arg;
-                sys::napi_get_boolean(env, last && terminated, &mut argv[2]);
-                argv[3] = large;
-                sys::napi_get_boolean(env, later, &mut argv[4]);
+                let call = BatchCall { count: count as u32, events: events_arg, terminated: last && terminated, large, later };
+                let argv = call.argv(env);
                 let mut result = ptr::null_mut();
-                let status = sys::napi_call_function(env, undefined, callback, 5, argv.as_ptr(), &mut result);
+                let status = sys::napi_call_function(env, undefined, callback, argv.len(), argv.as_ptr(), &mut result);
                 if status != sys::Status::napi_ok {
                     // lib/pool.js never lets user code throw through here; if it
                     // happens anyway, report it as an uncaught exception and

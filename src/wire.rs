@@ -35,6 +35,7 @@
 //! streams.rs) and `streamInline()` (a Buffer, or the string `"<code>
 //! <detail>"` of the task error that ended the stream; streams.rs).
 
+use std::ptr;
 use std::time::Duration;
 
 use napi::sys;
@@ -437,3 +438,61 @@ pub const LARGE_CODE: u8 = 255;
 /// those from 1): the kernel succeeded, and only the delivery refuses its
 /// result.
 pub const BUFFER_TOO_LARGE_CODE: u8 = 254;
+
+/// Where the code starts in a meta word; below it, the entry's length.
+pub(crate) const CODE_SHIFT: u32 = 24;
+/// The length bits of a meta word.
+pub(crate) const LENGTH_MASK: u32 = (1 << CODE_SHIFT) - 1;
+// No entry is longer than the slab, so every length fits its bits.
+const _: () = assert!(SLAB_BYTES <= LENGTH_MASK as usize);
+
+/// The meta word of an entry: `code << 24 | length`. Code 0: the result,
+/// `length` bytes in the slab; a task error's code (`taskErrorCodes()`):
+/// its detail text (UTF-8) in the slab; [`LARGE_CODE`]: no bytes, the
+/// result is the next Buffer of the call's `large`;
+/// [`BUFFER_TOO_LARGE_CODE`]: the limit, in decimal, in the slab.
+pub(crate) fn meta_word(code: u8, length: usize) -> u32 {
+    (code as u32) << CODE_SHIFT | length as u32
+}
+
+/// The arguments of lib/pool.js's batch callback, in order:
+/// `onBatch(count, events, terminated, large, later)`, called with
+/// `undefined` as `this`.
+pub(crate) struct BatchCall {
+    /// 0: the entries written into the meta array and slab for this call.
+    pub(crate) count: u32,
+    /// 1: the thread events since the last call, an Array of `{ type,
+    /// threadId, threads, reason }` / `{ type: 'spawnError', threads,
+    /// error }`, or `undefined` (no events, or not the first call of a
+    /// batch).
+    pub(crate) events: sys::napi_value,
+    /// 2: the pool has terminated after close() or destroy(), and this
+    /// call holds its last completions.
+    pub(crate) terminated: bool,
+    /// 3: an Array of Buffers, one per [`LARGE_CODE`] entry in entry order
+    /// (an element is `undefined` when its Buffer could not be made), or
+    /// `undefined` when there is none.
+    pub(crate) large: sys::napi_value,
+    /// 4: completions are left for a later turn of the event loop:
+    /// lib/pool.js calls `deliver()` from a `setImmediate`.
+    pub(crate) later: bool,
+}
+
+impl BatchCall {
+    /// The callback's `argv`.
+    ///
+    /// # Safety
+    /// JS thread of the live `env`, inside an open handle scope.
+    pub(crate) unsafe fn argv(&self, env: sys::napi_env) -> [sys::napi_value; 5] {
+        let mut argv = [ptr::null_mut(); 5];
+        // SAFETY: as documented; out-pointers into a local array.
+        unsafe {
+            sys::napi_create_uint32(env, self.count, &mut argv[0]);
+            argv[1] = self.events;
+            sys::napi_get_boolean(env, self.terminated, &mut argv[2]);
+            argv[3] = self.large;
+            sys::napi_get_boolean(env, self.later, &mut argv[4]);
+        }
+        argv
+    }
+}
