@@ -3,12 +3,12 @@
 //! flags exist exactly for the pending tasks posted with a signal; while
 //! anything is pending (or a close/destroy is under way) the threadsafe
 //! function keeps the event loop alive and the batch callback is strongly
-//! referenced, and when nothing is, neither is held. `native_pool.rs` and
-//! `delivery.rs` change this state only through the methods below.
+//! referenced, and when nothing is, neither is held. The rest of the binding
+//! changes this state only through the methods below.
 //!
-//! `Inner` is shared (`Rc`) by the JS object, the `submit` function and the
-//! threadsafe function; whichever goes last frees it. Worker threads never
-//! see it.
+//! `Inner` is shared (`Rc`) by the JS object, the bound functions (`submit`,
+//! `submitMany`, `submitChunk`) and the threadsafe function; whichever goes
+//! last frees it (lifecycle.rs). Worker threads never see it.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;

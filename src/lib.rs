@@ -1,16 +1,42 @@
-//! tidepool's N-API binding: a thin layer between JavaScript and
-//! `tidepool-core`. It is these modules and nothing else:
+//! tidepool's N-API binding: a thin layer between JavaScript (lib/) and
+//! `tidepool-core`. Its modules, each with one job:
 //!
-//! * [`binary`]: turns the JS values of `post()` into zero-copy [`Input`]s;
-//! * [`native_pool`]: the `NativePool` class (submit, stats, close, destroy)
-//!   and the lifecycle glue (threadsafe function, env teardown, GC);
-//! * [`delivery`]: the JS-thread callback that settles a whole batch of
-//!   finished tasks with one call into JavaScript;
-//! * [`streams`]: a stream's handle, its chunks' submit and report, and a
-//!   hash's inline run;
+//! The contract with lib/
+//! * [`wire`]: what lib/ must agree with byte for byte: the raw functions'
+//!   argument tables, the error codes, slots, the batch layout;
+//! * this file: the free functions (`kernelNames`, `batchLayout`,
+//!   `taskErrorCodes`, `loadKernel*`, `paramsMaker`, ...).
+//!
+//! The `NativePool` class
+//! * [`native_pool`]: its `#[napi]` methods (stats, close, destroy, cancel,
+//!   the stream and batch calls, the bound submit functions);
+//! * [`pool_objects`]: the plain objects it takes and returns (options,
+//!   stats, metrics);
+//! * [`lifecycle`]: who owns its state and how its threads are stopped
+//!   (threadsafe function, env teardown, GC);
+//! * [`inner`]: its JS-thread state and the invariants that tie it together,
+//!   over the status-checked owners of raw N-API handles in [`handles`].
+//!
+//! The raw functions, one file each, reading their arguments through [`wire`]
+//! * [`submit`]: one task (`post()`, `postFile()`);
+//! * [`submit_many`]: a chunk of a batch (`postMany()`, `map()`);
+//! * [`submit_chunk`]: one step of a stream's chunk;
+//! * [`params`]: `makeParams`, a kernel's parameters checked into a handle.
+//!
+//! What they read and share
+//! * [`binary`]: the JS values of a post as zero-copy [`Input`]s;
+//! * [`batch`]: a batch's cancel flag, shared by its tasks;
+//! * [`streams`]: a stream's handle, its report, a hash's inline run.
+//!
+//! Results back to JavaScript
+//! * [`delivery`]: the threadsafe function's callback, which settles a whole
+//!   batch of finished tasks with one call into JavaScript;
+//! * [`large_result`]: a large result lent to JavaScript as a Buffer;
+//! * [`reclaim`]: the process-wide thread that frees large results.
+//!
+//! Elsewhere
 //! * [`loader`]: registers the kernels of a library loaded at run time;
-//! * [`inner`]: the JS-thread state of a pool and its invariants, over the
-//!   small status-checked owners of raw N-API handles in [`handles`].
+//! * [`napi_util`]: small helpers over raw N-API values, used by all (a leaf).
 //!
 //! [`Input`]: tidepool_core::Input
 

@@ -57,28 +57,29 @@ impl NativePool {
         Ok(NativePool { inner })
     }
 
-    /// Returns this pool's `submit(slot, kernel, data)` function.
+    /// Returns this pool's `submit(slot, kernel, data, timeoutMs?,
+    /// cancellable?, params?, maxOutputBytes?, file?)` function (arguments:
+    /// `wire::SubmitArgs`).
     ///
     /// `submit` is the one call made per task, so it is a plain N-API function
-    /// bound to this pool's `Inner` (its callback data) rather than a method:
-    /// that skips the wrapper's `this` unwrapping and argument machinery,
-    /// which cost more than the submit itself. The function owns a share of
-    /// `Inner`, dropped by a finalizer when the function is collected.
+    /// bound to this pool's `Inner` (its callback data) rather than a method
+    /// (see submit.rs). The function owns a share of `Inner`, dropped by a
+    /// finalizer when the function is collected.
     #[napi]
     pub fn submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         lifecycle::bound_function(env, &self.inner, c"submit", crate::submit::submit_callback)
     }
 
-    /// Returns this pool's `submitMany(kernel, firstSlot, datas, start,
-    /// count, timeoutMs, flag, params?, maxOutputBytes?)` (see batch.rs),
-    /// bound as `submit` is.
+    /// Returns this pool's `submitMany(kernel, firstSlot, timeoutMs, flag,
+    /// params, maxOutputBytes, ...binaries)` (arguments:
+    /// `wire::SubmitManyArgs`), bound as `submit` is.
     #[napi]
     pub fn batch_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         lifecycle::bound_function(env, &self.inner, c"submitMany", crate::submit_many::submit_many_callback)
     }
 
     /// Returns this pool's `submitChunk(slot, stream, data, end, budget,
-    /// seq)` (see streams.rs), bound as `submit` is.
+    /// seq)` (arguments: `wire::SubmitChunkArgs`), bound as `submit` is.
     #[napi]
     pub fn chunk_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         lifecycle::bound_function(env, &self.inner, c"submitChunk", crate::submit_chunk::submit_chunk_callback)
