@@ -33,15 +33,15 @@ use crate::wire::{meta_word, BatchCall, BATCH_CAPACITY, BUFFER_TOO_LARGE_CODE, L
 
 /// Large-result bytes handed over per call into Node. Making a Buffer of a
 /// large result (and settling its task) costs the JS thread time in
-/// proportion to the results, so a batch of a hundred 300 KiB results held
-/// the event loop for 3-15 ms in one call; past this budget the rest of the
-/// batch waits for the next turn of the event loop (lib/pool.js asks for it
-/// with `setImmediate`), so timers and I/O run in between.
+/// proportion to the results, so one call with a batch of them held the
+/// event loop for milliseconds; past this budget the rest of the batch
+/// waits for the next turn of the event loop (lib/pool.js asks for it with
+/// `setImmediate`), so timers and I/O run in between.
 const LARGE_BYTES_PER_CALL: usize = 4 << 20;
 /// What each large result counts against that budget besides its bytes:
-/// making its Buffer and settling its task cost ~25-50 µs whatever its
-/// size, so at most 64 go per call (4 KiB results went 1024 to a call,
-/// a 50 ms turn).
+/// making its Buffer and settling its task cost the same whatever its
+/// size, so without it a call of many small large results would hold the
+/// event loop as long as one of many big ones.
 const LARGE_RESULT_COST: usize = 64 * 1024;
 /// How much more a byte costs when the pool's encoding makes a string of
 /// each result (lib/pool.js's `toString('hex')` and the like).

@@ -1,9 +1,9 @@
 //! Frees large results away from the JS thread. A vector past the
 //! allocator's mmap threshold (128 KiB with glibc, until glibc raises it)
-//! is returned to the OS with munmap, which costs the calling thread tens of
-//! µs; finalizers run on the JS thread, a few hundred at a time after a GC,
-//! and the event loop stalled for 10-20 ms behind them
-//! (docs/benchmarks-history.md, "Large results"). So they go to one thread,
+//! is returned to the OS with munmap, which costs the calling thread time;
+//! finalizers run on the JS thread, hundreds at a time after a GC, and the
+//! event loop stalled behind them (docs/benchmarks-history.md, "Large
+//! results"). So they go to one thread,
 //! started with the first pool, that drops them, and (glibc) trims the heap
 //! once a burst of frees is over:
 //! glibc raises its mmap threshold after the first large frees, so later
