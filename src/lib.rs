@@ -71,18 +71,19 @@ pub fn kernel_names() -> String {
     tidepool_core::kernels::all().map(|k| k.name()).collect::<Vec<_>>().join("\n")
 }
 
-/// Opens the kernel library at `path` (absolute) and registers its kernels
-/// (see loader.rs).
+/// Opens the kernel library at `path` (absolute) and registers its kernels:
+/// `"<first id> <count>"`, or `"!<CODE> <message>"` (see loader.rs).
 #[napi]
-pub fn load_kernel_library(path: String) -> loader::Loaded {
+pub fn load_kernel_library(path: String) -> String {
     loader::load_library(path)
 }
 
 /// Registers the kernels of the library whose descriptor a kernel library's
-/// addon handed out as a tagged External (see loader.rs); `null` when
-/// `handle` is not such an External.
+/// addon handed out as a tagged External, answering as
+/// `loadKernelLibrary` does (see loader.rs); `null` when `handle` is not
+/// such an External.
 #[napi]
-pub fn load_kernel_handle(env: &napi::Env, handle: napi::bindgen_prelude::Unknown<'_>) -> Option<loader::Loaded> {
+pub fn load_kernel_handle(env: &napi::Env, handle: napi::bindgen_prelude::Unknown<'_>) -> Option<String> {
     use napi::JsValue;
     // SAFETY: the live env and an argument of this call.
     unsafe { loader::load_handle(env.raw(), handle.raw()) }
