@@ -1,6 +1,7 @@
-//! The streams' calls (lib/stream-tasks.js): a stream's handle, its chunks'
-//! submit, what its last step did, and the inline run of a hash's
-//! `update()` past its staging cap. The protocol is the core's (stream.rs).
+//! The streams' calls (lib/stream-tasks.js): a stream's handle, what its
+//! last step did, and the inline run of a hash's `update()` past its
+//! staging cap (its chunks' submit is submit_chunk.rs). The protocol is the
+//! core's (stream.rs).
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
