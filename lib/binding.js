@@ -42,6 +42,7 @@ function loadBinding() {
   throw e;
 }
 
+/** @type {typeof import('../src/binding')} The addon, as napi-rs declares it (src/binding.d.ts). */
 const binding = loadBinding();
 // The longest Buffer this Node can make: a result past it is refused with
 // ERR_BUFFER_TOO_LARGE before Node is asked for the Buffer.

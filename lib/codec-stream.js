@@ -1,7 +1,7 @@
 'use strict';
 // pool.createGzip() and the other codec streams: a Transform whose chunks
 // run on the pool's threads, the codec's state kept in Rust between them
-// (the core's stream.rs), its chunks handled by lib/stream-tasks.js.
+// (the core's stream/), its chunks handled by lib/stream-tasks.js.
 //
 // node:zlib's contract: a write's callback runs once its bytes were
 // consumed and their output pushed; a step of a task stops once its output

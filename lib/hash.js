@@ -1,7 +1,7 @@
 'use strict';
 // pool.createHash(): an incremental hash whose chunks run on the pool's
 // threads, the kernel's state kept in Rust between them (the core's
-// stream.rs), its chunks handled by lib/stream-tasks.js.
+// stream/), its chunks handled by lib/stream-tasks.js.
 //
 // As node:crypto's Hash, it is a Transform: what is written is hashed, and
 // the digest is its readable side's one chunk once the writing ends

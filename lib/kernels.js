@@ -3,7 +3,7 @@
 // library opened by its path, or the handle an addon exports) for every pool
 // of the process, and returns their names. The checks of the library itself
 // (ABI version, names, schemas, clashes) are Rust's (src/loader.rs,
-// crates/core/src/kernels/foreign.rs); here: the argument, the permission
+// crates/core/src/kernels/foreign/); here: the argument, the permission
 // model, the errors.
 
 const path = require('node:path');

@@ -9,7 +9,8 @@ const { types } = require('node:util');
 const { describe, invalidArgType, invalidState, makeError, outOfRange } = require('./errors');
 const { isDetachedBinary } = require('./binary');
 
-const makeParams = binding.paramsMaker();
+/** makeParams(kernel, names, values, once) (src/wire.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
+const makeParams = /** @type {(kernel: number, names: string[], values: unknown[], once: boolean) => unknown} */ (binding.paramsMaker());
 const hasOwn = Object.hasOwn;
 
 /** Per kernel id: true when it runs without parameters, else its refusal of none. */

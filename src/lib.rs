@@ -40,8 +40,6 @@
 //!
 //! [`Input`]: tidepool_core::Input
 
-#![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
-
 mod batch;
 mod binary;
 mod delivery;

@@ -89,9 +89,9 @@ class Engine {
       // The only runtime failure here: the OS refused to start the threads.
       throw makeError(Error, 'ERR_TIDEPOOL_SPAWN_FAILED', `Could not start the pool: ${err.message}`, { cause: err });
     }
-    this.submit = this.native.submitter();
-    this.submitMany = this.native.batchSubmitter();
-    this.submitChunk = this.native.chunkSubmitter();
+    this.submit = /** @type {import('./wire').Submit} */ (this.native.submitter());
+    this.submitMany = /** @type {import('./wire').SubmitMany} */ (this.native.batchSubmitter());
+    this.submitChunk = /** @type {import('./wire').SubmitChunk} */ (this.native.chunkSubmitter());
   }
 
   /**

@@ -1,7 +1,8 @@
 'use strict';
 // The wire between the engine and the native pool: what each raw call
 // takes, in what order, and how what comes back is read. src/wire.rs is the
-// other side of this file, row for row; a change to one is a change to both.
+// other side of this file (SubmitArgs, SubmitManyArgs, SubmitChunkArgs, the
+// batch layout, the error codes); a change to one is a change to both.
 //
 // Slots. A post's task carries the slot (below BATCH_SLOT) of its record in
 // the slot table (slots.js). The tasks of a postMany() or map() go a chunk
@@ -12,16 +13,27 @@
 //
 // Delivery. Native code writes each finished task into `meta` (shared, a
 // Uint32Array of BATCH_CAPACITY pairs) as [slot, code << 24 | length] and
-// its result bytes, back to back, into `slab` (SLAB_BYTES). Code 0: the
-// result is in the slab; LARGE_CODE: it is the next Buffer of the call's
-// `large` array; any other code is a TASK_CODES error whose detail (UTF-8)
-// is in the slab, decoded by taskError (errors.js).
+// its result bytes, back to back, into `slab` (SLAB_BYTES), then calls
+// onBatch(count, events, terminated, large, later) (delivery.js). Code 0:
+// the result is in the slab; LARGE_CODE: it is the next Buffer of `large`;
+// any other code is a TASK_CODES error whose detail (UTF-8) is in the slab,
+// decoded by taskError (errors.js).
 
 const { BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('../binding');
 const { taskError } = require('../errors');
 
 const applyFunction = Reflect.apply;
 const setPrototypeOf = Reflect.setPrototypeOf;
+
+/**
+ * The raw calls, as `submitter()`, `batchSubmitter()` and `chunkSubmitter()`
+ * return them (src/wire.rs SubmitArgs, SubmitManyArgs, SubmitChunkArgs).
+ * @typedef {(slot: number, kernel: number, data: unknown, timeoutMs?: number, cancellable?: boolean,
+ *   params?: unknown, maxOutputBytes?: number, file?: boolean) => number} Submit
+ * @typedef {(kernel: number, firstSlot: number, timeoutMs: number, flag: unknown, params: unknown,
+ *   maxOutputBytes: number | undefined, ...binaries: unknown[]) => number} SubmitMany
+ * @typedef {(slot: number, stream: unknown, data: unknown, end: number, budget: number, seq: number) => number} SubmitChunk
+ */
 
 const CHUNK_BITS = 10;
 /** Tasks per native call of a batch, at most. */
@@ -45,12 +57,12 @@ function placeInChunk(slot) {
   return slot & (CHUNK - 1);
 }
 
-/** The result's length in a meta word. */
+/** The result's length in a meta word (src/wire.rs LENGTH_MASK). */
 function resultLength(word) {
   return word & 0xffffff;
 }
 
-/** The outcome in a meta word: 0, LARGE_CODE or a TASK_CODES error. */
+/** The outcome in a meta word (src/wire.rs CODE_SHIFT): 0, LARGE_CODE or a TASK_CODES error. */
 function resultCode(word) {
   return word >>> 24;
 }
@@ -64,10 +76,15 @@ function resultCode(word) {
  *     handle (params.js) or undefined; maxOutputBytes undefined: the
  *     pool's; file: `input` is a path's bytes (postFile()).
  *   submitChunk(slot, stream, input, end, budget, seq)
- *     a stream's handle; end 0, a flush kind, or LAST; the output after
+ *     a stream's handle; end 0 (END_MORE), a flush kind, or -1 (END_LAST,
+ *     stream-tasks.js LAST); the output after
  *     which the step stops; the chunk's number.
  * The shortest form that says everything is used: most posts carry nothing
  * but slot, kernel and input.
+ * @param {Submit} submit
+ * @param {SubmitChunk} submitChunk
+ * @param {number} slot
+ * @param {import('./post').Post} post
  */
 function submitPost(submit, submitChunk, slot, post) {
   const extra = post.extra;
@@ -97,6 +114,7 @@ function submitPost(submit, submitChunk, slot, post) {
  *   submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, ...inputs)
  * The inputs go as arguments, in an Array without holes or prototype,
  * which V8 spreads fastest.
+ * @param {SubmitMany} submitMany
  */
 function submitChunk(submitMany, batch, id, datas, start, count) {
   const args = [];
