@@ -38,22 +38,16 @@
 // holds the pool open (`port.hold()`) while it has accepted work left.
 
 const { Buffer } = require('node:buffer');
-const { snapshot, readableBytes } = require('./binary');
+const { readableBytes } = require('./binary');
 const { ownArray } = require('./own-array');
 const { WaitQueue } = require('./wait-queue');
-const { invalidArgType, makeError, throwLater } = require('./errors');
+const { LAST, Item, Chunk, callAll, callbacksOf, failItems } = require('./stream-items');
+const { chunkOf, updateBytes } = require('./stream-input');
 
-const isEncoding = Buffer.isEncoding;
-const bufferFrom = Buffer.from;
 const allocUnsafeSlow = Buffer.allocUnsafeSlow;
-const isArray = Array.isArray;
 const nextTick = process.nextTick;
-const Uint8ArrayCtor = Uint8Array;
-const { isAnyArrayBuffer, isArrayBufferView } = require('node:util').types;
 const { setImmediate: scheduleImmediate } = require('node:timers');
 
-/** `end` of the last chunk (the stream's finish). */
-const LAST = -1;
 /** The method a stream's signal calls when it fires: `stream[ABORT](err)` (lib/pool.js). */
 const ABORT = Symbol('tidepool.abort');
 /** `stream[WHEN_OVER](fn)`: `fn()` once the stream's tasks are over (finished or failed). */
@@ -73,23 +67,6 @@ const STAGING_BLOCK = 64 << 10;
 const SPARE_BLOCKS = 4;
 
 /**
- * Calls `callbacks` with `err`. One that throws (user code behind a
- * Writable's callback) surfaces as an uncaught exception, as it would from
- * any stream, after the others have run.
- */
-function callAll(callbacks, err) {
-  let thrown;
-  for (let i = 0; i < callbacks.length; i++) {
-    try {
-      callbacks[i](err);
-    } catch (e) {
-      (thrown ??= ownArray(0))[thrown.length] = e;
-    }
-  }
-  if (thrown !== undefined) throwLater(thrown);
-}
-
-/**
  * `stream.write()` (Writable's), noted for the pool's close() when the
  * Writable will take it (not ended, destroyed or errored: those it refuses
  * before any reaches `write`); a write it throws for is no debt.
@@ -104,113 +81,6 @@ function noted(stream, tasks, chunk, encoding, callback) {
     if (taken) tasks.unnoteWrite();
     throw err;
   }
-}
-
-/** A written chunk as a task reads it: a string encoded, a binary checked (read in place later). */
-function chunkOf(data, encoding) {
-  if (typeof data === 'string') return bufferFrom(data, encoding);
-  if (isArray(data)) {
-    throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
-  }
-  const chunk = snapshot(data, 'data');
-  readableBytes(chunk, 'data');
-  return chunk;
-}
-
-/**
- * update()'s data as node:crypto takes it: a string in `inputEncoding`
- * (an unknown one is utf8, as there; hex of odd length refused, as there),
- * or any binary as a view of its bytes now (copied or hashed before
- * update() returns, so resizable or shared memory is fine).
- */
-function updateBytes(data, inputEncoding) {
-  if (typeof data === 'string') {
-    const encoding = typeof inputEncoding === 'string' && isEncoding(inputEncoding) ? inputEncoding : 'utf8';
-    if (encoding.toLowerCase() === 'hex' && data.length % 2 !== 0) {
-      throw makeError(
-        TypeError,
-        'ERR_INVALID_ARG_VALUE',
-        `The argument 'encoding' is invalid for data of length ${data.length}. Received '${inputEncoding}'`,
-      );
-    }
-    return bufferFrom(data, encoding);
-  }
-  if (isArrayBufferView(data)) return new Uint8ArrayCtor(data.buffer, data.byteOffset, data.byteLength);
-  if (isAnyArrayBuffer(data)) return new Uint8ArrayCtor(data);
-  throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
-}
-
-/** Something queued for the stream's tasks. */
-class Item {
-  /** A binary (read in place), or undefined for a flush or the end. */
-  data;
-  bytes;
-  /** 0; a flush kind; LAST. */
-  end;
-  /** Called once the item was consumed (or the stream failed), or undefined. */
-  callback;
-  /** Bytes of staging memory (update() copies) this item holds. */
-  staged;
-  /** Work given while the pool was open: a closed pool still runs it. */
-  accepted;
-  /** The staging block `data` is a view of, reused once the item ran. */
-  block = undefined;
-  constructor(data, bytes, end, callback, staged, accepted) {
-    this.data = data;
-    this.bytes = bytes;
-    this.end = end;
-    this.callback = callback;
-    this.staged = staged;
-    this.accepted = accepted;
-  }
-}
-
-/** The chunk in flight: its number, input, end and items. */
-class Chunk {
-  seq;
-  input;
-  end;
-  items;
-  /** Every item is accepted work (a closed pool still runs it). */
-  accepted;
-  /** Stops this chunk's task (destroy(), or a takeover by #inline). */
-  controller = new AbortController();
-  /** A task of it is in the pool (not yet settled). */
-  inFlight = false;
-  /** 1 once #inline took it over. */
-  stale = 0;
-  constructor(seq, input, end, items, accepted) {
-    this.seq = seq;
-    this.input = input;
-    this.end = end;
-    this.items = items;
-    this.accepted = accepted;
-  }
-}
-
-/** The callbacks of `items`. */
-function callbacksOf(items, into = ownArray(0)) {
-  for (let i = 0; i < items.length; i++) if (items[i].callback !== undefined) into[into.length] = items[i].callback;
-  return into;
-}
-
-/**
- * Calls back `items` of a failed stream: the writes with `err`, or without
- * an error when it was destroyed (as node:zlib calls back a write its
- * destroy() cut short: no thread reads it any more); the end always with
- * `err` (the output it was asked for will not come).
- */
-function failItems(items, err, destroyed) {
-  const writes = ownArray(0);
-  const ends = ownArray(0);
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (item.callback === undefined) continue;
-    if (item.end === LAST) ends[ends.length] = item.callback;
-    else writes[writes.length] = item.callback;
-  }
-  callAll(writes, destroyed ? undefined : err);
-  callAll(ends, err);
 }
 
 class StreamTasks {

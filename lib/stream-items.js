@@ -1,0 +1,104 @@
+'use strict';
+// What a stream's tasks queue and run (lib/stream-tasks.js): an Item (a
+// written chunk, a flush marker, an update() copy, the end), the Chunk in
+// flight, and calling their callbacks back, whether the chunk ran or the
+// stream failed. Records and the rules of their callbacks, apart from the
+// machinery that moves them, so both read on their own.
+
+const { ownArray } = require('./own-array');
+const { throwLater } = require('./errors');
+
+/** `end` of the last chunk (the stream's finish). */
+const LAST = -1;
+
+/**
+ * Calls `callbacks` with `err`. One that throws (user code behind a
+ * Writable's callback) surfaces as an uncaught exception, as it would from
+ * any stream, after the others have run.
+ */
+function callAll(callbacks, err) {
+  let thrown;
+  for (let i = 0; i < callbacks.length; i++) {
+    try {
+      callbacks[i](err);
+    } catch (e) {
+      (thrown ??= ownArray(0))[thrown.length] = e;
+    }
+  }
+  if (thrown !== undefined) throwLater(thrown);
+}
+
+/** Something queued for the stream's tasks. */
+class Item {
+  /** A binary (read in place), or undefined for a flush or the end. */
+  data;
+  bytes;
+  /** 0; a flush kind; LAST. */
+  end;
+  /** Called once the item was consumed (or the stream failed), or undefined. */
+  callback;
+  /** Bytes of staging memory (update() copies) this item holds. */
+  staged;
+  /** Work given while the pool was open: a closed pool still runs it. */
+  accepted;
+  /** The staging block `data` is a view of, reused once the item ran. */
+  block = undefined;
+  constructor(data, bytes, end, callback, staged, accepted) {
+    this.data = data;
+    this.bytes = bytes;
+    this.end = end;
+    this.callback = callback;
+    this.staged = staged;
+    this.accepted = accepted;
+  }
+}
+
+/** The chunk in flight: its number, input, end and items. */
+class Chunk {
+  seq;
+  input;
+  end;
+  items;
+  /** Every item is accepted work (a closed pool still runs it). */
+  accepted;
+  /** Stops this chunk's task (destroy(), or a takeover by #inline). */
+  controller = new AbortController();
+  /** A task of it is in the pool (not yet settled). */
+  inFlight = false;
+  /** 1 once #inline took it over. */
+  stale = 0;
+  constructor(seq, input, end, items, accepted) {
+    this.seq = seq;
+    this.input = input;
+    this.end = end;
+    this.items = items;
+    this.accepted = accepted;
+  }
+}
+
+/** The callbacks of `items`. */
+function callbacksOf(items, into = ownArray(0)) {
+  for (let i = 0; i < items.length; i++) if (items[i].callback !== undefined) into[into.length] = items[i].callback;
+  return into;
+}
+
+/**
+ * Calls back `items` of a failed stream: the writes with `err`, or without
+ * an error when it was destroyed (as node:zlib calls back a write its
+ * destroy() cut short: no thread reads it any more); the end always with
+ * `err` (the output it was asked for will not come).
+ */
+function failItems(items, err, destroyed) {
+  const writes = ownArray(0);
+  const ends = ownArray(0);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item.callback === undefined) continue;
+    if (item.end === LAST) ends[ends.length] = item.callback;
+    else writes[writes.length] = item.callback;
+  }
+  callAll(writes, destroyed ? undefined : err);
+  callAll(ends, err);
+}
+
+module.exports = { LAST, Item, Chunk, callAll, callbacksOf, failItems };
