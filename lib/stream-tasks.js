@@ -32,10 +32,9 @@
 // calling thread, taking over the chunk in flight (Rust stops it at its
 // next piece), so memory stays bounded whatever the caller does.
 //
-// The pool's close() waits for the work a stream was given before it (the
-// writes made, the updates, the end asked for), and refuses the rest: an
-// item is `accepted` when it came while the pool was open, and the stream
-// holds the pool open (`port.hold()`) while it has accepted work left.
+// What the pool's close() still waits for (work given while it was open)
+// is counted in lib/stream-debts.js; the tasks say what they owe and what
+// ran.
 
 const { Buffer } = require('node:buffer');
 const { readableBytes } = require('./binary');
@@ -43,6 +42,7 @@ const { ownArray } = require('./own-array');
 const { WaitQueue } = require('./wait-queue');
 const { LAST, Item, Chunk, callAll, callbacksOf, failItems } = require('./stream-items');
 const { chunkOf, updateBytes } = require('./stream-input');
+const { StreamDebts, noted } = require('./stream-debts');
 
 const allocUnsafeSlow = Buffer.allocUnsafeSlow;
 const nextTick = process.nextTick;
@@ -65,23 +65,6 @@ const STAGING_CAP = 4 << 20;
 const STAGING_BLOCK = 64 << 10;
 /** Staging blocks a stream keeps for reuse once their items ran. */
 const SPARE_BLOCKS = 4;
-
-/**
- * `stream.write()` (Writable's), noted for the pool's close() when the
- * Writable will take it (not ended, destroyed or errored: those it refuses
- * before any reaches `write`); a write it throws for is no debt.
- */
-const writableWrite = require('node:stream').Writable.prototype.write;
-function noted(stream, tasks, chunk, encoding, callback) {
-  const taken = !stream.writableEnded && !stream.destroyed && stream.errored === null;
-  if (taken) tasks.noteWrite();
-  try {
-    return writableWrite.call(stream, chunk, encoding, callback);
-  } catch (err) {
-    if (taken) tasks.unnoteWrite();
-    throw err;
-  }
-}
 
 class StreamTasks {
   /** What the pool lends (pool.js #streams()): step, report, inline, inlineError, open, hold, release. */
@@ -132,13 +115,8 @@ class StreamTasks {
    * the calling thread, and copies would only wait behind it.
    */
   #stale = 0;
-  /** Writes the stream was given while the pool was open, and writes that reached write(). */
-  #writesAccepted = 0;
-  #writesTaken = 0;
-  /** The end was asked for while the pool was open. */
-  #finishAccepted = false;
-  /** Accepted items not yet consumed (the pool's close() waits while there are any). */
-  #owed = 0;
+  /** What the pool's close() waits for from this stream. */
+  #debts;
   #overCallbacks = undefined;
 
   constructor(port, handle, hooks, lateWrite) {
@@ -146,6 +124,7 @@ class StreamTasks {
     this.#handle = handle;
     this.#hooks = hooks;
     this.#lateWrite = lateWrite;
+    this.#debts = new StreamDebts(port, this);
   }
 
   /** Nothing more is taken (finished, failed or destroyed). */
@@ -170,23 +149,17 @@ class StreamTasks {
 
   /** write() was called (before its chunk reaches `write`): accepted while the pool is open. */
   noteWrite() {
-    if (this.#error !== undefined || !this.#port.open()) return;
-    this.#writesAccepted++;
-    this.#owe(1);
+    if (this.#error === undefined) this.#debts.noteWrite();
   }
 
   /** A noted write the Writable refused at once (a bad chunk): no debt after all. */
   unnoteWrite() {
-    if (this.#writesAccepted === 0) return;
-    this.#writesAccepted--;
-    this.#repay(1);
+    this.#debts.unnoteWrite();
   }
 
   /** The end was asked for (end(), digest()): accepted while the pool is open. */
   finishing() {
-    if (this.#finishAccepted || this.#done || this.#error !== undefined || !this.#port.open()) return;
-    this.#finishAccepted = true;
-    this.#owe(1);
+    if (!this.#done && this.#error === undefined) this.#debts.noteFinish();
   }
 
   /**
@@ -195,12 +168,10 @@ class StreamTasks {
    * first refusal), then queued; `callback` once they were consumed.
    */
   write(chunks, callback, flushKind) {
-    const first = this.#writesTaken;
-    this.#writesTaken += chunks.length;
     // How many of these chunks were written while the pool was open.
-    const accepted = Math.max(0, Math.min(chunks.length, this.#writesAccepted - first));
+    const accepted = this.#debts.takeWrites(chunks.length);
     if (this.#sealed || this.#error !== undefined) {
-      this.#repay(accepted);
+      this.#debts.repay(accepted);
       callback(this.#error ?? this.#lateWrite());
       return;
     }
@@ -217,7 +188,7 @@ class StreamTasks {
         }
       }
     } catch (err) {
-      this.#repay(accepted);
+      this.#debts.repay(accepted);
       callback(err);
       return;
     }
@@ -280,7 +251,7 @@ class StreamTasks {
     this.#blockUsed += view.byteLength;
     if (accepted && !this.#blockAccepted) {
       this.#blockAccepted = true;
-      this.#owe(1);
+      this.#debts.owe(1);
     }
     if (this.#blockUsed === STAGING_BLOCK) {
       this.#closeBlock();
@@ -311,7 +282,7 @@ class StreamTasks {
 
   /** Queues an item, owing it to the pool when accepted. */
   #queueOwed(item) {
-    if (item.accepted) this.#owe(1);
+    if (item.accepted) this.#debts.owe(1);
     this.#queue.push(item);
   }
 
@@ -325,7 +296,7 @@ class StreamTasks {
     this.#sealed = true;
     this.#closeBlock();
     // (The debt of an accepted end was taken by finishing().)
-    this.#queue.push(new Item(undefined, 0, LAST, callback, 0, this.#finishAccepted));
+    this.#queue.push(new Item(undefined, 0, LAST, callback, 0, this.#debts.finishAccepted));
     this.#kick();
   }
 
@@ -379,29 +350,9 @@ class StreamTasks {
     failItems(items, err, destroyed);
   }
 
-  /** Owes `n` accepted items to the pool (close() waits for them). */
-  #owe(n) {
-    if (this.#owed === 0) this.#port.hold(this);
-    this.#owed += n;
-  }
-
-  /** `n` accepted items were consumed (or will never be). */
-  #repay(n) {
-    if (n === 0 || this.#owed === 0) return;
-    this.#owed = Math.max(0, this.#owed - n);
-    if (this.#owed === 0) this.#port.release(this);
-  }
-
-  /** The items of a chunk done: their debts repaid. */
-  #repayItems(items) {
-    let n = 0;
-    for (let i = 0; i < items.length; i++) if (items[i].accepted) n++;
-    this.#repay(n);
-  }
-
   /** The stream is over: nothing is owed any more; its watchers hear it. */
   #over() {
-    this.#repay(this.#owed);
+    this.#debts.repayAll();
     const over = this.#overCallbacks;
     this.#overCallbacks = undefined;
     if (over !== undefined) callAll(over, undefined);
@@ -419,7 +370,7 @@ class StreamTasks {
         this.#staged -= items[i].staged;
         last ||= items[i].end === LAST;
       }
-      this.#repayItems(items);
+      this.#debts.repayItems(items);
       if (last) this.#finished();
       callAll(callbacksOf(items), undefined);
       return;
@@ -506,7 +457,7 @@ class StreamTasks {
       // No thread reads it any more: the next updates may fill it.
       if (item.block !== undefined && this.#spare.length < SPARE_BLOCKS) this.#spare[this.#spare.length] = item.block;
     }
-    this.#repayItems(items);
+    this.#debts.repayItems(items);
     const callbacks = callbacksOf(items);
     if (outcome === ENDED && !this.#ended) {
       this.#ended = true;
@@ -578,10 +529,10 @@ class StreamTasks {
       running.stale = 1;
       this.#stale++;
       running.controller.abort();
-      this.#repayItems(running.items);
+      this.#debts.repayItems(running.items);
       callbacksOf(running.items, callbacks);
     }
-    this.#repayItems(queued);
+    this.#debts.repayItems(queued);
     callbacksOf(queued, callbacks);
     this.#hooks.output(result, false);
     if (this.#error !== undefined) throw this.#error;
