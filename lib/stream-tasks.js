@@ -23,30 +23,27 @@
 // reader's highWaterMark plus one piece of output, whatever the ratio.
 //
 // A hash's `update()` (node:crypto's is synchronous: its caller reuses the
-// buffer as soon as it returns) copies the bytes: small ones into a staging
-// block of STAGING_BLOCK bytes that many updates share (one task per block,
-// not per update), larger ones into a copy of their own; at most
-// STAGING_CAP bytes of staging at a time. Past the cap, or while a step
-// taken over that way has not settled (a synchronous loop: the pool cannot
-// be handed anything before the event loop turns), the hash runs on the
-// calling thread, taking over the chunk in flight (Rust stops it at its
-// next piece), so memory stays bounded whatever the caller does.
+// buffer as soon as it returns) copies the bytes into staging
+// (lib/stream-staging.js), as much as its cap allows. Past the cap, or
+// while a step taken over that way has not settled (a synchronous loop:
+// the pool cannot be handed anything before the event loop turns), the
+// hash runs on the calling thread, taking over the chunk in flight (Rust
+// stops it at its next piece), so memory stays bounded whatever the caller
+// does.
 //
 // What the pool's close() still waits for (work given while it was open)
 // is counted in lib/stream-debts.js; the tasks say what they owe and what
 // ran.
 
-const { Buffer } = require('node:buffer');
 const { readableBytes } = require('./binary');
 const { ownArray } = require('./own-array');
 const { WaitQueue } = require('./wait-queue');
 const { LAST, Item, Chunk, callAll, callbacksOf, failItems } = require('./stream-items');
 const { chunkOf, updateBytes } = require('./stream-input');
 const { StreamDebts, noted } = require('./stream-debts');
+const { Staging } = require('./stream-staging');
 
-const allocUnsafeSlow = Buffer.allocUnsafeSlow;
 const nextTick = process.nextTick;
-const { setImmediate: scheduleImmediate } = require('node:timers');
 
 /** The method a stream's signal calls when it fires: `stream[ABORT](err)` (lib/pool.js). */
 const ABORT = Symbol('tidepool.abort');
@@ -55,16 +52,6 @@ const WHEN_OVER = Symbol('tidepool.whenOver');
 /** What a step did (the core's stream.rs Outcome; 0 is done). */
 const PAUSED = 1;
 const ENDED = 2;
-/**
- * Bytes of update() copies the pool may hold at a time; past it, update()
- * hashes on the calling thread. See BENCHMARKS.md ("createHash: update()
- * and write()").
- */
-const STAGING_CAP = 4 << 20;
-/** The staging block updates share; an update larger than one gets a copy of its own. */
-const STAGING_BLOCK = 64 << 10;
-/** Staging blocks a stream keeps for reuse once their items ran. */
-const SPARE_BLOCKS = 4;
 
 class StreamTasks {
   /** What the pool lends (pool.js #streams()): step, report, inline, inlineError, open, hold, release. */
@@ -100,15 +87,8 @@ class StreamTasks {
   #destroyed = false;
   /** Bytes the kernel took in all (bytesWritten). */
   #consumed = 0;
-  /** Bytes of staging memory (update() copies) not yet hashed. */
-  #staged = 0;
-  /** The staging block small updates are copied into, its bytes used, and whether they are accepted. */
-  #block = undefined;
-  #blockUsed = 0;
-  #blockAccepted = false;
-  /** Staging blocks whose items ran, for the next ones (no allocation per block). */
-  #spare = ownArray(0);
-  #flushScheduled = false;
+  /** update()'s copies, not yet hashed. */
+  #staging;
   /**
    * Steps taken over by #inline whose tasks have not settled: while one
    * has not, the event loop has not turned since update() last hashed on
@@ -125,6 +105,7 @@ class StreamTasks {
     this.#hooks = hooks;
     this.#lateWrite = lateWrite;
     this.#debts = new StreamDebts(port, this);
+    this.#staging = new Staging(this.#queue, this.#debts, () => this.#kick());
   }
 
   /** Nothing more is taken (finished, failed or destroyed). */
@@ -196,7 +177,7 @@ class StreamTasks {
       callback();
       return;
     }
-    this.#closeBlock();
+    this.#staging.close();
     // One callback for the whole write; its accepted items are repaid one by one.
     items[items.length - 1].callback = callback;
     for (let i = 0; i < items.length; i++) this.#queue.push(items[i]);
@@ -209,81 +190,9 @@ class StreamTasks {
    */
   update(data, inputEncoding) {
     const view = updateBytes(data, inputEncoding);
-    const bytes = view.byteLength;
-    if (bytes === 0) return;
+    if (view.byteLength === 0) return;
     const accepted = this.#port.open();
-    if (this.#stale === 0 && bytes <= STAGING_BLOCK) {
-      if (this.#block !== undefined && this.#blockUsed + bytes <= STAGING_BLOCK) {
-        this.#append(view, accepted);
-        return;
-      }
-      if (this.#staged + STAGING_BLOCK <= STAGING_CAP) {
-        this.#closeBlock();
-        this.#block = this.#takeSpare();
-        this.#staged += STAGING_BLOCK;
-        this.#append(view, accepted);
-        return;
-      }
-    } else if (this.#stale === 0 && this.#staged + bytes <= STAGING_CAP) {
-      this.#closeBlock();
-      const copy = allocUnsafeSlow(bytes);
-      copy.set(view);
-      this.#staged += bytes;
-      this.#queueOwed(new Item(copy, bytes, 0, undefined, bytes, accepted));
-      this.#kick();
-      return;
-    }
-    this.#inline(view);
-  }
-
-  /** A spare staging block, or a new one. */
-  #takeSpare() {
-    const spare = this.#spare;
-    if (spare.length === 0) return allocUnsafeSlow(STAGING_BLOCK);
-    const block = spare[spare.length - 1];
-    spare.length--;
-    return block;
-  }
-
-  /** Copies `view` into the staging block; the block goes to the pool when full, or when the event loop turns. */
-  #append(view, accepted) {
-    this.#block.set(view, this.#blockUsed);
-    this.#blockUsed += view.byteLength;
-    if (accepted && !this.#blockAccepted) {
-      this.#blockAccepted = true;
-      this.#debts.owe(1);
-    }
-    if (this.#blockUsed === STAGING_BLOCK) {
-      this.#closeBlock();
-      this.#kick();
-    } else if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      scheduleImmediate(this.#flushBlock);
-    }
-  }
-
-  #flushBlock = () => {
-    this.#flushScheduled = false;
-    if (this.#error !== undefined) return;
-    this.#closeBlock();
-    this.#kick();
-  };
-
-  /** The staging block, if it holds anything, becomes an item (before whatever comes next). */
-  #closeBlock() {
-    if (this.#block === undefined || this.#blockUsed === 0) return;
-    const item = new Item(this.#block.subarray(0, this.#blockUsed), this.#blockUsed, 0, undefined, STAGING_BLOCK, this.#blockAccepted);
-    item.block = this.#block;
-    this.#block = undefined;
-    this.#blockUsed = 0;
-    this.#blockAccepted = false;
-    this.#queue.push(item); // (its debt was taken when its first accepted bytes came)
-  }
-
-  /** Queues an item, owing it to the pool when accepted. */
-  #queueOwed(item) {
-    if (item.accepted) this.#debts.owe(1);
-    this.#queue.push(item);
+    if (this.#stale !== 0 || !this.#staging.copy(view, accepted)) this.#inline(view);
   }
 
   /** The end: `callback(err)` once the last chunk ran (its output handed on first). */
@@ -294,7 +203,7 @@ class StreamTasks {
     }
     this.finishing();
     this.#sealed = true;
-    this.#closeBlock();
+    this.#staging.close();
     // (The debt of an accepted end was taken by finishing().)
     this.#queue.push(new Item(undefined, 0, LAST, callback, 0, this.#debts.finishAccepted));
     this.#kick();
@@ -331,9 +240,7 @@ class StreamTasks {
     this.#held = undefined;
     if (held !== undefined) callAll(held, undefined);
     let items = this.#queue.takeAll();
-    this.#staged = 0;
-    this.#block = undefined;
-    this.#blockUsed = 0;
+    this.#staging.drop();
     const running = this.#running;
     this.#waiting = undefined;
     if (running !== undefined && running.inFlight) {
@@ -367,7 +274,7 @@ class StreamTasks {
       const items = queue.takeAll();
       let last = false;
       for (let i = 0; i < items.length; i++) {
-        this.#staged -= items[i].staged;
+        this.#staging.free(items[i]);
         last ||= items[i].end === LAST;
       }
       this.#debts.repayItems(items);
@@ -451,11 +358,9 @@ class StreamTasks {
     const items = chunk.items;
     let last = false;
     for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      this.#staged -= item.staged;
-      last ||= item.end === LAST;
-      // No thread reads it any more: the next updates may fill it.
-      if (item.block !== undefined && this.#spare.length < SPARE_BLOCKS) this.#spare[this.#spare.length] = item.block;
+      // No thread reads it any more: the next updates may fill its block.
+      this.#staging.recycle(items[i]);
+      last ||= items[i].end === LAST;
     }
     this.#debts.repayItems(items);
     const callbacks = callbacksOf(items);
@@ -503,7 +408,7 @@ class StreamTasks {
    */
   #inline(view) {
     const running = this.#running;
-    this.#closeBlock();
+    this.#staging.close();
     const queued = this.#queue.takeAll();
     const rest = ownArray(0);
     for (let i = 0; i < queued.length; i++) if (queued[i].bytes !== 0) rest[rest.length] = queued[i].data;
@@ -523,7 +428,7 @@ class StreamTasks {
     // with what it holds).
     this.#running = undefined;
     this.#waiting = undefined;
-    this.#staged = 0;
+    this.#staging.drop();
     const callbacks = ownArray(0);
     if (running !== undefined) {
       running.stale = 1;
