@@ -1,9 +1,10 @@
 'use strict';
 // What a stream's tasks queue and run (lib/stream-tasks.js): an Item (a
 // written chunk, a flush marker, an update() copy, the end), the Chunk in
-// flight, and calling their callbacks back, whether the chunk ran or the
-// stream failed. Records and the rules of their callbacks, apart from the
-// machinery that moves them, so both read on their own.
+// flight and which queued items make one, and calling their callbacks
+// back, whether the chunk ran or the stream failed. Records and their
+// rules, apart from the machinery that moves them, so both read on their
+// own.
 
 const { ownArray } = require('./own-array');
 const { throwLater } = require('./errors');
@@ -76,6 +77,33 @@ class Chunk {
   }
 }
 
+/**
+ * The next chunk, numbered `seq`: the items at the front of `queue` (not
+ * empty) up to a flush or the end, their bytes read as one input.
+ */
+function takeChunk(queue, seq) {
+  const items = ownArray(0);
+  const datas = ownArray(0);
+  let end = 0;
+  let accepted = false;
+  while (!queue.empty) {
+    const item = queue.peek();
+    // Work given before the pool's close() and work given after it are
+    // never one chunk: the first still runs, the second is refused.
+    if (items.length !== 0 && item.accepted !== accepted) break;
+    queue.shift();
+    items[items.length] = item;
+    accepted = item.accepted;
+    if (item.bytes !== 0) datas[datas.length] = item.data;
+    if (item.end !== 0) {
+      end = item.end;
+      break;
+    }
+  }
+  const input = datas.length === 1 ? datas[0] : datas;
+  return new Chunk(seq, input, end, items, accepted);
+}
+
 /** The callbacks of `items`. */
 function callbacksOf(items, into = ownArray(0)) {
   for (let i = 0; i < items.length; i++) if (items[i].callback !== undefined) into[into.length] = items[i].callback;
@@ -101,4 +129,4 @@ function failItems(items, err, destroyed) {
   callAll(ends, err);
 }
 
-module.exports = { LAST, Item, Chunk, callAll, callbacksOf, failItems };
+module.exports = { LAST, Item, takeChunk, callAll, callbacksOf, failItems };

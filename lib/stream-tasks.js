@@ -38,7 +38,7 @@
 const { readableBytes } = require('./binary');
 const { ownArray } = require('./own-array');
 const { WaitQueue } = require('./wait-queue');
-const { LAST, Item, Chunk, callAll, callbacksOf, failItems } = require('./stream-items');
+const { LAST, Item, takeChunk, callAll, callbacksOf, failItems } = require('./stream-items');
 const { chunkOf, updateBytes } = require('./stream-input');
 const { StreamDebts, noted } = require('./stream-debts');
 const { Staging } = require('./stream-staging');
@@ -282,26 +282,7 @@ class StreamTasks {
       callAll(callbacksOf(items), undefined);
       return;
     }
-    const items = ownArray(0);
-    const datas = ownArray(0);
-    let end = 0;
-    let accepted = false;
-    while (!queue.empty) {
-      const item = queue.peek();
-      // Work given before the pool's close() and work given after it are
-      // never one chunk: the first still runs, the second is refused.
-      if (items.length !== 0 && item.accepted !== accepted) break;
-      queue.shift();
-      items[items.length] = item;
-      accepted = item.accepted;
-      if (item.bytes !== 0) datas[datas.length] = item.data;
-      if (item.end !== 0) {
-        end = item.end;
-        break;
-      }
-    }
-    const input = datas.length === 1 ? datas[0] : datas;
-    this.#running = new Chunk(this.#seq++, input, end, items, accepted);
+    this.#running = takeChunk(queue, this.#seq++);
     this.#step(this.#running);
   }
 
