@@ -1,13 +1,15 @@
 'use strict';
-// What a stream's caller hands it, made into the bytes its tasks read: a
-// written chunk (lib/stream-tasks.js reads it in place later) and
-// update()'s data (copied or hashed before update() returns). Checked as
-// Node's own streams check them; apart from the tasks, which only ever see
-// bytes.
+// What a stream's caller hands it, made into what its tasks read: a
+// Writable's chunks as items (their bytes read in place later, by
+// lib/stream-tasks.js) and update()'s data (copied or hashed before
+// update() returns). Checked as Node's own streams check them; apart from
+// the tasks, which only ever see bytes.
 
 const { Buffer } = require('node:buffer');
 const { snapshot, readableBytes } = require('./binary');
+const { ownArray } = require('./own-array');
 const { invalidArgType, makeError } = require('./errors');
+const { Item } = require('./stream-items');
 
 const isEncoding = Buffer.isEncoding;
 const bufferFrom = Buffer.from;
@@ -24,6 +26,26 @@ function chunkOf(data, encoding) {
   const chunk = snapshot(data, 'data');
   readableBytes(chunk, 'data');
   return chunk;
+}
+
+/**
+ * A Writable's chunks ({ chunk, encoding } each) as items, the first
+ * `accepted` of them accepted work; `flushKind(chunk)`: the flush a chunk
+ * marks, or -1. Checked all first: throws the first refusal.
+ */
+function writtenItems(chunks, flushKind, accepted) {
+  const items = ownArray(chunks.length);
+  for (let i = 0; i < chunks.length; i++) {
+    const { chunk, encoding } = chunks[i];
+    const kind = flushKind(chunk);
+    if (kind >= 0) {
+      items[i] = new Item(undefined, 0, kind, undefined, 0, i < accepted);
+    } else {
+      const data = chunkOf(chunk, encoding === 'buffer' ? undefined : encoding);
+      items[i] = new Item(data, readableBytes(data, 'data'), 0, undefined, 0, i < accepted);
+    }
+  }
+  return items;
 }
 
 /**
@@ -49,4 +71,4 @@ function updateBytes(data, inputEncoding) {
   throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
 }
 
-module.exports = { chunkOf, updateBytes };
+module.exports = { writtenItems, updateBytes };

@@ -35,11 +35,10 @@
 // is counted in lib/stream-debts.js; the tasks say what they owe and what
 // ran.
 
-const { readableBytes } = require('./binary');
 const { ownArray } = require('./own-array');
 const { WaitQueue } = require('./wait-queue');
 const { LAST, Item, takeChunk, callAll, callbacksOf, failItems } = require('./stream-items');
-const { chunkOf, updateBytes } = require('./stream-input');
+const { writtenItems, updateBytes } = require('./stream-input');
 const { StreamDebts, noted } = require('./stream-debts');
 const { Staging } = require('./stream-staging');
 
@@ -156,18 +155,9 @@ class StreamTasks {
       callback(this.#error ?? this.#lateWrite());
       return;
     }
-    const items = ownArray(chunks.length);
+    let items;
     try {
-      for (let i = 0; i < chunks.length; i++) {
-        const { chunk, encoding } = chunks[i];
-        const kind = flushKind(chunk);
-        if (kind >= 0) {
-          items[i] = new Item(undefined, 0, kind, undefined, 0, i < accepted);
-        } else {
-          const data = chunkOf(chunk, encoding === 'buffer' ? undefined : encoding);
-          items[i] = new Item(data, readableBytes(data, 'data'), 0, undefined, 0, i < accepted);
-        }
-      }
+      items = writtenItems(chunks, flushKind, accepted);
     } catch (err) {
       this.#debts.repay(accepted);
       callback(err);
