@@ -3,10 +3,8 @@
 // messages, over a pool's results, with at most `concurrency` tasks in
 // flight.
 //
-// The messages in flight live in a window (a ring of places, from `#head`,
-// the next to yield, to `#tail`, the next to pull; at most `concurrency`,
-// grown by doubling as it fills, so a large `concurrency` costs nothing
-// until it is used). A sync source is pulled once a quarter of the window
+// The messages in flight live in a window (lib/map-window.js), from the
+// next to yield to the next to pull, at most `concurrency`. A sync source is pulled once a quarter of the window
 // is free, at most PULL_SLICE messages per turn of the event loop (a
 // window of 2^20 fills over many turns, the loop running between them),
 // and each pull goes to the pool as one batch (fed a chunk, one native
@@ -30,6 +28,7 @@ const { types } = require('node:util');
 // As Node has it at load: a test's fake timers must not hold back the pulls.
 const { setImmediate: scheduleImmediate } = require('node:timers');
 const { ownArray, grown } = require('./own-array');
+const { MapWindow } = require('./map-window');
 const { elementNamer } = require('./batch');
 const { makeError, closedError } = require('./errors');
 const { WaitQueue } = require('./wait-queue');
@@ -75,16 +74,10 @@ class MapIterator {
   #concurrency;
   /** Pull again once this many places of the window are free (sync sources). */
   #refillAt;
-  /** Places in the ring (a power of two, at most the first >= concurrency). */
-  #capacity;
   /** The pool's Batch, opened by the first next(). */
   #batch = undefined;
-  #messages;
-  #results;
-  /** 1 where the result of the message in that place has arrived. */
-  #ready;
-  #head = 0;
-  #tail = 0;
+  /** The messages in flight and their results, in order. */
+  #window;
   /** The source said done. */
   #exhausted = false;
   /** A pull (an async next(), or an awaited value) is under way. */
@@ -116,10 +109,7 @@ class MapIterator {
     const concurrency = options.concurrency;
     this.#concurrency = concurrency;
     this.#refillAt = Math.max(1, concurrency >>> 2);
-    this.#capacity = Math.min(64, 2 ** Math.ceil(Math.log2(concurrency)));
-    this.#messages = ownArray(this.#capacity);
-    this.#results = ownArray(this.#capacity);
-    this.#ready = new Uint8Array(this.#capacity);
+    this.#window = new MapWindow(concurrency);
     this.#name = elementNamer('iterable', port.selected);
   }
 
@@ -129,13 +119,10 @@ class MapIterator {
 
   next() {
     // The common case once running: the next result is already here.
-    if (this.#waiters.empty && this.#error === undefined && !this.#over && this.#head < this.#tail) {
-      const place = this.#head & (this.#capacity - 1);
-      if (this.#ready[place] === 1) {
-        const step = this.#takeHead(place);
-        this.#refill();
-        return promiseResolve(step);
-      }
+    if (this.#waiters.empty && this.#error === undefined && !this.#over && this.#window.headReady()) {
+      const step = this.#window.takeHead();
+      this.#refill();
+      return promiseResolve(step);
     }
     const promise = new NativePromise(captureResolvers);
     // An Array literal: both elements are its own, whatever Array.prototype holds.
@@ -161,7 +148,7 @@ class MapIterator {
       const nextPending = this.#pulling;
       const batch = this.#batch;
       if (batch !== undefined && !wasFailed) this.#port.cancel(batch, STOPPED);
-      this.#clear();
+      this.#window.clear();
       this.#serve();
       // The tasks in flight were told to stop; the break completes once
       // they have, so no thread reads the messages when it does.
@@ -195,23 +182,10 @@ class MapIterator {
   }
 
   #onResult(index, value) {
-    const place = index & (this.#capacity - 1);
-    this.#results[place] = value;
-    this.#ready[place] = 1;
-    if (index === this.#head && !this.#waiters.empty) {
+    if (this.#window.arrived(index, value) && !this.#waiters.empty) {
       this.#serve();
       this.#refill();
     }
-  }
-
-  /** The head of the window as an iterator result; frees its place. */
-  #takeHead(place) {
-    const value = { result: this.#results[place], message: this.#messages[place] };
-    this.#results[place] = undefined;
-    this.#messages[place] = undefined;
-    this.#ready[place] = 0;
-    this.#head++;
-    return { value, done: false };
   }
 
   /** Settles the waiting next() calls that can be settled now. */
@@ -230,11 +204,10 @@ class MapIterator {
       } else if (this.#over || this.#error !== undefined) {
         waiters.shift();
         waiter[0](done());
-      } else if (this.#head < this.#tail) {
-        const place = this.#head & (this.#capacity - 1);
-        if (this.#ready[place] !== 1) break;
+      } else if (this.#window.size !== 0) {
+        if (!this.#window.headReady()) break;
         waiters.shift();
-        waiter[0](this.#takeHead(place));
+        waiter[0](this.#window.takeHead());
       } else if (this.#exhausted && !this.#pulling) {
         if (this.#closed !== undefined)
           this.#error = this.#closed; // reported at the next pass
@@ -251,7 +224,7 @@ class MapIterator {
     if (this.#batch === undefined || this.#error !== undefined || this.#over || this.#exhausted || this.#pulling) return;
     // A slice is due on the next turn: this turn has had its own.
     if (this.#pullScheduled) return;
-    const inFlight = this.#tail - this.#head;
+    const inFlight = this.#window.size;
     const room = this.#concurrency - inFlight;
     if (room === 0) return;
     if (!this.#sync) this.#pullAsync();
@@ -272,27 +245,6 @@ class MapIterator {
     this.#refill();
   };
 
-  /** The ring holds `end - #head` places or more (doubling it as needed). */
-  #makeRoom(end) {
-    let capacity = this.#capacity;
-    if (end - this.#head <= capacity) return;
-    while (capacity < end - this.#head) capacity *= 2;
-    const messages = ownArray(capacity);
-    const results = ownArray(capacity);
-    const ready = new Uint8Array(capacity);
-    const oldMask = this.#capacity - 1;
-    const mask = capacity - 1;
-    for (let index = this.#head; index < end - 1; index++) {
-      messages[index & mask] = this.#messages[index & oldMask];
-      results[index & mask] = this.#results[index & oldMask];
-      ready[index & mask] = this.#ready[index & oldMask];
-    }
-    this.#messages = messages;
-    this.#results = results;
-    this.#ready = ready;
-    this.#capacity = capacity;
-  }
-
   /** True once the iteration has ended (user code in a pull may end it). */
   #ended() {
     return this.#over || this.#error !== undefined;
@@ -302,7 +254,8 @@ class MapIterator {
     const source = this.#source;
     const name = this.#name;
     const port = this.#port;
-    const base = this.#tail;
+    const window = this.#window;
+    const base = window.tail;
     // Grown as messages come: a large window may meet a short source.
     let datas = ownArray(Math.min(room, 1024));
     let count = 0;
@@ -346,18 +299,17 @@ class MapIterator {
         return;
       }
       if (this.#ended()) break;
-      this.#makeRoom(base + count + 1);
-      this.#messages[(base + count) & (this.#capacity - 1)] = message;
+      window.put(base + count, message);
       count++;
     }
     this.#pulling = false;
     if (this.#ended()) return; // what was pulled never becomes a task
     if (!this.#checkAll(datas, base, count)) return;
     if (port.closed()) {
-      this.#stopClosed(base, count);
+      this.#stopClosed(count);
       return;
     }
-    this.#tail = base + count;
+    window.advance(count);
     if (count !== 0) port.feed(this.#batch, datas, base, count);
     if (this.#exhausted) {
       port.finish(this.#batch);
@@ -368,11 +320,11 @@ class MapIterator {
 
   /**
    * The pool was closed: nothing more is pulled or queued (the `count`
-   * messages just pulled from `base` are let go); the ones in flight finish
-   * and are yielded, then next() rejects with ERR_TIDEPOOL_CLOSED.
+   * messages just pulled are let go); the ones in flight finish and are
+   * yielded, then next() rejects with ERR_TIDEPOOL_CLOSED.
    */
-  #stopClosed(base, count) {
-    for (let i = 0; i < count; i++) this.#messages[(base + i) & (this.#capacity - 1)] = undefined;
+  #stopClosed(count) {
+    this.#window.forget(count);
     this.#closed = closedError();
     this.#exhausted = true;
     this.#port.finish(this.#batch);
@@ -460,7 +412,8 @@ class MapIterator {
    * window and to the pool.
    */
   #accept(message) {
-    const base = this.#tail;
+    const window = this.#window;
+    const base = window.tail;
     const name = this.#name;
     name.at = base;
     let data;
@@ -476,12 +429,11 @@ class MapIterator {
     const datas = ownArray(1, () => data);
     if (!this.#checkAll(datas, base, 1)) return;
     if (this.#port.closed()) {
-      this.#stopClosed(base, 0);
+      this.#stopClosed(0);
       return;
     }
-    this.#makeRoom(base + 1);
-    this.#messages[base & (this.#capacity - 1)] = message;
-    this.#tail = base + 1;
+    window.put(base, message);
+    window.advance(1);
     this.#port.feed(this.#batch, datas, base, 1);
     this.#refill();
     this.#serve();
@@ -506,7 +458,7 @@ class MapIterator {
         this.#serve();
       });
     }
-    this.#clear();
+    this.#window.clear();
     if (closeSource) this.#closeSource();
     this.#serve();
   }
@@ -523,17 +475,6 @@ class MapIterator {
     } catch {
       // As above.
     }
-  }
-
-  /** Lets go of every message and result in the window. */
-  #clear() {
-    const length = this.#capacity;
-    for (let i = 0; i < length; i++) {
-      this.#messages[i] = undefined;
-      this.#results[i] = undefined;
-    }
-    this.#ready.fill(0);
-    this.#head = this.#tail;
   }
 }
 
