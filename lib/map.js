@@ -4,14 +4,12 @@
 // flight.
 //
 // The messages in flight live in a window (lib/map-window.js), from the
-// next to yield to the next to pull, at most `concurrency`. A sync source is pulled once a quarter of the window
-// is free, at most PULL_SLICE messages per turn of the event loop (a
-// window of 2^20 fills over many turns, the loop running between them),
-// and each pull goes to the pool as one batch (fed a chunk, one native
-// call, per turn); an async source one message per settled `next()`. All
-// the tasks of one map() are one Batch of the pool (lib/batch.js): one
-// cancel flag, so breaking out of the loop, a failed task or the signal
-// cancels every task in flight at once.
+// next to yield to the next to pull; the source is pulled into it and on
+// to the pool by lib/map-source.js. All the tasks of one map() are one
+// Batch of the pool (lib/batch.js): one cancel flag, so breaking out of
+// the loop, a failed task or the signal cancels every task in flight at
+// once. What is left here is the iterator's protocol: next() and return(),
+// the next() calls waiting, and how the iteration ends.
 //
 // Errors end the iteration: a failed task, the source throwing, a message
 // that is not binary. The next `next()` (or the one waiting) rejects with
@@ -19,29 +17,16 @@
 // one are dropped. A pool closed while the iteration runs: the messages
 // already queued finish and are yielded, then `next()` rejects with
 // ERR_TIDEPOOL_CLOSED.
-//
-// User code runs inside a pull (the source's `next()`, `select`, getters)
-// and may call this iterator's own `next()` or `return()`: `#pulling` keeps
-// a nested pull out, and the pull stops as soon as the iteration is over.
 
 const { types } = require('node:util');
-// As Node has it at load: a test's fake timers must not hold back the pulls.
-const { setImmediate: scheduleImmediate } = require('node:timers');
-const { ownArray, grown } = require('./own-array');
-const { MapWindow } = require('./map-window');
-const { elementNamer } = require('./batch');
-const { makeError, closedError } = require('./errors');
+const { makeError } = require('./errors');
 const { WaitQueue } = require('./wait-queue');
 const { NativePromise, promiseThen } = require('./intrinsics');
+const { MapWindow } = require('./map-window');
+const { MapSource } = require('./map-source');
 
 const { isPromise } = types;
 const promiseResolve = (value) => NativePromise.resolve(value);
-/**
- * Most messages a sync source gives in one turn of the event loop: its
- * next(), select and the snapshots run on the loop, about a microsecond a
- * message; the pool submits a batch's chunk of 1024 per turn anyway.
- */
-const PULL_SLICE = 1024;
 /** What the pool is told when the iteration ends early (nobody hears it). */
 const STOPPED = Object.freeze(makeError(Error, 'ABORT_ERR', 'The map() iteration was stopped'));
 
@@ -49,10 +34,6 @@ function ignore() {}
 
 function done() {
   return { value: undefined, done: true };
-}
-
-function notAnObject(step) {
-  return makeError(TypeError, 'ERR_INVALID_RETURN_VALUE', `The iterator's next() must return an object. Received ${typeof step}`);
 }
 
 let capturedResolve;
@@ -71,19 +52,12 @@ class MapIterator {
   #extra;
   #timeoutMs;
   #signal;
-  #concurrency;
-  /** Pull again once this many places of the window are free (sync sources). */
-  #refillAt;
   /** The pool's Batch, opened by the first next(). */
   #batch = undefined;
   /** The messages in flight and their results, in order. */
   #window;
-  /** The source said done. */
-  #exhausted = false;
-  /** A pull (an async next(), or an awaited value) is under way. */
-  #pulling = false;
-  /** The next slice of a sync source is pulled on the next turn (#pullLater). */
-  #pullScheduled = false;
+  /** The pulling of the source. */
+  #pull;
   /** The iteration is over: done, returned, or its error reported. */
   #over = false;
   #error = undefined;
@@ -91,12 +65,9 @@ class MapIterator {
   #reported = false;
   /** The error waits for the cancelled tasks in flight to stop (see #fail). */
   #stopping = false;
-  /** The pool was closed: after the messages already queued, next() rejects with this. */
-  #closed = undefined;
   /** Pending next() calls, oldest first: [resolve, reject] pairs. */
   #waiters = new WaitQueue();
   #serving = false;
-  #name;
 
   constructor(port, source, sync, options) {
     this.#port = port;
@@ -107,10 +78,18 @@ class MapIterator {
     this.#timeoutMs = options.timeoutMs;
     this.#signal = options.signal;
     const concurrency = options.concurrency;
-    this.#concurrency = concurrency;
-    this.#refillAt = Math.max(1, concurrency >>> 2);
     this.#window = new MapWindow(concurrency);
-    this.#name = elementNamer('iterable', port.selected);
+    this.#pull = new MapSource(
+      port,
+      source,
+      sync,
+      options.kernel,
+      concurrency,
+      this.#window,
+      () => this.#ended(),
+      (error, closeSource) => this.#fail(error, closeSource),
+      () => this.#serve(),
+    );
   }
 
   [Symbol.asyncIterator]() {
@@ -121,14 +100,14 @@ class MapIterator {
     // The common case once running: the next result is already here.
     if (this.#waiters.empty && this.#error === undefined && !this.#over && this.#window.headReady()) {
       const step = this.#window.takeHead();
-      this.#refill();
+      this.#pull.refill();
       return promiseResolve(step);
     }
     const promise = new NativePromise(captureResolvers);
     // An Array literal: both elements are its own, whatever Array.prototype holds.
     this.#waiters.push([capturedResolve, capturedReject]);
     if (this.#batch === undefined && !this.#over && this.#error === undefined) this.#open();
-    this.#refill();
+    this.#pull.refill();
     this.#serve();
     return promise;
   }
@@ -145,7 +124,7 @@ class MapIterator {
     if (!this.#over) {
       this.#over = true;
       const wasFailed = this.#error !== undefined;
-      const nextPending = this.#pulling;
+      const nextPending = this.#pull.pulling;
       const batch = this.#batch;
       if (batch !== undefined && !wasFailed) this.#port.cancel(batch, STOPPED);
       this.#window.clear();
@@ -153,7 +132,7 @@ class MapIterator {
       // The tasks in flight were told to stop; the break completes once
       // they have, so no thread reads the messages when it does.
       const stopped = batch === undefined ? undefined : new NativePromise((resolve) => this.#port.whenStopped(batch, resolve));
-      if (!this.#exhausted && !wasFailed) {
+      if (!this.#pull.exhausted && !wasFailed) {
         const close = this.#source.return;
         if (typeof close === 'function') {
           const step = close.call(this.#source);
@@ -176,6 +155,7 @@ class MapIterator {
     try {
       const extra = this.#extra;
       this.#batch = this.#port.open(this.#kernel, extra, this.#timeoutMs, this.#signal, sink);
+      this.#pull.opened(this.#batch);
     } catch (err) {
       this.#fail(err, true);
     }
@@ -184,7 +164,7 @@ class MapIterator {
   #onResult(index, value) {
     if (this.#window.arrived(index, value) && !this.#waiters.empty) {
       this.#serve();
-      this.#refill();
+      this.#pull.refill();
     }
   }
 
@@ -193,6 +173,8 @@ class MapIterator {
     if (this.#serving) return;
     this.#serving = true;
     const waiters = this.#waiters;
+    const window = this.#window;
+    const pull = this.#pull;
     while (!waiters.empty) {
       const waiter = waiters.peek();
       if (this.#error !== undefined && !this.#reported) {
@@ -204,13 +186,13 @@ class MapIterator {
       } else if (this.#over || this.#error !== undefined) {
         waiters.shift();
         waiter[0](done());
-      } else if (this.#window.size !== 0) {
-        if (!this.#window.headReady()) break;
+      } else if (window.size !== 0) {
+        if (!window.headReady()) break;
         waiters.shift();
-        waiter[0](this.#window.takeHead());
-      } else if (this.#exhausted && !this.#pulling) {
-        if (this.#closed !== undefined)
-          this.#error = this.#closed; // reported at the next pass
+        waiter[0](window.takeHead());
+      } else if (pull.exhausted && !pull.pulling) {
+        if (pull.closedError !== undefined)
+          this.#error = pull.closedError; // reported at the next pass
         else this.#over = true;
       } else {
         break;
@@ -219,224 +201,9 @@ class MapIterator {
     this.#serving = false;
   }
 
-  /** Pulls more messages into the window when it has room. */
-  #refill() {
-    if (this.#batch === undefined || this.#error !== undefined || this.#over || this.#exhausted || this.#pulling) return;
-    // A slice is due on the next turn: this turn has had its own.
-    if (this.#pullScheduled) return;
-    const inFlight = this.#window.size;
-    const room = this.#concurrency - inFlight;
-    if (room === 0) return;
-    if (!this.#sync) this.#pullAsync();
-    else if (inFlight === 0 || room >= this.#refillAt) {
-      this.#pullSync(Math.min(room, PULL_SLICE));
-      if (room > PULL_SLICE) this.#pullLater();
-    }
-  }
-
-  /** The rest of the room is filled from the next turn of the event loop on. */
-  #pullLater() {
-    this.#pullScheduled = true;
-    scheduleImmediate(this.#continuePull);
-  }
-
-  #continuePull = () => {
-    this.#pullScheduled = false;
-    this.#refill();
-  };
-
   /** True once the iteration has ended (user code in a pull may end it). */
   #ended() {
     return this.#over || this.#error !== undefined;
-  }
-
-  #pullSync(room) {
-    const source = this.#source;
-    const name = this.#name;
-    const port = this.#port;
-    const window = this.#window;
-    const base = window.tail;
-    // Grown as messages come: a large window may meet a short source.
-    let datas = ownArray(Math.min(room, 1024));
-    let count = 0;
-    let awaited;
-    // No nested pull while this one runs user code.
-    this.#pulling = true;
-    while (count < room) {
-      let message;
-      try {
-        const step = source.next();
-        if (this.#ended()) break;
-        if (step === null || typeof step !== 'object') {
-          this.#pulling = false;
-          this.#fail(notAnObject(step), true);
-          return;
-        }
-        if (step.done) {
-          this.#exhausted = true;
-          break;
-        }
-        message = step.value;
-      } catch (err) {
-        this.#pulling = false;
-        this.#fail(err, false); // a source that threw (or whose result did) is done
-        return;
-      }
-      if (this.#ended()) break;
-      // A sync iterable of promises (files being read): each is awaited,
-      // as `for await` would.
-      if (isPromise(message)) {
-        awaited = message;
-        break;
-      }
-      name.at = base + count;
-      if (count === datas.length) datas = grown(datas, Math.min(room, count * 2));
-      try {
-        datas[count] = port.take(message, name);
-      } catch (err) {
-        this.#pulling = false;
-        this.#fail(err, true);
-        return;
-      }
-      if (this.#ended()) break;
-      window.put(base + count, message);
-      count++;
-    }
-    this.#pulling = false;
-    if (this.#ended()) return; // what was pulled never becomes a task
-    if (!this.#checkAll(datas, base, count)) return;
-    if (port.closed()) {
-      this.#stopClosed(count);
-      return;
-    }
-    window.advance(count);
-    if (count !== 0) port.feed(this.#batch, datas, base, count);
-    if (this.#exhausted) {
-      port.finish(this.#batch);
-      this.#serve();
-    }
-    if (awaited !== undefined) this.#await(awaited);
-  }
-
-  /**
-   * The pool was closed: nothing more is pulled or queued (the `count`
-   * messages just pulled are let go); the ones in flight finish and are
-   * yielded, then next() rejects with ERR_TIDEPOOL_CLOSED.
-   */
-  #stopClosed(count) {
-    this.#window.forget(count);
-    this.#closed = closedError();
-    this.#exhausted = true;
-    this.#port.finish(this.#batch);
-    this.#closeSource();
-    this.#serve();
-  }
-
-  /** Checks pulled snapshots (no user code runs here); false if one is refused. */
-  #checkAll(datas, base, count) {
-    const name = this.#name;
-    try {
-      for (let i = 0; i < count; i++) {
-        name.at = base + i;
-        this.#port.check(datas[i], this.#kernel, name);
-      }
-    } catch (err) {
-      this.#fail(err, true);
-      return false;
-    }
-    return true;
-  }
-
-  #pullAsync() {
-    this.#pulling = true;
-    let step;
-    try {
-      step = this.#source.next();
-    } catch (err) {
-      this.#pulling = false;
-      this.#fail(err, false);
-      return;
-    }
-    promiseThen(
-      promiseResolve(step),
-      (result) => {
-        if (this.#ended()) {
-          this.#pulling = false;
-          return;
-        }
-        let finished;
-        let message;
-        try {
-          if (result === null || typeof result !== 'object') throw notAnObject(result);
-          finished = result.done;
-          if (!finished) message = result.value;
-        } catch (err) {
-          this.#pulling = false;
-          this.#fail(err, false);
-          return;
-        }
-        if (finished) {
-          this.#pulling = false;
-          this.#exhausted = true;
-          this.#port.finish(this.#batch);
-          this.#serve();
-        } else {
-          this.#accept(message);
-        }
-      },
-      (err) => {
-        this.#pulling = false;
-        this.#fail(err, false);
-      },
-    );
-  }
-
-  /** Waits for a message a sync source gave as a promise. */
-  #await(promise) {
-    this.#pulling = true;
-    promiseThen(
-      promise,
-      (message) => {
-        if (this.#ended()) this.#pulling = false;
-        else this.#accept(message);
-      },
-      (err) => {
-        this.#pulling = false;
-        this.#fail(err, true);
-      },
-    );
-  }
-
-  /**
-   * One message pulled on its own (async), `#pulling` still set: into the
-   * window and to the pool.
-   */
-  #accept(message) {
-    const window = this.#window;
-    const base = window.tail;
-    const name = this.#name;
-    name.at = base;
-    let data;
-    try {
-      data = this.#port.take(message, name);
-    } catch (err) {
-      this.#pulling = false;
-      this.#fail(err, true);
-      return;
-    }
-    this.#pulling = false;
-    if (this.#ended()) return;
-    const datas = ownArray(1, () => data);
-    if (!this.#checkAll(datas, base, 1)) return;
-    if (this.#port.closed()) {
-      this.#stopClosed(0);
-      return;
-    }
-    window.put(base, message);
-    window.advance(1);
-    this.#port.feed(this.#batch, datas, base, 1);
-    this.#refill();
-    this.#serve();
   }
 
   /**
@@ -459,22 +226,8 @@ class MapIterator {
       });
     }
     this.#window.clear();
-    if (closeSource) this.#closeSource();
+    if (closeSource) this.#pull.closeSource();
     this.#serve();
-  }
-
-  /** Closes a source not yet exhausted; its own failure would hide the one being reported. */
-  #closeSource() {
-    if (this.#exhausted && this.#closed === undefined) return;
-    try {
-      const close = this.#source.return;
-      if (typeof close === 'function') {
-        const step = close.call(this.#source);
-        if (!this.#sync && isPromise(step)) promiseThen(step, undefined, () => {});
-      }
-    } catch {
-      // As above.
-    }
   }
 }
 
