@@ -9,7 +9,7 @@ const { types } = require('node:util');
 const { describe, invalidArgType, invalidState, makeError, outOfRange } = require('./errors');
 const { isDetachedBinary } = require('./binary');
 
-/** makeParams(kernel, names, values, once) (src/wire.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
+/** makeParams(kernel, names, values, once) (src/wire/args.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
 const makeParams = /** @type {(kernel: number, names: string[], values: unknown[], once: boolean) => unknown} */ (binding.paramsMaker());
 const hasOwn = Object.hasOwn;
 

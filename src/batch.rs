@@ -42,7 +42,7 @@ pub(crate) unsafe fn flag_of(env: sys::napi_env, value: sys::napi_value) -> Resu
     unsafe { shared::<AtomicBool>(env, value) }.ok_or_else(|| bad_call("the flag must come from batchFlag()"))
 }
 
-/// The flags behind an Array of handles from [`new_flag`] (lib/pool.js's
+/// The flags behind an Array of handles from [`new_flag`] (lib/engine/'s
 /// own Array: no getter runs while it is read).
 ///
 /// # Safety

@@ -2,7 +2,7 @@
 //!
 //! Accepted: any TypedArray (Buffer included), DataView, ArrayBuffer,
 //! SharedArrayBuffer, or an Array of those (read as their concatenation).
-//! lib/pool.js hands over its own snapshot (lib/binary.js: an Array it made,
+//! lib/engine/ hands over its own snapshot (lib/binary.js: an Array it made,
 //! with no getters, each binary checked to be readable) and throws
 //! Node-style errors first; the checks here are the last line of defence
 //! against misuse, never a source of UB.
@@ -51,7 +51,7 @@ unsafe fn is_detached(env: sys::napi_env, buffer: sys::napi_value) -> bool {
 /// # Safety
 /// `env` and `value` must be valid for the current call. The returned slice is
 /// only valid while the JS value stays reachable and is not detached or
-/// resized; lib/pool.js keeps it reachable until the task settles.
+/// resized; lib/engine/ keeps it reachable until the task settles.
 unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Refusal> {
     // SAFETY: forwarded contract.
     if let Some(slice) = unsafe { typed_array(env, value) } {
@@ -116,7 +116,7 @@ unsafe fn typed_array(env: sys::napi_env, value: sys::napi_value) -> Option<Resu
             return Some(Err(detached()));
         }
     }
-    // SAFETY: `data..data+len` is the view's memory, kept alive by lib/pool.js.
+    // SAFETY: `data..data+len` is the view's memory, kept alive by lib/engine/.
     Some(Ok(unsafe { RawSlice::new(data as *const u8, length * element_size(kind)) }))
 }
 
@@ -154,7 +154,7 @@ pub unsafe fn input_of(env: sys::napi_env, value: sys::napi_value) -> Result<Inp
         return Err(not_binary());
     }
     // Every element is fetched first and only then read: fetching may run
-    // JavaScript (a getter, were the Array not lib/pool.js's own snapshot),
+    // JavaScript (a getter, were the Array not lib/engine/'s own snapshot),
     // which could detach an element read before it. Once all are fetched,
     // no JavaScript runs until the pointers are taken.
     let mut elements = Vec::with_capacity(len as usize);

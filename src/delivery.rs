@@ -3,10 +3,10 @@
 //! Workers only push to the core's completion queue; the first push of a batch
 //! triggers one `napi_call_threadsafe_function`. When Node runs [`deliver`] on
 //! the JS thread, it takes everything that is ready, writes up to
-//! [`BATCH_CAPACITY`] completions into memory shared with lib/pool.js (a
+//! [`BATCH_CAPACITY`] completions into memory shared with lib/engine/ (a
 //! `Uint32Array` of `[slot, code << 24 | length]` pairs and a byte slab with
-//! the results back to back, as wire.rs declares them), and calls
-//! lib/pool.js's batch callback once per such chunk. lib/pool.js then
+//! the results back to back, as wire/entries.rs declares them), and calls
+//! lib/engine/'s batch callback once per such chunk. lib/engine/ then
 //! settles every task of the chunk in a plain loop. No JS object is created
 //! here per task with a small result.
 //!
@@ -35,7 +35,7 @@ use crate::wire::{meta_word, BatchCall, BATCH_CAPACITY, BUFFER_TOO_LARGE_CODE, L
 /// large result (and settling its task) costs the JS thread time in
 /// proportion to the results, so one call with a batch of them held the
 /// event loop for milliseconds; past this budget the rest of the batch
-/// waits for the next turn of the event loop (lib/pool.js asks for it with
+/// waits for the next turn of the event loop (lib/engine/ asks for it with
 /// `setImmediate`), so timers and I/O run in between.
 const LARGE_BYTES_PER_CALL: usize = 4 << 20;
 /// What each large result counts against that budget besides its bytes:
@@ -44,7 +44,7 @@ const LARGE_BYTES_PER_CALL: usize = 4 << 20;
 /// event loop as long as one of many big ones.
 const LARGE_RESULT_COST: usize = 64 * 1024;
 /// How much more a byte costs when the pool's encoding makes a string of
-/// each result (lib/pool.js's `toString('hex')` and the like).
+/// each result (lib/engine/'s `toString('hex')` and the like).
 const STRING_BYTE_COST: usize = 4;
 /// Longest error text passed through the slab.
 const MAX_ERROR_BYTES: usize = 1024;
@@ -57,7 +57,7 @@ pub(crate) unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value
     // SAFETY: `context` is the Rc<Inner> pointer owned by the TSFN, alive until
     // tsfn_finalize, which Node calls only after the last call_js.
     let inner = unsafe { &*(context as *const Inner) };
-    // While a delivery is deferred to a later turn, lib/pool.js's scheduled
+    // While a delivery is deferred to a later turn, lib/engine/'s scheduled
     // `deliver()` takes what the threads add meanwhile (Node may run this
     // callback many times in one turn: each would hand over a budget).
     if inner.is_torn_down() || inner.deferred.get() {
@@ -101,7 +101,7 @@ fn truncate(text: &str, max: usize) -> &[u8] {
 /// Must run on the JS thread of `env`, which must be `inner.env`.
 pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
     let pool = inner.pool();
-    // Never re-entered in practice (lib/pool.js calls `deliver()` from a
+    // Never re-entered in practice (lib/engine/ calls `deliver()` from a
     // setImmediate, not from the batch callback); if it were, the outer
     // call delivers everything anyway.
     let Ok(mut scratch) = inner.scratch.try_borrow_mut() else {
@@ -175,7 +175,7 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
             }
             let last = next == batch.len();
             // Budget spent with completions left: they go in a later call,
-            // which lib/pool.js schedules (and until which the threads' wake-ups
+            // which lib/engine/ schedules (and until which the threads' wake-ups
             // deliver nothing).
             let later = !last && large_bytes >= LARGE_BYTES_PER_CALL;
             inner.deferred.set(later);
@@ -186,7 +186,7 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                 let mut result = ptr::null_mut();
                 let status = sys::napi_call_function(env, undefined, callback, argv.len(), argv.as_ptr(), &mut result);
                 if status != sys::Status::napi_ok {
-                    // lib/pool.js never lets user code throw through here; if it
+                    // lib/engine/ never lets user code throw through here; if it
                     // happens anyway, report it as an uncaught exception and
                     // go on delivering the rest of the batch.
                     let mut error = ptr::null_mut();
@@ -248,7 +248,7 @@ unsafe fn events_to_js(env: sys::napi_env, events: &[PoolEvent]) -> sys::napi_va
 /// property. `napi_set_element` / `napi_set_named_property` assign, and an
 /// assignment runs (or is swallowed by) any accessor a caller put on
 /// `Array.prototype` or `Object.prototype` for that key: a large result or
-/// an event would then never reach lib/pool.js.
+/// an event would then never reach lib/engine/.
 ///
 /// # Safety
 /// JS thread of `env`; `obj`, `value` (and `name`, when used) live values.

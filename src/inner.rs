@@ -29,7 +29,7 @@ pub(crate) struct Inner {
     /// Wakes the JS thread (set right after `Inner` is made, since the TSFN's
     /// finalizer owns a share of it); released on drop.
     pub(crate) tsfn: OnceCell<Tsfn>,
-    /// lib/pool.js's batch callback; strong while `held`, weak otherwise.
+    /// lib/engine/'s batch callback; strong while `held`, weak otherwise.
     pub(crate) callback: Reference,
     /// Strong references keeping the shared meta array and slab alive.
     pub(crate) buffers: [Reference; 2],
@@ -48,7 +48,7 @@ pub(crate) struct Inner {
     /// The environment is being torn down: touch nothing of N-API any more.
     torn_down: Cell<bool>,
     /// A delivery left results for a later turn of the event loop and
-    /// lib/pool.js has a `deliver()` scheduled: until it runs, wake-ups from
+    /// lib/engine/ has a `deliver()` scheduled: until it runs, wake-ups from
     /// the threads deliver nothing (one chain, at most one budget per turn).
     pub(crate) deferred: Cell<bool>,
     /// The pool's encoding makes a string of each result (delivery budget).
@@ -104,7 +104,7 @@ impl Inner {
     }
 
     /// `count` tasks of a batch were queued (their flag is the batch's, which
-    /// lib/pool.js holds: none is kept here).
+    /// lib/engine/ holds: none is kept here).
     pub(crate) fn tasks_queued(&self, count: usize) {
         if count == 0 {
             return;

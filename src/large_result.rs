@@ -144,7 +144,7 @@ unsafe extern "C" fn free_large(_env: sys::napi_env, _data: *mut c_void, hint: *
 /// A large result as a Buffer: `bytes` itself, lent to JavaScript and freed
 /// by [`free_large`] when the Buffer is collected; or, where external
 /// buffers are refused, one copy; `undefined` when neither could be made
-/// (lib/pool.js then rejects the task).
+/// (lib/engine/ then rejects the task).
 ///
 /// # Safety
 /// JS thread of `env`, inside an open handle scope.

@@ -114,7 +114,7 @@ pub fn available_parallelism() -> u32 {
     tidepool_core::pool::available_parallelism() as u32
 }
 
-/// Batch geometry shared with lib/pool.js: at most this many completions are
+/// Batch geometry shared with lib/engine/: at most this many completions are
 /// handed to JavaScript per call, each with at most this many result bytes.
 #[napi(object)]
 pub struct BatchLayout {
@@ -127,7 +127,7 @@ pub struct BatchLayout {
     pub large_code: u32,
 }
 
-/// The sizes lib/pool.js must allocate the shared meta array and slab with.
+/// The sizes lib/engine/ must allocate the shared meta array and slab with.
 #[napi]
 pub fn batch_layout() -> BatchLayout {
     BatchLayout { capacity: wire::BATCH_CAPACITY as u32, slab_bytes: wire::SLAB_BYTES as u32, large_code: u32::from(wire::LARGE_CODE) }
@@ -140,7 +140,7 @@ pub fn default_nice_increment() -> u32 {
 }
 
 /// The numbers a failed task's completion carries (`TaskError::code`), by
-/// name, so that lib/pool.js never repeats them.
+/// name, so that lib/engine/ never repeats them.
 #[napi(object)]
 pub struct TaskErrorCodes {
     pub panic: u32,

@@ -19,7 +19,7 @@ pub(crate) fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
 
 /// Throws a JS error with `code`: a `TypeError` for the argument codes
 /// (as Node throws them), an `Error` otherwise. The two codes are
-/// wire.rs's, spelled out so that this module depends on nothing.
+/// wire/refusal.rs's, spelled out so that this module depends on nothing.
 pub(crate) fn throw(env: sys::napi_env, code: &str, message: &str) {
     let type_error = matches!(code, "ERR_INVALID_ARG_TYPE" | "ERR_INVALID_STATE");
     let code = std::ffi::CString::new(code).unwrap_or_default();

@@ -1,4 +1,4 @@
-//! The `NativePool` class: what lib/pool.js calls per task and per lifecycle step.
+//! The `NativePool` class: what lib/engine/ calls per task and per lifecycle step.
 //! Its lifecycle glue (ownership of its state, teardown) is lifecycle.rs.
 
 use std::rc::Rc;
@@ -17,7 +17,7 @@ use crate::napi_util::typed_array_data;
 use crate::pool_objects::{metric_bounds, NativeLatency, NativeMetrics, NativeOptions, NativeStats};
 use crate::wire;
 
-/// A pool of Rust threads; JavaScript talks to it through lib/pool.js.
+/// A pool of Rust threads; JavaScript talks to it through lib/engine/.
 #[napi]
 pub struct NativePool {
     inner: Rc<Inner>,
@@ -178,7 +178,7 @@ impl NativePool {
         if self.inner.is_torn_down() {
             return;
         }
-        // SAFETY: lib/pool.js calls this on the JS thread that made the pool,
+        // SAFETY: lib/engine/ calls this on the JS thread that made the pool,
         // whose env is `inner.env`.
         unsafe { delivery::deliver_batch(env.raw(), &self.inner) }
     }

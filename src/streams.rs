@@ -45,7 +45,7 @@ pub(crate) unsafe fn new_stream(
         unsafe { crate::params::take(env, params, kernel) }?
     };
     let limit = match max_output_bytes {
-        // An integer lib/pool.js checked (>= 1).
+        // An integer lib/engine/ checked (>= 1).
         Some(bytes) if bytes >= 1.0 => bytes as usize,
         _ => inner.pool().output_limit(found),
     };

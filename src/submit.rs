@@ -50,7 +50,7 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, args: &SubmitArgs) -> Result
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
     }
-    // SAFETY: live env and value; lib/pool.js keeps `data` reachable until the
+    // SAFETY: live env and value; lib/engine/ keeps `data` reachable until the
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, args.data) }?;
     let mut task = Task::new(args.slot, args.kernel, input, Instant::now());

@@ -1,5 +1,5 @@
 //! `submitChunk`, the N-API call that queues one step of a stream's chunk
-//! (lib/stream-tasks.js through lib/pool.js); its arguments are declared by
+//! (lib/stream-tasks.js through lib/engine/); its arguments are declared by
 //! [`SubmitChunkArgs`].
 
 use std::ptr;
@@ -50,7 +50,7 @@ unsafe fn submit_chunk(inner: &Inner, env: sys::napi_env, args: SubmitChunkArgs)
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
     }
-    // SAFETY: live env and value; lib/pool.js keeps `data` reachable until the
+    // SAFETY: live env and value; lib/engine/ keeps `data` reachable until the
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, args.data) }?;
     let mut task = Task::new(args.slot, stream.kernel(), input, Instant::now());

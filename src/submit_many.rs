@@ -2,7 +2,7 @@
 //! of tasks in one N-API call; its arguments are declared by
 //! [`SubmitManyArgs`].
 //!
-//! lib/pool.js checks a batch whole before anything is queued and keeps each
+//! lib/engine/ checks a batch whole before anything is queued and keeps each
 //! chunk's binaries reachable until the chunk's last task settles; a chunk's
 //! tasks have consecutive slots from `firstSlot`. Here the chunk's binaries,
 //! passed as arguments, are read into tasks that are queued under one lock
@@ -74,7 +74,7 @@ unsafe fn submit_many(inner: &Inner, env: sys::napi_env, args: &SubmitManyArgs) 
     let now = Instant::now();
     let mut tasks = Vec::with_capacity(count);
     for (&binary, slot) in args.binaries.iter().zip(args.first_slot..) {
-        // SAFETY: live env and value; lib/pool.js keeps every binary of the
+        // SAFETY: live env and value; lib/engine/ keeps every binary of the
         // chunk reachable until the chunk's last task is delivered.
         let input = unsafe { binary::input_of(env, binary) }?;
         tasks.push(Task {

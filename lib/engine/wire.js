@@ -1,6 +1,6 @@
 'use strict';
 // The wire between the engine and the native pool: what each raw call
-// takes, in what order, and how what comes back is read. src/wire.rs is the
+// takes, in what order, and how what comes back is read. src/wire/ is the
 // other side of this file (SubmitArgs, SubmitManyArgs, SubmitChunkArgs, the
 // batch layout, the error codes); a change to one is a change to both.
 //
@@ -27,7 +27,7 @@ const setPrototypeOf = Reflect.setPrototypeOf;
 
 /**
  * The raw calls, as `submitter()`, `batchSubmitter()` and `chunkSubmitter()`
- * return them (src/wire.rs SubmitArgs, SubmitManyArgs, SubmitChunkArgs).
+ * return them (src/wire/ SubmitArgs, SubmitManyArgs, SubmitChunkArgs).
  * @typedef {(slot: number, kernel: number, data: unknown, timeoutMs?: number, cancellable?: boolean,
  *   params?: unknown, maxOutputBytes?: number, file?: boolean) => number} Submit
  * @typedef {(kernel: number, firstSlot: number, timeoutMs: number, flag: unknown, params: unknown,
@@ -57,12 +57,12 @@ function placeInChunk(slot) {
   return slot & (CHUNK - 1);
 }
 
-/** The result's length in a meta word (src/wire.rs LENGTH_MASK). */
+/** The result's length in a meta word (src/wire/ LENGTH_MASK). */
 function resultLength(word) {
   return word & 0xffffff;
 }
 
-/** The outcome in a meta word (src/wire.rs CODE_SHIFT): 0, LARGE_CODE or a TASK_CODES error. */
+/** The outcome in a meta word (src/wire/ CODE_SHIFT): 0, LARGE_CODE or a TASK_CODES error. */
 function resultCode(word) {
   return word >>> 24;
 }

@@ -1,81 +1,14 @@
-//! The wire between lib/ and this binding: what the JavaScript side must
-//! agree with byte for byte, declared in this one file (lib/ mirrors it).
-//!
-//! * The raw functions' positional arguments. `submit`, `submitMany`,
-//!   `submitChunk` and `makeParams` are plain N-API functions, not napi-rs
-//!   methods, so nothing checks their arguments but the code here: for each
-//!   one a struct below is its table, one field per argument in order, and
-//!   that struct's `read` is the only code that looks at the arguments.
-//! * The errors they throw: [`Refusal`], the codes, the shared messages.
-//! * Slots (below).
-//! * The batch delivery: the meta array, the slab, the batch callback.
-//!
-//! What the `#[napi]` functions and methods take and return is declared by
-//! their Rust signatures, which napi-rs converts and checks (src/binding.d.ts
-//! is what it makes of them).
-//!
-//! # Slots
-//!
-//! A task's slot is a uint32 that lib/pool.js chooses. The binding never
-//! reads anything into it: it hands it back in the meta entry of the task's
-//! completion, and in what `destroy()`, `cancel()`, `cancelBatch()`,
-//! `cancelBatches()` and `dropOldest()` return. `submitMany` gives its task
-//! `i` the slot `firstSlot + i` and refuses a chunk whose last slot would
-//! not fit a uint32. (lib/pool.js numbers single tasks from 0 and a batch's
-//! tasks from 2^31, chunk by chunk; the binding relies on neither.)
-//!
-//! # Other answers
-//!
-//! Declared where they are made, as they have no arguments to read:
-//! `kernelNames()` (the names in id order, one per line; lib.rs),
-//! `loadKernelLibrary()` / `loadKernelHandle()` (`"<first id> <count>"` or
-//! `"!<CODE> <message>"`; loader.rs), a refused `makeParams` (an Array
-//! `[kind, name, expected]`; params.rs), `streamReport()` (the core's
-//! `Report::pack`: input bytes taken × 4 + 0 done, 1 paused, 2 ended;
-//! streams.rs) and `streamInline()` (a Buffer, or the string `"<code>
-//! <detail>"` of the task error that ended the stream; streams.rs).
+//! The raw functions' arguments: one table (a struct and its `read`) per
+//! function, in argument order.
 
-use std::ptr;
 use std::time::Duration;
 
 use napi::sys;
-use tidepool_core::kernels::{self, AnyKernel, KernelId, INLINE};
+use tidepool_core::kernels::{self, AnyKernel, KernelId};
 use tidepool_core::ChunkEnd;
 
+use super::refusal::*;
 use crate::napi_util::{bool_of, f64_of, i32_of, is_undefined, u32_of};
-
-// --- Errors ---
-
-/// Why a raw function refuses a call: the `code` and message of the error
-/// it throws ([`throw`](crate::napi_util::throw): a `TypeError` for
-/// [`ERR_INVALID_ARG_TYPE`] and [`ERR_INVALID_STATE`], as Node throws
-/// them, an `Error` otherwise).
-pub(crate) type Refusal = (&'static str, String);
-
-/// An argument is not what the function takes: the count, a number, a
-/// handle, a binary.
-pub(crate) const ERR_INVALID_ARG_TYPE: &str = "ERR_INVALID_ARG_TYPE";
-/// A binary's ArrayBuffer is detached (lib/pool.js then throws post()'s own
-/// error for it).
-pub(crate) const ERR_INVALID_STATE: &str = "ERR_INVALID_STATE";
-/// The pool accepts no new tasks ([`closed`]), or its environment is
-/// shutting down ([`shutting_down`]).
-pub(crate) const ERR_TIDEPOOL_CLOSED: &str = "ERR_TIDEPOOL_CLOSED";
-/// What a correct lib/ never meets: a handle that could not be made,
-/// parameters made for another kernel or already given to a task.
-pub(crate) const ERR_TIDEPOOL_INTERNAL: &str = "ERR_TIDEPOOL_INTERNAL";
-/// `streamInline()` could not allocate its output.
-pub(crate) const ERR_MEMORY_ALLOCATION_FAILED: &str = "ERR_MEMORY_ALLOCATION_FAILED";
-
-/// The pool was closed or destroyed: no task is queued.
-pub(crate) fn closed() -> Refusal {
-    (ERR_TIDEPOOL_CLOSED, "The pool is closed and accepts no new tasks".to_owned())
-}
-
-/// The environment is being torn down: nothing is touched any more.
-pub(crate) fn shutting_down() -> Refusal {
-    (ERR_TIDEPOOL_CLOSED, "the environment is shutting down".to_owned())
-}
 
 // --- Shared readers of optional arguments ---
 
@@ -89,7 +22,7 @@ fn timeout_of(ms: f64) -> Option<Duration> {
     (ms > 0.0 && ms.is_finite()).then(|| Duration::from_secs_f64(ms / 1000.0))
 }
 
-/// An output limit in bytes (an integer lib/pool.js checked): none when
+/// An output limit in bytes (an integer lib/engine/ checked): none when
 /// `undefined`, not a Number, or below 1.
 ///
 /// # Safety
@@ -113,7 +46,7 @@ fn params_of(env: sys::napi_env, value: sys::napi_value) -> Option<sys::napi_val
 /// maxOutputBytes?, file?)`: queues one task. Returns the queue length
 /// after it, or 0 when the queue was full (nothing queued).
 ///
-/// lib/pool.js passes three arguments for a plain post, five with a signal
+/// lib/engine/ passes three arguments for a plain post, five with a signal
 /// or a timeout, eight with parameters, an output limit or a file; an
 /// argument not passed reads as its default, and arguments past the eighth
 /// are ignored.
@@ -123,7 +56,7 @@ pub(crate) struct SubmitArgs {
     /// 1 `kernel`: a registered kernel's id (uint32).
     pub(crate) kernel: KernelId,
     /// 2 `data`: a binary or an Array of binaries (binary.rs), or with
-    /// `file` a path's bytes; lib/pool.js keeps it reachable until the task
+    /// `file` a path's bytes; lib/engine/ keeps it reachable until the task
     /// is delivered. Read by submit.rs, once the pool is known to be open.
     pub(crate) data: sys::napi_value,
     /// 3 `timeoutMs`: a run-time limit; not a positive finite Number: none.
@@ -221,7 +154,7 @@ pub(crate) struct SubmitManyArgs<'a> {
     /// 5 `maxOutputBytes`: as `submit`'s.
     pub(crate) max_output: Option<usize>,
     /// 6 and on: the binaries, one task each, each a binary or an Array of
-    /// binaries; 0 to [`Self::MAX_BINARIES`] of them. lib/pool.js keeps
+    /// binaries; 0 to [`Self::MAX_BINARIES`] of them. lib/engine/ keeps
     /// them reachable until the chunk's last task is delivered.
     pub(crate) binaries: &'a [sys::napi_value],
 }
@@ -302,7 +235,7 @@ pub(crate) struct SubmitChunkArgs {
     /// submit_chunk.rs.
     pub(crate) stream: sys::napi_value,
     /// 2 `data`: a binary or an Array of binaries, kept reachable by
-    /// lib/pool.js until the task is delivered.
+    /// lib/engine/ until the task is delivered.
     pub(crate) data: sys::napi_value,
     /// 3 `end`: an int32: [`Self::END_LAST`] (the stream's last chunk),
     /// [`Self::END_MORE`] (nothing), any other: a flush of that kind (the
@@ -412,87 +345,5 @@ impl MakeParamsArgs {
         };
         let kernel = kernels::get(id).ok_or_else(Self::usage)?;
         Ok(MakeParamsArgs { id, kernel, names: args[Self::NAMES], values: args[Self::VALUES], once })
-    }
-}
-
-// --- The batch delivery ---
-//
-// lib/pool.js allocates a `Uint32Array` of `2 * BATCH_CAPACITY` (the meta
-// array) and a Buffer of `SLAB_BYTES` (the slab), as `batchLayout()` says,
-// and passes both to `new NativePool()`. Per call of its batch callback,
-// entry `i` of the call is `meta[2 * i]` (the task's slot) and
-// `meta[2 * i + 1]` (its meta word, [`meta_word`]); the entries' bytes lie
-// in the slab back to back from offset 0, in entry order.
-
-/// Completions handed to JavaScript per callback.
-pub const BATCH_CAPACITY: usize = 256;
-/// Result bytes per callback: room for a full chunk of the largest digests.
-pub const SLAB_BYTES: usize = BATCH_CAPACITY * INLINE;
-/// The code of an entry whose result is the next large Buffer (task error
-/// codes are small numbers; 0 is a result in the slab).
-pub const LARGE_CODE: u8 = 255;
-/// The code of an entry whose result was longer than any Buffer Node can
-/// make ([`buffer_max_length`](crate::large_result::buffer_max_length)):
-/// the task rejects with Node's `ERR_BUFFER_TOO_LARGE`, the limit in the
-/// entry's text. Not a task error of the core (`TaskError::code` numbers
-/// those from 1): the kernel succeeded, and only the delivery refuses its
-/// result.
-pub const BUFFER_TOO_LARGE_CODE: u8 = 254;
-
-/// Where the code starts in a meta word; below it, the entry's length.
-pub(crate) const CODE_SHIFT: u32 = 24;
-/// The length bits of a meta word.
-pub(crate) const LENGTH_MASK: u32 = (1 << CODE_SHIFT) - 1;
-// No entry is longer than the slab, so every length fits its bits.
-const _: () = assert!(SLAB_BYTES <= LENGTH_MASK as usize);
-
-/// The meta word of an entry: `code << 24 | length`. Code 0: the result,
-/// `length` bytes in the slab; a task error's code (`taskErrorCodes()`):
-/// its detail text (UTF-8) in the slab; [`LARGE_CODE`]: no bytes, the
-/// result is the next Buffer of the call's `large`;
-/// [`BUFFER_TOO_LARGE_CODE`]: the limit, in decimal, in the slab.
-pub(crate) fn meta_word(code: u8, length: usize) -> u32 {
-    (code as u32) << CODE_SHIFT | length as u32
-}
-
-/// The arguments of lib/pool.js's batch callback, in order:
-/// `onBatch(count, events, terminated, large, later)`, called with
-/// `undefined` as `this`.
-pub(crate) struct BatchCall {
-    /// 0: the entries written into the meta array and slab for this call.
-    pub(crate) count: u32,
-    /// 1: the thread events since the last call, an Array of `{ type,
-    /// threadId, threads, reason }` / `{ type: 'spawnError', threads,
-    /// error }`, or `undefined` (no events, or not the first call of a
-    /// batch).
-    pub(crate) events: sys::napi_value,
-    /// 2: the pool has terminated after close() or destroy(), and this
-    /// call holds its last completions.
-    pub(crate) terminated: bool,
-    /// 3: an Array of Buffers, one per [`LARGE_CODE`] entry in entry order
-    /// (an element is `undefined` when its Buffer could not be made), or
-    /// `undefined` when there is none.
-    pub(crate) large: sys::napi_value,
-    /// 4: completions are left for a later turn of the event loop:
-    /// lib/pool.js calls `deliver()` from a `setImmediate`.
-    pub(crate) later: bool,
-}
-
-impl BatchCall {
-    /// The callback's `argv`.
-    ///
-    /// # Safety
-    /// JS thread of the live `env`, inside an open handle scope.
-    pub(crate) unsafe fn argv(&self, env: sys::napi_env) -> [sys::napi_value; 5] {
-        let mut argv = [ptr::null_mut(); 5];
-        // SAFETY: as documented; out-pointers into a local array.
-        unsafe {
-            sys::napi_create_uint32(env, self.count, &mut argv[0]);
-            argv[1] = self.events;
-            sys::napi_get_boolean(env, self.terminated, &mut argv[2]);
-            argv[3] = self.large;
-            sys::napi_get_boolean(env, self.later, &mut argv[4]);
-        }
-        argv
     }
 }

@@ -1,0 +1,48 @@
+//! The wire between lib/ and this binding: what the JavaScript side must
+//! agree with byte for byte, declared in this one file (lib/ mirrors it).
+//!
+//! * The raw functions' positional arguments. `submit`, `submitMany`,
+//!   `submitChunk` and `makeParams` are plain N-API functions, not napi-rs
+//!   methods, so nothing checks their arguments but the code here: for each
+//!   one a struct below is its table, one field per argument in order, and
+//!   that struct's `read` is the only code that looks at the arguments.
+//! * The errors they throw: [`Refusal`], the codes, the shared messages.
+//! * Slots (below).
+//! * The batch delivery: the meta array, the slab, the batch callback.
+//!
+//! What the `#[napi]` functions and methods take and return is declared by
+//! their Rust signatures, which napi-rs converts and checks (src/binding.d.ts
+//! is what it makes of them).
+//!
+//! # Slots
+//!
+//! A task's slot is a uint32 that lib/engine/ chooses. The binding never
+//! reads anything into it: it hands it back in the meta entry of the task's
+//! completion, and in what `destroy()`, `cancel()`, `cancelBatch()`,
+//! `cancelBatches()` and `dropOldest()` return. `submitMany` gives its task
+//! `i` the slot `firstSlot + i` and refuses a chunk whose last slot would
+//! not fit a uint32. (lib/engine/ numbers single tasks from 0 and a batch's
+//! tasks from 2^31, chunk by chunk; the binding relies on neither.)
+//!
+//! # Other answers
+//!
+//! Declared where they are made, as they have no arguments to read:
+//! `kernelNames()` (the names in id order, one per line; lib.rs),
+//! `loadKernelLibrary()` / `loadKernelHandle()` (`"<first id> <count>"` or
+//! `"!<CODE> <message>"`; loader.rs), a refused `makeParams` (an Array
+//! `[kind, name, expected]`; params.rs), `streamReport()` (the core's
+//! `Report::pack`: input bytes taken × 4 + 0 done, 1 paused, 2 ended;
+//! streams.rs) and `streamInline()` (a Buffer, or the string `"<code>
+//! <detail>"` of the task error that ended the stream; streams.rs).
+//!
+//! The files: `refusal.rs` (the errors the raw functions throw),
+//! `args.rs` (one table per raw function), `entries.rs` (the batch
+//! delivery's meta words, slab and callback arguments).
+
+mod args;
+mod entries;
+mod refusal;
+
+pub(crate) use args::*;
+pub(crate) use entries::*;
+pub(crate) use refusal::*;
