@@ -165,7 +165,10 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                         write_entry(inner, count, &mut used, slot, LARGE_CODE, &[])
                     }
                     Ok(out) => write_entry(inner, count, &mut used, slot, 0, out.as_bytes()),
-                    Err(e) => write_entry(inner, count, &mut used, slot, e.code(), truncate(&e.detail(), MAX_ERROR_BYTES)),
+                    Err(e) => {
+                        let (code, detail) = crate::wire::encode_task_error(e);
+                        write_entry(inner, count, &mut used, slot, code, truncate(&detail, MAX_ERROR_BYTES))
+                    }
                 };
                 if !fits {
                     break;

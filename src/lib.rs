@@ -139,7 +139,7 @@ pub fn default_nice_increment() -> u32 {
     u32::from(tidepool_core::pool::DEFAULT_NICE_INCREMENT)
 }
 
-/// The numbers a failed task's completion carries (`TaskError::code`), by
+/// The numbers a failed task's completion carries (wire/task_error.rs), by
 /// name, so that lib/engine/ never repeats them.
 #[napi(object)]
 pub struct TaskErrorCodes {
@@ -163,18 +163,17 @@ pub struct TaskErrorCodes {
 /// See [`TaskErrorCodes`].
 #[napi]
 pub fn task_error_codes() -> TaskErrorCodes {
-    use tidepool_core::TaskError;
-    let code = |e: TaskError| u32::from(e.code());
+    use wire::task_code as code;
     TaskErrorCodes {
-        panic: code(TaskError::Panic(String::new())),
-        cancelled: code(TaskError::Cancelled),
-        invalid_input: code(TaskError::InvalidInput(String::new())),
-        expired: code(TaskError::Expired),
-        timed_out: code(TaskError::TimedOut),
-        too_large: code(TaskError::TooLarge { limit: 0 }),
-        format: code(TaskError::Format { code: "", message: String::new() }),
-        failed: code(TaskError::Failed { code: String::new(), message: String::new() }),
-        io: code(TaskError::Io { syscall: "", errno: 0, name: "" }),
+        panic: code::PANIC.into(),
+        cancelled: code::CANCELLED.into(),
+        invalid_input: code::INVALID_INPUT.into(),
+        expired: code::EXPIRED.into(),
+        timed_out: code::TIMED_OUT.into(),
+        too_large: code::TOO_LARGE.into(),
+        format: code::FORMAT.into(),
+        failed: code::FAILED.into(),
+        io: code::IO.into(),
         buffer_too_large: u32::from(wire::BUFFER_TOO_LARGE_CODE),
     }
 }

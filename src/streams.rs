@@ -118,7 +118,8 @@ pub(crate) unsafe fn run_inline(
         Err(e) => {
             // One string, "code detail": no Array whose elements a setter on
             // Array.prototype could intercept.
-            let text = format!("{} {}", e.code(), e.detail());
+            let (code, detail) = crate::wire::encode_task_error(&e);
+            let text = format!("{code} {detail}");
             // SAFETY: live env; `text` is UTF-8 of the given length.
             unsafe { sys::napi_create_string_utf8(env, text.as_ptr() as *const _, text.len() as isize, &mut value) };
         }

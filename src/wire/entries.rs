@@ -23,7 +23,7 @@ pub const LARGE_CODE: u8 = 255;
 /// The code of an entry whose result was longer than any Buffer Node can
 /// make ([`buffer_max_length`](crate::large_result::buffer_max_length)):
 /// the task rejects with Node's `ERR_BUFFER_TOO_LARGE`, the limit in the
-/// entry's text. Not a task error of the core (`TaskError::code` numbers
+/// entry's text. Not a task error of the core (`wire/task_error.rs numbers
 /// those from 1): the kernel succeeded, and only the delivery refuses its
 /// result.
 pub const BUFFER_TOO_LARGE_CODE: u8 = 254;

@@ -7,6 +7,7 @@
 //!   one a struct below is its table, one field per argument in order, and
 //!   that struct's `read` is the only code that looks at the arguments.
 //! * The errors they throw: [`Refusal`], the codes, the shared messages.
+//! * How a failed task's error is encoded for lib/errors.js.
 //! * Slots (below).
 //! * The batch delivery: the meta array, the slab, the batch callback.
 //!
@@ -37,12 +38,15 @@
 //!
 //! The files: `refusal.rs` (the errors the raw functions throw),
 //! `args.rs` (one table per raw function), `entries.rs` (the batch
-//! delivery's meta words, slab and callback arguments).
+//! delivery's meta words, slab and callback arguments), `task_error.rs`
+//! (a failed task's code and detail text).
 
 mod args;
 mod entries;
 mod refusal;
+mod task_error;
 
 pub(crate) use args::*;
 pub(crate) use entries::*;
 pub(crate) use refusal::*;
+pub(crate) use task_error::{code as task_code, encode as encode_task_error};

@@ -290,7 +290,7 @@ fn a_pool_runs_loaded_kernels_and_survives_their_panics() {
             assert!(!std::mem::replace(&mut seen[c.slot as usize], true), "slot {} completed twice", c.slot);
             left -= 1;
             match c.outcome {
-                Err(TaskError::Panic(m)) => assert!(c.slot % 100 == 0 && m.contains("on purpose"), "{m}"),
+                Err(TaskError::Kernel(KernelError::Panic(m))) => assert!(c.slot % 100 == 0 && m.contains("on purpose"), "{m}"),
                 Ok(out) => {
                     let want: u64 = c.slot.to_le_bytes().iter().map(|&b| u64::from(b)).sum();
                     assert_eq!(out.as_bytes(), want.to_le_bytes());

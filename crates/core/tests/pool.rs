@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use tidepool_core::kernels;
+use tidepool_core::kernels::{self, KernelError};
 use tidepool_core::{Completion, Input, Pool, PoolConfig, PoolEvent, Task, TaskError};
 
 mod common;
@@ -125,7 +125,7 @@ fn large_outputs_come_back_whole_and_the_output_limit_holds() {
     let first = done[0].outcome.as_ref().unwrap();
     assert!(first.is_spilled());
     assert_eq!(first.as_bytes(), &big[..]);
-    assert_eq!(done[1].outcome, Err(TaskError::TooLarge { limit: 1 << 20 }));
+    assert_eq!(done[1].outcome, Err(TaskError::Kernel(KernelError::TooLarge { limit: 1 << 20 })));
     assert!(!done[2].outcome.as_ref().unwrap().is_spilled(), "digests stay inline");
 }
 
@@ -182,7 +182,7 @@ fn abort_returns_queued_and_cancels_running() {
     assert_eq!(queued, vec![1, 2]);
     let done = collect(&pool, &signal, 1);
     assert_eq!(done[0].slot, 0);
-    assert_eq!(done[0].outcome, Err(TaskError::Cancelled));
+    assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::Cancelled)));
     pool.join();
     assert!(started.elapsed() < Duration::from_secs(1), "cancel took {:?}", started.elapsed());
     assert!(pool.is_terminated());
@@ -350,7 +350,7 @@ fn a_queued_task_can_be_removed_and_a_running_one_cancelled_alone() {
     flag.store(true, Ordering::Relaxed);
     let mut done = collect(&pool, &signal, 2);
     done.sort_by_key(|c| c.slot);
-    assert_eq!(done[0].outcome, Err(TaskError::Cancelled));
+    assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::Cancelled)));
     assert!(t.elapsed() < Duration::from_millis(500));
     assert!(done[1].outcome.is_ok(), "the next task ran normally on the same thread");
     assert_eq!(pool.stats(false).threads, 1);
@@ -365,7 +365,7 @@ fn a_task_running_past_its_timeout_is_stopped() {
     let t = Instant::now();
     pool.submit(slow).unwrap();
     let done = collect(&pool, &signal, 1);
-    assert_eq!(done[0].outcome, Err(TaskError::TimedOut));
+    assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::TimedOut)));
     assert!(t.elapsed() >= Duration::from_millis(30) && t.elapsed() < Duration::from_millis(500));
 }
 
@@ -434,7 +434,7 @@ fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
     let mut done = collect(&pool, &signal, 2);
     done.sort_by_key(|c| c.slot);
     assert_eq!(done[0].slot, 0);
-    assert_eq!(done[0].outcome, Err(TaskError::Cancelled));
+    assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::Cancelled)));
     assert!(t.elapsed() < Duration::from_millis(500));
     assert_eq!(done[1].slot, 9);
     assert!(done[1].outcome.is_ok());

@@ -25,7 +25,7 @@ pub struct PoolConfig {
     /// completed as `Expired` instead of being run late.
     pub max_queue_age: Option<Duration>,
     /// Most bytes a task's output may have; a kernel that would write more
-    /// stops and the task fails with [`TaskError::TooLarge`](crate::TaskError).
+    /// stops and the task fails with [`KernelError::TooLarge`](crate::kernels::KernelError).
     pub max_output_bytes: usize,
     /// The same limit for the kernels whose output may be far larger than
     /// their input (decoders: [`Kernel::expands`](crate::kernels::Kernel::expands)).

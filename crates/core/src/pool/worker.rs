@@ -237,7 +237,7 @@ pub(super) fn spin_for_work(shared: &Shared) {
 /// thread lives on.
 pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -> Result<kernels::Output, TaskError> {
     let Some(kernel) = kernels::get(task.kernel) else {
-        return Err(TaskError::InvalidInput(format!("no kernel with id {}", task.kernel)));
+        return Err(kernels::KernelError::InvalidInput(format!("no kernel with id {}", task.kernel)).into());
     };
     let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
     let run = || match &task.mode {
