@@ -80,7 +80,7 @@ class CodecStream extends Transform {
   /** Flush markers written and not yet taken by _write (see `_writev`). */
   #markers = 0;
 
-  /** `port`, `handle`: the pool's stream port and this stream (lib/pool.js); `kernel`: the codec's name. */
+  /** `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and this stream; `kernel`: the codec's name. */
   constructor(port, handle, kernel, options) {
     super(options);
     this.#flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;

@@ -60,7 +60,7 @@ class Hash extends Transform {
   /** The Promise of the digest's bytes, once digest() was called. */
   #digest = undefined;
 
-  /** `port`, `handle`: the pool's stream port and this hash's stream (lib/pool.js). */
+  /** `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and this hash's stream. */
   constructor(port, handle, options) {
     super(options);
     this.#tasks = new StreamTasks(

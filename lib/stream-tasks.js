@@ -2,7 +2,7 @@
 // The tasks of one stream of the pool (createHash, createGzip...): its
 // chunks on their way to the pool's threads, its output and callbacks on
 // the way back. The kernel's state stays in Rust between tasks (the core's
-// stream.rs, which also says how a chunk may take several steps).
+// stream/, which also says how a chunk may take several steps).
 //
 // The contract kept is Node's Writable one: a write's callback runs once
 // its bytes were consumed (a task ran over them and its output was handed
@@ -44,16 +44,16 @@ const { Staging } = require('./stream-staging');
 
 const nextTick = process.nextTick;
 
-/** The method a stream's signal calls when it fires: `stream[ABORT](err)` (lib/pool.js). */
+/** The method a stream's signal calls when it fires: `stream[ABORT](err)` (lib/engine/aborts.js). */
 const ABORT = Symbol('tidepool.abort');
 /** `stream[WHEN_OVER](fn)`: `fn()` once the stream's tasks are over (finished or failed). */
 const WHEN_OVER = Symbol('tidepool.whenOver');
-/** What a step did (the core's stream.rs Outcome; 0 is done). */
+/** What a step did (the core's stream/report.rs Outcome; 0 is done). */
 const PAUSED = 1;
 const ENDED = 2;
 
 class StreamTasks {
-  /** What the pool lends (pool.js #streams()): step, report, inline, inlineError, open, hold, release. */
+  /** What the engine lends (lib/engine/ports.js StreamPort). */
   #port;
   #handle;
   /**
