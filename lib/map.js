@@ -44,14 +44,12 @@ function captureResolvers(resolve, reject) {
 }
 
 class MapIterator {
-  /** What the pool lends: open, take, check, feed, finish, cancel, whenStopped, selected. */
+  /** What the engine lends (lib/engine/ports.js MapPort). */
   #port;
   #source;
   #sync;
-  #kernel;
-  #extra;
-  #timeoutMs;
-  #signal;
+  /** The iteration's TaskOptions (lib/engine/post.js). */
+  #options;
   /** The pool's Batch, opened by the first next(). */
   #batch = undefined;
   /** The messages in flight and their results, in order. */
@@ -73,10 +71,7 @@ class MapIterator {
     this.#port = port;
     this.#source = source;
     this.#sync = sync;
-    this.#kernel = options.kernel;
-    this.#extra = options.extra;
-    this.#timeoutMs = options.timeoutMs;
-    this.#signal = options.signal;
+    this.#options = options;
     const concurrency = options.concurrency;
     this.#window = new MapWindow(concurrency);
     this.#pull = new MapSource(
@@ -153,8 +148,7 @@ class MapIterator {
       fail: (_index, error) => this.#fail(error, true),
     };
     try {
-      const extra = this.#extra;
-      this.#batch = this.#port.open(this.#kernel, extra, this.#timeoutMs, this.#signal, sink);
+      this.#batch = this.#port.open(this.#options, sink);
       this.#pull.opened(this.#batch);
     } catch (err) {
       this.#fail(err, true);

@@ -32,7 +32,7 @@ const {
   streamBuffers,
 } = require('./task-options');
 const { Engine } = require('./engine/engine');
-const { taskExtra } = require('./engine/post');
+const { TaskOptions, taskExtra } = require('./engine/post');
 const { MapPort, StreamPort } = require('./engine/ports');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
@@ -94,7 +94,7 @@ class Pool extends EventEmitter {
     if (params !== undefined) extra = Object.freeze(taskExtra(paramsHandle(kernel, params, 'options.params', false), undefined));
     else checkDefaults(kernel, 'options.params');
     this.#defaults = Object.freeze({ kernel, extra, maxThreads: resolved.native.maxThreads });
-    this.#noOptions = Object.freeze({ kernel, extra, signal: undefined, timeoutMs: undefined, concurrency: undefined });
+    this.#noOptions = Object.freeze(new TaskOptions(kernel, extra, undefined, undefined, undefined));
     this.#select = resolved.select === undefined ? defaultSelect : resolved.select;
     this.#inputName = resolved.select === undefined ? 'message' : 'select(message)';
     this.#engine = new Engine(this, {
@@ -129,8 +129,8 @@ class Pool extends EventEmitter {
    * Resolves with `{ result, message }`, `message` being the very object posted.
    */
   post(message, options) {
-    const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : taskOptions(options, 'post', this.#defaults);
-    return this.#engine.post(message, snapshot(this.#select(message), this.#inputName), kernel, extra, signal, timeoutMs);
+    const o = options === undefined ? this.#noOptions : taskOptions(options, 'post', this.#defaults);
+    return this.#engine.post(message, snapshot(this.#select(message), this.#inputName), o);
   }
 
   /**
@@ -138,8 +138,7 @@ class Pool extends EventEmitter {
    * `(result, message)`; a failed task emits `'error'` `(err, message)`.
    */
   postMessage(message) {
-    const { kernel, extra } = this.#defaults;
-    this.#engine.postMessage(message, snapshot(this.#select(message), this.#inputName), kernel, extra);
+    this.#engine.postMessage(message, snapshot(this.#select(message), this.#inputName), this.#noOptions);
   }
 
   /**
@@ -169,7 +168,7 @@ class Pool extends EventEmitter {
       return NativePromise.reject(refused);
     }
     const file = taskExtra(extra?.params, extra?.maxOutputBytes, undefined, 0, 0, 0, true);
-    return this.#engine.post(undefined, bytes, kernel, file, signal, timeoutMs).then(
+    return this.#engine.post(undefined, bytes, new TaskOptions(kernel, file, signal, timeoutMs, undefined)).then(
       (settled) => ({ result: settled.result, path }),
       (err) => {
         // The native side knows the resolved path's bytes, not the caller's path.
@@ -188,7 +187,7 @@ class Pool extends EventEmitter {
    * tasks are cancelled.
    */
   postMany(messages, options) {
-    const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : taskOptions(options, 'postMany', this.#defaults);
+    const o = options === undefined ? this.#noOptions : taskOptions(options, 'postMany', this.#defaults);
     if (!isPlainArray(messages)) throw invalidArgType('messages', 'an instance of Array', messages, received(messages));
     const count = messages.length;
     const name = elementNamer('messages', this.#select !== defaultSelect);
@@ -199,7 +198,7 @@ class Pool extends EventEmitter {
       name.at = i;
       datas[i] = this.#take(messages[i], name);
     }
-    return this.#engine.postMany(datas, name, kernel, extra, signal, timeoutMs);
+    return this.#engine.postMany(datas, name, o);
   }
 
   /**

@@ -9,7 +9,7 @@ const { makeError, invalidArgType, outOfRange, closestKernel } = require('./erro
 const { checkTaskKeys, misplacedHint, ownOptions, concurrencyOption, TASK_OPTION } = require('./options');
 const { isAborted } = require('./signals');
 const { paramsHandle, checkDefaults } = require('./params');
-const { taskExtra } = require('./engine/post');
+const { TaskOptions, taskExtra } = require('./engine/post');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -104,7 +104,7 @@ function taskOptions(options, method, pool) {
     if (extra === undefined && kernel !== pool.kernel) checkDefaults(kernel, 'options.params');
     if (maxOutputBytes !== undefined) extra = taskExtra(extra === undefined ? undefined : extra.params, maxOutputBytes);
   }
-  return { kernel, extra, signal, timeoutMs, concurrency };
+  return new TaskOptions(kernel, extra, signal, timeoutMs, concurrency);
 }
 
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */

@@ -56,7 +56,7 @@ class Aborts {
 
   /** A waiting post left the wait (queued, failed or destroyed). */
   forgetWaiting(post) {
-    this.#watches.forgetWaiting(post.signal, post.watch, post);
+    this.#watches.forgetWaiting(post.options.signal, post.watch, post);
   }
 
   /** The batch fails when `watch`'s signal fires (until it ends). */

@@ -76,7 +76,8 @@ class Admission {
    */
   admit(post) {
     const engine = this.#engine;
-    const action = whenFull(this.#policy, post.extra !== undefined && post.extra.stream !== undefined);
+    const extra = post.options.extra;
+    const action = whenFull(this.#policy, extra !== undefined && extra.stream !== undefined);
     if (this.nobodyWaits()) {
       // The native side reads (and checks) the input even when the queue is full.
       if (engine.trySubmit(post) !== 0) return;
@@ -91,9 +92,9 @@ class Admission {
         }
         if (queued !== 0) return;
       }
-    } else if (!isChunkOrFile(post.extra)) {
+    } else if (!isChunkOrFile(extra)) {
       // Posts already wait for room: this one waits behind them, checked here.
-      engine.checkLengths(post.data, post.kernel, engine.inputName);
+      engine.checkLengths(post.data, post.options.kernel, engine.inputName);
     }
     if (!this.#waiting.empty || action === FULL.wait) {
       this.waitingCount++;

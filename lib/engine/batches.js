@@ -80,16 +80,21 @@ class Batches {
     this.#engine = engine;
   }
 
-  /** A new batch with its own cancel flag; `extra` as the task options give it. */
-  open(kernel, extra, timeoutMs, signal, sink, what) {
+  /**
+   * A new batch of tasks run with `options`, its own cancel flag, its
+   * results going to `sink`; `what` names its messages in errors.
+   * @param {import('./post').TaskOptions} options
+   */
+  open(options, sink, what) {
+    const extra = options.extra;
     return new Batch(
       what,
-      kernel,
+      options.kernel,
       extra === undefined ? undefined : extra.params,
       extra === undefined ? undefined : extra.maxOutputBytes,
-      timeoutMs ?? 0,
+      options.timeoutMs ?? 0,
       this.#engine.native.batchFlag(),
-      signal,
+      options.signal,
       sink,
     );
   }

@@ -96,9 +96,12 @@ class Engine {
 
   /**
    * A task of post() (postFile(), a stream's step): `data` the input's
-   * snapshot. Returns the Promise of `{ result, message }`.
+   * snapshot, `options` its TaskOptions. Returns the Promise of
+   * `{ result, message }`.
+   * @param {import('./post').TaskOptions} options
    */
-  post(message, data, kernel, extra, signal, timeoutMs) {
+  post(message, data, options) {
+    const { kernel, extra, signal } = options;
     const watch = signal === undefined ? undefined : this.aborts.pin(signal);
     try {
       // One shared executor instead of a closure per task: less garbage.
@@ -122,28 +125,34 @@ class Engine {
       } else if (refused) this.rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
-      else this.admission.admit(new Post(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch));
+      else this.admission.admit(new Post(message, data, options, resolve, reject, watch));
       return promise;
     } finally {
       if (watch !== undefined) this.aborts.unpin(signal, watch);
     }
   }
 
-  /** A task of postMessage(): its result is an event. */
-  postMessage(message, data, kernel, extra) {
+  /**
+   * A task of postMessage(): its result is an event.
+   * @param {import('./post').TaskOptions} options
+   */
+  postMessage(message, data, options) {
+    const kernel = options.kernel;
     this.checkInput(data, kernel);
     if (this.lifecycle.closed) {
       this.rejectClosed(data, kernel, (err) => process.nextTick(() => this.emitter.emit('error', err, message)));
       return;
     }
-    this.admission.admit(new Post(message, data, kernel, extra, null, null, undefined, undefined, undefined));
+    this.admission.admit(new Post(message, data, options, null, null, undefined));
   }
 
   /**
    * The tasks of postMany(): `datas` the snapshots, named by `name` in
    * errors. Returns the Promise of every result, in order.
+   * @param {import('./post').TaskOptions} options
    */
-  postMany(datas, name, kernel, extra, signal, timeoutMs) {
+  postMany(datas, name, options) {
+    const { kernel, signal } = options;
     const count = datas.length;
     const watch = signal === undefined ? undefined : this.aborts.pin(signal);
     try {
@@ -168,7 +177,7 @@ class Engine {
       } else if (count === 0) {
         resolve(asPlainArray(ownArray(0)));
       } else {
-        const batch = this.batches.open(kernel, extra, timeoutMs, signal, new AllResults(count, resolve, reject), 'messages');
+        const batch = this.batches.open(options, new AllResults(count, resolve, reject), 'messages');
         if (watch !== undefined) this.aborts.watchBatch(batch, watch);
         batch.complete = true;
         this.batches.feed(batch, datas, 0, count);
@@ -198,7 +207,7 @@ class Engine {
     }
     slots.hold(slot, post);
     this.pending++;
-    if (post.signal !== undefined) this.aborts.watchSlot(post, slot);
+    if (post.options.signal !== undefined) this.aborts.watchSlot(post, slot);
     this.admission.noteQueued(queued);
     return queued;
   }
@@ -289,7 +298,8 @@ class Engine {
     const post = this.slots.release(slot);
     this.pending--;
     // The slot's state is final before this (it may remove a listener).
-    if (post.signal !== undefined) this.aborts.forgetSlot(post.signal, slot);
+    const signal = post.options.signal;
+    if (signal !== undefined) this.aborts.forgetSlot(signal, slot);
     if (ok) {
       this.completed++;
       if (post.resolve !== null) {

@@ -5,7 +5,7 @@
 
 const { abortError } = require('../errors');
 const { isAborted, signalReason } = require('../signals');
-const { taskExtra, STREAM_STEP } = require('./post');
+const { TaskOptions, taskExtra, STREAM_STEP } = require('./post');
 const { inlineError } = require('./wire');
 
 /** What map()'s iterators ask of the engine. One per pool. */
@@ -26,13 +26,17 @@ class MapPort {
     this.selected = selected;
   }
 
-  /** A batch for the iteration's tasks, failing with `signal`. */
-  open(kernel, extra, timeoutMs, signal, sink) {
+  /**
+   * A batch for the iteration's tasks, run with `options`, failing with its signal.
+   * @param {import('./post').TaskOptions} options
+   */
+  open(options, sink) {
+    const signal = options.signal;
     // Checked here, when the iteration starts: a listener added to a fired
     // signal would never run.
     if (signal !== undefined && isAborted(signal)) throw abortError(signalReason(signal));
     const engine = this.#engine;
-    const batch = engine.batches.open(kernel, extra, timeoutMs, signal, sink, 'iterable');
+    const batch = engine.batches.open(options, sink, 'iterable');
     if (signal !== undefined) engine.aborts.watchBatch(batch, engine.aborts.of(signal));
     return batch;
   }
@@ -93,7 +97,7 @@ class StreamPort {
   /** Runs a step of the stream `handle` over `data` on a pool thread. */
   step(signal, accepted, handle, data, end, budget, seq) {
     const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, accepted);
-    return this.#engine.post(STREAM_STEP, data, 0, extra, signal, undefined).then(resultOf);
+    return this.#engine.post(STREAM_STEP, data, new TaskOptions(0, extra, signal, undefined, undefined)).then(resultOf);
   }
 
   /** What the stream's last step did (consumed bytes × 4 + outcome; see stream-tasks.js). */

@@ -2,23 +2,44 @@
 // The records a task travels in from post() to the worker and back.
 
 /**
- * One task of post(), postMessage(), postFile() or a stream's step: what
- * it runs (kernel, extra, input snapshot), how it settles (resolve and
- * reject, null for postMessage, whose result is an event), its options
- * (signal and the Watch pinned for it, run-time limit). The slot table
- * holds it while native code reads `data`; the admission queue holds it
- * while it waits for room. A batch waiting for room is queued as a Post
- * too (`batch` set, the rest unused): posts and batches wait in one line.
+ * The options of a task or a batch, read and checked (lib/task-options.js):
+ * the kernel and what it runs with (`extra`), its signal, its run-time
+ * limit (undefined: none) and, for map(), its concurrency. A task option
+ * is a field here, its check in lib/task-options.js, and its row in the
+ * wire (wire.js, src/wire/args.rs).
+ */
+class TaskOptions {
+  kernel;
+  extra;
+  signal;
+  timeoutMs;
+  concurrency;
+
+  constructor(kernel, extra, signal, timeoutMs, concurrency) {
+    this.kernel = kernel;
+    this.extra = extra;
+    this.signal = signal;
+    this.timeoutMs = timeoutMs;
+    this.concurrency = concurrency;
+  }
+}
+
+/**
+ * One task of post(), postMessage(), postFile() or a stream's step: its
+ * message and input snapshot, its options, how it settles (resolve and
+ * reject, null for postMessage, whose result is an event) and the Watch
+ * pinned for its signal. The slot table holds it while native code reads
+ * `data`; the admission queue holds it while it waits for room. A batch
+ * waiting for room is queued as a Post too (`batch` set, the rest
+ * unused): posts and batches wait in one line.
  */
 class Post {
   message;
   data;
-  kernel;
-  extra;
+  /** @type {TaskOptions} */
+  options;
   resolve;
   reject;
-  signal;
-  timeoutMs;
   watch;
   /** The batch this entry of the admission queue stands for, or undefined. */
   batch = undefined;
@@ -27,25 +48,25 @@ class Post {
   /** The AbortError it settles with once told to stop (its signal fired while it ran). */
   aborted = undefined;
 
-  constructor(message, data, kernel, extra, resolve, reject, signal, timeoutMs, watch) {
+  constructor(message, data, options, resolve, reject, watch) {
     this.message = message;
     this.data = data;
-    this.kernel = kernel;
-    this.extra = extra;
+    this.options = options;
     this.resolve = resolve;
     this.reject = reject;
-    this.signal = signal;
-    this.timeoutMs = timeoutMs;
     this.watch = watch;
   }
 
   /** The entry of `batch` in the admission queue. */
   static forBatch(batch) {
-    const post = new Post(undefined, undefined, 0, undefined, null, null, undefined, undefined, undefined);
+    const post = new Post(undefined, undefined, NO_OPTIONS, null, null, undefined);
     post.batch = batch;
     return post;
   }
 }
+
+/** Options that say nothing (a batch's entry in the admission queue). */
+const NO_OPTIONS = Object.freeze(new TaskOptions(0, undefined, undefined, undefined, undefined));
 
 /**
  * What a task runs with besides its kernel and input (undefined when it is
@@ -72,4 +93,4 @@ function isChunkOrFile(extra) {
  */
 const STREAM_STEP = Object.freeze({ __proto__: null });
 
-module.exports = { Post, taskExtra, isChunkOrFile, STREAM_STEP };
+module.exports = { TaskOptions, Post, taskExtra, isChunkOrFile, STREAM_STEP };

@@ -87,24 +87,16 @@ function resultCode(word) {
  * @param {import('./post').Post} post
  */
 function submitPost(submit, submitChunk, slot, post) {
-  const extra = post.extra;
+  const o = post.options;
+  const extra = o.extra;
   if (extra !== undefined && extra.stream !== undefined) {
     return submitChunk(slot, extra.stream, post.data, extra.end, extra.budget, extra.seq);
   }
   if (extra !== undefined) {
-    return submit(
-      slot,
-      post.kernel,
-      post.data,
-      post.timeoutMs ?? 0,
-      post.signal !== undefined,
-      extra.params,
-      extra.maxOutputBytes,
-      extra.file,
-    );
+    return submit(slot, o.kernel, post.data, o.timeoutMs ?? 0, o.signal !== undefined, extra.params, extra.maxOutputBytes, extra.file);
   }
-  if (post.signal === undefined && post.timeoutMs === undefined) return submit(slot, post.kernel, post.data);
-  return submit(slot, post.kernel, post.data, post.timeoutMs ?? 0, post.signal !== undefined);
+  if (o.signal === undefined && o.timeoutMs === undefined) return submit(slot, o.kernel, post.data);
+  return submit(slot, o.kernel, post.data, o.timeoutMs ?? 0, o.signal !== undefined);
 }
 
 /**
