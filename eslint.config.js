@@ -20,7 +20,10 @@ module.exports = [
       // `catch {}` without a binding is used on purpose where an error is
       // only a signal (engine getters that refuse a receiver).
       'no-empty': ['error', { allowEmptyCatch: true }],
-      'no-unused-vars': ['error', { args: 'after-used', argsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-unused-vars': [
+        'error',
+        { args: 'after-used', argsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
 ];

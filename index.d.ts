@@ -152,7 +152,15 @@ declare namespace tidepool {
    * `ERR_INVALID_ARG_VALUE`, a value out of range `ERR_OUT_OF_RANGE`).
    */
   export type KernelParams =
-    DeflateParams | InflateParams | BrotliParams | ZstdParams | Lz4Params | HmacParams | Blake3Params | XxhashParams | LoadedKernelParams;
+    | DeflateParams
+    | InflateParams
+    | BrotliParams
+    | ZstdParams
+    | Lz4Params
+    | HmacParams
+    | Blake3Params
+    | XxhashParams
+    | LoadedKernelParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
   export type Encoding = 'buffer' | 'hex' | 'base64' | 'base64url';
@@ -343,7 +351,18 @@ declare namespace tidepool {
   export interface PostManyOptions extends PostOptions {}
 
   /** The built-in kernels {@link Pool.createHash} takes (their output comes at the end). */
-  export type HashKernelName = 'sha256' | 'sha384' | 'sha512' | 'sha1' | 'md5' | 'hmac' | 'blake3' | 'xxh3' | 'xxh64' | 'crc32' | 'crc32c';
+  export type HashKernelName =
+    | 'sha256'
+    | 'sha384'
+    | 'sha512'
+    | 'sha1'
+    | 'md5'
+    | 'hmac'
+    | 'blake3'
+    | 'xxh3'
+    | 'xxh64'
+    | 'crc32'
+    | 'crc32c';
 
   /** Options of {@link Pool.createHash}. An unknown name throws `ERR_INVALID_ARG_VALUE`. */
   export interface HashOptions {
@@ -585,7 +604,17 @@ declare namespace tidepool {
   export type OtherEventName<N extends string | symbol> = N extends PoolEventName ? never : N;
 
   /** The fs error codes `postFile()` rejects with most often (any of libuv's may come). */
-  export type FileErrorCode = 'ENOENT' | 'EACCES' | 'EPERM' | 'EISDIR' | 'ENOTDIR' | 'ENAMETOOLONG' | 'ELOOP' | 'EMFILE' | 'ENFILE' | 'EIO';
+  export type FileErrorCode =
+    | 'ENOENT'
+    | 'EACCES'
+    | 'EPERM'
+    | 'EISDIR'
+    | 'ENOTDIR'
+    | 'ENAMETOOLONG'
+    | 'ELOOP'
+    | 'EMFILE'
+    | 'ENFILE'
+    | 'EIO';
 
   /**
    * Every error code tidepool sets (what each means, and its class:
@@ -761,7 +790,10 @@ declare namespace tidepool {
      * `'ENOENT'`, `errno`, `syscall`, `path`), or `ERR_ACCESS_DENIED` under
      * the permission model. The file is opened with the process's permissions.
      */
-    postFile<P extends string | Buffer | URL>(path: P, options?: PostOptions): Promise<{ result: ResultOf<E>; path: P }>;
+    postFile<P extends string | Buffer | URL>(
+      path: P,
+      options?: PostOptions,
+    ): Promise<{ result: ResultOf<E>; path: P }>;
 
     /**
      * Runs the pool's kernel (or `options.kernel`) over every message of
@@ -784,7 +816,10 @@ declare namespace tidepool {
      * @throws {TidepoolError} synchronously, as {@link Pool.post} throws, or
      *   `ERR_INVALID_ARG_TYPE` if `messages` is not an Array.
      */
-    postMany<M extends T>(messages: readonly M[], options?: PostManyOptions): Promise<ResultOf<E>[]>;
+    postMany<M extends T>(
+      messages: readonly M[],
+      options?: PostManyOptions,
+    ): Promise<ResultOf<E>[]>;
 
     /**
      * An incremental hash whose chunks run on the pool's threads, one at a
@@ -884,31 +919,64 @@ declare namespace tidepool {
 
     /** Adds a listener for a pool event (see {@link PoolEvents}). */
     on<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
-    on<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+    on<N extends string | symbol>(
+      event: OtherEventName<N>,
+      listener: (...args: any[]) => void,
+    ): this;
 
     /** Adds a one-time listener for a pool event (see {@link PoolEvents}). */
     once<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
-    once<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+    once<N extends string | symbol>(
+      event: OtherEventName<N>,
+      listener: (...args: any[]) => void,
+    ): this;
 
     /** Removes a listener of a pool event (alias of `removeListener`). */
     off<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
-    off<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+    off<N extends string | symbol>(
+      event: OtherEventName<N>,
+      listener: (...args: any[]) => void,
+    ): this;
 
     /** Adds a listener for a pool event (alias of `on`). */
-    addListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
-    addListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+    addListener<K extends PoolEventName>(
+      event: K,
+      listener: (...args: PoolEvents<E, T>[K]) => void,
+    ): this;
+    addListener<N extends string | symbol>(
+      event: OtherEventName<N>,
+      listener: (...args: any[]) => void,
+    ): this;
 
     /** Removes a listener of a pool event. */
-    removeListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
-    removeListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+    removeListener<K extends PoolEventName>(
+      event: K,
+      listener: (...args: PoolEvents<E, T>[K]) => void,
+    ): this;
+    removeListener<N extends string | symbol>(
+      event: OtherEventName<N>,
+      listener: (...args: any[]) => void,
+    ): this;
 
     /** Adds a listener for a pool event at the front of the listener list. */
-    prependListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
-    prependListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+    prependListener<K extends PoolEventName>(
+      event: K,
+      listener: (...args: PoolEvents<E, T>[K]) => void,
+    ): this;
+    prependListener<N extends string | symbol>(
+      event: OtherEventName<N>,
+      listener: (...args: any[]) => void,
+    ): this;
 
     /** Adds a one-time listener for a pool event at the front of the listener list. */
-    prependOnceListener<K extends PoolEventName>(event: K, listener: (...args: PoolEvents<E, T>[K]) => void): this;
-    prependOnceListener<N extends string | symbol>(event: OtherEventName<N>, listener: (...args: any[]) => void): this;
+    prependOnceListener<K extends PoolEventName>(
+      event: K,
+      listener: (...args: PoolEvents<E, T>[K]) => void,
+    ): this;
+    prependOnceListener<N extends string | symbol>(
+      event: OtherEventName<N>,
+      listener: (...args: any[]) => void,
+    ): this;
 
     /** Emits a pool event (the pool does this itself; rarely useful from outside). */
     emit<K extends PoolEventName>(event: K, ...args: PoolEvents<E, T>[K]): boolean;

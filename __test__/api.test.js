@@ -76,7 +76,10 @@ test('a per-post kernel overrides the pool kernel', async () => {
   try {
     const data = Buffer.from('abc');
     assert.equal((await pool.post(data)).result, '900150983cd24fb0d6963f7d28e17f72');
-    assert.equal((await pool.post(data, { kernel: 'sha1' })).result, 'a9993e364706816aba3e25717850c26c9cd0d89d');
+    assert.equal(
+      (await pool.post(data, { kernel: 'sha1' })).result,
+      'a9993e364706816aba3e25717850c26c9cd0d89d',
+    );
     assert.equal((await pool.post(data, {})).result, '900150983cd24fb0d6963f7d28e17f72');
   } finally {
     await pool.close();
@@ -109,7 +112,8 @@ test("postMessage delivers ('message', result, message) like the article's Coord
   });
   for (const m of sent) pool.postMessage(m);
   await done;
-  for (const m of sent) assert.equal(got.get(m), crypto.createHash('sha256').update(m.data).digest('hex'));
+  for (const m of sent)
+    assert.equal(got.get(m), crypto.createHash('sha256').update(m.data).digest('hex'));
   await pool.close();
 });
 
@@ -141,7 +145,10 @@ test('an exception thrown by a message listener surfaces as uncaught, after the 
   });
   for (let i = 0; i < 50; i++) pool.postMessage(Buffer.from([i]));
   assert.equal(await uncaught, boom);
-  await waitFor(() => pool.stats().completed === 50, { what: 'all 50 tasks to complete', state: poolState(pool) });
+  await waitFor(() => pool.stats().completed === 50, {
+    what: 'all 50 tasks to complete',
+    state: poolState(pool),
+  });
   assert.equal(seen, 50, 'the rest of the batch was still delivered');
   await pool.close();
 });
@@ -151,7 +158,16 @@ test('stats() reports threads, queue and counters', async () => {
   let hold;
   try {
     const s0 = pool.stats();
-    for (const key of ['threads', 'idleThreads', 'busyThreads', 'queued', 'oldestQueuedMs', 'completed', 'failed', 'pending']) {
+    for (const key of [
+      'threads',
+      'idleThreads',
+      'busyThreads',
+      'queued',
+      'oldestQueuedMs',
+      'completed',
+      'failed',
+      'pending',
+    ]) {
       assert.equal(typeof s0[key], 'number', key);
     }
     assert.equal(s0.threads, 1);
@@ -264,7 +280,10 @@ test('stats() reports queue wait and run time percentiles; reset restarts them',
     // Each task sleeps 2 ms (percentiles are exact to 12.5 %). They ran one
     // after another: at least 10 of them, each at least p50 long (less
     // 12.5 %), fit in the time they all took, however slow this machine is.
-    assert.ok(runTime.p50 >= 1.75 && runTime.p50 * 0.875 * 10 <= elapsed, `run p50 ${runTime.p50} ms, all 20 in ${elapsed} ms`);
+    assert.ok(
+      runTime.p50 >= 1.75 && runTime.p50 * 0.875 * 10 <= elapsed,
+      `run p50 ${runTime.p50} ms, all 20 in ${elapsed} ms`,
+    );
     assert.ok(runTime.max >= 2, `run max ${runTime.max}`);
     // One thread: the last task waited for the 19 before it.
     assert.ok(waitTime.max >= 19 * 2 * 0.875, `wait max ${waitTime.max}`);
@@ -322,41 +341,56 @@ function niceOfThreads(prefix) {
       continue; // the thread exited meanwhile
     }
     // Fields after "(comm)": state is field 3, nice is field 19.
-    if (comm.startsWith(prefix)) out.push({ comm, nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) });
+    if (comm.startsWith(prefix))
+      out.push({ comm, nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) });
   }
   return out;
 }
 
-test('niceIncrement lowers the priority of the worker threads only (Linux)', { skip: process.platform !== 'linux' }, async () => {
-  const os = require('node:os');
-  const own = os.getPriority(); // the priority of the calling (JS) thread on Linux
-  for (const niceIncrement of [undefined, 0, 7]) {
-    const pool = new Pool({ minThreads: 2, maxThreads: 2, niceIncrement });
-    try {
-      // Each worker lowers its priority before its first task.
-      // The sleep kernel's tasks keep both threads busy at once.
-      await Promise.all([pool.post(micros(20_000), { kernel: 'sleep' }), pool.post(micros(20_000), { kernel: 'sleep' })]);
-      const expected = Math.min(19, own + (niceIncrement ?? defaults.niceIncrement));
-      // Linux keeps 15 characters of a thread name: 'tidepool-superv'. The
-      // process-wide thread that frees large results ('tidepool-free', at
-      // the default increment whatever the pool's) is not a worker.
-      const workers = niceOfThreads('tidepool-').filter((t) => !t.comm.startsWith('tidepool-sup') && t.comm !== 'tidepool-free');
-      assert.equal(workers.length, 2, JSON.stringify(workers));
-      for (const w of workers) assert.equal(w.nice, expected, `${w.comm} with niceIncrement ${niceIncrement}`);
-      const [supervisor] = niceOfThreads('tidepool-sup');
-      assert.equal(supervisor.nice, own, 'the supervisor keeps the priority of the thread that started the pool');
-      assert.equal(os.getPriority(), own, 'the JS thread keeps its priority');
-    } finally {
-      await pool.close();
+test(
+  'niceIncrement lowers the priority of the worker threads only (Linux)',
+  { skip: process.platform !== 'linux' },
+  async () => {
+    const os = require('node:os');
+    const own = os.getPriority(); // the priority of the calling (JS) thread on Linux
+    for (const niceIncrement of [undefined, 0, 7]) {
+      const pool = new Pool({ minThreads: 2, maxThreads: 2, niceIncrement });
+      try {
+        // Each worker lowers its priority before its first task.
+        // The sleep kernel's tasks keep both threads busy at once.
+        await Promise.all([
+          pool.post(micros(20_000), { kernel: 'sleep' }),
+          pool.post(micros(20_000), { kernel: 'sleep' }),
+        ]);
+        const expected = Math.min(19, own + (niceIncrement ?? defaults.niceIncrement));
+        // Linux keeps 15 characters of a thread name: 'tidepool-superv'. The
+        // process-wide thread that frees large results ('tidepool-free', at
+        // the default increment whatever the pool's) is not a worker.
+        const workers = niceOfThreads('tidepool-').filter(
+          (t) => !t.comm.startsWith('tidepool-sup') && t.comm !== 'tidepool-free',
+        );
+        assert.equal(workers.length, 2, JSON.stringify(workers));
+        for (const w of workers)
+          assert.equal(w.nice, expected, `${w.comm} with niceIncrement ${niceIncrement}`);
+        const [supervisor] = niceOfThreads('tidepool-sup');
+        assert.equal(
+          supervisor.nice,
+          own,
+          'the supervisor keeps the priority of the thread that started the pool',
+        );
+        assert.equal(os.getPriority(), own, 'the JS thread keeps its priority');
+      } finally {
+        await pool.close();
+      }
     }
-  }
-  assert.equal(defaults.niceIncrement, 10);
-  for (const [niceIncrement, code] of [
-    [-1, 'ERR_OUT_OF_RANGE'],
-    [20, 'ERR_OUT_OF_RANGE'],
-    [1.5, 'ERR_OUT_OF_RANGE'],
-    ['5', 'ERR_INVALID_ARG_TYPE'],
-  ]) {
-    assert.throws(() => new Pool({ niceIncrement }), { code }, String(niceIncrement));
-  }
-});
+    assert.equal(defaults.niceIncrement, 10);
+    for (const [niceIncrement, code] of [
+      [-1, 'ERR_OUT_OF_RANGE'],
+      [20, 'ERR_OUT_OF_RANGE'],
+      [1.5, 'ERR_OUT_OF_RANGE'],
+      ['5', 'ERR_INVALID_ARG_TYPE'],
+    ]) {
+      assert.throws(() => new Pool({ niceIncrement }), { code }, String(niceIncrement));
+    }
+  },
+);

@@ -67,12 +67,16 @@ test("queueFull 'wait': posts wait for room in order, without blocking the event
   const timer = setInterval(() => ticks++, 1);
   try {
     const order = [];
-    const posts = Array.from({ length: 12 }, (_, i) => pool.post(micros(2000)).then(() => order.push(i)));
+    const posts = Array.from({ length: 12 }, (_, i) =>
+      pool.post(micros(2000)).then(() => order.push(i)),
+    );
     assert.equal(pool.needsDrain, true);
     assert.equal(pool.stats().queued, 2, 'only maxQueue tasks reach the queue');
     // The timer ticks while ten posts wait for room (the thread is held
     // until the test lets it go).
-    await waitFor(() => ticks > 10, { what: 'the event loop to keep running while posts wait for room' });
+    await waitFor(() => ticks > 10, {
+      what: 'the event loop to keep running while posts wait for room',
+    });
     assert.equal(pool.stats().queued, 2, 'the posts were still waiting');
     assert.equal(order.length, 0);
     const drained = once(pool, 'drain');
@@ -101,7 +105,11 @@ test("queueFull 'wait': close() still runs the waiting posts; destroy() rejects 
   const doomed = Promise.allSettled(Array.from({ length: 4 }, () => b.pool.post(micros(1000))));
   await b.pool.destroy();
   for (const o of await doomed) assert.equal(o.reason.code, 'ERR_TIDEPOOL_DESTROYED');
-  assert.equal((await b.hold.settled).reason.code, 'ERR_TIDEPOOL_DESTROYED', 'the running task too');
+  assert.equal(
+    (await b.hold.settled).reason.code,
+    'ERR_TIDEPOOL_DESTROYED',
+    'the running task too',
+  );
   assert.equal(b.pool.stats().pending, 0);
 });
 
@@ -127,7 +135,9 @@ test('maxQueueAgeMs: a task that waited too long rejects with ERR_TIDEPOOL_TIMEO
     const t = Date.now();
     const late = pool.post(micros(10_000_000)); // would take 10 s if it ran
     // The thread is let go once the task has waited past the limit.
-    await waitFor(() => pool.stats().oldestQueuedMs > 20, { what: 'the queued task to wait past maxQueueAgeMs' });
+    await waitFor(() => pool.stats().oldestQueuedMs > 20, {
+      what: 'the queued task to wait past maxQueueAgeMs',
+    });
     await released(hold);
     await assert.rejects(late, { code: 'ERR_TIDEPOOL_TIMEOUT' });
     // Not a speed check: settling sooner than its 10 s of sleep means it did not run.
@@ -143,8 +153,13 @@ test('maxQueueAgeMs: a task that waited too long rejects with ERR_TIDEPOOL_TIMEO
 test('maxInputBytes: larger inputs throw ERR_OUT_OF_RANGE synchronously, before they are queued', async () => {
   const pool = new Pool({ maxInputBytes: 16 });
   try {
-    assert.throws(() => pool.post(Buffer.alloc(17)), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
-    assert.throws(() => pool.post([Buffer.alloc(10), Buffer.alloc(7)]), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.post(Buffer.alloc(17)), {
+      name: 'RangeError',
+      code: 'ERR_OUT_OF_RANGE',
+    });
+    assert.throws(() => pool.post([Buffer.alloc(10), Buffer.alloc(7)]), {
+      code: 'ERR_OUT_OF_RANGE',
+    });
     assert.throws(() => pool.postMessage(Buffer.alloc(17)), { code: 'ERR_OUT_OF_RANGE' });
     await pool.post(Buffer.alloc(16));
     assert.equal(pool.stats().completed, 1);
@@ -165,7 +180,11 @@ test('backpressure options are validated', () => {
   ]) {
     assert.throws(() => new Pool(options), { code }, JSON.stringify(options));
   }
-  const unlimited = new Pool({ maxQueue: Infinity, maxQueueAgeMs: Infinity, maxInputBytes: Infinity });
+  const unlimited = new Pool({
+    maxQueue: Infinity,
+    maxQueueAgeMs: Infinity,
+    maxInputBytes: Infinity,
+  });
   return unlimited.close();
 });
 
@@ -194,7 +213,14 @@ test('a thread taking a task from a full queue lets a waiting post in without wa
   // no task has finished yet, and the waiting post must get in.
   // The long tasks run for a minute unless aborted: none can finish while
   // the test looks.
-  const pool = new Pool({ kernel: 'sleep', minThreads: 1, maxThreads: 2, idleTimeoutMs: 60_000, maxQueue: 2, queueFull: 'wait' });
+  const pool = new Pool({
+    kernel: 'sleep',
+    minThreads: 1,
+    maxThreads: 2,
+    idleTimeoutMs: 60_000,
+    maxQueue: 2,
+    queueFull: 'wait',
+  });
   const stop = new AbortController();
   const long = () => settle(pool.post(micros(60_000_000), { signal: stop.signal }));
   try {
@@ -224,7 +250,10 @@ test('a thread taking a task from a full queue lets a waiting post in without wa
 });
 
 test('maxQueueAgeMs must be above 0 (0 would expire every task)', () => {
-  assert.throws(() => new Pool({ maxQueueAgeMs: 0 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+  assert.throws(() => new Pool({ maxQueueAgeMs: 0 }), {
+    name: 'RangeError',
+    code: 'ERR_OUT_OF_RANGE',
+  });
   return new Pool({ maxQueueAgeMs: 0.5 }).close();
 });
 

@@ -15,7 +15,10 @@ const tick = () => new Promise((r) => setTimeout(r, 5));
 
 /** Waits until every task of the pool has settled, and returns its stats. */
 async function settled(pool) {
-  await waitFor(() => pool.stats().pending === 0, { what: 'every task of the pool to settle', state: poolState(pool) });
+  await waitFor(() => pool.stats().pending === 0, {
+    what: 'every task of the pool to settle',
+    state: poolState(pool),
+  });
   return pool.stats();
 }
 
@@ -36,7 +39,8 @@ test('postMany resolves with every digest in input order', async () => {
     const messages = inputs(5000);
     const results = await pool.postMany(messages);
     assert.equal(results.length, messages.length);
-    for (let i = 0; i < messages.length; i++) assert.deepEqual(results[i], sha256(messages[i]), `result ${i}`);
+    for (let i = 0; i < messages.length; i++)
+      assert.deepEqual(results[i], sha256(messages[i]), `result ${i}`);
     const s = await settled(pool);
     assert.equal(s.completed, 5000);
     assert.equal(s.failed, 0);
@@ -49,9 +53,15 @@ test('postMany applies select, the encoding, kernel and params to every message'
   const pool = new Pool({ encoding: 'hex', select: (m) => m.payload });
   try {
     const messages = inputs(300).map((payload, id) => ({ id, payload }));
-    const hex = await pool.postMany(messages, { kernel: 'hmac', params: { key: 'k', hash: 'sha1' } });
+    const hex = await pool.postMany(messages, {
+      kernel: 'hmac',
+      params: { key: 'k', hash: 'sha1' },
+    });
     for (let i = 0; i < messages.length; i++) {
-      assert.equal(hex[i], crypto.createHmac('sha1', 'k').update(messages[i].payload).digest('hex'));
+      assert.equal(
+        hex[i],
+        crypto.createHmac('sha1', 'k').update(messages[i].payload).digest('hex'),
+      );
     }
   } finally {
     await pool.close();
@@ -72,9 +82,19 @@ test('postMany checks the whole batch before queuing anything', async () => {
   const pool = new Pool();
   try {
     const good = inputs(10);
-    assert.throws(() => pool.postMany('abc'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /"messages" argument/ });
-    assert.throws(() => pool.postMany(new Proxy([], {})), { code: 'ERR_INVALID_ARG_TYPE', message: /Proxy/ });
-    assert.throws(() => pool.postMany([...good, 42]), { code: 'ERR_INVALID_ARG_TYPE', message: /"messages\[10\]" argument/ });
+    assert.throws(() => pool.postMany('abc'), {
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: /"messages" argument/,
+    });
+    assert.throws(() => pool.postMany(new Proxy([], {})), {
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: /Proxy/,
+    });
+    assert.throws(() => pool.postMany([...good, 42]), {
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: /"messages\[10\]" argument/,
+    });
     const detached = new ArrayBuffer(8);
     const view = new Uint8Array(detached);
     structuredClone(detached, { transfer: [detached] });
@@ -82,10 +102,20 @@ test('postMany checks the whole batch before queuing anything', async () => {
       code: 'ERR_INVALID_STATE',
       message: /"messages\[11\]"/,
     });
-    assert.throws(() => pool.postMany(good, { kernal: 'md5' }), { code: 'ERR_INVALID_ARG_VALUE', message: /kernel/ });
-    assert.throws(() => pool.postMany(good, { concurrency: 4 }), { code: 'ERR_INVALID_ARG_VALUE', message: /option of map\(\)/ });
-    assert.throws(() => pool.postMany(good, { kernel: 'nope' }), { code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL' });
-    assert.throws(() => pool.postMany([micros(1)], { kernel: 'sleep', timeoutMs: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.postMany(good, { kernal: 'md5' }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /kernel/,
+    });
+    assert.throws(() => pool.postMany(good, { concurrency: 4 }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /option of map\(\)/,
+    });
+    assert.throws(() => pool.postMany(good, { kernel: 'nope' }), {
+      code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+    });
+    assert.throws(() => pool.postMany([micros(1)], { kernel: 'sleep', timeoutMs: -1 }), {
+      code: 'ERR_OUT_OF_RANGE',
+    });
     const s = pool.stats();
     assert.equal(s.completed + s.failed + s.pending + s.queued, 0, 'nothing was queued');
   } finally {
@@ -120,7 +150,9 @@ test('a failed task rejects the batch with its error and index, and cancels the 
   const pool = new Pool({ kernel: 'gunzip', maxThreads: 1 });
   try {
     const good = zlib.gzipSync(Buffer.from('hello'));
-    const messages = Array.from({ length: 2000 }, (_, i) => (i === 7 ? Buffer.from('not gzip at all') : good));
+    const messages = Array.from({ length: 2000 }, (_, i) =>
+      i === 7 ? Buffer.from('not gzip at all') : good,
+    );
     await assert.rejects(pool.postMany(messages), (err) => {
       assert.equal(err.index, 7);
       assert.match(err.code, /^Z_/);
@@ -147,27 +179,44 @@ test('a batch settles only once no thread reads its messages: failed, aborted, l
     const long = micros(5_000_000); // a 5 s sleep: stops within a millisecond of its cancel
     // A task fails while another of its batch runs (a long gunzip).
     const big = zlib.gzipSync(Buffer.alloc(256 << 20));
-    await assert.rejects(pool.postMany([big, Buffer.from('not gzip')], { kernel: 'gunzip', maxOutputBytes: 2 ** 30 }), (err) => {
-      assert.equal(err.index, 1);
-      assert.equal(pool.stats().pending, 0, 'the running gunzip has stopped when the batch rejects');
-      return true;
-    });
+    await assert.rejects(
+      pool.postMany([big, Buffer.from('not gzip')], { kernel: 'gunzip', maxOutputBytes: 2 ** 30 }),
+      (err) => {
+        assert.equal(err.index, 1);
+        assert.equal(
+          pool.stats().pending,
+          0,
+          'the running gunzip has stopped when the batch rejects',
+        );
+        return true;
+      },
+    );
     // Its signal fires while its tasks run.
     const ac = new AbortController();
     const aborted = pool.postMany([long, long], { kernel: 'sleep', signal: ac.signal });
     // (A thread may take both at once: tasks judged short are taken a few at a time.)
-    await waitFor(() => pool.stats().busyThreads >= 1, { what: 'a sleep running', state: poolState(pool) });
+    await waitFor(() => pool.stats().busyThreads >= 1, {
+      what: 'a sleep running',
+      state: poolState(pool),
+    });
     ac.abort();
     await assert.rejects(aborted, (err) => err.name === 'AbortError' && pool.stats().pending === 0);
     // A map() left (return(), what a break calls) while its tasks run.
     const iterator = pool.map([long, long], { kernel: 'sleep' })[Symbol.asyncIterator]();
     const first = iterator.next();
-    await waitFor(() => pool.stats().busyThreads >= 1, { what: 'a sleep running', state: poolState(pool) });
+    await waitFor(() => pool.stats().busyThreads >= 1, {
+      what: 'a sleep running',
+      state: poolState(pool),
+    });
     await iterator.return();
     assert.equal(pool.stats().pending, 0, 'return() completes once the running sleep has stopped');
     assert.deepEqual(await first, { value: undefined, done: true });
     // A map() ended by a failed task while another runs.
-    const failing = pool.map([big, Buffer.from('junk')], { kernel: 'gunzip', maxOutputBytes: 2 ** 30 })[Symbol.asyncIterator]();
+    const failingMap = pool.map([big, Buffer.from('junk')], {
+      kernel: 'gunzip',
+      maxOutputBytes: 2 ** 30,
+    });
+    const failing = failingMap[Symbol.asyncIterator]();
     // The second task fails first; the first is then stopped.
     await assert.rejects(failing.next(), (err) => err.index === 1 && pool.stats().pending === 0);
   } finally {
@@ -179,8 +228,15 @@ test('timeoutMs limits each task of a batch; one past it fails the batch at once
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
   try {
     // Message 1 runs past its limit; the 5 s sleeps behind it never start.
-    const messages = [micros(10_000), micros(5_000_000), ...Array.from({ length: 50 }, () => micros(5_000_000))];
-    await assert.rejects(pool.postMany(messages, { timeoutMs: 200 }), { code: 'ERR_TIDEPOOL_TIMEOUT', index: 1 });
+    const messages = [
+      micros(10_000),
+      micros(5_000_000),
+      ...Array.from({ length: 50 }, () => micros(5_000_000)),
+    ];
+    await assert.rejects(pool.postMany(messages, { timeoutMs: 200 }), {
+      code: 'ERR_TIDEPOOL_TIMEOUT',
+      index: 1,
+    });
     const s = await settled(pool);
     // Messages 0 and 1 ran, and the thread may have started message 2
     // before the batch was cancelled; had the others not been cancelled,
@@ -203,14 +259,22 @@ test('an aborted signal cancels the whole batch, and an already aborted one thro
       Array.from({ length: 100 }, () => micros(60_000_000)),
       { signal: ac.signal },
     );
-    await waitFor(() => pool.stats().busyThreads === 1, { what: 'the thread to start the first task', state: poolState(pool) });
+    await waitFor(() => pool.stats().busyThreads === 1, {
+      what: 'the thread to start the first task',
+      state: poolState(pool),
+    });
     ac.abort(reason);
-    await assert.rejects(batch, (err) => err.name === 'AbortError' && err.cause === reason && err.index === undefined);
+    await assert.rejects(
+      batch,
+      (err) => err.name === 'AbortError' && err.cause === reason && err.index === undefined,
+    );
     const s = await settled(pool);
     assert.equal(s.completed, 0, 'the running sleep stopped');
     assert.equal(s.failed, 100);
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'no listener left behind');
-    assert.throws(() => pool.postMany([micros(1)], { signal: AbortSignal.abort() }), { name: 'AbortError' });
+    assert.throws(() => pool.postMany([micros(1)], { signal: AbortSignal.abort() }), {
+      name: 'AbortError',
+    });
   } finally {
     await pool.close();
   }
@@ -233,7 +297,10 @@ test('postMany on a closed pool rejects, and destroy() rejects a running batch',
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
   const batch = pool.postMany(Array.from({ length: 3000 }, () => micros(2000)));
   const rejected = assert.rejects(batch, { code: 'ERR_TIDEPOOL_DESTROYED' });
-  await waitFor(() => pool.stats().busyThreads === 1, { what: 'the thread to start the batch', state: poolState(pool) });
+  await waitFor(() => pool.stats().busyThreads === 1, {
+    what: 'the thread to start the batch',
+    state: poolState(pool),
+  });
   await pool.destroy();
   await rejected;
   await assert.rejects(pool.postMany([micros(1)]), { code: 'ERR_TIDEPOOL_CLOSED' });
@@ -290,7 +357,10 @@ test("a full queue: 'drop-oldest' drops older tasks, or the batch's own when it 
     hold.release();
     assert.equal((await fits).length, 4);
     hold = await holdThread(pool);
-    await assert.rejects(pool.postMany(Array.from({ length: 9 }, () => micros(1))), { code: 'ERR_TIDEPOOL_DROPPED', index: 0 });
+    await assert.rejects(pool.postMany(Array.from({ length: 9 }, () => micros(1))), {
+      code: 'ERR_TIDEPOOL_DROPPED',
+      index: 0,
+    });
     hold.release();
     const s = await settled(pool);
     assert.equal(s.completed + s.failed, 1 + 1 + 4 + 1 + 9);
@@ -472,7 +542,10 @@ test('map reports a bad message, a throwing source and a bad iterable', async ()
     assert.throws(() => pool.map('abc'), { code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => pool.map([], { concurrency: 0 }), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => pool.map([], { concurrency: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
-    assert.throws(() => pool.map([], { concurency: 4 }), { code: 'ERR_INVALID_ARG_VALUE', message: /concurrency/ });
+    assert.throws(() => pool.map([], { concurency: 4 }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /concurrency/,
+    });
     assert.throws(() => pool.map([], { signal: AbortSignal.abort() }), { name: 'AbortError' });
     await settled(pool);
   } finally {
@@ -490,7 +563,10 @@ test("map's signal ends the iteration with an AbortError", async () => {
       { signal: ac.signal, concurrency: 4 },
     );
     const first = iterator.next();
-    await waitFor(() => pool.stats().busyThreads === 1, { what: 'the thread to start the first task', state: poolState(pool) });
+    await waitFor(() => pool.stats().busyThreads === 1, {
+      what: 'the thread to start the first task',
+      state: poolState(pool),
+    });
     ac.abort();
     await assert.rejects(first, { name: 'AbortError' });
     assert.deepEqual(await iterator.next(), { value: undefined, done: true });
@@ -554,7 +630,14 @@ test('destroy() while a batch is being fed rejects the batch and counts every ta
 });
 
 test("stopping a map() that partly waits for room ('wait') leaves the pool working", async () => {
-  const pool = new Pool({ kernel: 'sleep', minThreads: 0, maxThreads: 1, spawnDelayMs: 50, maxQueue: 2, queueFull: 'wait' });
+  const pool = new Pool({
+    kernel: 'sleep',
+    minThreads: 0,
+    maxThreads: 1,
+    spawnDelayMs: 50,
+    maxQueue: 2,
+    queueFull: 'wait',
+  });
   const iterator = pool.map(
     Array.from({ length: 10 }, () => micros(1)),
     { concurrency: 8 },
@@ -607,7 +690,9 @@ test('map(): next() called from inside a pull gets its own message, and nothing 
       },
       next() {
         if (i === 1 && inner === undefined) inner = iterator.next(); // user code re-entering the pull
-        return i < messages.length ? { value: messages[i++], done: false } : { value: undefined, done: true };
+        return i < messages.length
+          ? { value: messages[i++], done: false }
+          : { value: undefined, done: true };
       },
     };
     iterator = pool.map(source, { concurrency: 16 });
@@ -615,7 +700,11 @@ test('map(): next() called from inside a pull gets its own message, and nothing 
     for (;;) {
       const step = await iterator.next();
       if (step.done) break;
-      assert.deepEqual(step.value.result, sha256(step.value.message), 'each result with its own message');
+      assert.deepEqual(
+        step.value.result,
+        sha256(step.value.message),
+        'each result with its own message',
+      );
       seen.push(step.value.message.toString());
     }
     const nested = await inner;
@@ -689,7 +778,10 @@ test('an accessor on Array.prototype or Object.prototype changes nothing a batch
     const [echoed] = await pool.postMany([big]);
     assert.deepEqual(echoed, big);
     let n = 0;
-    for await (const { result } of pool.map([Buffer.from('a'), Buffer.from('b')], { concurrency: 2, kernel: 'sha256' })) {
+    for await (const { result } of pool.map([Buffer.from('a'), Buffer.from('b')], {
+      concurrency: 2,
+      kernel: 'sha256',
+    })) {
       assert.equal(result.length, 32);
       n++;
     }
@@ -712,7 +804,10 @@ test('map() with a large concurrency allocates its window as it fills', async ()
     const { value } = await iterator.next();
     assert.deepEqual(value.result, sha256(Buffer.from('a')));
     // An Array of 2^20 places takes 8 MiB of the heap; the window starts at 64.
-    assert.ok(process.memoryUsage().heapUsed - before < 8 * 2 ** 20, 'no window of 2^20 places up front');
+    assert.ok(
+      process.memoryUsage().heapUsed - before < 8 * 2 ** 20,
+      'no window of 2^20 places up front',
+    );
     assert.throws(() => pool.map([], { concurrency: 2 ** 20 + 1 }), { code: 'ERR_OUT_OF_RANGE' });
   } finally {
     await pool.close();
@@ -754,7 +849,8 @@ test("breaking out of map() while the source's next() waits returns at once; the
     await within(loop, 5000, 'the break');
     assert.equal(finallyRan, false, 'the source still waits in its next()');
     release();
-    for (let turns = 0; !finallyRan && turns < 100; turns++) await new Promise((resolve) => setImmediate(resolve));
+    for (let turns = 0; !finallyRan && turns < 100; turns++)
+      await new Promise((resolve) => setImmediate(resolve));
     assert.equal(finallyRan, true, "the source's finally ran once its next() settled");
     assert.equal((await settled(pool)).queued, 0);
   } finally {
@@ -784,7 +880,10 @@ test('map() with a huge concurrency pulls a sync source a slice per turn of the 
     }
     assert.equal(i, total);
     assert.ok(pulledBeforeTheLoopRan > 0, 'the first pull came before');
-    assert.ok(pulledBeforeTheLoopRan <= 4096, `${pulledBeforeTheLoopRan} messages pulled before the event loop ran`);
+    assert.ok(
+      pulledBeforeTheLoopRan <= 4096,
+      `${pulledBeforeTheLoopRan} messages pulled before the event loop ran`,
+    );
   } finally {
     await pool.close();
   }

@@ -167,7 +167,9 @@ test('Node refusing an external Buffer runs its finalizer during the call: the r
 test(
   'a gunzip stream whose one task inflates past 4 GiB: ERR_BUFFER_TOO_LARGE, no crash',
   {
-    skip: !process.env.TIDEPOOL_TEST_HUGE && 'set TIDEPOOL_TEST_HUGE=1 to run (peak RSS 4.3 GiB, 10-20 s)',
+    skip:
+      !process.env.TIDEPOOL_TEST_HUGE &&
+      'set TIDEPOOL_TEST_HUGE=1 to run (peak RSS 4.3 GiB, 10-20 s)',
     timeout: 120_000,
   },
   async () => {

@@ -10,7 +10,11 @@ const { spawnSync } = require('node:child_process');
 const ROOT = path.join(__dirname, '..');
 // A whole cargo build, when the sources changed, takes minutes on a busy machine.
 const build = () =>
-  spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, encoding: 'utf8', timeout: 900_000 });
+  spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 900_000,
+  });
 
 test('a second install does not rebuild the addon', () => {
   const first = build(); // builds only if the sources changed since the last build

@@ -113,7 +113,9 @@ test('timeoutMs counts from the start of the run and rejects with ERR_TIDEPOOL_T
   const pool = new Pool({ kernel: 'spin', maxThreads: 1 });
   try {
     const t = Date.now();
-    await assert.rejects(pool.post(micros(5_000_000), { timeoutMs: 30 }), { code: 'ERR_TIDEPOOL_TIMEOUT' });
+    await assert.rejects(pool.post(micros(5_000_000), { timeoutMs: 30 }), {
+      code: 'ERR_TIDEPOOL_TIMEOUT',
+    });
     // Not a speed check: it stopped instead of spinning its 5 s out.
     assert.ok(Date.now() - t < 5000);
     // Queued behind 500 ms of work with a 250 ms budget of its own: it
@@ -162,7 +164,11 @@ test('abort listeners are removed when tasks settle (no leak on long-lived signa
   const pool = new Pool();
   try {
     const ac = new AbortController();
-    await Promise.all(Array.from({ length: 1000 }, (_, i) => pool.post(Buffer.from([i & 255]), { signal: ac.signal })));
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        pool.post(Buffer.from([i & 255]), { signal: ac.signal }),
+      ),
+    );
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
     ac.abort(); // nothing left to cancel
     await pool.post(Buffer.from('still fine'));
@@ -174,8 +180,12 @@ test('abort listeners are removed when tasks settle (no leak on long-lived signa
 test('bad signal and timeoutMs arguments throw', async () => {
   const pool = new Pool();
   try {
-    assert.throws(() => pool.post(Buffer.alloc(1), { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => pool.post(Buffer.alloc(1), { timeoutMs: '5' }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => pool.post(Buffer.alloc(1), { signal: {} }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
+    assert.throws(() => pool.post(Buffer.alloc(1), { timeoutMs: '5' }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
     for (const timeoutMs of [0, -1, NaN, 2 ** 32]) {
       assert.throws(() => pool.post(Buffer.alloc(1), { timeoutMs }), { code: 'ERR_OUT_OF_RANGE' });
     }
@@ -213,7 +223,10 @@ test('destroy() and close() racing with posts and aborts leave no promise unsett
     assert.equal(settled.length, 201);
     for (const o of settled) {
       if (o.status === 'rejected') {
-        assert.ok(['ABORT_ERR', 'ERR_TIDEPOOL_CLOSED', 'ERR_TIDEPOOL_DESTROYED'].includes(o.reason.code), o.reason.code);
+        assert.ok(
+          ['ABORT_ERR', 'ERR_TIDEPOOL_CLOSED', 'ERR_TIDEPOOL_DESTROYED'].includes(o.reason.code),
+          o.reason.code,
+        );
       }
     }
     assert.equal(pool.stats().pending, 0, end);
@@ -227,7 +240,9 @@ test('one abort cancels every queued task of its signal in one pass, all with th
   try {
     const ac = new AbortController();
     const n = 20_000;
-    const tasks = Array.from({ length: n }, () => settle(pool.post(micros(1), { signal: ac.signal })));
+    const tasks = Array.from({ length: n }, () =>
+      settle(pool.post(micros(1), { signal: ac.signal })),
+    );
     const other = pool.post(micros(1)); // no signal: untouched
     assert.equal(pool.stats().queued, n + 1);
     ac.abort('enough');
@@ -255,7 +270,9 @@ test("posts waiting for room (queueFull 'wait') with one signal share one abort 
   const hold = await holdThread(pool);
   try {
     const ac = new AbortController();
-    const posts = Array.from({ length: 500 }, () => settle(pool.post(micros(1), { signal: ac.signal })));
+    const posts = Array.from({ length: 500 }, () =>
+      settle(pool.post(micros(1), { signal: ac.signal })),
+    );
     assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
     hold.release();
     const outcomes = await Promise.all(posts);
@@ -278,7 +295,10 @@ test("aborting a queued task lets the next waiting post (queueFull 'wait') in at
   const hold = await holdThread(pool);
   try {
     const ac = new AbortController();
-    const queued = [settle(pool.post(micros(1000), { signal: ac.signal })), settle(pool.post(micros(1000), { signal: ac.signal }))];
+    const queued = [
+      settle(pool.post(micros(1000), { signal: ac.signal })),
+      settle(pool.post(micros(1000), { signal: ac.signal })),
+    ];
     const waiting = pool.post(micros(1000));
     assert.equal(pool.needsDrain, true);
     let drained = false;
@@ -339,8 +359,16 @@ test('a post made from inside the signal bookkeeping (a `constructor` getter) is
 test('something that only looks like an AbortSignal is an ERR_INVALID_ARG_TYPE', async () => {
   const pool = new Pool();
   try {
-    for (const signal of [Object.create(AbortSignal.prototype), { aborted: false, addEventListener() {} }, null, 'abort']) {
-      assert.throws(() => pool.post(Buffer.alloc(1), { signal }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    for (const signal of [
+      Object.create(AbortSignal.prototype),
+      { aborted: false, addEventListener() {} },
+      null,
+      'abort',
+    ]) {
+      assert.throws(() => pool.post(Buffer.alloc(1), { signal }), {
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_TYPE',
+      });
     }
     // An own `aborted` or `reason` on a real signal is not believed.
     const ac = new AbortController();
@@ -358,7 +386,10 @@ test('a tampered signal: posts it cannot listen for throw and queue nothing; lat
     const ac = new AbortController();
     let usable = true;
     // Node's EventTarget methods refuse a signal whose `constructor` is null.
-    Object.defineProperty(ac.signal, 'constructor', { configurable: true, get: () => (usable ? AbortSignal : null) });
+    Object.defineProperty(ac.signal, 'constructor', {
+      configurable: true,
+      get: () => (usable ? AbortSignal : null),
+    });
     // A first post whose listener Node then refuses to remove: it stays on.
     const first = pool.post(Buffer.from('a'), { signal: ac.signal });
     usable = false;
@@ -403,7 +434,9 @@ test('aborting a signal shared by many queued postMany() batches cancels them al
     }
     const ac = new AbortController();
     const n = 20_000;
-    const batches = Array.from({ length: n }, () => settle(pool.postMany([micros(1)], { signal: ac.signal })));
+    const batches = Array.from({ length: n }, () =>
+      settle(pool.postMany([micros(1)], { signal: ac.signal })),
+    );
     assert.equal(pool.stats().queued, n);
     passes = 0;
     ac.abort('enough');
@@ -412,7 +445,8 @@ test('aborting a signal shared by many queued postMany() batches cancels them al
     const outcomes = await Promise.all(batches);
     const first = outcomes[0].reason;
     assert.ok(isAbortError(first, 'enough'));
-    for (const o of outcomes) assert.equal(o.reason, first, 'every batch rejects with the one AbortError');
+    for (const o of outcomes)
+      assert.equal(o.reason, first, 'every batch rejects with the one AbortError');
     stopBlocker.abort();
     await blocker;
     assert.equal(pool.stats().pending, 0);

@@ -61,7 +61,8 @@ const PAIRS = [
   [
     'createBrotliCompress',
     'createBrotliDecompress',
-    (data) => zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
+    (data) =>
+      zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
     zlib.brotliDecompressSync,
     { params: { quality: 5 } }, // quality 11, the default, takes seconds per MiB
   ],
@@ -74,8 +75,14 @@ test('every codec stream both ways against node:zlib, whatever the chunking', as
     for (const [compress, decompress, nodeCompress, nodeDecompress, options] of PAIRS) {
       for (const seed of [1, 2]) {
         const ours = await through(pool[compress](options), data, seed);
-        assert.ok(nodeDecompress(ours).equals(data), `${compress} decoded by node:zlib (seed ${seed})`);
-        assert.ok((await through(pool[decompress](), nodeCompress(data), seed)).equals(data), `${decompress} of node:zlib's output`);
+        assert.ok(
+          nodeDecompress(ours).equals(data),
+          `${compress} decoded by node:zlib (seed ${seed})`,
+        );
+        assert.ok(
+          (await through(pool[decompress](), nodeCompress(data), seed)).equals(data),
+          `${decompress} of node:zlib's output`,
+        );
       }
     }
     // zstd and LZ4 (not in this Node's zlib): round trips, and the one-shot decoder agrees.
@@ -84,7 +91,10 @@ test('every codec stream both ways against node:zlib, whatever the chunking', as
       ['createLz4Compress', 'createLz4Decompress', 'lz4Decompress'],
     ]) {
       const ours = await through(pool[compress](), data, 3);
-      assert.ok((await pool.post(ours, { kernel: oneShot })).result.equals(data), `${compress} decoded in one shot`);
+      assert.ok(
+        (await pool.post(ours, { kernel: oneShot })).result.equals(data),
+        `${compress} decoded in one shot`,
+      );
       assert.ok((await through(pool[decompress](), ours, 4)).equals(data), `${decompress}`);
     }
   } finally {
@@ -101,7 +111,10 @@ test('params as for the one-shot kernels; bad options throw', async () => {
     assert.ok(best.length < fast.length);
     assert.ok(zlib.gunzipSync(best).equals(data));
     assert.throws(() => pool.createGzip({ params: { level: 12 } }), { code: 'ERR_OUT_OF_RANGE' });
-    assert.throws(() => pool.createGzip({ level: 6 }), { code: 'ERR_INVALID_ARG_VALUE', message: /level/ });
+    assert.throws(() => pool.createGzip({ level: 6 }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /level/,
+    });
     assert.throws(() => pool.createGunzip({ maxOutputBytes: 0 }), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => pool.createGunzip({ highWaterMark: -1 }), { code: 'ERR_OUT_OF_RANGE' });
     // An aborted signal: as node:zlib, the stream is made and destroyed at once.
@@ -121,7 +134,9 @@ test('params as for the one-shot kernels; bad options throw', async () => {
 test('corrupt input and a decompression bomb fail the stream with zlib-style errors', async () => {
   const pool = new Pool();
   try {
-    await assert.rejects(through(pool.createGunzip(), Buffer.from('definitely not gzip')), { code: 'Z_DATA_ERROR' });
+    await assert.rejects(through(pool.createGunzip(), Buffer.from('definitely not gzip')), {
+      code: 'Z_DATA_ERROR',
+    });
     // 64 MiB of zeros in ~64 KiB; at most 1 MiB may come out, over all chunks.
     const bomb = zlib.gzipSync(Buffer.alloc(64 * 2 ** 20));
     let out = 0;
@@ -149,8 +164,11 @@ test('many streams at once each stay in order', async () => {
   const pool = new Pool();
   try {
     const inputs = Array.from({ length: 24 }, (_, i) => text(200_000 + i * 1000));
-    const outputs = await Promise.all(inputs.map((data, i) => through(pool.createGzip(), data, i + 1)));
-    for (let i = 0; i < inputs.length; i++) assert.ok(zlib.gunzipSync(outputs[i]).equals(inputs[i]), `stream ${i}`);
+    const outputs = await Promise.all(
+      inputs.map((data, i) => through(pool.createGzip(), data, i + 1)),
+    );
+    for (let i = 0; i < inputs.length; i++)
+      assert.ok(zlib.gunzipSync(outputs[i]).equals(inputs[i]), `stream ${i}`);
   } finally {
     await pool.close();
   }
@@ -173,7 +191,9 @@ test('an HTTP server compresses each response with a pool stream, per Accept-Enc
     const { port } = server.address();
     const got = await Promise.all(
       bodies.map(async (_, i) => {
-        const response = await fetch(`http://127.0.0.1:${port}/${i}`, { headers: { 'accept-encoding': i % 2 ? 'br' : 'gzip' } });
+        const response = await fetch(`http://127.0.0.1:${port}/${i}`, {
+          headers: { 'accept-encoding': i % 2 ? 'br' : 'gzip' },
+        });
         return Buffer.from(await response.arrayBuffer()); // fetch decodes it
       }),
     );
@@ -193,10 +213,13 @@ test('a slow reader holds the stream back; destroy() and a closed pool end it', 
     gzip.end();
     // Nobody reads: the stream stops once its output buffer is full, far
     // short of 8 MiB.
-    await waitFor(() => gzip.readableLength >= gzip.readableHighWaterMark && pool.stats().pending === 0, {
-      what: 'the stream to stop for its reader',
-      state: poolState(pool),
-    });
+    await waitFor(
+      () => gzip.readableLength >= gzip.readableHighWaterMark && pool.stats().pending === 0,
+      {
+        what: 'the stream to stop for its reader',
+        state: poolState(pool),
+      },
+    );
     assert.ok(gzip.readableLength < 256 * 1024, `${gzip.readableLength} bytes buffered`);
     const out = [];
     for await (const chunk of gzip) out.push(chunk);
@@ -206,7 +229,10 @@ test('a slow reader holds the stream back; destroy() and a closed pool end it', 
     stopped.write(crypto.randomBytes(2 ** 20));
     stopped.destroy();
     await new Promise((r) => stopped.on('close', r));
-    await waitFor(() => pool.stats().pending === 0, { what: 'the destroyed stream’s task to stop', state: poolState(pool) });
+    await waitFor(() => pool.stats().pending === 0, {
+      what: 'the destroyed stream’s task to stop',
+      state: poolState(pool),
+    });
 
     const blocker = pool.post(micros(100_000), { kernel: 'sleep' });
     const late = pool.createGzip();
@@ -246,11 +272,21 @@ test('flush() makes what was written so far decodable, and the stream goes on', 
       createZstdCompress: () => pool.createZstdDecompress(),
       createLz4Compress: () => pool.createLz4Decompress(),
     };
-    const one = { createGzip: zlib.gunzipSync, createDeflate: zlib.inflateSync, createDeflateRaw: zlib.inflateRawSync };
+    const one = {
+      createGzip: zlib.gunzipSync,
+      createDeflate: zlib.inflateSync,
+      createDeflateRaw: zlib.inflateRawSync,
+    };
     const data = text(300_000);
-    const [a, b, c] = [data.subarray(0, 100_000), data.subarray(100_000, 250_000), data.subarray(250_000)];
+    const [a, b, c] = [
+      data.subarray(0, 100_000),
+      data.subarray(100_000, 250_000),
+      data.subarray(250_000),
+    ];
     for (const [make, decoder] of Object.entries(decoders)) {
-      const stream = pool[make](make === 'createBrotliCompress' ? { params: { quality: 5 } } : undefined);
+      const stream = pool[make](
+        make === 'createBrotliCompress' ? { params: { quality: 5 } } : undefined,
+      );
       const out = [];
       stream.on('data', (d) => out.push(d));
       for (const piece of pieces(a, 3)) stream.write(piece);
@@ -260,12 +296,17 @@ test('flush() makes what was written so far decodable, and the stream goes on', 
       const afterA = await first;
       assert.deepEqual(await decodeSoFar(decoder(), afterA), a, `${make}: the first flush`);
       const afterB = await flushed(stream, out);
-      assert.deepEqual(await decodeSoFar(decoder(), afterB), Buffer.concat([a, b]), `${make}: the second flush`);
+      assert.deepEqual(
+        await decodeSoFar(decoder(), afterB),
+        Buffer.concat([a, b]),
+        `${make}: the second flush`,
+      );
       stream.end(c);
       await new Promise((resolve) => stream.on('end', resolve));
       const whole = Buffer.concat(out);
       assert.deepEqual(await through(decoder(), whole), data, `${make}: one valid stream`);
-      if (one[make]) assert.deepEqual(one[make](whole), data, `${make}: node:zlib's one-shot decoder`);
+      if (one[make])
+        assert.deepEqual(one[make](whole), data, `${make}: node:zlib's one-shot decoder`);
     }
     // Every deflate kind, and Z_NO_FLUSH, which only waits for the writes before it.
     for (const kind of [0, 1, 2, 3, 5]) {
@@ -274,7 +315,8 @@ test('flush() makes what was written so far decodable, and the stream goes on', 
       gzip.on('data', (d) => out.push(d));
       gzip.write(a);
       const so = await flushed(gzip, out, kind);
-      if (kind !== 0) assert.deepEqual(await decodeSoFar(zlib.createGunzip(), so), a, `kind ${kind}`);
+      if (kind !== 0)
+        assert.deepEqual(await decodeSoFar(zlib.createGunzip(), so), a, `kind ${kind}`);
       gzip.end();
       await new Promise((resolve) => gzip.on('end', resolve));
       assert.deepEqual(zlib.gunzipSync(Buffer.concat(out)), a, `kind ${kind}`);
@@ -295,11 +337,18 @@ test("flush() takes its family's kinds, as node:zlib; params() says it is not th
     });
     assert.throws(() => gzip.flush(2.5), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => gzip.flush('3'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => gzip.flush(3, 'not a function'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => gzip.flush(3, 'not a function'), {
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
     assert.throws(() => gzip.params(1, 0, () => {}), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
     // node:zlib's reset() drops the state under queued writes: refused, never silently something else.
     assert.equal(typeof zlib.createGzip().reset, 'function');
-    assert.throws(() => gzip.reset(), { name: 'Error', code: 'ERR_METHOD_NOT_IMPLEMENTED', message: /reset\(\)/ });
+    assert.throws(() => gzip.reset(), {
+      name: 'Error',
+      code: 'ERR_METHOD_NOT_IMPLEMENTED',
+      message: /reset\(\)/,
+    });
     const brotli = pool.createBrotliCompress();
     assert.throws(() => brotli.flush(zlib.constants.BROTLI_OPERATION_FINISH), {
       code: 'ERR_OUT_OF_RANGE',
@@ -391,7 +440,10 @@ test('a bomb of 1 GiB of zeros stops at maxOutputBytes, with RSS near the limit'
     assert.ok(out <= limit, `${out} bytes came out`);
     // The decoder's output is handed on as it comes: RSS grows by a few of
     // its chunks at most, far from the GiB the bomb holds.
-    assert.ok(peak - baseline < limit + 64 * 2 ** 20, `RSS grew by ${((peak - baseline) / 2 ** 20).toFixed(1)} MiB`);
+    assert.ok(
+      peak - baseline < limit + 64 * 2 ** 20,
+      `RSS grew by ${((peak - baseline) / 2 ** 20).toFixed(1)} MiB`,
+    );
   } finally {
     await pool.close();
   }
@@ -424,7 +476,10 @@ test('destroy() fails the writes still waiting for a task: every callback is cal
       stream.destroy();
       await new Promise((resolve) => stream.on('close', resolve));
       await waitFor(() => calls.length === 3, { what: 'every write callback' });
-      calls.sort((a, b) => ['first', 'second', 'third'].indexOf(a[0]) - ['first', 'second', 'third'].indexOf(b[0]));
+      calls.sort(
+        (a, b) =>
+          ['first', 'second', 'third'].indexOf(a[0]) - ['first', 'second', 'third'].indexOf(b[0]),
+      );
       const after = firstDone ? undefined : 'ERR_STREAM_DESTROYED';
       assert.deepEqual(calls, [
         ['first', undefined],

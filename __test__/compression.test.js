@@ -15,7 +15,12 @@ function jsonLike(n) {
   const parts = [];
   let size = 0;
   for (let i = 0; size < n; i++) {
-    const s = JSON.stringify({ id: i, name: `user-${i % 97}`, tags: ['a', 'b', String(i % 13)], score: (i * 7919) % 1000 });
+    const s = JSON.stringify({
+      id: i,
+      name: `user-${i % 97}`,
+      tags: ['a', 'b', String(i % 13)],
+      score: (i * 7919) % 1000,
+    });
     parts.push(s);
     size += s.length + 1;
   }
@@ -33,7 +38,12 @@ const SHAPES = {
 const FORMATS = [
   { enc: 'gzip', dec: 'gunzip', nodeEnc: zlib.gzipSync, nodeDec: zlib.gunzipSync },
   { enc: 'deflate', dec: 'inflate', nodeEnc: zlib.deflateSync, nodeDec: zlib.inflateSync },
-  { enc: 'deflateRaw', dec: 'inflateRaw', nodeEnc: zlib.deflateRawSync, nodeDec: zlib.inflateRawSync },
+  {
+    enc: 'deflateRaw',
+    dec: 'inflateRaw',
+    nodeEnc: zlib.deflateRawSync,
+    nodeDec: zlib.inflateRawSync,
+  },
 ];
 
 test('every format round-trips with node:zlib both ways, at every level and input shape', async () => {
@@ -43,9 +53,15 @@ test('every format round-trips with node:zlib both ways, at every level and inpu
       for (const [shape, data] of Object.entries(SHAPES)) {
         for (const level of shape === 'JSON 16 MiB' ? [1, 6] : [-1, 0, 1, 4, 6, 9]) {
           const ours = (await pool.post(data, { kernel: enc, params: { level } })).result;
-          assert.ok(nodeDec(ours).equals(data), `node decodes our ${enc} level ${level} of ${shape}`);
+          assert.ok(
+            nodeDec(ours).equals(data),
+            `node decodes our ${enc} level ${level} of ${shape}`,
+          );
           const theirs = nodeEnc(data, { level });
-          assert.ok((await pool.post(theirs, { kernel: dec })).result.equals(data), `we decode node's ${enc} level ${level} of ${shape}`);
+          assert.ok(
+            (await pool.post(theirs, { kernel: dec })).result.equals(data),
+            `we decode node's ${enc} level ${level} of ${shape}`,
+          );
         }
       }
     }
@@ -70,16 +86,26 @@ test('every zlib parameter is accepted in its node:zlib range and changes the ou
   const data = jsonLike(200 * 1024);
   try {
     const plain = (await pool.post(data)).result;
-    for (const params of [{ level: 1 }, { windowBits: 9 }, { memLevel: 1 }, { strategy: zlib.constants.Z_HUFFMAN_ONLY }]) {
+    for (const params of [
+      { level: 1 },
+      { windowBits: 9 },
+      { memLevel: 1 },
+      { strategy: zlib.constants.Z_HUFFMAN_ONLY },
+    ]) {
       const { result } = await pool.post(data, { params });
       assert.ok(!result.equals(plain), `${JSON.stringify(params)} changed the stream`);
       assert.ok(zlib.inflateSync(result).equals(data));
     }
     // deflateRaw with windowBits 8 is zlib's 9, as node:zlib makes it.
-    const raw8 = (await pool.post(data, { kernel: 'deflateRaw', params: { windowBits: 8 } })).result;
+    const raw8 = (await pool.post(data, { kernel: 'deflateRaw', params: { windowBits: 8 } }))
+      .result;
     assert.ok(zlib.inflateRawSync(raw8).equals(data));
     // windowBits 0 on a decoder: the header's.
-    assert.ok((await pool.post(plain, { kernel: 'inflate', params: { windowBits: 0 } })).result.equals(data));
+    assert.ok(
+      (await pool.post(plain, { kernel: 'inflate', params: { windowBits: 0 } })).result.equals(
+        data,
+      ),
+    );
   } finally {
     await pool.close();
   }
@@ -92,7 +118,10 @@ test('pool params apply to the pool kernel; a post names its own kernel and para
     const fast = (await pool.post(data)).result;
     assert.ok(zlib.gunzipSync(fast).equals(data));
     const best = (await pool.post(data, { params: { level: 9 } })).result;
-    assert.ok(best.length < fast.length, `level 9 (${best.length} B) beats level 1 (${fast.length} B)`);
+    assert.ok(
+      best.length < fast.length,
+      `level 9 (${best.length} B) beats level 1 (${fast.length} B)`,
+    );
     assert.ok(zlib.gunzipSync(best).equals(data));
     // Another kernel does not inherit the pool's params (gunzip has no level).
     assert.ok((await pool.post(best, { kernel: 'gunzip' })).result.equals(data));
@@ -176,7 +205,10 @@ test('decoders stop at defaults.maxExpandedBytes (256 MiB) unless maxOutputBytes
   const bomb = zlib.gzipSync(Buffer.alloc((256 << 20) + 1), { level: 1 });
   const pool = new Pool({ kernel: 'gunzip' });
   try {
-    await assert.rejects(pool.post(bomb), { code: 'ERR_BUFFER_TOO_LARGE', message: new RegExp(`${256 << 20} bytes`) });
+    await assert.rejects(pool.post(bomb), {
+      code: 'ERR_BUFFER_TOO_LARGE',
+      message: new RegExp(`${256 << 20} bytes`),
+    });
     // Compressors keep the pool's limit (the largest Buffer).
     const small = await pool.post(Buffer.alloc(10), { kernel: 'gzip' });
     assert.ok(small.result.length > 10);
@@ -238,7 +270,10 @@ test('zlib parameters out of range, unknown or of the wrong type throw synchrono
       code: 'ERR_OUT_OF_RANGE',
       message: /options\.params\.level.*>= -1 and <= 9. Received 10/,
     });
-    assert.throws(() => pool.post(data, { params: { windowBits: 8 } }), { code: 'ERR_OUT_OF_RANGE', message: /windowBits/ });
+    assert.throws(() => pool.post(data, { params: { windowBits: 8 } }), {
+      code: 'ERR_OUT_OF_RANGE',
+      message: /windowBits/,
+    });
     assert.throws(() => pool.post(data, { params: { memLevel: 0 } }), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => pool.post(data, { params: { strategy: 5 } }), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => pool.post(data, { params: { level: 1.5 } }), { code: 'ERR_OUT_OF_RANGE' });
@@ -252,12 +287,18 @@ test('zlib parameters out of range, unknown or of the wrong type throw synchrono
       code: 'ERR_INVALID_ARG_VALUE',
       message: /levle.*level, windowBits, memLevel, strategy/,
     });
-    assert.throws(() => pool.post(data, { kernel: 'gunzip', params: { level: 1 } }), { code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => pool.post(data, { kernel: 'inflateRaw', params: { windowBits: 0 } }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => pool.post(data, { kernel: 'gunzip', params: { level: 1 } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
+    assert.throws(() => pool.post(data, { kernel: 'inflateRaw', params: { windowBits: 0 } }), {
+      code: 'ERR_OUT_OF_RANGE',
+    });
     assert.throws(() => pool.post(data, { params: null }), { code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => pool.post(data, { params: 'level=9' }), { code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => pool.post(data, { maxOutputBytes: 0 }), { code: 'ERR_OUT_OF_RANGE' });
-    assert.throws(() => new Pool({ kernel: 'gzip', params: { level: 99 } }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => new Pool({ kernel: 'gzip', params: { level: 99 } }), {
+      code: 'ERR_OUT_OF_RANGE',
+    });
     // undefined means "not given", as for every option.
     pool.post(data, { params: { level: undefined } }).catch(() => {}); // settled by destroy() below
   } finally {
@@ -274,7 +315,10 @@ test('brotli round-trips with node:zlib both ways, at several qualities and shap
       const qualities = shape === 'JSON 16 MiB' ? [1, 4] : [0, 4, 5, 11];
       for (const quality of qualities) {
         const ours = (await pool.post(data, { params: { quality } })).result;
-        assert.ok(zlib.brotliDecompressSync(ours).equals(data), `node decodes our quality ${quality} of ${shape}`);
+        assert.ok(
+          zlib.brotliDecompressSync(ours).equals(data),
+          `node decodes our quality ${quality} of ${shape}`,
+        );
         const theirs = zlib.brotliCompressSync(data, { params: { [BROTLI_QUALITY]: quality } });
         assert.ok(
           (await pool.post(theirs, { kernel: 'brotliDecompress' })).result.equals(data),
@@ -287,8 +331,14 @@ test('brotli round-trips with node:zlib both ways, at several qualities and shap
       const { result } = await pool.post(data, { params: { quality: 5, ...params } });
       assert.ok(zlib.brotliDecompressSync(result).equals(data), JSON.stringify(params));
     }
-    assert.throws(() => pool.post(data, { params: { quality: 12 } }), { code: 'ERR_OUT_OF_RANGE', message: /quality/ });
-    assert.throws(() => pool.post(data, { params: { lgwin: 25 } }), { code: 'ERR_OUT_OF_RANGE', message: /lgwin/ });
+    assert.throws(() => pool.post(data, { params: { quality: 12 } }), {
+      code: 'ERR_OUT_OF_RANGE',
+      message: /quality/,
+    });
+    assert.throws(() => pool.post(data, { params: { lgwin: 25 } }), {
+      code: 'ERR_OUT_OF_RANGE',
+      message: /lgwin/,
+    });
     assert.throws(() => pool.post(data, { params: { level: 5 } }), {
       code: 'ERR_INVALID_ARG_VALUE',
       message: /quality, lgwin, mode, sizeHint/,
@@ -302,7 +352,11 @@ test('corrupt and truncated brotli inputs reject as node:zlib throws: same code,
   const pool = new Pool({ kernel: 'brotliDecompress' });
   try {
     const packed = zlib.brotliCompressSync(jsonLike(50_000));
-    for (const input of [Buffer.from('garbage!!'), packed.subarray(0, packed.length >> 1), Buffer.alloc(0)]) {
+    for (const input of [
+      Buffer.from('garbage!!'),
+      packed.subarray(0, packed.length >> 1),
+      Buffer.alloc(0),
+    ]) {
       let expected;
       try {
         zlib.brotliDecompressSync(input);
@@ -319,7 +373,10 @@ test('corrupt and truncated brotli inputs reject as node:zlib throws: same code,
     }
     // Data after the end of the stream is ignored, as node:zlib ignores it.
     const tail = Buffer.concat([zlib.brotliCompressSync('hello'), Buffer.from('xyz')]);
-    assert.equal((await pool.post(tail)).result.toString(), zlib.brotliDecompressSync(tail).toString());
+    assert.equal(
+      (await pool.post(tail)).result.toString(),
+      zlib.brotliDecompressSync(tail).toString(),
+    );
   } finally {
     await pool.close();
   }
@@ -332,12 +389,18 @@ test("zstd: levels and checksums round-trip, the zstd CLI's frames decode, bad i
       for (const level of shape === 'JSON 16 MiB' ? [1, 3] : [-5, 1, 3, 19]) {
         const { result } = await pool.post(data, { params: { level, checksum: level === 3 } });
         assert.equal(result.readUInt32LE(0), 0xfd2fb528, 'the zstd magic number');
-        assert.ok((await pool.post(result, { kernel: 'zstdDecompress' })).result.equals(data), `level ${level} of ${shape}`);
+        assert.ok(
+          (await pool.post(result, { kernel: 'zstdDecompress' })).result.equals(data),
+          `level ${level} of ${shape}`,
+        );
       }
     }
     // `printf 'hello, tidepool\n' | zstd -19 --check` (zstd CLI 1.5.4).
     const cli = Buffer.from('28b52ffd241081000068656c6c6f2c2074696465706f6f6c0ab5003666', 'hex');
-    assert.equal((await pool.post(cli, { kernel: 'zstdDecompress' })).result.toString(), 'hello, tidepool\n');
+    assert.equal(
+      (await pool.post(cli, { kernel: 'zstdDecompress' })).result.toString(),
+      'hello, tidepool\n',
+    );
     const frames = [cli, (await pool.post(Buffer.from('again\n'))).result];
     assert.equal(
       (await pool.post(frames, { kernel: 'zstdDecompress' })).result.toString(),
@@ -348,11 +411,21 @@ test("zstd: levels and checksums round-trip, the zstd CLI's frames decode, bad i
       code: 'ERR_TIDEPOOL_CORRUPT_INPUT',
       message: /frame/,
     });
-    await assert.rejects(pool.post(cli.subarray(0, 20), { kernel: 'zstdDecompress' }), { code: 'Z_BUF_ERROR', errno: -5 });
+    await assert.rejects(pool.post(cli.subarray(0, 20), { kernel: 'zstdDecompress' }), {
+      code: 'Z_BUF_ERROR',
+      errno: -5,
+    });
     const bomb = (await pool.post(Buffer.alloc(64 << 20), { params: { level: 1 } })).result;
-    await assert.rejects(pool.post(bomb, { kernel: 'zstdDecompress', maxOutputBytes: 1 << 20 }), { code: 'ERR_BUFFER_TOO_LARGE' });
-    assert.throws(() => pool.post(Buffer.alloc(1), { params: { level: 23 } }), { code: 'ERR_OUT_OF_RANGE' });
-    assert.throws(() => pool.post(Buffer.alloc(1), { params: { checksum: 1 } }), { code: 'ERR_INVALID_ARG_TYPE', message: /checksum/ });
+    await assert.rejects(pool.post(bomb, { kernel: 'zstdDecompress', maxOutputBytes: 1 << 20 }), {
+      code: 'ERR_BUFFER_TOO_LARGE',
+    });
+    assert.throws(() => pool.post(Buffer.alloc(1), { params: { level: 23 } }), {
+      code: 'ERR_OUT_OF_RANGE',
+    });
+    assert.throws(() => pool.post(Buffer.alloc(1), { params: { checksum: 1 } }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: /checksum/,
+    });
   } finally {
     await pool.close();
   }
@@ -362,19 +435,37 @@ test('lz4: frames round-trip, the lz4 CLI frame decodes, bad frames reject with 
   const pool = new Pool({ kernel: 'lz4Compress' });
   try {
     for (const [shape, data] of Object.entries(SHAPES)) {
-      for (const params of [{}, { blockSize: 65536, blockChecksum: true, contentChecksum: false }]) {
+      for (const params of [
+        {},
+        { blockSize: 65536, blockChecksum: true, contentChecksum: false },
+      ]) {
         const { result } = await pool.post(data, { params });
         assert.equal(result.readUInt32LE(0), 0x184d2204, 'the LZ4 frame magic number');
-        assert.ok((await pool.post(result, { kernel: 'lz4Decompress' })).result.equals(data), `${shape} ${JSON.stringify(params)}`);
+        assert.ok(
+          (await pool.post(result, { kernel: 'lz4Decompress' })).result.equals(data),
+          `${shape} ${JSON.stringify(params)}`,
+        );
       }
     }
     // `printf 'hello, tidepool\n' | lz4` (lz4 CLI 1.9.4).
-    const cli = Buffer.from('04224d186440a71000008068656c6c6f2c2074696465706f6f6c0a000000002a9e39b0', 'hex');
-    assert.equal((await pool.post(cli, { kernel: 'lz4Decompress' })).result.toString(), 'hello, tidepool\n');
-    await assert.rejects(pool.post(Buffer.from('not lz4 at all'), { kernel: 'lz4Decompress' }), { code: 'ERR_TIDEPOOL_CORRUPT_INPUT' });
-    await assert.rejects(pool.post(cli.subarray(0, 12), { kernel: 'lz4Decompress' }), { code: 'Z_BUF_ERROR' });
+    const cli = Buffer.from(
+      '04224d186440a71000008068656c6c6f2c2074696465706f6f6c0a000000002a9e39b0',
+      'hex',
+    );
+    assert.equal(
+      (await pool.post(cli, { kernel: 'lz4Decompress' })).result.toString(),
+      'hello, tidepool\n',
+    );
+    await assert.rejects(pool.post(Buffer.from('not lz4 at all'), { kernel: 'lz4Decompress' }), {
+      code: 'ERR_TIDEPOOL_CORRUPT_INPUT',
+    });
+    await assert.rejects(pool.post(cli.subarray(0, 12), { kernel: 'lz4Decompress' }), {
+      code: 'Z_BUF_ERROR',
+    });
     const bomb = (await pool.post(Buffer.alloc(64 << 20))).result;
-    await assert.rejects(pool.post(bomb, { kernel: 'lz4Decompress', maxOutputBytes: 1 << 20 }), { code: 'ERR_BUFFER_TOO_LARGE' });
+    await assert.rejects(pool.post(bomb, { kernel: 'lz4Decompress', maxOutputBytes: 1 << 20 }), {
+      code: 'ERR_BUFFER_TOO_LARGE',
+    });
     assert.throws(() => pool.post(Buffer.alloc(1), { params: { blockSize: 1000 } }), {
       name: 'RangeError',
       code: 'ERR_OUT_OF_RANGE',
@@ -387,7 +478,9 @@ test('lz4: frames round-trip, the lz4 CLI frame decodes, bad frames reject with 
 
 test('the zstd and lz4 command-line tools read what we write and we read what they write', async (t) => {
   const { spawnSync } = require('node:child_process');
-  const tools = ['zstd', 'lz4'].filter((tool) => spawnSync(tool, ['--version'], { timeout: 60_000 }).status === 0);
+  const tools = ['zstd', 'lz4'].filter(
+    (tool) => spawnSync(tool, ['--version'], { timeout: 60_000 }).status === 0,
+  );
   if (tools.length === 0) {
     t.skip('neither the zstd nor the lz4 tool is installed');
     return;
@@ -396,13 +489,25 @@ test('the zstd and lz4 command-line tools read what we write and we read what th
   try {
     const data = jsonLike(3 << 20);
     for (const tool of tools) {
-      const [enc, dec] = tool === 'zstd' ? ['zstdCompress', 'zstdDecompress'] : ['lz4Compress', 'lz4Decompress'];
+      const [enc, dec] =
+        tool === 'zstd' ? ['zstdCompress', 'zstdDecompress'] : ['lz4Compress', 'lz4Decompress'];
       const ours = (await pool.post(data, { kernel: enc })).result;
-      const decoded = spawnSync(tool, ['-d', '-c', '-q'], { input: ours, maxBuffer: 64 << 20, timeout: 60_000 });
+      const decoded = spawnSync(tool, ['-d', '-c', '-q'], {
+        input: ours,
+        maxBuffer: 64 << 20,
+        timeout: 60_000,
+      });
       assert.equal(decoded.status, 0, `${tool} -d: ${decoded.stderr}`);
       assert.ok(decoded.stdout.equals(data), `${tool} decodes our ${enc}`);
-      const theirs = spawnSync(tool, ['-c', '-q'], { input: data, maxBuffer: 64 << 20, timeout: 60_000 }).stdout;
-      assert.ok((await pool.post(theirs, { kernel: dec })).result.equals(data), `we decode ${tool}'s output`);
+      const theirs = spawnSync(tool, ['-c', '-q'], {
+        input: data,
+        maxBuffer: 64 << 20,
+        timeout: 60_000,
+      }).stdout;
+      assert.ok(
+        (await pool.post(theirs, { kernel: dec })).result.equals(data),
+        `we decode ${tool}'s output`,
+      );
     }
   } finally {
     await pool.close();

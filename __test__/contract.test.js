@@ -23,7 +23,11 @@ test('every error code a task can fail with is known to the JavaScript side', ()
   assert.equal(new Set(codes).size, codes.length, 'codes are distinct');
   for (const code of codes) {
     assert.notEqual(code, 0, '0 is success');
-    assert.notEqual(taskError(code, 'detail', false).code, 'ERR_TIDEPOOL_INTERNAL', `code ${code} is mapped`);
+    assert.notEqual(
+      taskError(code, 'detail', false).code,
+      'ERR_TIDEPOOL_INTERNAL',
+      `code ${code} is mapped`,
+    );
   }
 });
 
@@ -40,10 +44,16 @@ test('every error code tidepool gives a task is counted under its own name (the 
   for (const text of [...sources('crates/core/src', '.rs'), ...sources('src', '.rs')]) {
     for (const [, code] of text.matchAll(/"((?:ERR_|Z_)[A-Z0-9_]+|E[A-Z0-9]+)"/g)) codes.add(code);
   }
-  for (const text of [...sources('lib', '.js'), fs.readFileSync(path.join(root, 'index.js'), 'utf8')]) {
+  for (const text of [
+    ...sources('lib', '.js'),
+    fs.readFileSync(path.join(root, 'index.js'), 'utf8'),
+  ]) {
     for (const [, code] of text.matchAll(/'((?:ERR_|Z_)[A-Z0-9_]+|ABORT_ERR)'/g)) codes.add(code);
   }
-  assert.ok(codes.has('Z_DATA_ERROR') && codes.has('ENOENT') && codes.has('ERR_TIDEPOOL_CLOSED'), 'the scan finds codes');
+  assert.ok(
+    codes.has('Z_DATA_ERROR') && codes.has('ENOENT') && codes.has('ERR_TIDEPOOL_CLOSED'),
+    'the scan finds codes',
+  );
   for (const code of codes) assert.equal(countedCode({ code }), code, code);
   assert.equal(countedCode({ code: 'ERR_MY_OWN' }), 'other');
   assert.equal(countedCode(new Error('no code')), 'other');

@@ -25,7 +25,11 @@ const YAML = require('yaml');
 const DIR = path.join(__dirname, '..', 'deploy', 'kubernetes');
 
 /** Packages with models, tried in order for `<package>/<apiVersion>/<kind>`. */
-const MODEL_PACKAGES = ['kubernetes-models', '@kubernetes-models/keda', '@kubernetes-models/prometheus-operator'];
+const MODEL_PACKAGES = [
+  'kubernetes-models',
+  '@kubernetes-models/keda',
+  '@kubernetes-models/prometheus-operator',
+];
 
 /** The example service the manifests run: its source holds the contract. */
 const SERVER = path.join(__dirname, '..', 'examples', 'service', 'server.js');
@@ -124,19 +128,25 @@ function describe({ file, value }) {
 /** The model class for apiVersion and kind, or undefined. */
 async function modelFor(apiVersion, kind) {
   // Checked before they become part of a module path.
-  if (typeof apiVersion !== 'string' || !/^(?:[a-z0-9.-]+\/)?v\d+(?:(?:alpha|beta)\d+)?$/.test(apiVersion)) return undefined;
+  if (
+    typeof apiVersion !== 'string' ||
+    !/^(?:[a-z0-9.-]+\/)?v\d+(?:(?:alpha|beta)\d+)?$/.test(apiVersion)
+  )
+    return undefined;
   if (typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind)) return undefined;
   for (const pkg of MODEL_PACKAGES) {
     let mod;
     try {
       mod = await import(`${pkg}/${apiVersion}/${kind}`);
     } catch (err) {
-      if (err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' || err.code === 'ERR_MODULE_NOT_FOUND') continue;
+      if (err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' || err.code === 'ERR_MODULE_NOT_FOUND')
+        continue;
       throw err;
     }
     const Model = mod[kind];
     // Only a top-level kind has these (not, say, apps/v1 DeploymentSpec).
-    if (typeof Model === 'function' && Model.apiVersion === apiVersion && Model.kind === kind) return Model;
+    if (typeof Model === 'function' && Model.apiVersion === apiVersion && Model.kind === kind)
+      return Model;
   }
   return undefined;
 }
@@ -172,7 +182,8 @@ function rejectUnknownFields(Model, value) {
     if (Array.isArray(object)) continue;
     for (const key of Object.keys(object)) if (!read.has(key)) unknown.push(`${where}/${key}`);
   }
-  if (unknown.length > 0) throw new Error(`unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
 }
 
 /** KEDA's trigger metadata is a map of strings to its schema: its keys are checked here. */
@@ -180,17 +191,21 @@ function checkKedaTriggers(scaledObject) {
   const problems = [];
   scaledObject.spec.triggers.forEach((trigger, i) => {
     const where = `/spec/triggers/${i}/metadata`;
-    if (trigger.type !== 'prometheus') return problems.push(`no check for KEDA trigger type ${JSON.stringify(trigger.type)}`);
+    if (trigger.type !== 'prometheus')
+      return problems.push(`no check for KEDA trigger type ${JSON.stringify(trigger.type)}`);
     const metadata = trigger.metadata ?? {};
     const keys = Object.keys(metadata);
-    for (const key of PROMETHEUS_TRIGGER_REQUIRED) if (!keys.includes(key)) problems.push(`missing field: ${where}/${key}`);
+    for (const key of PROMETHEUS_TRIGGER_REQUIRED)
+      if (!keys.includes(key)) problems.push(`missing field: ${where}/${key}`);
     for (const key of keys) {
       if (!PROMETHEUS_TRIGGER_REQUIRED.includes(key) && !PROMETHEUS_TRIGGER_OPTIONAL.includes(key))
         problems.push(`unknown field: ${where}/${key}`);
     }
-    if ('threshold' in metadata && !Number.isFinite(Number(metadata.threshold))) problems.push(`${where}/threshold is not a number`);
+    if ('threshold' in metadata && !Number.isFinite(Number(metadata.threshold)))
+      problems.push(`${where}/threshold is not a number`);
     for (const flag of ['ignoreNullValues', 'unsafeSsl']) {
-      if (flag in metadata && !['true', 'false'].includes(metadata[flag])) problems.push(`${where}/${flag} must be "true" or "false"`);
+      if (flag in metadata && !['true', 'false'].includes(metadata[flag]))
+        problems.push(`${where}/${flag} must be "true" or "false"`);
     }
   });
   if (problems.length > 0) throw new Error(problems.join('; '));
@@ -201,10 +216,12 @@ function checkAdapterConfig(config, where) {
   const problems = [];
   const only = (object, keys, at) => {
     if (!isObject(object)) return problems.push(`${at} must be an object`);
-    for (const key of Object.keys(object)) if (!keys.includes(key)) problems.push(`unknown field: ${at}/${key}`);
+    for (const key of Object.keys(object))
+      if (!keys.includes(key)) problems.push(`unknown field: ${at}/${key}`);
   };
   const text = (value, at) => {
-    if (typeof value !== 'string' || value === '') problems.push(`${at} must be a non-empty string`);
+    if (typeof value !== 'string' || value === '')
+      problems.push(`${at} must be a non-empty string`);
   };
   only(config, ['rules', 'externalRules', 'resourceRules'], where);
   for (const list of ['rules', 'externalRules']) {
@@ -218,11 +235,14 @@ function checkAdapterConfig(config, where) {
       only(rule, ['seriesQuery', 'seriesFilters', 'resources', 'name', 'metricsQuery'], at);
       text(rule?.seriesQuery, `${at}/seriesQuery`);
       text(rule?.metricsQuery, `${at}/metricsQuery`);
-      for (const [j, filter] of (rule?.seriesFilters ?? []).entries()) only(filter, ['is', 'isNot'], `${at}/seriesFilters/${j}`);
+      for (const [j, filter] of (rule?.seriesFilters ?? []).entries())
+        only(filter, ['is', 'isNot'], `${at}/seriesFilters/${j}`);
       if (rule?.resources !== undefined) {
         only(
           rule.resources,
-          list === 'externalRules' ? ['overrides', 'template', 'namespaced'] : ['overrides', 'template'],
+          list === 'externalRules'
+            ? ['overrides', 'template', 'namespaced']
+            : ['overrides', 'template'],
           `${at}/resources`,
         );
         for (const [label, target] of Object.entries(rule.resources?.overrides ?? {})) {
@@ -240,7 +260,10 @@ function checkAdapterConfig(config, where) {
 async function validateDocument({ value }) {
   if (!isObject(value)) throw new Error('a document must be a mapping');
   const Model = await modelFor(value.apiVersion, value.kind);
-  if (Model === undefined) throw new Error(`no schema for ${value.apiVersion} ${value.kind}: this test does not know that kind`);
+  if (Model === undefined)
+    throw new Error(
+      `no schema for ${value.apiVersion} ${value.kind}: this test does not know that kind`,
+    );
   new Model(value).validate();
   rejectUnknownFields(Model, value);
   if (value.kind === 'ScaledObject') checkKedaTriggers(value);
@@ -281,7 +304,11 @@ test('an added key is rejected in every object that is not a map', async () => {
         () => true,
         () => false,
       );
-      assert.equal(accepted, isMap(doc.value.kind, where), `${describe(doc)}: zzUnknown added at ${where || '/'}`);
+      assert.equal(
+        accepted,
+        isMap(doc.value.kind, where),
+        `${describe(doc)}: zzUnknown added at ${where || '/'}`,
+      );
       checked++;
     }
   }
@@ -293,7 +320,16 @@ function quantity(value) {
   if (typeof value === 'number') return value;
   const m = /^([+-]?\d+(?:\.\d+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(String(value));
   assert.ok(m, `not a quantity: ${JSON.stringify(value)}`);
-  const scale = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 }[m[2]];
+  const scale = {
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+  }[m[2]];
   if (m[2] === 'm') return Number(m[1]) / 1000;
   return scale === undefined ? Number(m[1]) : Number(m[1]) * scale;
 }
@@ -349,7 +385,10 @@ function view(docs) {
     const text = entry.value ?? '';
     if (text === '') return fallback;
     const value = Number(text);
-    assert.ok(Number.isSafeInteger(value) && value >= min, `${name} must be a whole number ≥ ${min}, not ${JSON.stringify(text)}`);
+    assert.ok(
+      Number.isSafeInteger(value) && value >= min,
+      `${name} must be a whole number ≥ ${min}, not ${JSON.stringify(text)}`,
+    );
     return value;
   };
   const podMonitor = () => one('PodMonitor');
@@ -383,7 +422,13 @@ function view(docs) {
       for (const rule of config[source] ?? []) {
         const series = rule.seriesQuery.match(TIDEPOOL_NAME) ?? [];
         for (const field of ['seriesQuery', 'metricsQuery'])
-          out.push({ where: `adapter ${source} ${field}`, source, field, query: rule[field], series });
+          out.push({
+            where: `adapter ${source} ${field}`,
+            source,
+            field,
+            query: rule[field],
+            series,
+          });
       }
     }
     return out;
@@ -410,7 +455,10 @@ function view(docs) {
 }
 
 function matches(selector, labels) {
-  assert.ok(isObject(selector) && Object.keys(selector).length > 0, 'an empty selector matches everything');
+  assert.ok(
+    isObject(selector) && Object.keys(selector).length > 0,
+    'an empty selector matches everything',
+  );
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
 
@@ -445,7 +493,11 @@ function outerCall(query) {
     else if (bare[i] === ')' && --depth === 0) {
       const tail = /^\s*(?:(by|without)\s*\(([^)]*)\))?\s*$/.exec(query.slice(i + 1));
       if (!tail) return undefined;
-      return { name: head[1], args: query.slice(head[0].length, i).trim(), grouping: tail[1] && `${tail[1]} (${tail[2].trim()})` };
+      return {
+        name: head[1],
+        args: query.slice(head[0].length, i).trim(),
+        grouping: tail[1] && `${tail[1]} (${tail[2].trim()})`,
+      };
     }
   }
   return undefined;
@@ -463,7 +515,8 @@ async function exportedNames() {
     const names = new Set();
     for (const metric of await registry.getMetricsAsJSON()) {
       names.add(metric.name);
-      if (metric.type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(metric.name + suffix);
+      if (metric.type === 'histogram')
+        for (const suffix of ['_bucket', '_sum', '_count']) names.add(metric.name + suffix);
       for (const sample of metric.values) if (sample.metricName) names.add(sample.metricName);
     }
     return names;
@@ -500,8 +553,12 @@ test("SERVICE holds examples/service/server.js's defaults and routes", () => {
   assert.match(source, new RegExp(`\\bMAX_BODY_BYTES = ${SERVICE.maxBodyMiB} \\* 1024 \\* 1024;`));
   const api = /\bconst API = \{([\s\S]*?)\};/.exec(source)?.[1] ?? '';
   const internal = /\bconst INTERNAL = \{([\s\S]*?)\};/.exec(source)?.[1] ?? '';
-  for (const route of [SERVICE.liveness, SERVICE.readiness]) assert.ok(api.includes(`'${route}'`), `${route} on the API listener`);
-  assert.ok(internal.includes(`'${SERVICE.metrics}'`), `${SERVICE.metrics} on the metrics listener`);
+  for (const route of [SERVICE.liveness, SERVICE.readiness])
+    assert.ok(api.includes(`'${route}'`), `${route} on the API listener`);
+  assert.ok(
+    internal.includes(`'${SERVICE.metrics}'`),
+    `${SERVICE.metrics} on the metrics listener`,
+  );
   assert.ok(!api.includes(`'${SERVICE.metrics}'`), `${SERVICE.metrics} not on the API listener`);
 });
 
@@ -514,25 +571,35 @@ crossCheck('the Deployment selects its own pods and runs the service image', (m)
   assert.equal(d.metadata.name, SERVICE.name);
   assert.equal(d.metadata.labels['app.kubernetes.io/name'], SERVICE.name);
   assert.equal(m.podLabels()['app.kubernetes.io/name'], SERVICE.name);
-  assert.ok(matches(d.spec.selector.matchLabels, m.podLabels()), 'the selector matches the pod template');
+  assert.ok(
+    matches(d.spec.selector.matchLabels, m.podLabels()),
+    'the selector matches the pod template',
+  );
   assert.equal(m.container().image, SERVICE.image);
 });
 
-crossCheck('CPU: whole cores, requests = limits (memory too), and TIDEPOOL_MAX_THREADS equal to it if set', (m) => {
-  const { requests, limits } = m.container().resources;
-  const cpu = quantity(limits.cpu);
-  assert.equal(quantity(requests.cpu), cpu, 'CPU requests = limits');
-  assert.ok(Number.isInteger(cpu) && cpu >= 1, `whole cores, not ${limits.cpu}`);
-  // Guaranteed QoS needs memory requests = limits as well.
-  assert.ok(limits.memory !== undefined, 'a memory limit');
-  assert.equal(quantity(requests.memory), quantity(limits.memory), 'memory requests = limits');
-  const maxThreads = m.env('TIDEPOOL_MAX_THREADS')?.value;
-  if (maxThreads !== undefined) assert.equal(Number(maxThreads), cpu, 'TIDEPOOL_MAX_THREADS = limits.cpu');
-});
+crossCheck(
+  'CPU: whole cores, requests = limits (memory too), and TIDEPOOL_MAX_THREADS equal to it if set',
+  (m) => {
+    const { requests, limits } = m.container().resources;
+    const cpu = quantity(limits.cpu);
+    assert.equal(quantity(requests.cpu), cpu, 'CPU requests = limits');
+    assert.ok(Number.isInteger(cpu) && cpu >= 1, `whole cores, not ${limits.cpu}`);
+    // Guaranteed QoS needs memory requests = limits as well.
+    assert.ok(limits.memory !== undefined, 'a memory limit');
+    assert.equal(quantity(requests.memory), quantity(limits.memory), 'memory requests = limits');
+    const maxThreads = m.env('TIDEPOOL_MAX_THREADS')?.value;
+    if (maxThreads !== undefined)
+      assert.equal(Number(maxThreads), cpu, 'TIDEPOOL_MAX_THREADS = limits.cpu');
+  },
+);
 
 crossCheck('memory holds the body budget plus Node and the pool', (m) => {
   const budget = m.setting('BODY_BUDGET_MIB');
-  assert.ok(budget >= 2 * SERVICE.maxBodyMiB, `BODY_BUDGET_MIB ${budget} holds two bodies of ${SERVICE.maxBodyMiB} MiB`);
+  assert.ok(
+    budget >= 2 * SERVICE.maxBodyMiB,
+    `BODY_BUDGET_MIB ${budget} holds two bodies of ${SERVICE.maxBodyMiB} MiB`,
+  );
   const limit = m.container().resources.limits.memory;
   assert.ok(
     quantity(limit) >= (budget + BASE_MEMORY_MIB) * 2 ** 20,
@@ -542,13 +609,20 @@ crossCheck('memory holds the body budget plus Node and the pool', (m) => {
 
 crossCheck("probes use the service's routes on the named http port", (m) => {
   const c = m.container();
-  assert.equal(m.containerPort('http').containerPort, m.setting('PORT'), 'the http containerPort is PORT');
+  assert.equal(
+    m.containerPort('http').containerPort,
+    m.setting('PORT'),
+    'the http containerPort is PORT',
+  );
   assert.equal(c.livenessProbe.httpGet.path, SERVICE.liveness);
   assert.equal(c.livenessProbe.httpGet.port, 'http');
   assert.equal(c.readinessProbe.httpGet.path, SERVICE.readiness);
   assert.equal(c.readinessProbe.httpGet.port, 'http');
   // One slow answer under load must not take a busy pod out of the Service.
-  assert.ok((c.readinessProbe.failureThreshold ?? 3) >= 2, `readiness failureThreshold ${c.readinessProbe.failureThreshold} < 2`);
+  assert.ok(
+    (c.readinessProbe.failureThreshold ?? 3) >= 2,
+    `readiness failureThreshold ${c.readinessProbe.failureThreshold} < 2`,
+  );
 });
 
 crossCheck('the grace period outlasts the shutdown delay and the drain, with a margin', (m) => {
@@ -569,7 +643,11 @@ crossCheck('the pod runs unprivileged', (m) => {
   assert.equal(c.readOnlyRootFilesystem, true, 'readOnlyRootFilesystem');
   assert.equal(c.allowPrivilegeEscalation, false, 'allowPrivilegeEscalation');
   assert.ok(c.capabilities?.drop?.includes('ALL'), 'drops ALL capabilities');
-  assert.equal((c.seccompProfile ?? pod.seccompProfile)?.type, 'RuntimeDefault', 'seccomp RuntimeDefault');
+  assert.equal(
+    (c.seccompProfile ?? pod.seccompProfile)?.type,
+    'RuntimeDefault',
+    'seccomp RuntimeDefault',
+  );
 });
 
 crossCheck('the Service exposes the named http port, never the metrics port', (m) => {
@@ -582,7 +660,10 @@ crossCheck('the Service exposes the named http port, never the metrics port', (m
     const target = port.targetPort ?? port.port;
     const { name, containerPort } = m.containerPort(target);
     assert.ok(
-      target !== 'metrics' && target !== metricsPort && name !== 'metrics' && containerPort !== metricsPort,
+      target !== 'metrics' &&
+        target !== metricsPort &&
+        name !== 'metrics' &&
+        containerPort !== metricsPort,
       `Service port ${port.name ?? port.port} targets the metrics port (${JSON.stringify(target)})`,
     );
   }
@@ -593,14 +674,25 @@ crossCheck('the Service exposes the named http port, never the metrics port', (m
 
 crossCheck("the PodMonitor scrapes /metrics on the pods' metrics port", (m) => {
   const pm = m.podMonitor();
-  assert.ok(matches(pm.spec.selector.matchLabels, m.podLabels()), 'the selector matches the pod template');
+  assert.ok(
+    matches(pm.spec.selector.matchLabels, m.podLabels()),
+    'the selector matches the pod template',
+  );
   assert.equal(pm.spec.podMetricsEndpoints.length, 1);
   const endpoint = pm.spec.podMetricsEndpoints[0];
   assert.equal(endpoint.port, 'metrics', 'scrapes the container port named metrics');
   const metrics = m.containerPort('metrics');
   assert.equal(metrics.name, 'metrics', 'a container port named metrics');
-  assert.equal(metrics.containerPort, m.setting('METRICS_PORT'), 'the metrics containerPort is METRICS_PORT');
-  assert.notEqual(metrics.containerPort, m.containerPort('http').containerPort, 'the API and the metrics on two ports');
+  assert.equal(
+    metrics.containerPort,
+    m.setting('METRICS_PORT'),
+    'the metrics containerPort is METRICS_PORT',
+  );
+  assert.notEqual(
+    metrics.containerPort,
+    m.containerPort('http').containerPort,
+    'the API and the metrics on two ports',
+  );
   assert.equal(endpoint.path, SERVICE.metrics);
   assert.equal(seconds(endpoint.interval), 10);
 });
@@ -623,11 +715,18 @@ crossCheck("every query selects exactly the PodMonitor's job", (m) => {
   // The external rule's own job matchers, if any, and the HPA's selector.
   for (const { where, query } of m.promql().filter((q) => q.source === 'externalRules')) {
     for (const [text, op, value] of query.matchAll(JOB_MATCHER)) {
-      assert.ok(op === '!=' ? value === '' : op === '=' && value === job, `${where}: ${text} selects another job than ${job}`);
+      assert.ok(
+        op === '!=' ? value === '' : op === '=' && value === job,
+        `${where}: ${text} selects another job than ${job}`,
+      );
     }
   }
   const external = m.hpa().spec.metrics.find((x) => x.type === 'External').external;
-  assert.equal(external.metric.selector?.matchLabels?.job, job, `the HPA's external selector selects job="${job}"`);
+  assert.equal(
+    external.metric.selector?.matchLabels?.job,
+    job,
+    `the HPA's external selector selects job="${job}"`,
+  );
 });
 
 crossCheck('the autoscalers target the Deployment', (m) => {
@@ -648,7 +747,10 @@ crossCheck('every tidepool_ metric in a query is one the pool exports', async (m
       used.add(name);
     }
   }
-  assert.ok(used.has('tidepool_queue_oldest_age_seconds') && used.has('tidepool_task_run_seconds_sum'), [...used].join(', '));
+  assert.ok(
+    used.has('tidepool_queue_oldest_age_seconds') && used.has('tidepool_task_run_seconds_sum'),
+    [...used].join(', '),
+  );
 });
 
 crossCheck('queries are well formed and their rate windows span 4 scrapes', (m) => {
@@ -663,7 +765,10 @@ crossCheck('queries are well formed and their rate windows span 4 scrapes', (m) 
     }
     assert.equal(stack.length, 0, `${where}: unbalanced ${query}`);
     for (const [, window] of query.matchAll(/\[([^\]]+)\]/g)) {
-      assert.ok(seconds(window) >= 4 * scrape, `${where}: rate window ${window} is under 4 scrapes of ${scrape} s`);
+      assert.ok(
+        seconds(window) >= 4 * scrape,
+        `${where}: rate window ${window} is under 4 scrapes of ${scrape} s`,
+      );
     }
   }
 });
@@ -674,7 +779,8 @@ crossCheck('queue age aggregates with max(, busy threads with sum(rate(', (m) =>
     if (field === 'seriesQuery') continue;
     const names = [...new Set(series)];
     assert.equal(names.length, 1, `${where} reads one series: ${names.join(', ')}`);
-    const { outer, inner } = AGGREGATION[names[0]] ?? assert.fail(`${where}: no aggregation known for ${names[0]}`);
+    const { outer, inner } =
+      AGGREGATION[names[0]] ?? assert.fail(`${where}: no aggregation known for ${names[0]}`);
     const call = outerCall(query);
     const operand = source === 'keda' ? names[0] : '<<.Series>>';
     assert.ok(
@@ -682,8 +788,14 @@ crossCheck('queue age aggregates with max(, busy threads with sum(rate(', (m) =>
       `${where} must aggregate with ${outer}(${inner}${operand}{...}): ${query}`,
     );
     // KEDA and an External metric want one number; the per-pod rule groups by pod.
-    if (source === 'rules') assert.equal(call.grouping, 'by (<<.GroupBy>>)', `${where} groups by <<.GroupBy>>: ${query}`);
-    else assert.equal(call.grouping, undefined, `${where} must return one series, not ${call.grouping}: ${query}`);
+    if (source === 'rules')
+      assert.equal(call.grouping, 'by (<<.GroupBy>>)', `${where} groups by <<.GroupBy>>: ${query}`);
+    else
+      assert.equal(
+        call.grouping,
+        undefined,
+        `${where} must return one series, not ${call.grouping}: ${query}`,
+      );
     checked++;
   }
   assert.equal(checked, 4);
@@ -692,7 +804,11 @@ crossCheck('queue age aggregates with max(, busy threads with sum(rate(', (m) =>
 crossCheck('KEDA treats no data as an error, not as 0', (m) => {
   for (const t of m.scaledObject().spec.triggers) {
     const value = t.metadata.ignoreNullValues;
-    assert.equal(value, 'false', `trigger ${t.name}: ignoreNullValues is ${JSON.stringify(value)}, not "false"`);
+    assert.equal(
+      value,
+      'false',
+      `trigger ${t.name}: ignoreNullValues is ${JSON.stringify(value)}, not "false"`,
+    );
   }
 });
 
@@ -701,9 +817,16 @@ crossCheck("the HPA's metrics are the ones prometheus-adapter's rules expose", (
   const custom = config.rules.flatMap(exposedNames);
   const external = config.externalRules.flatMap(exposedNames);
   for (const metric of m.hpa().spec.metrics) {
-    if (metric.type === 'Pods') assert.ok(custom.includes(metric.pods.metric.name), `${metric.pods.metric.name} not in ${custom}`);
+    if (metric.type === 'Pods')
+      assert.ok(
+        custom.includes(metric.pods.metric.name),
+        `${metric.pods.metric.name} not in ${custom}`,
+      );
     else if (metric.type === 'External') {
-      assert.ok(external.includes(metric.external.metric.name), `${metric.external.metric.name} not in ${external}`);
+      assert.ok(
+        external.includes(metric.external.metric.name),
+        `${metric.external.metric.name} not in ${external}`,
+      );
     } else assert.fail(`no check for HPA metric type ${metric.type}`);
   }
   // The Pods rule is per pod: it maps the pod and namespace labels, and its
@@ -724,7 +847,11 @@ crossCheck("the HPA's metrics are the ones prometheus-adapter's rules expose", (
       'namespace',
       'adapter externalRules: no namespace override, so the metric would be cluster-wide',
     );
-    assert.notEqual(rule.resources.namespaced, false, 'adapter externalRules: namespaced: false makes the metric cluster-wide');
+    assert.notEqual(
+      rule.resources.namespaced,
+      false,
+      'adapter externalRules: namespaced: false makes the metric cluster-wide',
+    );
     assert.ok(
       rule.metricsQuery.includes('<<.LabelMatchers>>'),
       `adapter externalRules metricsQuery lacks <<.LabelMatchers>>: ${rule.metricsQuery}`,
@@ -743,11 +870,19 @@ crossCheck('KEDA and the HPA scale on the same series, thresholds, bounds and be
   const pods = h.metrics.find((x) => x.type === 'Pods').pods;
   assert.equal(h.metrics.length, 2);
 
-  assert.deepEqual(queueAge.metadata.query.match(TIDEPOOL_NAME), ['tidepool_queue_oldest_age_seconds']);
+  assert.deepEqual(queueAge.metadata.query.match(TIDEPOOL_NAME), [
+    'tidepool_queue_oldest_age_seconds',
+  ]);
   assert.deepEqual(busy.metadata.query.match(TIDEPOOL_NAME), ['tidepool_task_run_seconds_sum']);
   const config = m.adapterConfig();
-  assert.deepEqual(config.externalRules[0].seriesQuery.match(TIDEPOOL_NAME), queueAge.metadata.query.match(TIDEPOOL_NAME));
-  assert.deepEqual(config.rules[0].seriesQuery.match(TIDEPOOL_NAME), busy.metadata.query.match(TIDEPOOL_NAME));
+  assert.deepEqual(
+    config.externalRules[0].seriesQuery.match(TIDEPOOL_NAME),
+    queueAge.metadata.query.match(TIDEPOOL_NAME),
+  );
+  assert.deepEqual(
+    config.rules[0].seriesQuery.match(TIDEPOOL_NAME),
+    busy.metadata.query.match(TIDEPOOL_NAME),
+  );
 
   assert.equal(external.target.type, 'Value');
   assert.equal(quantity(external.target.value), Number(queueAge.metadata.threshold));
@@ -757,13 +892,20 @@ crossCheck('KEDA and the HPA scale on the same series, thresholds, bounds and be
 
   // The busy-threads target is per pod, so below the threads a pod has.
   const threads = quantity(m.container().resources.limits.cpu);
-  assert.ok(Number(busy.metadata.threshold) > 0 && Number(busy.metadata.threshold) < threads, `busy threads target under ${threads}`);
+  assert.ok(
+    Number(busy.metadata.threshold) > 0 && Number(busy.metadata.threshold) < threads,
+    `busy threads target under ${threads}`,
+  );
 
   assert.equal(so.minReplicaCount, 2);
   assert.equal(so.maxReplicaCount, 20);
   assert.equal(h.minReplicas, so.minReplicaCount);
   assert.equal(h.maxReplicas, so.maxReplicaCount);
-  assert.equal(so.pollingInterval, seconds(m.podMonitor().spec.podMetricsEndpoints[0].interval), 'polled once per scrape');
+  assert.equal(
+    so.pollingInterval,
+    seconds(m.podMonitor().spec.podMetricsEndpoints[0].interval),
+    'polled once per scrape',
+  );
   assert.deepEqual(h.behavior, so.advanced.horizontalPodAutoscalerConfig.behavior);
   assert.equal(h.behavior.scaleUp.stabilizationWindowSeconds, 0);
   assert.equal(h.behavior.scaleDown.stabilizationWindowSeconds, 300);
@@ -797,7 +939,8 @@ async function problemsIn(docs) {
 }
 
 const theContainer = (d) => d.spec.template.spec.containers[0];
-const setEnv = (name, value) => (d) => (theContainer(d).env.find((e) => e.name === name).value = value);
+const setEnv = (name, value) => (d) =>
+  (theContainer(d).env.find((e) => e.name === name).value = value);
 const kedaQuery = (type, edit) => (d) => {
   const { metadata } = d.spec.triggers.find((t) => t.metricType === type);
   metadata.query = edit(metadata.query);
@@ -811,20 +954,55 @@ const adapterRules = (edit) => (d) => {
 
 const MUTANTS = [
   // Schema and unknown fields.
-  ['a typo in a field name', 'Deployment', (d) => (d.spec.replicaz = 2), /unknown field: \/spec\/replicaz$/],
-  ['a wrong type', 'Deployment', (d) => (theContainer(d).resources.limits.cpu = true), /limits\/cpu must be/],
+  [
+    'a typo in a field name',
+    'Deployment',
+    (d) => (d.spec.replicaz = 2),
+    /unknown field: \/spec\/replicaz$/,
+  ],
+  [
+    'a wrong type',
+    'Deployment',
+    (d) => (theContainer(d).resources.limits.cpu = true),
+    /limits\/cpu must be/,
+  ],
   [
     'a typo deep in the pod template',
     'Deployment',
     (d) => (theContainer(d).readinessProbe.httpGet.paht = '/readyz'),
     /unknown field: \/spec\/template\/spec\/containers\/0\/readinessProbe\/httpGet\/paht$/,
   ],
-  ['an unknown kind', 'Deployment', (d) => (d.kind = 'Deploymnet'), /no schema for apps\/v1 Deploymnet/],
+  [
+    'an unknown kind',
+    'Deployment',
+    (d) => (d.kind = 'Deploymnet'),
+    /no schema for apps\/v1 Deploymnet/,
+  ],
   ['an unknown apiVersion', 'Service', (d) => (d.apiVersion = 'v2'), /no schema for v2 Service/],
-  ['a kind in the wrong group', 'PodMonitor', (d) => (d.apiVersion = 'keda.sh/v1alpha1'), /no schema/],
-  ['a typo in a Service port', 'Service', (d) => (d.spec.ports[0].targetport = 8080), /unknown field: \/spec\/ports\/0\/targetport$/],
-  ['a typo in a ScaledObject', 'ScaledObject', (d) => (d.spec.minReplicaCounts = 2), /unknown field: \/spec\/minReplicaCounts$/],
-  ['a number for a KEDA threshold', 'ScaledObject', (d) => (d.spec.triggers[0].metadata.threshold = 0.5), /threshold must be string/],
+  [
+    'a kind in the wrong group',
+    'PodMonitor',
+    (d) => (d.apiVersion = 'keda.sh/v1alpha1'),
+    /no schema/,
+  ],
+  [
+    'a typo in a Service port',
+    'Service',
+    (d) => (d.spec.ports[0].targetport = 8080),
+    /unknown field: \/spec\/ports\/0\/targetport$/,
+  ],
+  [
+    'a typo in a ScaledObject',
+    'ScaledObject',
+    (d) => (d.spec.minReplicaCounts = 2),
+    /unknown field: \/spec\/minReplicaCounts$/,
+  ],
+  [
+    'a number for a KEDA threshold',
+    'ScaledObject',
+    (d) => (d.spec.triggers[0].metadata.threshold = 0.5),
+    /threshold must be string/,
+  ],
   [
     'a typo in KEDA trigger metadata',
     'ScaledObject',
@@ -835,10 +1013,30 @@ const MUTANTS = [
     },
     /missing field: \/spec\/triggers\/0\/metadata\/serverAddress; unknown field: \/spec\/triggers\/0\/metadata\/serverAdress/,
   ],
-  ['a typo in a PodMonitor', 'PodMonitor', (d) => (d.spec.podMetricsEndpoints[0].intervall = '15s'), /unknown field: .*\/intervall$/],
-  ['a typo in HPA behavior', 'HorizontalPodAutoscaler', (d) => (d.spec.behavior.scaleUp.polices = []), /unknown field: .*\/polices$/],
-  ['a bad HPA target type', 'HorizontalPodAutoscaler', (d) => (d.spec.metrics[0].external.target.value = true), /must be/],
-  ['a typo in metadata', 'ConfigMap', (d) => (d.metadata.lables = {}), /unknown field: \/metadata\/lables$/],
+  [
+    'a typo in a PodMonitor',
+    'PodMonitor',
+    (d) => (d.spec.podMetricsEndpoints[0].intervall = '15s'),
+    /unknown field: .*\/intervall$/,
+  ],
+  [
+    'a typo in HPA behavior',
+    'HorizontalPodAutoscaler',
+    (d) => (d.spec.behavior.scaleUp.polices = []),
+    /unknown field: .*\/polices$/,
+  ],
+  [
+    'a bad HPA target type',
+    'HorizontalPodAutoscaler',
+    (d) => (d.spec.metrics[0].external.target.value = true),
+    /must be/,
+  ],
+  [
+    'a typo in metadata',
+    'ConfigMap',
+    (d) => (d.metadata.lables = {}),
+    /unknown field: \/metadata\/lables$/,
+  ],
   [
     'a typo in an adapter rule',
     'ConfigMap',
@@ -850,10 +1048,16 @@ const MUTANTS = [
   [
     'a Service port for the metrics',
     'Service',
-    (d) => d.spec.ports.push({ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }),
+    (d) =>
+      d.spec.ports.push({ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }),
     /Service port metrics targets the metrics port/,
   ],
-  ['a Service port targeting 9090', 'Service', (d) => (d.spec.ports[0].targetPort = 9090), /Service port http targets the metrics port/],
+  [
+    'a Service port targeting 9090',
+    'Service',
+    (d) => (d.spec.ports[0].targetPort = 9090),
+    /Service port http targets the metrics port/,
+  ],
   [
     'a PodMonitor scraping the API port',
     'PodMonitor',
@@ -887,7 +1091,12 @@ const MUTANTS = [
     setEnv('DRAIN_TIMEOUT_MS', '30000'),
     /terminationGracePeriodSeconds 30 < SHUTDOWN_DELAY_MS 5000 ms \+ DRAIN_TIMEOUT_MS 30000 ms/,
   ],
-  ['a drain timeout the service refuses', 'Deployment', setEnv('DRAIN_TIMEOUT_MS', '20s'), /DRAIN_TIMEOUT_MS must be a whole number/],
+  [
+    'a drain timeout the service refuses',
+    'Deployment',
+    setEnv('DRAIN_TIMEOUT_MS', '20s'),
+    /DRAIN_TIMEOUT_MS must be a whole number/,
+  ],
   [
     'a readiness probe that fails at once',
     'Deployment',
@@ -911,7 +1120,9 @@ const MUTANTS = [
   [
     'a KEDA query with a second job matcher',
     'ScaledObject',
-    kedaQuery('Value', (q) => q.replace('job="tidepool-service"', 'job="tidepool-service",job=~".+"')),
+    kedaQuery('Value', (q) =>
+      q.replace('job="tidepool-service"', 'job="tidepool-service",job=~".+"'),
+    ),
     /job=~".\+" is not job="tidepool-service"/,
   ],
   [
@@ -926,23 +1137,35 @@ const MUTANTS = [
     kedaQuery('AverageValue', (q) => q.replace('rate(', 'irate(')),
     /busy-threads must aggregate with sum\(rate\(/,
   ],
-  ['a KEDA query grouped by pod', 'ScaledObject', kedaQuery('AverageValue', (q) => `${q} by (pod)`), /busy-threads must return one series/],
+  [
+    'a KEDA query grouped by pod',
+    'ScaledObject',
+    kedaQuery('AverageValue', (q) => `${q} by (pod)`),
+    /busy-threads must return one series/,
+  ],
   [
     'an adapter queue-age query with sum(',
     'ConfigMap',
-    adapterRules((c) => (c.externalRules[0].metricsQuery = c.externalRules[0].metricsQuery.replace('max(', 'sum('))),
+    adapterRules(
+      (c) =>
+        (c.externalRules[0].metricsQuery = c.externalRules[0].metricsQuery.replace('max(', 'sum(')),
+    ),
     /adapter externalRules metricsQuery must aggregate with max\(/,
   ],
   [
     'an adapter busy query with avg(',
     'ConfigMap',
-    adapterRules((c) => (c.rules[0].metricsQuery = c.rules[0].metricsQuery.replace('sum(', 'avg('))),
+    adapterRules(
+      (c) => (c.rules[0].metricsQuery = c.rules[0].metricsQuery.replace('sum(', 'avg(')),
+    ),
     /adapter rules metricsQuery must aggregate with sum\(rate\(/,
   ],
   [
     'an adapter custom rule without <<.LabelMatchers>>',
     'ConfigMap',
-    adapterRules((c) => (c.rules[0].metricsQuery = c.rules[0].metricsQuery.replace('<<.LabelMatchers>>,', ''))),
+    adapterRules(
+      (c) => (c.rules[0].metricsQuery = c.rules[0].metricsQuery.replace('<<.LabelMatchers>>,', '')),
+    ),
     /adapter rules metricsQuery lacks <<\.LabelMatchers>>/,
   ],
   [

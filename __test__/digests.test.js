@@ -11,7 +11,9 @@ const { Pool, kernels } = require('..');
 
 const NODE_HASHES = ['sha256', 'sha384', 'sha512', 'sha1', 'md5'];
 // Sizes around block boundaries and across the 256 KiB cancellation chunk.
-const SIZES = [0, 1, 55, 56, 63, 64, 65, 127, 128, 129, 1000, 65536, 262143, 262144, 262145, 600001];
+const SIZES = [
+  0, 1, 55, 56, 63, 64, 65, 127, 128, 129, 1000, 65536, 262143, 262144, 262145, 600001,
+];
 
 /** The reference vectors' input: bytes 0, 1, ..., 250, 0, 1, ... */
 function pattern(n) {
@@ -87,7 +89,11 @@ test('digests are byte-identical to node:crypto and zlib.crc32', async () => {
         const data = crypto.randomBytes(size);
         const { result } = await pool.post(data, { kernel });
         assert.ok(Buffer.isBuffer(result), 'default encoding is a Buffer');
-        assert.equal(result.toString('hex'), nodeDigest(kernel, data), `${kernel} of ${size} bytes`);
+        assert.equal(
+          result.toString('hex'),
+          nodeDigest(kernel, data),
+          `${kernel} of ${size} bytes`,
+        );
       }
     }
   } finally {
@@ -155,8 +161,15 @@ test('every binary shape is read in place, with its offset and length', async ()
 test('an array of binaries hashes as their concatenation', async () => {
   const pool = new Pool({ encoding: 'hex' });
   try {
-    const parts = [crypto.randomBytes(10), new Uint8Array(0), crypto.randomBytes(300000), new Uint16Array([1, 2, 3])];
-    const whole = Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+    const parts = [
+      crypto.randomBytes(10),
+      new Uint8Array(0),
+      crypto.randomBytes(300000),
+      new Uint16Array([1, 2, 3]),
+    ];
+    const whole = Buffer.concat(
+      parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)),
+    );
     for (const kernel of ['sha256', 'md5', 'crc32']) {
       const { result, message } = await pool.post(parts, { kernel });
       assert.equal(message, parts);

@@ -71,7 +71,8 @@ function codeSpans(text) {
   let m;
   while ((m = re.exec(text)) !== null) {
     let content = m[2];
-    if (m[1].length > 1 && content.startsWith(' ') && content.endsWith(' ')) content = content.slice(1, -1);
+    if (m[1].length > 1 && content.startsWith(' ') && content.endsWith(' '))
+      content = content.slice(1, -1);
     spans.push(content);
   }
   return spans;
@@ -123,7 +124,12 @@ function parseMarkdown(text) {
     }
     if (line.startsWith('|')) {
       if (table === undefined) {
-        table = { line: lineNo, heading: headings[headings.length - 1], header: cells(line), rows: [] };
+        table = {
+          line: lineNo,
+          heading: headings[headings.length - 1],
+          header: cells(line),
+          rows: [],
+        };
         tables.push(table);
       } else if (!/^\|[\s|:-]+\|?\s*$/.test(line)) {
         table.rows.push({ line: lineNo, cells: cells(line) });
@@ -136,7 +142,13 @@ function parseMarkdown(text) {
       const base = slug(heading[2].replace(/`/g, ''));
       const count = seen.get(base) ?? 0;
       seen.set(base, count + 1);
-      headings.push({ level: heading[1].length, text: heading[2], line: lineNo, anchor: count === 0 ? base : `${base}-${count}`, base });
+      headings.push({
+        level: heading[1].length,
+        text: heading[2],
+        line: lineNo,
+        anchor: count === 0 ? base : `${base}-${count}`,
+        base,
+      });
       continue;
     }
     for (const m of line.matchAll(/\]\(([^)\s]+)\)/g)) links.push({ target: m[1], line: lineNo });
@@ -152,7 +164,8 @@ function parseParams(source) {
   let optional = false;
   const flush = () => {
     const name = current.trim();
-    if (name !== '') out.push({ name: name.replace(/^\.\.\./, ''), optional, rest: name.startsWith('...') });
+    if (name !== '')
+      out.push({ name: name.replace(/^\.\.\./, ''), optional, rest: name.startsWith('...') });
     current = '';
   };
   for (const ch of source) {
@@ -175,7 +188,13 @@ function parseApiName(span) {
   m = /^new\s+([A-Za-z_$][\w$]*)\((.*)\)$/.exec(span);
   if (m) return { kind: 'new', owner: m[1], params: parseParams(m[2]) };
   m = /^([A-Za-z_$][\w$]*)(?:\.([A-Za-z_$][\w$]*)|(\[[^\]]+\]))(?:\((.*)\))?$/.exec(span);
-  if (m) return { kind: 'member', receiver: m[1], member: m[2] ?? m[3], params: m[4] === undefined ? undefined : parseParams(m[4]) };
+  if (m)
+    return {
+      kind: 'member',
+      receiver: m[1],
+      member: m[2] ?? m[3],
+      params: m[4] === undefined ? undefined : parseParams(m[4]),
+    };
   m = /^([A-Za-z_$][\w$]*)\((.*)\)$/.exec(span);
   if (m) return { kind: 'function', name: m[1], params: parseParams(m[2]) };
   m = /^([A-Za-z_$][\w$]*)$/.exec(span);
@@ -190,7 +209,9 @@ const docLines = fs.readFileSync(DOC_FILE, 'utf8').split('\n');
 const apiHeadings = markdown.headings
   .map((heading) => {
     const spans = codeSpans(heading.text);
-    return spans.length === 1 ? { heading, span: spans[0], api: parseApiName(spans[0]) } : undefined;
+    return spans.length === 1
+      ? { heading, span: spans[0], api: parseApiName(spans[0]) }
+      : undefined;
   })
   .filter((h) => h !== undefined);
 
@@ -231,7 +252,8 @@ function loadDeclarations() {
   const syntax = [];
   for (const file of DECLARATION_FILES) {
     const sourceFile = program.getSourceFile(file);
-    for (const d of program.getSyntacticDiagnostics(sourceFile)) syntax.push(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    for (const d of program.getSyntacticDiagnostics(sourceFile))
+      syntax.push(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   }
   assert.deepEqual(syntax, [], 'the declarations parse');
 
@@ -279,14 +301,19 @@ function loadDeclarations() {
         } else if (ts.isMethodDeclaration(member) || ts.isMethodSignature(member)) {
           memberName = member.name.getText();
           kind = 'method';
-        } else if (ts.isGetAccessorDeclaration(member) || ts.isPropertyDeclaration(member) || ts.isPropertySignature(member)) {
+        } else if (
+          ts.isGetAccessorDeclaration(member) ||
+          ts.isPropertyDeclaration(member) ||
+          ts.isPropertySignature(member)
+        ) {
           memberName = member.name.getText();
           kind = 'property';
         } else {
           continue;
         }
         const key = `${isStatic ? 'static ' : ''}${memberName}`;
-        if (!members.has(key)) members.set(key, { name: memberName, static: isStatic, kind, overloads: [] });
+        if (!members.has(key))
+          members.set(key, { name: memberName, static: isStatic, kind, overloads: [] });
         if (kind !== 'property') members.get(key).overloads.push(paramsOf(member));
       }
     }
@@ -301,8 +328,13 @@ function loadDeclarations() {
       const declaration = property.declarations?.[0];
       if (declaration === undefined || !isOurs(declaration)) continue;
       const owner = declaration.parent;
-      const typeParameters = (owner && owner.typeParameters ? owner.typeParameters : []).map((p) => p.name.text);
-      const typeText = declaration.type === undefined ? undefined : declaration.type.getText().replace(/\s+/g, ' ');
+      const typeParameters = (owner && owner.typeParameters ? owner.typeParameters : []).map(
+        (p) => p.name.text,
+      );
+      const typeText =
+        declaration.type === undefined
+          ? undefined
+          : declaration.type.getText().replace(/\s+/g, ' ');
       const defaults = ts
         .getJSDocTags(declaration)
         .filter((tag) => tag.tagName.text === 'default')
@@ -311,7 +343,9 @@ function loadDeclarations() {
         name: property.name,
         optional: (property.flags & ts.SymbolFlags.Optional) !== 0,
         typeText,
-        usesTypeParameter: typeText !== undefined && typeParameters.some((p) => new RegExp(`\\b${p}\\b`).test(typeText)),
+        usesTypeParameter:
+          typeText !== undefined &&
+          typeParameters.some((p) => new RegExp(`\\b${p}\\b`).test(typeText)),
         defaultTag: defaults[0],
       });
     }
@@ -324,10 +358,16 @@ function loadDeclarations() {
     for (const declaration of exported.get('Pool').symbol.declarations) {
       if (!ts.isClassDeclaration(declaration)) continue;
       for (const member of declaration.members) {
-        if (!ts.isMethodDeclaration(member) || member.parameters.length === 0 || member.parameters[0].name.getText() !== 'event') continue;
+        if (
+          !ts.isMethodDeclaration(member) ||
+          member.parameters.length === 0 ||
+          member.parameters[0].name.getText() !== 'event'
+        )
+          continue;
         const type = checker.getTypeAtLocation(member.parameters[0]);
         const constraint = checker.getBaseConstraintOfType(type) ?? type;
-        for (const t of constraint.isUnion() ? constraint.types : [constraint]) if (t.isStringLiteral()) names.add(t.value);
+        for (const t of constraint.isUnion() ? constraint.types : [constraint])
+          if (t.isStringLiteral()) names.add(t.value);
       }
     }
     return names;
@@ -338,7 +378,12 @@ function loadDeclarations() {
     const out = new Map();
     for (const declaration of exported.get('PoolEvents').symbol.declarations) {
       for (const member of declaration.members) {
-        if (!ts.isPropertySignature(member) || member.type === undefined || !ts.isTupleTypeNode(member.type)) continue;
+        if (
+          !ts.isPropertySignature(member) ||
+          member.type === undefined ||
+          !ts.isTupleTypeNode(member.type)
+        )
+          continue;
         out.set(
           member.name.getText(),
           member.type.elements.map((e) => (ts.isNamedTupleMember(e) ? e.name.text : e.getText())),
@@ -355,7 +400,10 @@ function loadDeclarations() {
     for (const t of type.isUnion() ? type.types : [type]) {
       if (t.isStringLiteral()) codes.add(t.value);
       else if (t.flags & ts.TypeFlags.TemplateLiteral) codes.add(t.texts.join('*'));
-      else assert.fail(`TidepoolErrorCode has a member that is not a string: ${checker.typeToString(t)}`);
+      else
+        assert.fail(
+          `TidepoolErrorCode has a member that is not a string: ${checker.typeToString(t)}`,
+        );
     }
     return codes;
   }
@@ -367,7 +415,15 @@ function loadDeclarations() {
       .map(paramsOf);
   }
 
-  return { exported, membersOf, propertiesOf, eventNames, eventArguments, errorCodes, functionParams };
+  return {
+    exported,
+    membersOf,
+    propertiesOf,
+    eventNames,
+    eventArguments,
+    errorCodes,
+    functionParams,
+  };
 }
 
 const declarations = loadDeclarations();
@@ -378,18 +434,25 @@ function signatureProblem(documented, overloads) {
   const want = documented.filter((p) => !p.rest);
   const lists = overloads.map((o) => o.filter((p) => !p.rest));
   const show = (list) => `(${list.map((p) => (p.optional ? `[${p.name}]` : p.name)).join(', ')})`;
-  const match = lists.find((list) => list.length === want.length && list.every((p, i) => p.name === want[i].name));
-  if (match === undefined) return `its parameters ${show(want)} match no declared signature: ${lists.map(show).join(' or ')}`;
+  const match = lists.find(
+    (list) => list.length === want.length && list.every((p, i) => p.name === want[i].name),
+  );
+  if (match === undefined)
+    return `its parameters ${show(want)} match no declared signature: ${lists.map(show).join(' or ')}`;
   for (let i = 0; i < want.length; i++) {
     const optional = match[i].optional || lists.some((list) => list.length <= i);
-    if (optional !== want[i].optional) return `'${want[i].name}' is ${optional ? 'optional' : 'required'} in the declarations`;
+    if (optional !== want[i].optional)
+      return `'${want[i].name}' is ${optional ? 'optional' : 'required'} in the declarations`;
   }
   return undefined;
 }
 
 /** The interfaces whose tables must list every property: names ending in Options, and the *Params interfaces. */
 function isOptionsInterface(name) {
-  return exported.get(name)?.kind === 'interface' && (name.endsWith('Options') || name.endsWith('Params'));
+  return (
+    exported.get(name)?.kind === 'interface' &&
+    (name.endsWith('Options') || name.endsWith('Params'))
+  );
 }
 
 // ------------------------------------------------------------------ Tests
@@ -399,12 +462,19 @@ test(`${DOC} keeps the Markdown conventions the other checks rely on`, () => {
   for (const heading of markdown.headings) {
     const spans = codeSpans(heading.text);
     if (spans.length > 1)
-      problems.push(`${DOC}:${heading.line}: heading "${heading.text}" has ${spans.length} code spans (one names the API)`);
+      problems.push(
+        `${DOC}:${heading.line}: heading "${heading.text}" has ${spans.length} code spans (one names the API)`,
+      );
   }
   for (const { heading, span, api } of apiHeadings) {
-    if (api.kind === 'unknown') problems.push(`${DOC}:${heading.line}: heading code span \`${span}\` is no API name this test can read`);
+    if (api.kind === 'unknown')
+      problems.push(
+        `${DOC}:${heading.line}: heading code span \`${span}\` is no API name this test can read`,
+      );
     if (api.kind === 'event' && !/^Event: `'[^']+'`$/.test(heading.text)) {
-      problems.push(`${DOC}:${heading.line}: an event heading reads "Event: \`'name'\`", not "${heading.text}"`);
+      problems.push(
+        `${DOC}:${heading.line}: an event heading reads "Event: \`'name'\`", not "${heading.text}"`,
+      );
     }
   }
   const anchors = new Map();
@@ -421,10 +491,12 @@ test(`${DOC} keeps the Markdown conventions the other checks rely on`, () => {
   for (const link of markdown.links) {
     if (/^[a-z]+:/i.test(link.target)) continue;
     if (link.target.startsWith('#')) {
-      if (!targets.has(link.target.slice(1))) problems.push(`${DOC}:${link.line}: link to ${link.target}, which no heading has`);
+      if (!targets.has(link.target.slice(1)))
+        problems.push(`${DOC}:${link.line}: link to ${link.target}, which no heading has`);
     } else {
       const file = path.join(path.dirname(DOC_FILE), link.target.split('#')[0]);
-      if (!fs.existsSync(file)) problems.push(`${DOC}:${link.line}: link to ${link.target}, which is no file`);
+      if (!fs.existsSync(file))
+        problems.push(`${DOC}:${link.line}: link to ${link.target}, which is no file`);
     }
   }
   for (const table of markdown.tables) {
@@ -455,38 +527,55 @@ test(`every export of index.d.ts and metrics.d.ts is documented in ${DOC}`, () =
     const valued = kind === 'class' || kind === 'function' || kind === 'const';
     if (headed.has(name)) continue;
     if (valued) problems.push(`${name} (${kind}, ${file}) has no heading in ${DOC}`);
-    else if (!typeRows.has(name)) problems.push(`${name} (${kind}, ${file}) has neither a heading nor a row in the Types table of ${DOC}`);
+    else if (!typeRows.has(name))
+      problems.push(
+        `${name} (${kind}, ${file}) has neither a heading nor a row in the Types table of ${DOC}`,
+      );
   }
   for (const [name, row] of typeRows) {
     const declared = exported.get(name);
-    if (name === undefined) problems.push(`${DOC}:${row.line}: a row of the Types table names no type in backticks`);
+    if (name === undefined)
+      problems.push(`${DOC}:${row.line}: a row of the Types table names no type in backticks`);
     else if (declared === undefined)
-      problems.push(`${DOC}:${row.line}: the Types table lists ${name}, which the declarations do not export`);
+      problems.push(
+        `${DOC}:${row.line}: the Types table lists ${name}, which the declarations do not export`,
+      );
     else if (declared.kind !== 'type' && declared.kind !== 'interface')
       problems.push(`${DOC}:${row.line}: ${name} is a ${declared.kind}, not a type`);
-    else if (headed.has(name)) problems.push(`${DOC}:${row.line}: ${name} has a heading of its own and a row in the Types table`);
+    else if (headed.has(name))
+      problems.push(
+        `${DOC}:${row.line}: ${name} has a heading of its own and a row in the Types table`,
+      );
   }
   noProblems(problems, 'exports missing from the API reference');
 });
 
 test(`every API name in a heading of ${DOC} exists in the declarations, with the declared parameters`, () => {
-  const members = new Map(Object.values(RECEIVERS).map(({ owner }) => [owner, declarations.membersOf(owner)]));
+  const members = new Map(
+    Object.values(RECEIVERS).map(({ owner }) => [owner, declarations.membersOf(owner)]),
+  );
   const events = declarations.eventNames();
   const problems = [];
   for (const { heading, span, api } of apiHeadings) {
     const at = `${DOC}:${heading.line}: \`${span}\``;
     if (api.kind === 'name') {
-      if (!exported.has(api.name)) problems.push(`${at} names nothing index.d.ts or metrics.d.ts exports`);
+      if (!exported.has(api.name))
+        problems.push(`${at} names nothing index.d.ts or metrics.d.ts exports`);
     } else if (api.kind === 'function') {
       const declared = exported.get(api.name);
-      if (declared === undefined || declared.kind !== 'function') problems.push(`${at}: no exported function ${api.name}`);
+      if (declared === undefined || declared.kind !== 'function')
+        problems.push(`${at}: no exported function ${api.name}`);
       else {
         const problem = signatureProblem(api.params, declarations.functionParams(api.name));
         if (problem !== undefined) problems.push(`${at}: ${problem}`);
       }
     } else if (api.kind === 'new') {
-      const constructor = exported.get(api.owner)?.kind === 'class' ? declarations.membersOf(api.owner).get('constructor') : undefined;
-      if (constructor === undefined) problems.push(`${at}: no exported class ${api.owner} with a constructor`);
+      const constructor =
+        exported.get(api.owner)?.kind === 'class'
+          ? declarations.membersOf(api.owner).get('constructor')
+          : undefined;
+      if (constructor === undefined)
+        problems.push(`${at}: no exported class ${api.owner} with a constructor`);
       else {
         const problem = signatureProblem(api.params, constructor.overloads);
         if (problem !== undefined) problems.push(`${at}: ${problem}`);
@@ -494,14 +583,22 @@ test(`every API name in a heading of ${DOC} exists in the declarations, with the
     } else if (api.kind === 'member') {
       const receiver = RECEIVERS[api.receiver];
       if (receiver === undefined) {
-        problems.push(`${at}: '${api.receiver}' is not one of the receivers ${Object.keys(RECEIVERS).join(', ')}`);
+        problems.push(
+          `${at}: '${api.receiver}' is not one of the receivers ${Object.keys(RECEIVERS).join(', ')}`,
+        );
         continue;
       }
-      const member = members.get(receiver.owner).get(`${receiver.static ? 'static ' : ''}${api.member}`);
+      const member = members
+        .get(receiver.owner)
+        .get(`${receiver.static ? 'static ' : ''}${api.member}`);
       if (member === undefined) {
-        problems.push(`${at}: ${receiver.owner} declares no ${receiver.static ? 'static' : 'instance'} member ${api.member}`);
+        problems.push(
+          `${at}: ${receiver.owner} declares no ${receiver.static ? 'static' : 'instance'} member ${api.member}`,
+        );
       } else if (member.kind === 'property' && api.params !== undefined) {
-        problems.push(`${at}: ${receiver.owner}.${api.member} is a property or getter (no parentheses)`);
+        problems.push(
+          `${at}: ${receiver.owner}.${api.member} is a property or getter (no parentheses)`,
+        );
       } else if (member.kind !== 'property' && api.params === undefined) {
         problems.push(`${at}: ${receiver.owner}.${api.member} is a method (write its parameters)`);
       } else if (api.params !== undefined) {
@@ -509,7 +606,8 @@ test(`every API name in a heading of ${DOC} exists in the declarations, with the
         if (problem !== undefined) problems.push(`${at}: ${problem}`);
       }
     } else if (api.kind === 'event') {
-      if (!events.has(api.name)) problems.push(`${at}: Pool's listener methods type no event '${api.name}'`);
+      if (!events.has(api.name))
+        problems.push(`${at}: Pool's listener methods type no event '${api.name}'`);
     }
   }
   noProblems(problems, `headings of ${DOC} that the declarations contradict`);
@@ -525,7 +623,9 @@ test(`every member of Pool, Hash and CodecStream has a heading in ${DOC}`, () =>
     }
   }
   const receiverOf = (owner, isStatic) =>
-    Object.keys(RECEIVERS).find((r) => RECEIVERS[r].owner === owner && RECEIVERS[r].static === isStatic);
+    Object.keys(RECEIVERS).find(
+      (r) => RECEIVERS[r].owner === owner && RECEIVERS[r].static === isStatic,
+    );
   const problems = [];
   for (const owner of DOCUMENTED_MEMBERS) {
     for (const [key, member] of declarations.membersOf(owner)) {
@@ -545,7 +645,8 @@ test(`every member of Pool, Hash and CodecStream has a heading in ${DOC}`, () =>
 test(`every options and parameters interface has a table in ${DOC} with one row per property, and no other row`, () => {
   const headingOf = new Map();
   for (const { heading, api } of apiHeadings) {
-    if (api.kind === 'name' && exported.get(api.name)?.kind === 'interface') headingOf.set(api.name, heading);
+    if (api.kind === 'name' && exported.get(api.name)?.kind === 'interface')
+      headingOf.set(api.name, heading);
   }
   const problems = [];
   for (const [name] of exported) {
@@ -560,7 +661,10 @@ test(`every options and parameters interface has a table in ${DOC} with one row 
       continue;
     }
     if (table.header[0] !== 'name') {
-      if (options) problems.push(`${DOC}:${table.line}: the table of ${name} starts with "${table.header[0]}", not "name"`);
+      if (options)
+        problems.push(
+          `${DOC}:${table.line}: the table of ${name} starts with "${table.header[0]}", not "name"`,
+        );
       continue;
     }
     if (options && table.header.join(' | ') !== OPTIONS_COLUMNS.join(' | ')) {
@@ -575,32 +679,50 @@ test(`every options and parameters interface has a table in ${DOC} with one row 
     for (const row of table.rows) {
       const property = rowName(row);
       if (property === undefined) {
-        problems.push(`${DOC}:${row.line}: a row of ${name}'s table names no property in backticks`);
+        problems.push(
+          `${DOC}:${row.line}: a row of ${name}'s table names no property in backticks`,
+        );
         continue;
       }
-      if (rows.has(property)) problems.push(`${DOC}:${row.line}: ${name}.${property} has a second row`);
+      if (rows.has(property))
+        problems.push(`${DOC}:${row.line}: ${name}.${property} has a second row`);
       rows.set(property, row);
       const declared = properties.get(property);
       if (declared === undefined) {
-        problems.push(`${DOC}:${row.line}: ${name}'s table has a row for '${property}', which ${name} does not declare`);
+        problems.push(
+          `${DOC}:${row.line}: ${name}'s table has a row for '${property}', which ${name} does not declare`,
+        );
         continue;
       }
       if (typeColumn >= 0 && declared.typeText !== undefined && !declared.usesTypeParameter) {
         const spans = codeSpans(row.cells[typeColumn]);
-        const documented = spans.length === 1 ? spans[0].replace(/\\\|/g, '|').replace(/\s+/g, ' ') : row.cells[typeColumn];
+        const documented =
+          spans.length === 1
+            ? spans[0].replace(/\\\|/g, '|').replace(/\s+/g, ' ')
+            : row.cells[typeColumn];
         if (documented !== declared.typeText) {
-          problems.push(`${DOC}:${row.line}: ${name}.${property} is documented as \`${documented}\`, declared as \`${declared.typeText}\``);
+          problems.push(
+            `${DOC}:${row.line}: ${name}.${property} is documented as \`${documented}\`, declared as \`${declared.typeText}\``,
+          );
         }
       }
       if (defaultColumn >= 0) {
         const cell = row.cells[defaultColumn];
         if (!declared.optional && cell !== 'required') {
-          problems.push(`${DOC}:${row.line}: ${name}.${property} is required: its default cell says "required", not "${cell}"`);
+          problems.push(
+            `${DOC}:${row.line}: ${name}.${property} is required: its default cell says "required", not "${cell}"`,
+          );
         } else if (declared.optional && cell === '') {
-          problems.push(`${DOC}:${row.line}: ${name}.${property} has an empty default cell (— for none)`);
+          problems.push(
+            `${DOC}:${row.line}: ${name}.${property} has an empty default cell (— for none)`,
+          );
         }
         const literal = declared.defaultTag;
-        if (literal !== undefined && /^(-?\d+(\.\d+)?|'[^']*'|Infinity|true|false)$/.test(literal) && !codeSpans(cell).includes(literal)) {
+        if (
+          literal !== undefined &&
+          /^(-?\d+(\.\d+)?|'[^']*'|Infinity|true|false)$/.test(literal) &&
+          !codeSpans(cell).includes(literal)
+        ) {
           problems.push(
             `${DOC}:${row.line}: ${name}.${property} defaults to \`${literal}\` (@default in the declarations); the table says "${cell}"`,
           );
@@ -608,7 +730,10 @@ test(`every options and parameters interface has a table in ${DOC} with one row 
       }
     }
     for (const property of properties.keys()) {
-      if (!rows.has(property)) problems.push(`${DOC}:${table.line}: ${name}'s table has no row for '${property}' (declared in the .d.ts)`);
+      if (!rows.has(property))
+        problems.push(
+          `${DOC}:${table.line}: ${name}'s table has no row for '${property}' (declared in the .d.ts)`,
+        );
     }
   }
   noProblems(problems, 'interface tables that disagree with the declarations');
@@ -619,24 +744,34 @@ test(`the errors table of ${DOC} lists exactly the codes of TidepoolErrorCode (o
   assert.ok(errors !== undefined, `${DOC} has a "## Errors" section`);
   const table = tableUnder(errors);
   assert.ok(table !== undefined, `${DOC}: "## Errors" has a table`);
-  assert.deepEqual(table.header, [...ERRORS_COLUMNS], `${DOC}:${table.line}: the errors table's columns`);
+  assert.deepEqual(
+    table.header,
+    [...ERRORS_COLUMNS],
+    `${DOC}:${table.line}: the errors table's columns`,
+  );
   const declared = declarations.errorCodes();
   const documented = new Map();
   const problems = [];
   for (const row of table.rows) {
     const code = rowName(row);
     if (code === undefined) {
-      problems.push(`${DOC}:${row.line}: the first cell holds one code in backticks, not "${row.cells[0]}"`);
+      problems.push(
+        `${DOC}:${row.line}: the first cell holds one code in backticks, not "${row.cells[0]}"`,
+      );
       continue;
     }
     if (documented.has(code)) problems.push(`${DOC}:${row.line}: ${code} has a second row`);
     const marked = row.cells[0].replace(/`[^`]*`/, '').trim() === DAGGER;
     documented.set(code, row);
     if (!/\b(TypeError|RangeError|Error|AbortError)\b/.test(row.cells[1])) {
-      problems.push(`${DOC}:${row.line}: ${code}'s class is "${row.cells[1]}", not TypeError, RangeError, Error or AbortError`);
+      problems.push(
+        `${DOC}:${row.line}: ${code}'s class is "${row.cells[1]}", not TypeError, RangeError, Error or AbortError`,
+      );
     }
-    if (row.cells[2] === '') problems.push(`${DOC}:${row.line}: ${code} does not say when it comes`);
-    if (declared.has(code) && marked) problems.push(`${DOC}:${row.line}: ${code} is in TidepoolErrorCode now: drop its ${DAGGER}`);
+    if (row.cells[2] === '')
+      problems.push(`${DOC}:${row.line}: ${code} does not say when it comes`);
+    if (declared.has(code) && marked)
+      problems.push(`${DOC}:${row.line}: ${code} is in TidepoolErrorCode now: drop its ${DAGGER}`);
     if (!declared.has(code) && !marked) {
       problems.push(
         `${DOC}:${row.line}: ${code} is not in TidepoolErrorCode (index.d.ts): mark it ${DAGGER}, or remove the row if the code is gone`,
@@ -644,7 +779,10 @@ test(`the errors table of ${DOC} lists exactly the codes of TidepoolErrorCode (o
     }
   }
   for (const code of declared) {
-    if (!documented.has(code)) problems.push(`TidepoolErrorCode (index.d.ts) has ${code}, which the errors table of ${DOC} does not list`);
+    if (!documented.has(code))
+      problems.push(
+        `TidepoolErrorCode (index.d.ts) has ${code}, which the errors table of ${DOC} does not list`,
+      );
   }
   noProblems(problems, 'error codes that disagree with the declarations');
 });
@@ -653,7 +791,9 @@ test(`every event the declarations type has a section in ${DOC} with its listene
   const typed = declarations.eventNames();
   const labels = declarations.eventArguments();
   assert.ok(typed.size > 0, "Pool's listener methods type some events");
-  const documented = new Map(apiHeadings.filter((h) => h.api.kind === 'event').map((h) => [h.api.name, h.heading]));
+  const documented = new Map(
+    apiHeadings.filter((h) => h.api.kind === 'event').map((h) => [h.api.name, h.heading]),
+  );
   const problems = [];
   for (const event of typed) {
     const heading = documented.get(event);
@@ -663,17 +803,25 @@ test(`every event the declarations type has a section in ${DOC} with its listene
     }
     const expected = labels.get(event);
     if (expected === undefined) {
-      problems.push(`event '${event}' is typed by the listener methods but not declared in PoolEvents`);
+      problems.push(
+        `event '${event}' is typed by the listener methods but not declared in PoolEvents`,
+      );
       continue;
     }
     const line = sectionLines(heading).find((l) => l.startsWith('Listener arguments:'));
     const shown = `(${expected.join(', ')})`;
-    if (line === undefined) problems.push(`${DOC}:${heading.line}: event '${event}' has no line "Listener arguments: \`${shown}\`"`);
+    if (line === undefined)
+      problems.push(
+        `${DOC}:${heading.line}: event '${event}' has no line "Listener arguments: \`${shown}\`"`,
+      );
     else if (!codeSpans(line).includes(shown))
-      problems.push(`${DOC}:${heading.line}: event '${event}' takes \`${shown}\` (PoolEvents), the section says "${line}"`);
+      problems.push(
+        `${DOC}:${heading.line}: event '${event}' takes \`${shown}\` (PoolEvents), the section says "${line}"`,
+      );
   }
   for (const [event, heading] of documented) {
-    if (!typed.has(event)) problems.push(`${DOC}:${heading.line}: event '${event}' is not typed by the declarations`);
+    if (!typed.has(event))
+      problems.push(`${DOC}:${heading.line}: event '${event}' is not typed by the declarations`);
   }
   noProblems(problems, 'events that disagree with the declarations');
 });

@@ -47,7 +47,11 @@ test('unknown kernels throw ERR_TIDEPOOL_UNKNOWN_KERNEL', async () => {
   throwsCode(() => new Pool({ kernel: 5 }), TypeError, 'ERR_INVALID_ARG_TYPE');
   const pool = new Pool();
   try {
-    throwsCode(() => pool.post(Buffer.alloc(1), { kernel: 'nope' }), TypeError, 'ERR_TIDEPOOL_UNKNOWN_KERNEL');
+    throwsCode(
+      () => pool.post(Buffer.alloc(1), { kernel: 'nope' }),
+      TypeError,
+      'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+    );
     throwsCode(() => pool.post(Buffer.alloc(1), 'sha1'), TypeError, 'ERR_INVALID_ARG_TYPE');
     throwsCode(() => pool.post(Buffer.alloc(1), null), TypeError, 'ERR_INVALID_ARG_TYPE');
   } finally {
@@ -72,7 +76,10 @@ test("a newcomer's slips name the way out: a kernel's other spelling, node:zlib'
         message: new RegExp(`Did you mean '${meant}'\\?`),
       });
     }
-    assert.throws(() => pool.createHash('Sha1'), { code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL', message: /Did you mean 'sha1'/ });
+    assert.throws(() => pool.createHash('Sha1'), {
+      code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+      message: /Did you mean 'sha1'/,
+    });
     assert.throws(
       () => new Pool({ kernel: 'nothing-like-it' }),
       (err) => !/Did you mean/.test(err.message),
@@ -80,15 +87,29 @@ test("a newcomer's slips name the way out: a kernel's other spelling, node:zlib'
     // node:zlib takes level beside the options; here it is a kernel parameter.
     assert.throws(() => pool.createGzip({ level: 9 }), {
       code: 'ERR_INVALID_ARG_VALUE',
-      message: /'level' is a kernel parameter here: pass it in params, createGzip\(\{ params: \{ level: \.\.\. \} \}\)/,
+      message:
+        /'level' is a kernel parameter here: pass it in params, createGzip\(\{ params: \{ level: \.\.\. \} \}\)/,
     });
-    assert.throws(() => pool.createBrotliCompress({ quality: 4 }), { message: /createBrotliCompress\(\{ params: \{ quality/ });
-    assert.throws(() => pool.post(Buffer.alloc(1), { level: 1 }), { message: /post\(message, \{ params: \{ level/ });
+    assert.throws(() => pool.createBrotliCompress({ quality: 4 }), {
+      message: /createBrotliCompress\(\{ params: \{ quality/,
+    });
+    assert.throws(() => pool.post(Buffer.alloc(1), { level: 1 }), {
+      message: /post\(message, \{ params: \{ level/,
+    });
     assert.throws(() => new Pool({ key: 'k' }), { message: /new Pool\(\{ params: \{ key/ });
-    assert.throws(() => pool.createGunzip({ maxOutputLength: 1 }), { message: /node:zlib's 'maxOutputLength' is 'maxOutputBytes' here/ });
+    assert.throws(() => pool.createGunzip({ maxOutputLength: 1 }), {
+      message: /node:zlib's 'maxOutputLength' is 'maxOutputBytes' here/,
+    });
     // A string has no bytes until an encoding is chosen.
-    for (const bad of [() => pool.post('hello'), () => pool.post({ data: 'hello' }), () => pool.postMany(['hello'])]) {
-      assert.throws(bad, { code: 'ERR_INVALID_ARG_TYPE', message: /Received type string \('hello'\): pass Buffer\.from\(string\)/ });
+    for (const bad of [
+      () => pool.post('hello'),
+      () => pool.post({ data: 'hello' }),
+      () => pool.postMany(['hello']),
+    ]) {
+      assert.throws(bad, {
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: /Received type string \('hello'\): pass Buffer\.from\(string\)/,
+      });
     }
   } finally {
     await pool.close();
@@ -122,7 +143,11 @@ test('spin/sleep inputs shorter than 4 bytes throw ERR_OUT_OF_RANGE', async () =
   const pool = new Pool({ kernel: 'sleep' });
   try {
     throwsCode(() => pool.post(Buffer.alloc(3)), RangeError, 'ERR_OUT_OF_RANGE');
-    throwsCode(() => pool.post(Buffer.alloc(3), { kernel: 'spin' }), RangeError, 'ERR_OUT_OF_RANGE');
+    throwsCode(
+      () => pool.post(Buffer.alloc(3), { kernel: 'spin' }),
+      RangeError,
+      'ERR_OUT_OF_RANGE',
+    );
     // Four bytes spread over an array are fine.
     await pool.post([Buffer.from([1, 0]), Buffer.from([0, 0])]);
   } finally {
@@ -134,7 +159,9 @@ test('a kernel panic rejects that task with ERR_TIDEPOOL_PANIC and the pool keep
   const pool = new Pool({ minThreads: 2, maxThreads: 2 });
   try {
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 100 }, (_, i) => pool.post(Buffer.from([i]), { kernel: i % 2 ? 'panic' : 'sha256' })),
+      Array.from({ length: 100 }, (_, i) =>
+        pool.post(Buffer.from([i]), { kernel: i % 2 ? 'panic' : 'sha256' }),
+      ),
     );
     for (let i = 0; i < outcomes.length; i++) {
       if (i % 2) {
@@ -204,8 +231,16 @@ test('unknown option names throw ERR_INVALID_ARG_VALUE naming the option', async
       code: 'ERR_INVALID_ARG_VALUE',
       message: /'encoding' is an option of new Pool\(\), not of post\(\)/,
     });
-    throwsCode(() => pool.post(Buffer.alloc(1), { key: Buffer.alloc(32) }), TypeError, 'ERR_INVALID_ARG_VALUE');
-    throwsCode(() => pool.post(Buffer.alloc(1), { kernel: 'md5', singal: null }), TypeError, 'ERR_INVALID_ARG_VALUE');
+    throwsCode(
+      () => pool.post(Buffer.alloc(1), { key: Buffer.alloc(32) }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+    );
+    throwsCode(
+      () => pool.post(Buffer.alloc(1), { kernel: 'md5', singal: null }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+    );
     throwsCode(() => pool.stats({ rest: true }), TypeError, 'ERR_INVALID_ARG_VALUE');
     // Inherited names are not options: neither refused nor read (own-options.test.js).
     await pool.post(Buffer.alloc(1), Object.create({ kernal: 'md5' }));
@@ -267,7 +302,10 @@ test('a getter-only code on Object.prototype changes nothing a failed task carri
   let outcomes;
   try {
     const ac = new AbortController();
-    const batch = pool.postMany([micros(50_000), micros(50_000)], { kernel: 'sleep', signal: ac.signal });
+    const batch = pool.postMany([micros(50_000), micros(50_000)], {
+      kernel: 'sleep',
+      signal: ac.signal,
+    });
     ac.abort();
     outcomes = await Promise.allSettled([
       pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }),

@@ -35,19 +35,30 @@ test('createHash gives node:crypto’s digest for every hash, whatever the chunk
       for (const seed of [1, 2, 3]) {
         const hash = pool.createHash(name);
         for (const piece of cuts(data, seed)) assert.equal(hash.update(piece), hash);
-        assert.deepEqual(await hash.digest(), crypto.createHash(name).update(data).digest(), `${name}, seed ${seed}`);
+        assert.deepEqual(
+          await hash.digest(),
+          crypto.createHash(name).update(data).digest(),
+          `${name}, seed ${seed}`,
+        );
       }
     }
     const hmac = pool.createHash('hmac', { params: { hash: 'sha512', key: 'secret' } });
     for (const piece of cuts(data, 9)) hmac.update(piece);
-    assert.equal(await hmac.digest('hex'), crypto.createHmac('sha512', 'secret').update(data).digest('hex'));
+    assert.equal(
+      await hmac.digest('hex'),
+      crypto.createHmac('sha512', 'secret').update(data).digest('hex'),
+    );
     // The other hashes against their one-shot kernels.
     for (const name of ['blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']) {
       const hash = pool.createHash(name);
       for (const piece of cuts(data, 4)) hash.update(piece);
       assert.deepEqual(await hash.digest(), (await pool.post(data, { kernel: name })).result, name);
     }
-    assert.equal(await pool.createHash('sha256').digest('hex'), crypto.createHash('sha256').digest('hex'), 'no input');
+    assert.equal(
+      await pool.createHash('sha256').digest('hex'),
+      crypto.createHash('sha256').digest('hex'),
+      'no input',
+    );
   } finally {
     await pool.close();
   }
@@ -81,7 +92,11 @@ test('update() takes strings in an encoding and any binary, and returns at once'
       assert.throws(() => other.update(42), { code: 'ERR_INVALID_ARG_TYPE' }, who);
       assert.throws(() => other.update([Buffer.from('a')]), { code: 'ERR_INVALID_ARG_TYPE' }, who);
       for (const hex of ['hex', 'HEX', 'Hex', 'hEx']) {
-        assert.throws(() => other.update('abc', hex), { code: 'ERR_INVALID_ARG_VALUE', message: /length 3/ }, `${who}, ${hex}`);
+        assert.throws(
+          () => other.update('abc', hex),
+          { code: 'ERR_INVALID_ARG_VALUE', message: /length 3/ },
+          `${who}, ${hex}`,
+        );
       }
       other.update('x', 'klingon').update('y', null);
       const digest = await other.digest('klingon');
@@ -96,10 +111,16 @@ test('update() takes strings in an encoding and any binary, and returns at once'
 test('createHash refuses what is not a hash, unknown options and bad parameters', async () => {
   const pool = new Pool();
   try {
-    assert.throws(() => pool.createHash('gzip'), { code: 'ERR_INVALID_ARG_VALUE', message: /not a hash kernel/ });
+    assert.throws(() => pool.createHash('gzip'), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /not a hash kernel/,
+    });
     assert.throws(() => pool.createHash('nope'), { code: 'ERR_TIDEPOOL_UNKNOWN_KERNEL' });
     assert.throws(() => pool.createHash(7), { code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => pool.createHash('sha256', { encoding: 'hex' }), { code: 'ERR_INVALID_ARG_VALUE', message: /encoding/ });
+    assert.throws(() => pool.createHash('sha256', { encoding: 'hex' }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /encoding/,
+    });
     assert.throws(() => pool.createHash('hmac'), { code: 'ERR_INVALID_ARG_TYPE', message: /hash/ });
     // An aborted signal: the hash is made destroyed (as a node:zlib stream), and digest() rejects.
     const aborted = pool.createHash('sha256', { signal: AbortSignal.abort() });
@@ -117,7 +138,10 @@ test('a hash is a Writable: pipeline a file into it, then digest()', async () =>
   try {
     const hash = pool.createHash('sha256');
     await pipeline(fs.createReadStream(file), hash);
-    assert.equal(await hash.digest('hex'), crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
+    assert.equal(
+      await hash.digest('hex'),
+      crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex'),
+    );
     // Strings written in an encoding, and many small writes buffered together.
     const text = pool.createHash('sha1');
     await pipeline(Readable.from(['a', 'b', 'c'].map((c) => c.repeat(1000))), text);
@@ -145,7 +169,8 @@ test('many hashes at once each stay in order; their chunks count as tasks', asyn
       for (let i = 0; i < inputs.length; i++) hashes[i].update(inputs[i].subarray(at, at + 65_536));
     }
     const digests = await Promise.all(hashes.map((h) => h.digest()));
-    for (let i = 0; i < inputs.length; i++) assert.deepEqual(digests[i], crypto.createHash('sha256').update(inputs[i]).digest());
+    for (let i = 0; i < inputs.length; i++)
+      assert.deepEqual(digests[i], crypto.createHash('sha256').update(inputs[i]).digest());
     const s = pool.stats();
     assert.ok(s.completed >= 32, 'at least two tasks per hash');
     assert.equal(s.pending, 0);
@@ -189,9 +214,9 @@ test('an aborted signal, a closed pool or a destroyed stream fails the hash', as
 test('a loaded kernel can be a hash too', async () => {
   const pool = new Pool();
   try {
-    const [name] = Pool.loadKernels(path.join(__dirname, '..', 'examples', 'kernels', 'build', 'tidepool_example_kernels.node')).filter(
-      (n) => n === 'example/sha256',
-    );
+    const [name] = Pool.loadKernels(
+      path.join(__dirname, '..', 'examples', 'kernels', 'build', 'tidepool_example_kernels.node'),
+    ).filter((n) => n === 'example/sha256');
     const hash = pool.createHash(name);
     const data = crypto.randomBytes(200_000);
     for (const piece of cuts(data, 5)) hash.update(piece);
@@ -209,10 +234,16 @@ test('destroy() stops the chunk running; the caller’s signal listener goes whe
     const hash = pool.createHash('md5');
     hash.on('error', () => {});
     hash.write(big); // a write goes to the pool as it is
-    await waitFor(() => pool.stats().busyThreads === 1, { what: 'a thread to take the hash’s task', state: poolState(pool) });
+    await waitFor(() => pool.stats().busyThreads === 1, {
+      what: 'a thread to take the hash’s task',
+      state: poolState(pool),
+    });
     hash.destroy();
     await assert.rejects(hash.digest(), { code: 'ERR_STREAM_DESTROYED' });
-    await waitFor(() => pool.stats().pending === 0, { what: 'the running chunk to stop', state: poolState(pool) });
+    await waitFor(() => pool.stats().pending === 0, {
+      what: 'the running chunk to stop',
+      state: poolState(pool),
+    });
     // It stopped: it was cancelled, not run to its end.
     assert.equal(pool.stats().completed, 0);
     assert.equal(pool.stats().failed, 1);
@@ -274,8 +305,14 @@ test('a signal that fires between chunks, or a chunk detached while it waits, fa
     new Uint8Array(bytes).fill(7);
     copied.update(new Uint8Array(bytes));
     structuredClone(bytes, { transfer: [bytes] });
-    assert.equal(await copied.digest('hex'), crypto.createHash('sha256').update(Buffer.alloc(100_000, 7)).digest('hex'));
-    await waitFor(() => pool.stats().pending === 0, { what: 'nothing pending', state: poolState(pool) });
+    assert.equal(
+      await copied.digest('hex'),
+      crypto.createHash('sha256').update(Buffer.alloc(100_000, 7)).digest('hex'),
+    );
+    await waitFor(() => pool.stats().pending === 0, {
+      what: 'nothing pending',
+      state: poolState(pool),
+    });
   } finally {
     await pool.close();
   }
@@ -307,8 +344,14 @@ test('digest() in the middle of writes covers every write and update before it, 
       // (node:crypto takes a write after digest() and hashes it into nothing;
       // the pool's hash refuses it, with an error: a documented difference.)
       const late = await new Promise((resolve) => hash.write('late', resolve));
-      if (who === 'tidepool') assert.ok(late instanceof Error, `${who}: a write after digest() fails`);
-      else assert.equal(late ?? null, null, `${who}: a write after digest() is called back without an error`);
+      if (who === 'tidepool')
+        assert.ok(late instanceof Error, `${who}: a write after digest() fails`);
+      else
+        assert.equal(
+          late ?? null,
+          null,
+          `${who}: a write after digest() is called back without an error`,
+        );
     }
     assert.equal(pool.stats().pending, 0);
   } finally {
@@ -369,7 +412,8 @@ test('update() after end() or digest() with writes under way: the digest is of w
       ended.write(a);
       ended.write(b);
       ended.end();
-      if (who === 'tidepool') assert.throws(() => ended.update('c'), { code: 'ERR_CRYPTO_HASH_FINALIZED' }, who);
+      if (who === 'tidepool')
+        assert.throws(() => ended.update('c'), { code: 'ERR_CRYPTO_HASH_FINALIZED' }, who);
       else ended.update('c');
       assert.equal(await out, want, `${who}: end()`);
       // digest(): both throw.

@@ -72,7 +72,9 @@ test('an element getter runs exactly once and its value is what is hashed and ke
     // Nor can a getter slip a larger binary past maxInputBytes.
     const sneaky = [];
     let n = 0;
-    Object.defineProperty(sneaky, 0, { get: () => (n++ === 0 ? Buffer.alloc(1 << 20) : Buffer.alloc(1)) });
+    Object.defineProperty(sneaky, 0, {
+      get: () => (n++ === 0 ? Buffer.alloc(1 << 20) : Buffer.alloc(1)),
+    });
     throwsCode(() => pool.post(sneaky), RangeError, 'ERR_OUT_OF_RANGE');
     assert.equal(n, 1);
     assert.equal(pool.stats().pending, 0);
@@ -96,7 +98,13 @@ test('an own byteLength property cannot lie about the size of a Buffer', async (
 });
 
 test("queueFull 'wait': what a waiting post hashes was fixed when it was posted", async () => {
-  const pool = new Pool({ kernel: 'sha256', encoding: 'hex', maxThreads: 1, maxQueue: 1, queueFull: 'wait' });
+  const pool = new Pool({
+    kernel: 'sha256',
+    encoding: 'hex',
+    maxThreads: 1,
+    maxQueue: 1,
+    queueFull: 'wait',
+  });
   try {
     const posts = [];
     const arrays = [];
@@ -126,19 +134,34 @@ test('detached binaries throw ERR_INVALID_STATE synchronously; nothing is queued
   try {
     const make = () => {
       const b = Buffer.alloc(4096, 1);
-      const views = { buffer: b, arrayBuffer: b.buffer, dataView: new DataView(b.buffer), floats: new Float64Array(b.buffer) };
+      const views = {
+        buffer: b,
+        arrayBuffer: b.buffer,
+        dataView: new DataView(b.buffer),
+        floats: new Float64Array(b.buffer),
+      };
       structuredClone(b.buffer, { transfer: [b.buffer] });
       return views;
     };
     for (const [kind, value] of Object.entries(make())) {
       throwsCode(() => pool.post(value), TypeError, 'ERR_INVALID_STATE', /detached/);
-      throwsCode(() => pool.post([Buffer.from('ok'), value]), TypeError, 'ERR_INVALID_STATE', /message\[1\]/);
+      throwsCode(
+        () => pool.post([Buffer.from('ok'), value]),
+        TypeError,
+        'ERR_INVALID_STATE',
+        /message\[1\]/,
+      );
       throwsCode(() => pool.postMessage({ data: value }), TypeError, 'ERR_INVALID_STATE');
       assert.equal(pool.stats().pending, 0, kind);
     }
     // Empty but attached binaries are fine: they hash as "".
     const empty = sha256('');
-    for (const value of [Buffer.alloc(0), new ArrayBuffer(0), new DataView(new ArrayBuffer(0)), Buffer.alloc(8).subarray(8)]) {
+    for (const value of [
+      Buffer.alloc(0),
+      new ArrayBuffer(0),
+      new DataView(new ArrayBuffer(0)),
+      Buffer.alloc(8).subarray(8),
+    ]) {
       assert.equal((await pool.post(value)).result.toString('hex'), empty);
     }
   } finally {
@@ -153,13 +176,25 @@ test('resizable ArrayBuffers are refused (they could shrink under a task); growa
     const inBounds = new Uint8Array(ab, 0, 32);
     const outOfBounds = new Uint8Array(new ArrayBuffer(64, { maxByteLength: 128 }), 16, 32);
     outOfBounds.buffer.resize(8);
-    for (const value of [ab, inBounds, new DataView(ab), outOfBounds, Buffer.from(ab), [Buffer.alloc(1), inBounds]]) {
+    for (const value of [
+      ab,
+      inBounds,
+      new DataView(ab),
+      outOfBounds,
+      Buffer.from(ab),
+      [Buffer.alloc(1), inBounds],
+    ]) {
       throwsCode(() => pool.post(value), TypeError, 'ERR_INVALID_ARG_VALUE', /resizable/);
     }
     // Nor does a resizable buffer pass for a shared one by its prototype.
     const disguised = new ArrayBuffer(16, { maxByteLength: 32 });
     Object.setPrototypeOf(disguised, SharedArrayBuffer.prototype);
-    throwsCode(() => pool.post(new Uint8Array(disguised)), TypeError, 'ERR_INVALID_ARG_VALUE', /resizable/);
+    throwsCode(
+      () => pool.post(new Uint8Array(disguised)),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      /resizable/,
+    );
     assert.equal(pool.stats().pending, 0);
     const sab = new SharedArrayBuffer(16, { maxByteLength: 64 });
     new Uint8Array(sab).fill(3);
@@ -174,7 +209,12 @@ test('a Proxy (of a Buffer, of an Array, or as an element) gets TypeError ERR_IN
   const pool = new Pool();
   try {
     const buf = Buffer.from('x');
-    for (const value of [new Proxy(buf, {}), new Proxy([buf], {}), [buf, new Proxy(buf, {})], { data: new Proxy(buf, {}) }]) {
+    for (const value of [
+      new Proxy(buf, {}),
+      new Proxy([buf], {}),
+      [buf, new Proxy(buf, {})],
+      { data: new Proxy(buf, {}) },
+    ]) {
       throwsCode(() => pool.post(value), TypeError, 'ERR_INVALID_ARG_TYPE', /Proxy/);
     }
     // A Proxy *message* is fine: only the binaries are read in place.
@@ -188,9 +228,19 @@ test('a Proxy (of a Buffer, of an Array, or as an element) gets TypeError ERR_IN
 test('holes and nested Arrays are refused with the index of the bad element', async () => {
   const pool = new Pool();
   try {
-    // eslint-disable-next-line no-sparse-arrays
-    throwsCode(() => pool.post([Buffer.alloc(1), , Buffer.alloc(1)]), TypeError, 'ERR_INVALID_ARG_TYPE', /message\[1\]/);
-    throwsCode(() => pool.post([[Buffer.alloc(1)]]), TypeError, 'ERR_INVALID_ARG_TYPE', /message\[0\]/);
+    throwsCode(
+      // eslint-disable-next-line no-sparse-arrays
+      () => pool.post([Buffer.alloc(1), , Buffer.alloc(1)]),
+      TypeError,
+      'ERR_INVALID_ARG_TYPE',
+      /message\[1\]/,
+    );
+    throwsCode(
+      () => pool.post([[Buffer.alloc(1)]]),
+      TypeError,
+      'ERR_INVALID_ARG_TYPE',
+      /message\[0\]/,
+    );
   } finally {
     await pool.close();
   }
@@ -219,17 +269,28 @@ test('a signal with its own addEventListener cannot half-queue a post: the task 
 
 test('the input fuzzer: every random input throws a typed error or hashes what was there (3 s, own process)', () => {
   const seed = Number(process.env.TIDEPOOL_FUZZ_SEED ?? Date.now() % 1e9);
-  const r = spawnSync(process.execPath, [path.join(__dirname, 'fuzz', 'input.js'), '--seconds', '3', '--seed', String(seed)], {
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  assert.equal(r.signal, null, `the fuzzer's process died of ${r.signal} (seed ${seed})\n${r.stderr}`);
+  const r = spawnSync(
+    process.execPath,
+    [path.join(__dirname, 'fuzz', 'input.js'), '--seconds', '3', '--seed', String(seed)],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
+  assert.equal(
+    r.signal,
+    null,
+    `the fuzzer's process died of ${r.signal} (seed ${seed})\n${r.stderr}`,
+  );
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /input fuzz: \d+ cases/);
 });
 
 test('builtins replaced after require() change nothing a post reads or checks (own process)', () => {
-  const r = spawnSync(process.execPath, [path.join(__dirname, 'fuzz', 'tampered-globals.js')], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'fuzz', 'tampered-globals.js')], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   assert.equal(r.signal, null, `died of ${r.signal}\n${r.stderr}`);
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), {

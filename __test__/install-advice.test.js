@@ -46,10 +46,19 @@ test('a checkout is told to npm install; a vendored packed copy is not called a 
   withTree({ 'repo/package.json': '{}' }, (root) => {
     const checkout = path.join(root, 'repo');
     assert.equal(installer(checkout, SOURCES), 'checkout');
-    assert.match(missingAddonAdvice(checkout, { own: SOURCES }), /This is a checkout: `npm install` builds/);
-    assert.match(missingAddonAdvice(checkout, { own: SOURCES, atInstall: true }), /^cargo was not found\. This is a checkout/);
+    assert.match(
+      missingAddonAdvice(checkout, { own: SOURCES }),
+      /This is a checkout: `npm install` builds/,
+    );
+    assert.match(
+      missingAddonAdvice(checkout, { own: SOURCES, atInstall: true }),
+      /^cargo was not found\. This is a checkout/,
+    );
     assert.equal(installer(checkout, PACKED), 'copy');
-    assert.match(missingAddonAdvice(checkout, { own: PACKED }), new RegExp(`Add it: \`npm install ${BINARY}@1\\.2\\.3\``));
+    assert.match(
+      missingAddonAdvice(checkout, { own: PACKED }),
+      new RegExp(`Add it: \`npm install ${BINARY}@1\\.2\\.3\``),
+    );
   });
 });
 
@@ -58,7 +67,10 @@ test('npm: a packed copy without its platform package names the package, the loc
     const dir = path.join(root, 'app', 'node_modules', NAME);
     assert.equal(installer(dir, PACKED), 'npm');
     const advice = missingAddonAdvice(dir, { own: PACKED });
-    assert.match(advice, new RegExp(`Add it: \`npm install ${BINARY}@1\\.2\\.3\` \\(or its tarball`));
+    assert.match(
+      advice,
+      new RegExp(`Add it: \`npm install ${BINARY}@1\\.2\\.3\` \\(or its tarball`),
+    );
     assert.match(advice, /--omit=optional/);
     assert.match(advice, /npm\/cli#4828/);
     assert.match(advice, /run `npm rebuild @tidepool-rs\/pool`/);
@@ -69,9 +81,15 @@ test('npm: sources whose install script did not run are told to rebuild, not to 
   withTree({ [`app/node_modules/${NAME}/package.json`]: '{}' }, (root) => {
     const dir = path.join(root, 'app', 'node_modules', NAME);
     const advice = missingAddonAdvice(dir, { own: SOURCES });
-    assert.match(advice, /installed from sources .* its install script did not run \(--ignore-scripts\?\)/);
+    assert.match(
+      advice,
+      /installed from sources .* its install script did not run \(--ignore-scripts\?\)/,
+    );
     assert.doesNotMatch(advice, /npm install @/);
-    assert.match(missingAddonAdvice(dir, { own: SOURCES, atInstall: true }), /and cargo was not found\. Build it/);
+    assert.match(
+      missingAddonAdvice(dir, { own: SOURCES, atInstall: true }),
+      /and cargo was not found\. Build it/,
+    );
   });
 });
 
@@ -83,12 +101,18 @@ test('pnpm, isolated or hoisted: approve-builds and pnpm rebuild, pnpm add for t
       [`hoisted/node_modules/${NAME}/package.json`]: '{}',
     },
     (root) => {
-      for (const dir of [path.join(root, 'iso/node_modules/.pnpm/x/node_modules', NAME), path.join(root, 'hoisted/node_modules', NAME)]) {
+      for (const dir of [
+        path.join(root, 'iso/node_modules/.pnpm/x/node_modules', NAME),
+        path.join(root, 'hoisted/node_modules', NAME),
+      ]) {
         assert.equal(installer(dir, SOURCES), 'pnpm', dir);
         const sources = missingAddonAdvice(dir, { own: SOURCES });
         assert.match(sources, /pnpm ran no install script/);
         assert.match(sources, /`pnpm approve-builds`.*run `pnpm rebuild @tidepool-rs\/pool`/);
-        assert.match(missingAddonAdvice(dir, { own: PACKED }), new RegExp(`\`pnpm add ${BINARY}@1\\.2\\.3\``));
+        assert.match(
+          missingAddonAdvice(dir, { own: PACKED }),
+          new RegExp(`\`pnpm add ${BINARY}@1\\.2\\.3\``),
+        );
       }
     },
   );
@@ -106,8 +130,14 @@ test('a platform package of another version, and a forced source build beside on
       const old = missingAddonAdvice(path.join(root, 'old/node_modules', NAME), { own: PACKED });
       assert.match(old, /is installed at 0\.0\.9, but this @tidepool-rs\/pool is 1\.2\.3/);
       assert.match(old, /or its tarball/);
-      const forced = missingAddonAdvice(path.join(root, 'fits/node_modules', NAME), { own: PACKED, atInstall: true });
-      assert.match(forced, /^cargo was not found\. TIDEPOOL_BUILD_FROM_SOURCE asks for a build from source/);
+      const forced = missingAddonAdvice(path.join(root, 'fits/node_modules', NAME), {
+        own: PACKED,
+        atInstall: true,
+      });
+      assert.match(
+        forced,
+        /^cargo was not found\. TIDEPOOL_BUILD_FROM_SOURCE asks for a build from source/,
+      );
       assert.match(forced, /unset it to use/);
       assert.doesNotMatch(forced, /takes only its own version/);
     },

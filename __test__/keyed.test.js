@@ -28,7 +28,11 @@ test('hmac equals crypto.createHmac for every hash, key form and input shape', a
         ['empty', '', ''],
         ['Buffer', keyBytes, keyBytes],
         ['Uint8Array', new Uint8Array(keyBytes), keyBytes],
-        ['DataView', new DataView(keyBytes.buffer, keyBytes.byteOffset + 3, 50), keyBytes.subarray(3, 53)],
+        [
+          'DataView',
+          new DataView(keyBytes.buffer, keyBytes.byteOffset + 3, 50),
+          keyBytes.subarray(3, 53),
+        ],
         ['ArrayBuffer', new Uint8Array(keyBytes).buffer, keyBytes],
       ];
       for (const [form, key, same] of keys) {
@@ -38,7 +42,11 @@ test('hmac equals crypto.createHmac for every hash, key form and input shape', a
       }
       const parts = [data.subarray(0, 1000), data.subarray(1000)];
       const { result } = await pool.post(parts, { params: { hash, key: 'k' } });
-      assert.equal(result.toString('hex'), crypto.createHmac(hash, 'k').update(data).digest('hex'), `${hash} of slices`);
+      assert.equal(
+        result.toString('hex'),
+        crypto.createHmac(hash, 'k').update(data).digest('hex'),
+        `${hash} of slices`,
+      );
     }
   } finally {
     await pool.close();
@@ -87,28 +95,52 @@ test('a getter that detaches an earlier key is refused with a typed error, not a
 });
 
 test('hmac needs its hash and key: a pool or post without them throws, naming what is missing', () => {
-  assert.throws(() => new Pool({ kernel: 'hmac' }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /options\.params\.hash/ });
+  assert.throws(() => new Pool({ kernel: 'hmac' }), {
+    name: 'TypeError',
+    code: 'ERR_INVALID_ARG_TYPE',
+    message: /options\.params\.hash/,
+  });
   assert.throws(() => new Pool({ kernel: 'hmac', params: { hash: 'sha256' } }), {
     code: 'ERR_INVALID_ARG_TYPE',
     message: /options\.params\.key/,
   });
   const pool = new Pool();
   try {
-    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'hmac' }), { code: 'ERR_INVALID_ARG_TYPE', message: /hash/ });
-    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha3-256', key: 'k' } }), {
-      name: 'TypeError',
-      code: 'ERR_INVALID_ARG_VALUE',
-      message: /options\.params\.hash' must be one of 'sha256'.*Received type string \('sha3-256'\)/,
-    });
-    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha256', key: 42 } }), {
+    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'hmac' }), {
       code: 'ERR_INVALID_ARG_TYPE',
+      message: /hash/,
     });
-    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha256', key: {} } }), {
-      code: 'ERR_INVALID_ARG_TYPE',
-    });
-    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha256', key: 'k', salt: 1 } }), {
-      code: 'ERR_INVALID_ARG_VALUE',
-    });
+    assert.throws(
+      () => pool.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha3-256', key: 'k' } }),
+      {
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_VALUE',
+        message:
+          /options\.params\.hash' must be one of 'sha256'.*Received type string \('sha3-256'\)/,
+      },
+    );
+    assert.throws(
+      () => pool.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha256', key: 42 } }),
+      {
+        code: 'ERR_INVALID_ARG_TYPE',
+      },
+    );
+    assert.throws(
+      () => pool.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha256', key: {} } }),
+      {
+        code: 'ERR_INVALID_ARG_TYPE',
+      },
+    );
+    assert.throws(
+      () =>
+        pool.post(Buffer.alloc(1), {
+          kernel: 'hmac',
+          params: { hash: 'sha256', key: 'k', salt: 1 },
+        }),
+      {
+        code: 'ERR_INVALID_ARG_VALUE',
+      },
+    );
   } finally {
     pool.destroy();
   }
@@ -137,13 +169,20 @@ test("blake3's keyed and derive-key modes give the spec's test vectors", async (
       '2cc39783c223154fea8dfb7c1b1660f2ac2dcbd1c1de8277b0b0dd39b7e50d7d',
     );
     // Without params: the plain hash (spec vector for the empty input).
-    assert.equal((await pool.post(Buffer.alloc(0))).result, 'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262');
+    assert.equal(
+      (await pool.post(Buffer.alloc(0))).result,
+      'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262',
+    );
     assert.throws(() => pool.post(Buffer.alloc(0), { params: { key: key.subarray(1) } }), {
       code: 'ERR_INVALID_ARG_VALUE',
       message: /options\.params\.key' must be 32 bytes long/,
     });
-    assert.throws(() => pool.post(Buffer.alloc(0), { params: { key, context } }), { code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => pool.post(Buffer.alloc(0), { params: { context: key } }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => pool.post(Buffer.alloc(0), { params: { key, context } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
+    assert.throws(() => pool.post(Buffer.alloc(0), { params: { context: key } }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
   } finally {
     await pool.close();
   }
@@ -158,7 +197,8 @@ test('xxh3 and xxh64 take a seed as a number or a bigint, within 0..2^64-1', asy
     const seeded = (await pool.post(data, { params: { seed: 7 } })).result;
     assert.notEqual(seeded, unseeded);
     assert.equal((await pool.post(data, { params: { seed: 7n } })).result, seeded);
-    const max = (await pool.post(data, { kernel: 'xxh3', params: { seed: 2n ** 64n - 1n } })).result;
+    const max = (await pool.post(data, { kernel: 'xxh3', params: { seed: 2n ** 64n - 1n } }))
+      .result;
     assert.match(max, /^[0-9a-f]{16}$/);
     for (const seed of [-1, 2 ** 64, 2n ** 64n, -1n, 1.5]) {
       assert.throws(
@@ -167,7 +207,9 @@ test('xxh3 and xxh64 take a seed as a number or a bigint, within 0..2^64-1', asy
         String(seed),
       );
     }
-    assert.throws(() => pool.post(data, { params: { seed: '7' } }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => pool.post(data, { params: { seed: '7' } }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
     assert.throws(() => pool.post(data, { kernel: 'sha256', params: { seed: 7 } }), {
       code: 'ERR_INVALID_ARG_VALUE',
       message: /takes none/,
@@ -192,14 +234,21 @@ test("posts with params that wait for room (queueFull 'wait', 'drop-oldest') kee
   const data = Buffer.alloc(256 * 1024, 1);
   const want = (key) => crypto.createHmac('sha1', key).update(data).digest('hex');
   for (const queueFull of ['wait', 'drop-oldest']) {
-    const pool = new Pool({ kernel: 'hmac', maxThreads: 1, maxQueue: 1, queueFull, params: { hash: 'sha1', key: 'pool' } });
+    const pool = new Pool({
+      kernel: 'hmac',
+      maxThreads: 1,
+      maxQueue: 1,
+      queueFull,
+      params: { hash: 'sha1', key: 'pool' },
+    });
     try {
       const posts = [];
       for (let i = 0; i < 20; i++) {
         const key = `key ${i}`;
         posts.push(
           pool.post(data, { params: { hash: 'sha1', key } }).then(
-            ({ result }) => assert.equal(result.toString('hex'), want(key), `${queueFull}: post ${i}`),
+            ({ result }) =>
+              assert.equal(result.toString('hex'), want(key), `${queueFull}: post ${i}`),
             (err) => assert.equal(err.code, 'ERR_TIDEPOOL_DROPPED', `${queueFull}: post ${i}`),
           ),
         );
@@ -217,7 +266,11 @@ test('hostile params: huge bigints, inherited names, SharedArrayBuffer and detac
   try {
     // A bigint past 128 bits is out of range, not cut to its low bits.
     for (const seed of [2n ** 128n + 5n, 2n ** 1000n, -(2n ** 128n)]) {
-      assert.throws(() => pool.post(data, { params: { seed } }), { code: 'ERR_OUT_OF_RANGE' }, String(seed));
+      assert.throws(
+        () => pool.post(data, { params: { seed } }),
+        { code: 'ERR_OUT_OF_RANGE' },
+        String(seed),
+      );
     }
     // Inherited names are not parameters: only own ones are read (own-options.test.js).
     const seeded = (await pool.post(data, { params: { seed: 9 } })).result;
@@ -227,7 +280,8 @@ test('hostile params: huge bigints, inherited names, SharedArrayBuffer and detac
     // A SharedArrayBuffer key is a binary like any other.
     const sab = new SharedArrayBuffer(4);
     new Uint8Array(sab).set([1, 2, 3, 4]);
-    const mac = (await pool.post(data, { kernel: 'hmac', params: { hash: 'sha256', key: sab } })).result;
+    const mac = (await pool.post(data, { kernel: 'hmac', params: { hash: 'sha256', key: sab } }))
+      .result;
     assert.equal(
       mac,
       crypto

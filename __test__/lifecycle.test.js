@@ -15,8 +15,18 @@ const ROOT = path.join(__dirname, '..');
 /** Runs `code` in a fresh node process; returns { status, stdout, stderr, ms }. */
 function runNode(code, { args = [], timeout = 20_000 } = {}) {
   const t = Date.now();
-  const r = spawnSync(process.execPath, [...args, '-e', code], { cwd: ROOT, encoding: 'utf8', timeout });
-  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, ms: Date.now() - t };
+  const r = spawnSync(process.execPath, [...args, '-e', code], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout,
+  });
+  return {
+    status: r.status,
+    signal: r.signal,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    ms: Date.now() - t,
+  };
 }
 
 function osThreads() {
@@ -41,7 +51,10 @@ test('close() finishes queued tasks, then resolves with the threads joined', asy
 test('destroy() rejects queued tasks, cancels the running one, and resolves quickly', async () => {
   const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
   const running = pool.post(micros(10_000_000));
-  await waitFor(() => pool.stats().busyThreads === 1, { what: 'the thread to start the first task', state: poolState(pool) });
+  await waitFor(() => pool.stats().busyThreads === 1, {
+    what: 'the thread to start the first task',
+    state: poolState(pool),
+  });
   const queued = Array.from({ length: 10 }, () => pool.post(micros(10_000_000)));
   const settled = Promise.allSettled([running, ...queued]);
   const t = Date.now();
@@ -67,7 +80,9 @@ test('destroy() after close() still settles everything', async () => {
   await pool.destroy();
   await closed;
   const outcomes = await tasks;
-  assert.ok(outcomes.every((o) => o.status === 'rejected' && o.reason.code === 'ERR_TIDEPOOL_DESTROYED'));
+  assert.ok(
+    outcomes.every((o) => o.status === 'rejected' && o.reason.code === 'ERR_TIDEPOOL_DESTROYED'),
+  );
 });
 
 test('Symbol.asyncDispose closes the pool', async () => {

@@ -34,12 +34,16 @@ test('every metric is there, with its type, and the histograms count what stats(
   const server = await serve(registry);
   try {
     await Promise.all(Array.from({ length: 200 }, (_, i) => pool.post(Buffer.alloc(64 + i))));
-    await assert.rejects(pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }), { code: 'Z_DATA_ERROR' });
+    await assert.rejects(pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }), {
+      code: 'Z_DATA_ERROR',
+    });
     const ac = new AbortController();
     const aborted = pool.post(micros(200_000), { kernel: 'sleep', signal: ac.signal });
     ac.abort();
     await assert.rejects(aborted, { name: 'AbortError' });
-    await assert.rejects(pool.post(micros(200_000), { kernel: 'sleep', timeoutMs: 10 }), { code: 'ERR_TIDEPOOL_TIMEOUT' });
+    await assert.rejects(pool.post(micros(200_000), { kernel: 'sleep', timeoutMs: 10 }), {
+      code: 'ERR_TIDEPOOL_TIMEOUT',
+    });
     const m = await server.scrape();
     for (const [name, type] of Object.entries(NAMES)) assert.equal(m.types[name], type, name);
     const stats = pool.stats();
@@ -48,7 +52,9 @@ test('every metric is there, with its type, and the histograms count what stats(
     assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'aborted' }), 1);
     assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'timed_out' }), 1);
     assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'dropped' }), 0);
-    const failed = m.samples.filter((s) => s.name === 'tidepool_tasks_total' && s.labels.outcome !== 'completed');
+    const failed = m.samples.filter(
+      (s) => s.name === 'tidepool_tasks_total' && s.labels.outcome !== 'completed',
+    );
     assert.equal(
       failed.reduce((sum, s) => sum + s.value, 0),
       stats.failed,
@@ -63,7 +69,8 @@ test('every metric is there, with its type, and the histograms count what stats(
       assert.equal(count, latency.count, name);
       assert.equal(value(m, `${name}_bucket`, { le: '+Inf' }), count);
       const buckets = m.samples.filter((s) => s.name === `${name}_bucket`);
-      for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i].value >= buckets[i - 1].value, `${name} buckets grow`);
+      for (let i = 1; i < buckets.length; i++)
+        assert.ok(buckets[i].value >= buckets[i - 1].value, `${name} buckets grow`);
       assert.ok(value(m, `${name}_sum`) > 0);
     }
     // The 10 ms timeout ran for at least 10 ms: the run histogram puts it past 4 ms.
@@ -89,7 +96,10 @@ test('the queue-age gauge rises under a step and falls to 0; counters only grow,
     await new Promise((resolve) => setTimeout(resolve, 60));
     const during = await server.scrape();
     assert.ok(value(during, 'tidepool_queue_length') >= 1);
-    assert.ok(value(during, 'tidepool_queue_oldest_age_seconds') >= 0.03, `${value(during, 'tidepool_queue_oldest_age_seconds')} s`);
+    assert.ok(
+      value(during, 'tidepool_queue_oldest_age_seconds') >= 0.03,
+      `${value(during, 'tidepool_queue_oldest_age_seconds')} s`,
+    );
     hold.release();
     await Promise.all([hold.settled, ...step]);
     pool.stats({ reset: true });
@@ -99,9 +109,16 @@ test('the queue-age gauge rises under a step and falls to 0; counters only grow,
     for (const s of during.samples) {
       if (!/_total$|_bucket$|_count$|_sum$/.test(s.name)) continue;
       const later = value(after, s.name, s.labels);
-      assert.ok(later >= s.value, `${s.name} ${JSON.stringify(s.labels)} went from ${s.value} to ${later}`);
+      assert.ok(
+        later >= s.value,
+        `${s.name} ${JSON.stringify(s.labels)} went from ${s.value} to ${later}`,
+      );
     }
-    assert.equal(value(after, 'tidepool_task_run_seconds_count'), 12, 'the reset left the histograms whole');
+    assert.equal(
+      value(after, 'tidepool_task_run_seconds_count'),
+      12,
+      'the reset left the histograms whole',
+    );
     assert.equal(pool.stats().runTime.count, 0, 'stats() starts afresh');
   } finally {
     hold?.release();
@@ -121,7 +138,10 @@ test('several pools in one registry are told apart by labels; bad options throw'
     let m = parse(await registry.metrics());
     assert.equal(value(m, 'tidepool_tasks_total', { pool: 'a', outcome: 'completed' }), 1);
     assert.equal(value(m, 'tidepool_tasks_total', { pool: 'b', outcome: 'completed' }), 0);
-    assert.throws(() => collectMetrics(b, { registry, labels: { pool: 'a' } }), { code: 'ERR_INVALID_ARG_VALUE', message: /apart/ });
+    assert.throws(() => collectMetrics(b, { registry, labels: { pool: 'a' } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /apart/,
+    });
     stopB();
     m = parse(await registry.metrics());
     assert.equal(
@@ -145,11 +165,20 @@ test('several pools in one registry are told apart by labels; bad options throw'
     assert.equal(parse(await registry.metrics()).types.other_threads, 'gauge');
 
     assert.throws(() => collectMetrics({}), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => collectMetrics(a, { registy: registry }), { code: 'ERR_INVALID_ARG_VALUE', message: /registry/ });
+    assert.throws(() => collectMetrics(a, { registy: registry }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /registry/,
+    });
     assert.throws(() => collectMetrics(a, { registry: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => collectMetrics(a, { registry, prefix: '9bad' }), { code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => collectMetrics(a, { registry, labels: { le: 'x' } }), { code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => collectMetrics(a, { registry, labels: { pool: 1 } }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => collectMetrics(a, { registry, prefix: '9bad' }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
+    assert.throws(() => collectMetrics(a, { registry, labels: { le: 'x' } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
+    assert.throws(() => collectMetrics(a, { registry, labels: { pool: 1 } }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
     // The default registry, when none is given.
     const stop = collectMetrics(a, { labels: { pool: 'default' } });
     assert.equal(parse(await client.register.metrics()).types.tidepool_threads, 'gauge');
@@ -179,21 +208,33 @@ test('OpenMetrics names, batch cancellations, a closed pool replaced, and what i
     ac.abort();
     await assert.rejects(batch, { name: 'AbortError' });
     // (The task that was running settles once its kernel stopped.)
-    await waitFor(() => old.stats().pending === 0, { what: 'the running task to settle', state: poolState(old) });
+    await waitFor(() => old.stats().pending === 0, {
+      what: 'the running task to settle',
+      state: poolState(old),
+    });
     const after = await registry.metrics();
     assert.match(after, /^tidepool_tasks_total\{pool="p",outcome="aborted"\} 5$/m);
     assert.doesNotMatch(after, /outcome="failed"/);
     // An empty label would be the same series as none.
-    assert.throws(() => collectMetrics(old, { registry, labels: { pool: '' } }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => collectMetrics(old, { registry, labels: { pool: '' } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
     // The same labels for a second pool: refused while the first is open, taken once it closed.
     const next = new Pool();
-    assert.throws(() => collectMetrics(next, { registry, labels: { pool: 'p' } }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => collectMetrics(next, { registry, labels: { pool: 'p' } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
     await old.close();
     collectMetrics(next, { registry, labels: { pool: 'p' } });
     await next.post(Buffer.from('x'));
-    assert.match(await registry.metrics(), /^tidepool_tasks_total\{pool="p",outcome="completed"\} 1$/m);
+    assert.match(
+      await registry.metrics(),
+      /^tidepool_tasks_total\{pool="p",outcome="completed"\} 1$/m,
+    );
     await next.close();
-    assert.throws(() => collectMetrics(Object.create(Pool.prototype), { registry }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => collectMetrics(Object.create(Pool.prototype), { registry }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
   } finally {
     await old.close();
   }
@@ -216,10 +257,16 @@ test("a map() source's own error codes count as one `other` series; tidepool's a
       await assert.rejects(pool.map(failing(error), { kernel: 'sleep' }).next(), error);
     }
     // A code Node gives (a source reading files) and one without a code.
-    await assert.rejects(pool.map(failing(codeOf('ENOENT')), { kernel: 'sleep' }).next(), { code: 'ENOENT' });
-    await assert.rejects(pool.map(failing(new Error('no code')), { kernel: 'sleep' }).next(), { message: 'no code' });
+    await assert.rejects(pool.map(failing(codeOf('ENOENT')), { kernel: 'sleep' }).next(), {
+      code: 'ENOENT',
+    });
+    await assert.rejects(pool.map(failing(new Error('no code')), { kernel: 'sleep' }).next(), {
+      message: 'no code',
+    });
     // A kernel's failure.
-    await assert.rejects(pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }), { code: 'Z_DATA_ERROR' });
+    await assert.rejects(pool.post(Buffer.from('not gzip'), { kernel: 'gunzip' }), {
+      code: 'Z_DATA_ERROR',
+    });
     // The cancelled sleep tasks settle once their kernel stopped (within a millisecond each).
     const deadline = Date.now() + 10_000;
     while (pool.stats().pending !== 0) {
@@ -227,9 +274,14 @@ test("a map() source's own error codes count as one `other` series; tidepool's a
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const m = parse(await registry.metrics());
-    const failed = m.samples.filter((s) => s.name === 'tidepool_tasks_total' && s.labels.outcome === 'failed');
+    const failed = m.samples.filter(
+      (s) => s.name === 'tidepool_tasks_total' && s.labels.outcome === 'failed',
+    );
     assert.deepEqual(failed.map((s) => s.labels.code).sort(), ['ENOENT', 'Z_DATA_ERROR', 'other']);
-    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'failed', code: 'other' }), distinct + 1);
+    assert.equal(
+      value(m, 'tidepool_tasks_total', { outcome: 'failed', code: 'other' }),
+      distinct + 1,
+    );
     assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'failed', code: 'ENOENT' }), 1);
     assert.equal(
       failed.reduce((sum, s) => sum + s.value, 0),

@@ -49,7 +49,13 @@ function blocks(markdown) {
     assert.ok(i < lines.length, `docs/migrating.md:${line}: the block is never closed`);
     const all = open[2].trim().split(/\s+/).filter(Boolean);
     const value = (key) => all.find((f) => f.startsWith(`${key}=`))?.slice(key.length + 1);
-    const flags = { esm: all.includes('esm'), fragment: all.includes('fragment'), file: value('file'), output: value('output'), all };
+    const flags = {
+      esm: all.includes('esm'),
+      fragment: all.includes('fragment'),
+      file: value('file'),
+      output: value('output'),
+      all,
+    };
     out.push({ lang: open[1], flags, code: `${body.join('\n')}\n`, line });
   }
   return out;
@@ -67,7 +73,8 @@ for (const block of runnable) {
 }
 
 /** Error codes (`ABORT_ERR`, `ERR_TIDEPOOL_TIMEOUT`, `Z_DATA_ERROR`) and error names (`AbortError`) in `text`, in order. */
-const errorNames = (text) => text.match(/\b(?:[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z][A-Za-z]*Error)\b/g) ?? [];
+const errorNames = (text) =>
+  text.match(/\b(?:[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z][A-Za-z]*Error)\b/g) ?? [];
 
 /** What the comments of a block's `console.log(…); // …` lines say it prints: the error codes and names, in order. */
 function promisedErrors(code) {
@@ -81,7 +88,11 @@ function promisedErrors(code) {
 function project() {
   const dir = projectWithTidepool('tidepool-migrating-');
   for (const peer of PEERS) {
-    fs.symlinkSync(path.join(ROOT, 'node_modules', peer), path.join(dir, 'node_modules', peer), 'junction');
+    fs.symlinkSync(
+      path.join(ROOT, 'node_modules', peer),
+      path.join(dir, 'node_modules', peer),
+      'junction',
+    );
   }
   for (const block of workerFiles) fs.writeFileSync(path.join(dir, block.flags.file), block.code);
   return dir;
@@ -101,13 +112,21 @@ function run(block) {
       killSignal: 'SIGKILL',
     });
     const output = `\n--- stdout\n${child.stdout}\n--- stderr\n${child.stderr}`;
-    assert.equal(child.error, undefined, `${where}: ${child.error?.message} (limit ${RUN_TIMEOUT_MS} ms)${output}`);
+    assert.equal(
+      child.error,
+      undefined,
+      `${where}: ${child.error?.message} (limit ${RUN_TIMEOUT_MS} ms)${output}`,
+    );
     assert.equal(child.signal, null, `${where}: killed by ${child.signal}${output}`);
     assert.equal(child.status, 0, `${where}: exit ${child.status}${output}`);
     assert.equal(child.stderr, '', `${where}: wrote to stderr${output}`);
     assert.doesNotMatch(child.stdout, /\bfalse\b/, `${where}: a check printed false${output}`);
     assert.notEqual(child.stdout.trim(), '', `${where}: printed nothing`);
-    assert.deepEqual(errorNames(child.stdout), promisedErrors(block.code), `${where}: prints other errors than its comments say${output}`);
+    assert.deepEqual(
+      errorNames(child.stdout),
+      promisedErrors(block.code),
+      `${where}: prints other errors than its comments say${output}`,
+    );
     return child.stdout;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -116,17 +135,23 @@ function run(block) {
 
 test('docs/migrating.md: every block is one the test knows, and every example runs', () => {
   assert.deepEqual(
-    all.filter((b) => !LANGS.includes(b.lang)).map((b) => `${b.lang || '(none)'} at line ${b.line}`),
+    all
+      .filter((b) => !LANGS.includes(b.lang))
+      .map((b) => `${b.lang || '(none)'} at line ${b.line}`),
     [],
     `blocks are ${LANGS.join(', ')}`,
   );
   assert.deepEqual(
-    all.flatMap((b) => b.flags.all.filter((f) => !FLAGS.test(f)).map((f) => `${f} at line ${b.line}`)),
+    all.flatMap((b) =>
+      b.flags.all.filter((f) => !FLAGS.test(f)).map((f) => `${f} at line ${b.line}`),
+    ),
     [],
     'unknown fence flags',
   );
   assert.deepEqual(
-    all.filter((b) => b.lang !== 'js' && (b.flags.file || b.flags.output || b.flags.esm)).map((b) => b.line),
+    all
+      .filter((b) => b.lang !== 'js' && (b.flags.file || b.flags.output || b.flags.esm))
+      .map((b) => b.line),
     [],
     'file=, output= and esm are for js blocks',
   );
@@ -145,7 +170,10 @@ test('docs/migrating.md: the worker files have distinct names, and each is loade
   assert.deepEqual([...new Set(names)], names, 'one block per file');
   for (const block of workerFiles) {
     assert.ok(
-      runnable.some((b) => b.code.includes(`'${block.flags.file}'`) || b.code.includes(`'./${block.flags.file}'`)),
+      runnable.some(
+        (b) =>
+          b.code.includes(`'${block.flags.file}'`) || b.code.includes(`'./${block.flags.file}'`),
+      ),
       `docs/migrating.md:${block.line}: no example loads ${block.flags.file}`,
     );
   }
@@ -154,16 +182,26 @@ test('docs/migrating.md: the worker files have distinct names, and each is loade
 test('docs/migrating.md: there is a "before" for every pool the guide migrates from, and each before has its after', () => {
   for (const peer of PEERS) {
     assert.ok(
-      runnable.some((b) => b.code.includes(`require('${peer}')`) || b.code.includes(`from '${peer}'`)),
+      runnable.some(
+        (b) => b.code.includes(`require('${peer}')`) || b.code.includes(`from '${peer}'`),
+      ),
       `no example uses ${peer}`,
     );
   }
   assert.ok(groups.size >= 5, `${groups.size} before/after groups`);
   for (const [id, members] of groups) {
-    assert.ok(members.length >= 2, `output=${id} (line ${members[0].line}) has nothing to be compared with`);
+    assert.ok(
+      members.length >= 2,
+      `output=${id} (line ${members[0].line}) has nothing to be compared with`,
+    );
     const peers = members.filter((b) => PEERS.some((peer) => b.code.includes(`'${peer}'`)));
-    const tidepool = members.filter((b) => b.code.includes(`'@tidepool-rs/pool'`) && !peers.includes(b));
-    assert.ok(peers.length >= 1 && tidepool.length >= 1, `output=${id}: a before (a peer pool) and an after (tidepool alone)`);
+    const tidepool = members.filter(
+      (b) => b.code.includes(`'@tidepool-rs/pool'`) && !peers.includes(b),
+    );
+    assert.ok(
+      peers.length >= 1 && tidepool.length >= 1,
+      `output=${id}: a before (a peer pool) and an after (tidepool alone)`,
+    );
   }
   // The worked example of the reference workload covers all three peers.
   const reference = groups.get('reference') ?? [];
@@ -186,7 +224,11 @@ for (const [id, members] of groups) {
     const outputs = members.map((block) => ({ block, stdout: run(block) }));
     const [first, ...rest] = outputs;
     for (const { block, stdout } of rest) {
-      assert.equal(stdout, first.stdout, `docs/migrating.md:${block.line} and docs/migrating.md:${first.block.line} differ`);
+      assert.equal(
+        stdout,
+        first.stdout,
+        `docs/migrating.md:${block.line} and docs/migrating.md:${first.block.line} differ`,
+      );
     }
   });
 }
@@ -201,10 +243,31 @@ test('docs/migrating.md: the TypeScript examples type-check with tsc --strict', 
       return file;
     });
     const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'commonjs', '--esModuleInterop'];
-    args.push('--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types'), ...files);
-    const child = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', timeout: RUN_TIMEOUT_MS, killSignal: 'SIGKILL' });
-    const where = (out) => out.replace(/example(\d+)\.ts/g, (_, i) => `docs/migrating.md:${ts[Number(i)].line}`);
+    const args = [
+      tsc,
+      '--noEmit',
+      '--strict',
+      '--target',
+      'es2022',
+      '--module',
+      'commonjs',
+      '--esModuleInterop',
+    ];
+    args.push(
+      '--types',
+      'node',
+      '--typeRoots',
+      path.join(ROOT, 'node_modules', '@types'),
+      ...files,
+    );
+    const child = spawnSync(process.execPath, args, {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: RUN_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
+    const where = (out) =>
+      out.replace(/example(\d+)\.ts/g, (_, i) => `docs/migrating.md:${ts[Number(i)].line}`);
     assert.equal(child.error, undefined, String(child.error));
     assert.equal(child.status, 0, where(`${child.stdout}\n${child.stderr}`));
   } finally {
@@ -220,9 +283,13 @@ test('docs/migrating.md: its links lead to files and headings that exist', () =>
     const [target, anchor] = link.split('#');
     const file = target === '' ? GUIDE : path.resolve(path.dirname(GUIDE), target);
     assert.ok(fs.existsSync(file), `${link}: no ${path.relative(ROOT, file)}`);
-    if (path.basename(file) === 'BENCHMARKS.md') assert.equal(anchor, undefined, `${link}: link BENCHMARKS.md, not its sections`);
+    if (path.basename(file) === 'BENCHMARKS.md')
+      assert.equal(anchor, undefined, `${link}: link BENCHMARKS.md, not its sections`);
     if (anchor !== undefined && file.endsWith('.md')) {
-      assert.ok(anchors(fs.readFileSync(file, 'utf8')).has(anchor), `${link}: ${path.relative(ROOT, file)} has no heading #${anchor}`);
+      assert.ok(
+        anchors(fs.readFileSync(file, 'utf8')).has(anchor),
+        `${link}: ${path.relative(ROOT, file)} has no heading #${anchor}`,
+      );
     }
   }
 });

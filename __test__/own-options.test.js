@@ -56,10 +56,13 @@ async function exercise(registry) {
       (await pool.post(input, { kernel: 'gzip', params: { level: 6 } })).result.toString('hex'),
     );
     await attempt('pool params', async () => (await gzipPool.post(input)).result.toString('hex'));
-    await attempt('postMany(a, {})', async () => (await pool.postMany([input], {})).map((r) => r.toString('hex')));
+    await attempt('postMany(a, {})', async () =>
+      (await pool.postMany([input], {})).map((r) => r.toString('hex')),
+    );
     await attempt('map(a, {})', async () => {
       const results = [];
-      for await (const { result } of pool.map([input, input], {})) results.push(result.toString('hex'));
+      for await (const { result } of pool.map([input, input], {}))
+        results.push(result.toString('hex'));
       return results;
     });
     await attempt('map(a)', async () => {
@@ -67,14 +70,25 @@ async function exercise(registry) {
       for await (const { result } of pool.map([input])) results.push(result.toString('hex'));
       return results;
     });
-    await attempt('postFile(p, {})', async () => (await pool.postFile(__filename, {})).result.toString('hex'));
-    await attempt('createGzip({})', async () => (await output(pool.createGzip({}), input)).toString('hex'));
-    await attempt('createGzip({ params })', async () => (await output(pool.createGzip({ params: { level: 6 } }), input)).toString('hex'));
-    await attempt('createHash(k, {})', () => pool.createHash('sha256', {}).update(input).digest('hex'));
+    await attempt('postFile(p, {})', async () =>
+      (await pool.postFile(__filename, {})).result.toString('hex'),
+    );
+    await attempt('createGzip({})', async () =>
+      (await output(pool.createGzip({}), input)).toString('hex'),
+    );
+    await attempt('createGzip({ params })', async () =>
+      (await output(pool.createGzip({ params: { level: 6 } }), input)).toString('hex'),
+    );
+    await attempt('createHash(k, {})', () =>
+      pool.createHash('sha256', {}).update(input).digest('hex'),
+    );
     await attempt('stats({})', () => {
       const before = pool.stats().runTime.count;
       const after = pool.stats({}).runTime.count;
-      return { counted: before > 0, kept: after === before && pool.stats().runTime.count === after };
+      return {
+        counted: before > 0,
+        kept: after === before && pool.stats().runTime.count === after,
+      };
     });
     await attempt('collectMetrics(pool, { registry })', () => {
       collectMetrics(pool, { registry });
@@ -132,13 +146,23 @@ test('a polluted Object.prototype is neither refused nor read as options or para
 test('own unknown names are still refused, inherited ones are not options', async () => {
   const pool = new Pool();
   try {
-    assert.throws(() => pool.post(Buffer.alloc(1), { kernal: 'md5' }), { code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'gzip', params: { levle: 1 } }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => pool.post(Buffer.alloc(1), { kernal: 'md5' }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
+    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'gzip', params: { levle: 1 } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
     assert.throws(() => new Pool({ maxThread: 2 }), { code: 'ERR_INVALID_ARG_VALUE' });
     // An object made from another holds its prototype's names as inherited: not options.
-    const { result } = await pool.post(Buffer.from('x'), Object.create({ kernel: 'md5', kernal: 'md5' }));
+    const { result } = await pool.post(
+      Buffer.from('x'),
+      Object.create({ kernel: 'md5', kernal: 'md5' }),
+    );
     assert.equal(result.length, 32, 'SHA-256, not MD5');
-    const gzip = await pool.post(Buffer.from('x'), { kernel: 'gzip', params: Object.create({ level: 'not a level' }) });
+    const gzip = await pool.post(Buffer.from('x'), {
+      kernel: 'gzip',
+      params: Object.create({ level: 'not a level' }),
+    });
     assert.equal(gzip.result[0], 0x1f);
   } finally {
     await pool.close();

@@ -30,7 +30,13 @@ async function fsFailure(file) {
     () => assert.fail(`${file} was read`),
     (e) => e,
   );
-  return { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall, path: err.path };
+  return {
+    message: err.message,
+    code: err.code,
+    errno: err.errno,
+    syscall: err.syscall,
+    path: err.path,
+  };
 }
 
 test('a file gives what the kernel gives for its bytes, whatever its size', async () => {
@@ -42,7 +48,10 @@ test('a file gives what the kernel gives for its bytes, whatever its size', asyn
       const file = fileOf(`random-${size}`, data);
       for (const kernel of ['sha256', 'sha512', 'md5', 'blake3']) {
         const { result, path: given } = await pool.postFile(file, { kernel });
-        const expected = kernel === 'blake3' ? (await pool.post(data, { kernel })).result : crypto.createHash(kernel).update(data).digest();
+        const expected =
+          kernel === 'blake3'
+            ? (await pool.post(data, { kernel })).result
+            : crypto.createHash(kernel).update(data).digest();
         assert.deepEqual(result, expected, `${kernel} of ${size} bytes`);
         assert.equal(given, file);
       }
@@ -106,8 +115,20 @@ test('a missing file, a directory and an unreadable file fail as fs fails', asyn
       assert.ok(err instanceof Error);
       // fs's read errors (EISDIR) carry no path; ours always name the file.
       const theirs = await fsFailure(file);
-      const expected = theirs.path === undefined ? { ...theirs, message: `${theirs.message} '${file}'`, path: file } : theirs;
-      assert.deepEqual({ message: err.message, code: err.code, errno: err.errno, syscall: err.syscall, path: err.path }, expected);
+      const expected =
+        theirs.path === undefined
+          ? { ...theirs, message: `${theirs.message} '${file}'`, path: file }
+          : theirs;
+      assert.deepEqual(
+        {
+          message: err.message,
+          code: err.code,
+          errno: err.errno,
+          syscall: err.syscall,
+          path: err.path,
+        },
+        expected,
+      );
     }
   } finally {
     await pool.close();
@@ -157,7 +178,10 @@ test('a path names the file fs would open: symlinks before `..`, a trailing slas
       assert.deepEqual(result, sha('there'));
     }
     const slash = `${path.join(dir, 'here', 'x.txt')}/`;
-    await assert.rejects(pool.postFile(slash, { kernel: 'sha256' }), { code: 'ENOTDIR', path: slash });
+    await assert.rejects(pool.postFile(slash, { kernel: 'sha256' }), {
+      code: 'ENOTDIR',
+      path: slash,
+    });
     // A working directory removed: a relative path rejects, as fs.promises does (no throw).
     const gone = fs.mkdtempSync(path.join(dir, 'gone-'));
     process.chdir(gone);
@@ -186,7 +210,10 @@ test('a FIFO, a socket or a device is refused at once, never blocking a thread',
       });
     }
     const devNull = Buffer.from('/dev/null');
-    await assert.rejects(pool.postFile(devNull, { kernel: 'sha256' }), { code: 'ERR_TIDEPOOL_NOT_A_FILE', path: '/dev/null' });
+    await assert.rejects(pool.postFile(devNull, { kernel: 'sha256' }), {
+      code: 'ERR_TIDEPOOL_NOT_A_FILE',
+      path: '/dev/null',
+    });
   } finally {
     await pool.close();
   }
@@ -204,7 +231,15 @@ test('under the permission model, a file outside --allow-fs-read is refused', ()
   `;
   const child = spawnSync(
     process.execPath,
-    ['--experimental-permission', '--allow-addons', '--allow-worker', `--allow-fs-read=${ROOT}/*`, '--no-warnings', '-e', script],
+    [
+      '--experimental-permission',
+      '--allow-addons',
+      '--allow-worker',
+      `--allow-fs-read=${ROOT}/*`,
+      '--no-warnings',
+      '-e',
+      script,
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(child.status, 0, child.stderr);
@@ -219,17 +254,33 @@ test('bad paths and options throw; signal, timeoutMs, maxOutputBytes and close()
       assert.throws(() => pool.postFile(bad), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
     }
     assert.throws(() => pool.postFile(''), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => pool.postFile('a\0b'), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => pool.postFile(Buffer.from('a\0b')), { code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => pool.postFile(new URL('https://example.com/')), { code: 'ERR_INVALID_URL_SCHEME' });
-    assert.throws(() => pool.postFile(file, { kernal: 'sha256' }), { code: 'ERR_INVALID_ARG_VALUE', message: /kernel/ });
-    assert.throws(() => pool.postFile(file, { kernel: 'nope' }), { name: 'TypeError', message: /Unknown kernel "nope"/ });
-    await assert.rejects(pool.postFile(file, { kernel: 'gzip', params: { level: 0 }, maxOutputBytes: 2 ** 20 }), {
-      code: 'ERR_BUFFER_TOO_LARGE',
+    assert.throws(() => pool.postFile('a\0b'), {
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_VALUE',
     });
+    assert.throws(() => pool.postFile(Buffer.from('a\0b')), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => pool.postFile(new URL('https://example.com/')), {
+      code: 'ERR_INVALID_URL_SCHEME',
+    });
+    assert.throws(() => pool.postFile(file, { kernal: 'sha256' }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /kernel/,
+    });
+    assert.throws(() => pool.postFile(file, { kernel: 'nope' }), {
+      name: 'TypeError',
+      message: /Unknown kernel "nope"/,
+    });
+    await assert.rejects(
+      pool.postFile(file, { kernel: 'gzip', params: { level: 0 }, maxOutputBytes: 2 ** 20 }),
+      {
+        code: 'ERR_BUFFER_TOO_LARGE',
+      },
+    );
     // 4 MiB through SHA-256 takes tens of ms: stopped between two reads.
     // An aborted signal throws at once, as for post().
-    assert.throws(() => pool.postFile(file, { kernel: 'sha256', signal: AbortSignal.abort() }), { name: 'AbortError' });
+    assert.throws(() => pool.postFile(file, { kernel: 'sha256', signal: AbortSignal.abort() }), {
+      name: 'AbortError',
+    });
     const controller = new AbortController();
     const aborted = pool.postFile(file, { kernel: 'sha256', signal: controller.signal });
     controller.abort();
@@ -237,7 +288,9 @@ test('bad paths and options throw; signal, timeoutMs, maxOutputBytes and close()
     const sparse = path.join(dir, 'long');
     fs.closeSync(fs.openSync(sparse, 'w'));
     fs.truncateSync(sparse, 2 ** 30);
-    await assert.rejects(pool.postFile(sparse, { kernel: 'sha256', timeoutMs: 20 }), { code: 'ERR_TIDEPOOL_TIMEOUT' });
+    await assert.rejects(pool.postFile(sparse, { kernel: 'sha256', timeoutMs: 20 }), {
+      code: 'ERR_TIDEPOOL_TIMEOUT',
+    });
     const { completed, failed, pending } = pool.stats();
     assert.equal(pending, 0);
     assert.ok(completed >= 0 && failed >= 3, `failed ${failed}`);

@@ -13,7 +13,11 @@ function projectWithTidepool(prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   fs.mkdirSync(path.join(dir, 'node_modules', '@tidepool-rs'), { recursive: true });
   fs.symlinkSync(ROOT, path.join(dir, 'node_modules', '@tidepool-rs', 'pool'), 'junction');
-  fs.symlinkSync(path.join(ROOT, 'node_modules', 'prom-client'), path.join(dir, 'node_modules', 'prom-client'), 'junction');
+  fs.symlinkSync(
+    path.join(ROOT, 'node_modules', 'prom-client'),
+    path.join(dir, 'node_modules', 'prom-client'),
+    'junction',
+  );
   return dir;
 }
 

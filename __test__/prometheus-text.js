@@ -32,7 +32,8 @@ function parse(text) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     assert.ok(m, `not a sample line: ${line}`);
     const labels = {};
-    for (const [, k, v] of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v;
+    for (const [, k, v] of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[k] = v;
     samples.push({ name: m[1], labels, value: Number(m[3]) });
   }
   return { types, samples };
@@ -40,7 +41,9 @@ function parse(text) {
 
 /** The value of the one sample of `name` whose labels include `labels`. */
 function value(parsed, name, labels = {}) {
-  const found = parsed.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  const found = parsed.samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
   assert.equal(found.length, 1, `${name} ${JSON.stringify(labels)}: ${found.length} samples`);
   return found[0].value;
 }

@@ -27,7 +27,12 @@ function blocks(markdown) {
     const start = i;
     const body = [];
     for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i]);
-    out.push({ lang: open[1] || '', flags: open[2].trim().split(/\s+/).filter(Boolean), code: body.join('\n'), line: start + 1 });
+    out.push({
+      lang: open[1] || '',
+      flags: open[2].trim().split(/\s+/).filter(Boolean),
+      code: body.join('\n'),
+      line: start + 1,
+    });
   }
   return out;
 }
@@ -60,7 +65,11 @@ for (const block of js) {
     const dir = project();
     const file = path.join(dir, esm ? 'example.mjs' : 'example.js');
     fs.writeFileSync(file, block.code);
-    const run = spawnSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, [file], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(run.signal, null, `killed: ${run.stderr}`);
     assert.equal(run.status, 0, `exit ${run.status}\n${run.stdout}\n${run.stderr}`);
     assert.doesNotMatch(run.stdout, /false\b/, 'an example that prints a check prints true');
@@ -77,7 +86,8 @@ test('README.md: the YAML examples parse, and name this package', () => {
     const doc = YAML.parseDocument(block.code);
     assert.deepEqual(doc.errors, [], `README.md:${block.line}`);
     // pnpm's allowBuilds: the key must be the package's name, or pnpm holds its script back.
-    if (doc.has('allowBuilds')) assert.equal(doc.toJS().allowBuilds[name], true, `README.md:${block.line}`);
+    if (doc.has('allowBuilds'))
+      assert.equal(doc.toJS().allowBuilds[name], true, `README.md:${block.line}`);
   }
 });
 
@@ -106,7 +116,8 @@ test('README.md: the TypeScript examples type-check with tsc --strict', () => {
     ...files,
   ];
   const run = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', timeout: 120_000 });
-  const where = (out) => out.replace(/example(\d+)\.ts/g, (_, i) => `README.md:${ts[Number(i)].line} (example ${i})`);
+  const where = (out) =>
+    out.replace(/example(\d+)\.ts/g, (_, i) => `README.md:${ts[Number(i)].line} (example ${i})`);
   assert.equal(run.status, 0, where(`${run.stdout}\n${run.stderr}`));
   fs.rmSync(dir, { recursive: true, force: true });
 });

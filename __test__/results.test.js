@@ -32,7 +32,11 @@ test('echo: results of 65 B to 16 MiB come back whole, each a Buffer over memory
     }
     const parts = [bytes(100, 1), bytes(0), bytes(300, 2)];
     assert.ok((await pool.post(parts)).result.equals(Buffer.concat(parts)), 'an array is joined');
-    assert.equal((await pool.post(bytes(64))).result.length, 64, 'a result of 64 bytes travels inline');
+    assert.equal(
+      (await pool.post(bytes(64))).result.length,
+      64,
+      'a result of 64 bytes travels inline',
+    );
   } finally {
     await pool.close();
   }
@@ -43,10 +47,13 @@ test('small and large results mixed in one batch each reach their own task', asy
   try {
     const inputs = Array.from({ length: 600 }, (_, i) => bytes(i % 3 === 0 ? 20 + i : 5, i));
     const kernels = inputs.map((_, i) => (i % 2 === 0 ? 'echo' : 'sha256'));
-    const settled = await Promise.all(inputs.map((input, i) => pool.post(input, { kernel: kernels[i] })));
+    const settled = await Promise.all(
+      inputs.map((input, i) => pool.post(input, { kernel: kernels[i] })),
+    );
     settled.forEach(({ result, message }, i) => {
       assert.equal(message, inputs[i]);
-      const want = kernels[i] === 'echo' ? inputs[i] : crypto.createHash('sha256').update(inputs[i]).digest();
+      const want =
+        kernels[i] === 'echo' ? inputs[i] : crypto.createHash('sha256').update(inputs[i]).digest();
       assert.ok(result.equals(want), `task ${i} (${kernels[i]}, ${inputs[i].length} bytes)`);
     });
   } finally {
@@ -125,7 +132,10 @@ test('large results are freed when collected (the finalizer runs)', () => {
       await pool.close();
       console.log(JSON.stringify({ peakMiB: Math.round(peak / 2 ** 20) }));
     })();`;
-  const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 300_000 });
+  const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   assert.equal(child.status, 0, child.stderr);
   const { peakMiB } = JSON.parse(child.stdout);
   assert.ok(peakMiB < 600, `peak RSS ${peakMiB} MiB`);
@@ -153,29 +163,36 @@ test('a batch of many large results is handed over across turns of the event loo
     }
     await Promise.all(posts);
     assert.equal(settled, n);
-    assert.ok(settledWhenTheLoopTurned < n, `the event loop turned only after ${settledWhenTheLoopTurned} of ${n} results`);
+    assert.ok(
+      settledWhenTheLoopTurned < n,
+      `the event loop turned only after ${settledWhenTheLoopTurned} of ${n} results`,
+    );
   } finally {
     await pool.close();
   }
 });
 
-test('held-back large results still arrive when the test fakes setImmediate (as fake timers do)', { timeout: 20_000 }, async (t) => {
-  t.mock.timers.enable({ apis: ['setImmediate'] });
-  const pool = new Pool({ kernel: 'echo', maxThreads: 2 });
-  try {
-    const posts = Array.from({ length: 16 }, (_, i) => pool.post(bytes(1 << 20, i)));
-    // Every task finished before the first delivery: one batch of 16 MiB,
-    // more than one call's budget, so part of it is held back.
-    const until = Date.now() + 5000;
-    while (Date.now() < until) {
-      const s = pool.stats();
-      if (s.queued === 0 && s.busyThreads === 0) break;
+test(
+  'held-back large results still arrive when the test fakes setImmediate (as fake timers do)',
+  { timeout: 20_000 },
+  async (t) => {
+    t.mock.timers.enable({ apis: ['setImmediate'] });
+    const pool = new Pool({ kernel: 'echo', maxThreads: 2 });
+    try {
+      const posts = Array.from({ length: 16 }, (_, i) => pool.post(bytes(1 << 20, i)));
+      // Every task finished before the first delivery: one batch of 16 MiB,
+      // more than one call's budget, so part of it is held back.
+      const until = Date.now() + 5000;
+      while (Date.now() < until) {
+        const s = pool.stats();
+        if (s.queued === 0 && s.busyThreads === 0) break;
+      }
+      const results = await Promise.all(posts);
+      assert.equal(results.length, 16);
+      results.forEach(({ result }, i) => assert.ok(result.equals(bytes(1 << 20, i))));
+    } finally {
+      t.mock.timers.reset();
+      await pool.close();
     }
-    const results = await Promise.all(posts);
-    assert.equal(results.length, 16);
-    results.forEach(({ result }, i) => assert.ok(result.equals(bytes(1 << 20, i))));
-  } finally {
-    t.mock.timers.reset();
-    await pool.close();
-  }
-});
+  },
+);

@@ -28,7 +28,11 @@ test('minThreads: 0: a lone task posted to an idle pool runs, and the process ex
       console.log(JSON.stringify({ completed: s.completed, retired: s.retired }));
     })();
   `;
-  const r = spawnSync(process.execPath, ['-e', code], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 15_000 });
+  const r = spawnSync(process.execPath, ['-e', code], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   assert.equal(r.signal, null, 'the process hung');
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
@@ -47,7 +51,10 @@ test('a lone task does not wait behind a long one while an extra thread idles', 
     let smallDone = false;
     const small = pool.post(micros(100)).then(() => (smallDone = true));
     // Were it to wait behind the long one, it would wait for the release.
-    await waitFor(() => smallDone, { what: 'the small task to finish while the long one runs', state: poolState(pool) });
+    await waitFor(() => smallDone, {
+      what: 'the small task to finish while the long one runs',
+      state: poolState(pool),
+    });
     await small;
     assert.equal(pool.stats().spawned, 2, 'no new thread was needed');
   } finally {
@@ -73,7 +80,11 @@ test('minThreads: 0: close() with a task queued and no thread left runs the task
       console.log(JSON.stringify({ settled: results.length, pending: fresh.stats().pending + warmed.stats().pending }));
     })();
   `;
-  const r = spawnSync(process.execPath, ['-e', code], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 15_000 });
+  const r = spawnSync(process.execPath, ['-e', code], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   assert.equal(r.signal, null, 'the process hung');
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { settled: 2, pending: 0 });

@@ -35,14 +35,21 @@ function collect(stream) {
 
 /** write() and wait for its callback. */
 function written(stream, chunk) {
-  return new Promise((resolve, reject) => stream.write(chunk, (err) => (err ? reject(err) : resolve())));
+  return new Promise((resolve, reject) =>
+    stream.write(chunk, (err) => (err ? reject(err) : resolve())),
+  );
 }
 
 /** The control's and the pool's version of each codec stream. */
 function codecs(pool) {
   return [
     ['gzip', () => zlib.createGzip(), () => pool.createGzip(), zlib.gunzipSync],
-    ['deflateRaw', () => zlib.createDeflateRaw(), () => pool.createDeflateRaw(), zlib.inflateRawSync],
+    [
+      'deflateRaw',
+      () => zlib.createDeflateRaw(),
+      () => pool.createDeflateRaw(),
+      zlib.inflateRawSync,
+    ],
     [
       'brotli',
       () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
@@ -107,7 +114,22 @@ test('update() may reuse its Buffer as soon as it returns, whatever the sizes', 
   const pool = new Pool();
   try {
     // Sizes around the staging cap and the inline size (stream-tasks.js), each buffer refilled after update().
-    const sizes = [1, 100, 16 << 10, (16 << 10) + 1, 64 << 10, 1 << 20, 3 << 20, 5 << 20, 7, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20];
+    const sizes = [
+      1,
+      100,
+      16 << 10,
+      (16 << 10) + 1,
+      64 << 10,
+      1 << 20,
+      3 << 20,
+      5 << 20,
+      7,
+      1 << 20,
+      1 << 20,
+      1 << 20,
+      1 << 20,
+      1 << 20,
+    ];
     for (const name of ['sha256', 'md5', 'blake3', 'xxh3']) {
       const hash = pool.createHash(name);
       const reference = name === 'blake3' || name === 'xxh3' ? undefined : crypto.createHash(name);
@@ -122,7 +144,12 @@ test('update() may reuse its Buffer as soon as it returns, whatever the sizes', 
       }
       const digest = await hash.digest('hex');
       if (reference !== undefined) assert.equal(digest, reference.digest('hex'), name);
-      else assert.equal(digest, (await pool.post(Buffer.concat(whole), { kernel: name })).result.toString('hex'), name);
+      else
+        assert.equal(
+          digest,
+          (await pool.post(Buffer.concat(whole), { kernel: name })).result.toString('hex'),
+          name,
+        );
     }
   } finally {
     await pool.close();
@@ -187,7 +214,9 @@ test('inside a write callback, read() returns the output of what was written', a
     ]) {
       const stream = make();
       const data = fill(Buffer.alloc(256 * 1024), 3);
-      const first = await new Promise((resolve) => stream.write(data, () => resolve(stream.read())));
+      const first = await new Promise((resolve) =>
+        stream.write(data, () => resolve(stream.read())),
+      );
       assert.ok(first !== null && first.length > 0, `${who}: read() in the callback`);
       const rest = collect(stream);
       stream.end();
@@ -219,7 +248,11 @@ async function zerosDeflateRaw(total) {
   z.end();
   await once(z, 'end');
   const tail = Buffer.concat(out);
-  return Buffer.concat([first, ...Array.from({ length: total / (1 << 20) - 1 }, () => block), tail]);
+  return Buffer.concat([
+    first,
+    ...Array.from({ length: total / (1 << 20) - 1 }, () => block),
+    tail,
+  ]);
 }
 
 test('a reader that stops holds the decoder: memory near highWaterMark, whatever the ratio', async () => {
@@ -235,10 +268,16 @@ test('a reader that stops holds the decoder: memory near highWaterMark, whatever
       const before = process.memoryUsage().arrayBuffers;
       stream.end(packed);
       // Nobody reads: the stream fills its reader's buffer, then stops.
-      await waitFor(() => stream.readableLength >= highWaterMark, { what: `${who}: output up to highWaterMark` });
-      if (who === 'tidepool') await waitFor(() => pool.stats().pending === 0, { what: 'the step in flight settles' });
+      await waitFor(() => stream.readableLength >= highWaterMark, {
+        what: `${who}: output up to highWaterMark`,
+      });
+      if (who === 'tidepool')
+        await waitFor(() => pool.stats().pending === 0, { what: 'the step in flight settles' });
       else await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.ok(stream.readableLength <= highWaterMark + 256 * 1024, `${who}: ${stream.readableLength} bytes buffered`);
+      assert.ok(
+        stream.readableLength <= highWaterMark + 256 * 1024,
+        `${who}: ${stream.readableLength} bytes buffered`,
+      );
       // Now a slow reader: a chunk per turn of the event loop.
       let bytes = 0;
       let peak = 0;
@@ -255,26 +294,30 @@ test('a reader that stops holds the decoder: memory near highWaterMark, whatever
   }
 });
 
-test('one stream may produce more than buffer.constants.MAX_LENGTH in all', { timeout: 300_000 }, async () => {
-  const pool = new Pool();
-  try {
-    const total = 2 ** 32 + (64 << 20);
-    const packed = await zerosDeflateRaw(total);
-    const stream = pool.createInflateRaw({ maxOutputBytes: 2 ** 40, highWaterMark: 1 << 20 });
-    stream.end(packed);
-    let bytes = 0;
-    let largest = 0;
-    for await (const chunk of stream) {
-      bytes += chunk.length;
-      largest = Math.max(largest, chunk.length);
+test(
+  'one stream may produce more than buffer.constants.MAX_LENGTH in all',
+  { timeout: 300_000 },
+  async () => {
+    const pool = new Pool();
+    try {
+      const total = 2 ** 32 + (64 << 20);
+      const packed = await zerosDeflateRaw(total);
+      const stream = pool.createInflateRaw({ maxOutputBytes: 2 ** 40, highWaterMark: 1 << 20 });
+      stream.end(packed);
+      let bytes = 0;
+      let largest = 0;
+      for await (const chunk of stream) {
+        bytes += chunk.length;
+        largest = Math.max(largest, chunk.length);
+      }
+      assert.equal(bytes, total);
+      assert.ok(largest <= (1 << 20) + 256 * 1024, `a chunk of ${largest} bytes`);
+      assert.equal(stream.bytesWritten, packed.length);
+    } finally {
+      await pool.close();
     }
-    assert.equal(bytes, total);
-    assert.ok(largest <= (1 << 20) + 256 * 1024, `a chunk of ${largest} bytes`);
-    assert.equal(stream.bytesWritten, packed.length);
-  } finally {
-    await pool.close();
-  }
-});
+  },
+);
 
 test('stream chunks are Buffers whatever the pool’s encoding', async () => {
   for (const encoding of ['hex', 'base64']) {
@@ -346,7 +389,11 @@ test('a signal that fires while the stream is idle destroys it at once with an A
         const stalled = new Readable({ read() {} });
         stalled.push('one chunk, then nothing');
         const sink = new Writable({ write: (_c, _e, cb) => cb() });
-        await assert.rejects(pipeline(stalled, make(AbortSignal.timeout(50)), sink), { name: 'AbortError' }, who);
+        await assert.rejects(
+          pipeline(stalled, make(AbortSignal.timeout(50)), sink),
+          { name: 'AbortError' },
+          who,
+        );
       }
     } finally {
       clearInterval(alive);
@@ -364,10 +411,14 @@ test('streams sharing one signal share one listener (node:zlib adds one per stre
   try {
     const ac = new AbortController();
     const streams = Array.from({ length: 40 }, (_, i) =>
-      i % 2 ? pool.createGzip({ signal: ac.signal }) : pool.createHash('md5', { signal: ac.signal }),
+      i % 2
+        ? pool.createGzip({ signal: ac.signal })
+        : pool.createHash('md5', { signal: ac.signal }),
     );
     assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
-    const posts = Array.from({ length: 5 }, () => pool.post(micros(1), { kernel: 'sleep', signal: ac.signal }));
+    const posts = Array.from({ length: 5 }, () =>
+      pool.post(micros(1), { kernel: 'sleep', signal: ac.signal }),
+    );
     await Promise.all(posts);
     const errors = streams.filter((_, i) => i % 2).map((s) => once(s, 'error'));
     ac.abort();
@@ -426,7 +477,8 @@ test('destroy(): the write in flight is called back once its task stopped, the o
         stream.on('error', () => {});
         const calls = Array.from(
           { length: 4 },
-          () => new Promise((resolve) => stream.write(fill(Buffer.alloc(256 << 10), round), resolve)),
+          () =>
+            new Promise((resolve) => stream.write(fill(Buffer.alloc(256 << 10), round), resolve)),
         );
         stream.destroy();
         const errors = await Promise.all(calls);
@@ -445,11 +497,19 @@ test('destroy(): the write in flight is called back once its task stopped, the o
 
 test('the stream fuzzer: random producers, readers, flushes and destroys keep every contract (4 s, own process)', () => {
   const seed = Number(process.env.TIDEPOOL_FUZZ_SEED ?? Date.now() % 1e9);
-  const r = spawnSync(process.execPath, [path.join(__dirname, 'fuzz', 'streams.js'), '--seconds', '4', '--seed', String(seed)], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  assert.equal(r.signal, null, `the fuzzer's process died of ${r.signal} (seed ${seed})\n${r.stderr}`);
+  const r = spawnSync(
+    process.execPath,
+    [path.join(__dirname, 'fuzz', 'streams.js'), '--seconds', '4', '--seed', String(seed)],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
+  assert.equal(
+    r.signal,
+    null,
+    `the fuzzer's process died of ${r.signal} (seed ${seed})\n${r.stderr}`,
+  );
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /stream fuzz: \d+ cases/);
 });
@@ -515,7 +575,11 @@ test('write() and update() mixed: hashed in call order, as node:crypto does', as
       hash.write(a); // waits in the Writable while x runs
       hash.update(b); // after a
       await new Promise((resolve) => hash.end(resolve));
-      assert.equal(await hash.digest('hex'), crypto.createHash('sha256').update(x).update(a).update(b).digest('hex'), who);
+      assert.equal(
+        await hash.digest('hex'),
+        crypto.createHash('sha256').update(x).update(a).update(b).digest('hex'),
+        who,
+      );
     }
     // An update() while a huge write is in flight goes behind it: it does
     // not take the write over onto the calling thread.
@@ -523,7 +587,10 @@ test('write() and update() mixed: hashed in call order, as node:crypto does', as
     const huge = Buffer.alloc(1 << 30);
     hash.write(huge);
     hash.update(Buffer.alloc(5 << 20, 1));
-    assert.ok(hash.writableLength >= (1 << 30) + (5 << 20), `${hash.writableLength} bytes in the Writable`);
+    assert.ok(
+      hash.writableLength >= (1 << 30) + (5 << 20),
+      `${hash.writableLength} bytes in the Writable`,
+    );
     hash.end();
     assert.equal(
       await hash.digest('hex'),
@@ -542,7 +609,8 @@ test('a hash with a signal, used through update() and digest() alone, lets go of
   const pool = new Pool();
   try {
     const ac = new AbortController();
-    for (let i = 0; i < 50; i++) await pool.createHash('sha256', { signal: ac.signal }).update('hello').digest();
+    for (let i = 0; i < 50; i++)
+      await pool.createHash('sha256', { signal: ac.signal }).update('hello').digest();
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
     // And a signal that fires later touches none of them.
     ac.abort();
@@ -562,7 +630,11 @@ test('destroy() or the signal after digest() was asked for fails the digest', as
       await waitFor(() => pool.stats().busyThreads === 1, { what: 'the hash to run' });
       if (how === 'destroy') hash.destroy();
       else ac.abort();
-      await assert.rejects(digest, how === 'destroy' ? { code: 'ERR_STREAM_DESTROYED' } : { name: 'AbortError' }, how);
+      await assert.rejects(
+        digest,
+        how === 'destroy' ? { code: 'ERR_STREAM_DESTROYED' } : { name: 'AbortError' },
+        how,
+      );
       await waitFor(() => pool.stats().pending === 0, { what: 'the chunk to stop' });
     }
   } finally {
@@ -618,7 +690,10 @@ test('many tiny updates share staging blocks: memory near the staging cap, one t
     const held = process.memoryUsage().arrayBuffers - before;
     assert.equal(await hash.digest('hex'), reference.digest('hex'));
     assert.ok(held <= (4 << 20) + (1 << 20), `${held} bytes held for 4 MiB of updates`);
-    assert.ok(pool.stats().completed <= 70, `${pool.stats().completed} tasks for 4 MiB of 64-byte updates`);
+    assert.ok(
+      pool.stats().completed <= 70,
+      `${pool.stats().completed} tasks for 4 MiB of 64-byte updates`,
+    );
   } finally {
     await pool.close();
   }
@@ -638,12 +713,18 @@ test('close() lets a write given before it finish, however much output it makes'
   assert.equal(err.code, 'ERR_TIDEPOOL_CLOSED');
   await closing;
   // What it made decodes to the write, up to where the stream stopped.
-  const inflated = zlib.gunzipSync(Buffer.concat(out), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+  const inflated = zlib.gunzipSync(Buffer.concat(out), {
+    finishFlush: zlib.constants.Z_SYNC_FLUSH,
+  });
   assert.ok(data.subarray(0, inflated.length).equals(inflated));
 });
 
 test('a full queue, drop-oldest or maxQueueAgeMs never end a stream: its tasks wait', async () => {
-  for (const options of [{ maxQueue: 1 }, { maxQueue: 1, queueFull: 'drop-oldest' }, { maxQueueAgeMs: 20 }]) {
+  for (const options of [
+    { maxQueue: 1 },
+    { maxQueue: 1, queueFull: 'drop-oldest' },
+    { maxQueueAgeMs: 20 },
+  ]) {
     const pool = new Pool({ maxThreads: 1, ...options });
     const blocker = await holdThread(pool);
     try {
@@ -681,7 +762,15 @@ test('update() of memory that may change size or be shared: copied as it is, as 
       hash.update(new Uint8Array(resizable));
       hash.update(new Uint16Array(shared));
       const digest = await hash.digest('hex');
-      assert.equal(digest, crypto.createHash('sha1').update(Buffer.alloc(1000, 3)).update(Buffer.alloc(50_000, 9)).digest('hex'), who);
+      assert.equal(
+        digest,
+        crypto
+          .createHash('sha1')
+          .update(Buffer.alloc(1000, 3))
+          .update(Buffer.alloc(50_000, 9))
+          .digest('hex'),
+        who,
+      );
     }
   } finally {
     await pool.close();

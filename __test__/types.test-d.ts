@@ -20,7 +20,8 @@ import {
   type TidepoolErrorCode,
 } from '..';
 
-type Equal<A, B> = (<X>() => X extends A ? 1 : 2) extends <X>() => X extends B ? 1 : 2 ? true : false;
+type Equal<A, B> =
+  (<X>() => X extends A ? 1 : 2) extends <X>() => X extends B ? 1 : 2 ? true : false;
 function assertType<T extends true>(): void {}
 function expectType<T>(value: T): T {
   return value;
@@ -56,7 +57,12 @@ async function main(): Promise<void> {
   const r2 = await pool.post(job, { kernel: 'blake3' });
   expectType<Buffer>(r2.result);
   expectType<number>(r2.message.id);
-  await pool.post([buf, new ArrayBuffer(4), new SharedArrayBuffer(4), new DataView(new ArrayBuffer(2))]);
+  await pool.post([
+    buf,
+    new ArrayBuffer(4),
+    new SharedArrayBuffer(4),
+    new DataView(new ArrayBuffer(2)),
+  ]);
   await pool.post({ data: [buf, buf] });
   await pool.post(new Float64Array(2), {});
   // @ts-expect-error: unknown kernel name
@@ -104,9 +110,17 @@ async function main(): Promise<void> {
   new Pool({ select: (m: Job) => m.name });
 
   // Options objects can be typed ahead of time.
-  const options: PoolOptions = { kernel: 'xxh3', minThreads: 0, spawnDelayMs: 0.5, idleTimeoutMs: 10, checkIntervalMs: 0.1 };
+  const options: PoolOptions = {
+    kernel: 'xxh3',
+    minThreads: 0,
+    spawnDelayMs: 0.5,
+    idleTimeoutMs: 10,
+    checkIntervalMs: 0.1,
+  };
   const fromOptions = new Pool(options);
-  assertType<Equal<Awaited<ReturnType<typeof fromOptions.post<Buffer>>>['result'], Buffer | string>>();
+  assertType<
+    Equal<Awaited<ReturnType<typeof fromOptions.post<Buffer>>>['result'], Buffer | string>
+  >();
 
   // Events.
   pool.on('online', () => {});
@@ -146,8 +160,17 @@ async function main(): Promise<void> {
 
   // stats(), lifecycle.
   const stats: PoolStats = pool.stats();
-  expectType<number>(stats.threads + stats.idleThreads + stats.busyThreads + stats.queued + stats.oldestQueuedMs);
-  expectType<number>(stats.pending + stats.completed + stats.failed + stats.spawned + stats.retired + stats.spawnErrors);
+  expectType<number>(
+    stats.threads + stats.idleThreads + stats.busyThreads + stats.queued + stats.oldestQueuedMs,
+  );
+  expectType<number>(
+    stats.pending +
+      stats.completed +
+      stats.failed +
+      stats.spawned +
+      stats.retired +
+      stats.spawnErrors,
+  );
   expectType<boolean>(pool.closed);
   // @ts-expect-error: closed is read-only
   pool.closed = true;
@@ -170,7 +193,13 @@ void main;
 
 // Backpressure options, needsDrain and 'drain'.
 {
-  const bounded = new Pool({ maxQueue: 100, queueFull: 'wait', maxQueueAgeMs: 50, maxInputBytes: 1 << 20, niceIncrement: 0 });
+  const bounded = new Pool({
+    maxQueue: 100,
+    queueFull: 'wait',
+    maxQueueAgeMs: 50,
+    maxInputBytes: 1 << 20,
+    niceIncrement: 0,
+  });
   const needs: boolean = bounded.needsDrain;
   bounded.on('drain', () => {});
   // @ts-expect-error not a queue-full policy
@@ -200,9 +229,16 @@ void main;
 
 // Kernel parameters and per-task output limits.
 {
-  const gz = new Pool({ kernel: 'gzip', params: { level: 9, memLevel: 9 }, maxOutputBytes: 1 << 20 });
+  const gz = new Pool({
+    kernel: 'gzip',
+    params: { level: 9, memLevel: 9 },
+    maxOutputBytes: 1 << 20,
+  });
   void gz.post(Buffer.alloc(1), { kernel: 'gunzip', maxOutputBytes: 1 << 16 });
-  void gz.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha256', key: Buffer.from('k') } });
+  void gz.post(Buffer.alloc(1), {
+    kernel: 'hmac',
+    params: { hash: 'sha256', key: Buffer.from('k') },
+  });
   void gz.post(Buffer.alloc(1), { kernel: 'xxh3', params: { seed: BigInt(7) } });
   // @ts-expect-error not a hash hmac knows
   void gz.post(Buffer.alloc(1), { kernel: 'hmac', params: { hash: 'sha3', key: 'k' } });
@@ -216,7 +252,13 @@ void main;
 // package declares its kernels' parameters by augmenting LoadedKernels.
 declare module '..' {
   interface LoadedKernels {
-    'example/rgba': { width: number; height: number; resizeWidth?: number; resizeHeight?: number; format?: 'rgba' | 'rgb' | 'gray' };
+    'example/rgba': {
+      width: number;
+      height: number;
+      resizeWidth?: number;
+      resizeHeight?: number;
+      format?: 'rgba' | 'rgb' | 'gray';
+    };
   }
 }
 
@@ -245,7 +287,11 @@ async function batches(): Promise<void> {
   assertType<Equal<typeof digests, Buffer[]>>();
   const hex = new Pool({ encoding: 'hex' });
   assertType<Equal<Awaited<ReturnType<typeof hex.postMany>>, string[]>>();
-  await pool.postMany([Buffer.from('a')], { kernel: 'md5', signal: AbortSignal.timeout(10), timeoutMs: 5 });
+  await pool.postMany([Buffer.from('a')], {
+    kernel: 'md5',
+    signal: AbortSignal.timeout(10),
+    timeoutMs: 5,
+  });
   // @ts-expect-error: concurrency is an option of map()
   await pool.postMany([Buffer.from('a')], { concurrency: 4 });
   // @ts-expect-error: messages is an Array
@@ -284,7 +330,9 @@ async function hashes(): Promise<void> {
   const hash = pool.createHash('sha256');
   expectType<typeof hash>(hash.update('a').update(Buffer.from('b'), 'utf8'));
   expectType<Buffer>(await hash.digest());
-  expectType<string>(await pool.createHash('hmac', { params: { hash: 'sha1', key: 'k' } }).digest('hex'));
+  expectType<string>(
+    await pool.createHash('hmac', { params: { hash: 'sha1', key: 'k' } }).digest('hex'),
+  );
   // As node:crypto: 'buffer' (and an unknown encoding, at run time) gives a Buffer.
   expectType<Buffer>(await pool.createHash('sha256').digest('buffer'));
   const writable: import('node:stream').Writable = pool.createHash('md5');
@@ -301,7 +349,11 @@ void hashes;
 // The codec streams: Transforms, with each codec's parameters.
 function codecStreams(): void {
   const pool = new Pool();
-  const gzip: import('node:stream').Transform = pool.createGzip({ params: { level: 9 }, maxOutputBytes: 1 << 20, highWaterMark: 65536 });
+  const gzip: import('node:stream').Transform = pool.createGzip({
+    params: { level: 9 },
+    maxOutputBytes: 1 << 20,
+    highWaterMark: 65536,
+  });
   pool.createBrotliCompress().flush(1, () => {});
   void pool.postFile('/etc/hostname', { kernel: 'sha256' }).then(({ result, path }) => {
     const p: string = path;
@@ -331,7 +383,11 @@ void codecStreams;
 import { collectMetrics } from '../metrics';
 import { Registry } from 'prom-client';
 function metrics(): void {
-  const stop: () => void = collectMetrics(new Pool(), { registry: new Registry(), prefix: 'app_', labels: { pool: 'a' } });
+  const stop: () => void = collectMetrics(new Pool(), {
+    registry: new Registry(),
+    prefix: 'app_',
+    labels: { pool: 'a' },
+  });
   stop();
   // @ts-expect-error: label values are strings
   collectMetrics(new Pool(), { labels: { pool: 1 } });

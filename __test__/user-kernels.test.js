@@ -25,9 +25,19 @@ const BUILD = path.join(__dirname, '..', 'examples', 'kernels', 'build');
 const RUST_LIB = path.join(BUILD, 'tidepool_example_kernels.node');
 const C_LIB = path.join(BUILD, 'example_c_wc.so');
 const C_LIB_ABI2 = path.join(BUILD, 'example_c_wc_abi2.so');
-const RUST_KERNELS = ['example/sha256', 'example/rgba', 'example/ndjson', 'example/pbkdf2', 'example/panic', 'example/busy'];
+const RUST_KERNELS = [
+  'example/sha256',
+  'example/rgba',
+  'example/ndjson',
+  'example/pbkdf2',
+  'example/panic',
+  'example/busy',
+];
 /** The C libraries need a C compiler; without one (and outside CI) their tests skip. */
-const noC = !fs.existsSync(C_LIB) && !process.env.CI ? 'no C compiler: examples/kernels/build/example_c_wc.so was not built' : false;
+const noC =
+  !fs.existsSync(C_LIB) && !process.env.CI
+    ? 'no C compiler: examples/kernels/build/example_c_wc.so was not built'
+    : false;
 
 function millis(ms) {
   const b = Buffer.alloc(4);
@@ -54,7 +64,12 @@ function throws(fn, Ctor, code, pattern) {
 
 test('a library of another ABI version is refused and registers nothing', { skip: noC }, () => {
   const before = Pool.kernels;
-  throws(() => Pool.loadKernels(C_LIB_ABI2), Error, 'ERR_TIDEPOOL_KERNEL_ABI', /ABI version 2; this tidepool supports version 1/);
+  throws(
+    () => Pool.loadKernels(C_LIB_ABI2),
+    Error,
+    'ERR_TIDEPOOL_KERNEL_ABI',
+    /ABI version 2; this tidepool supports version 1/,
+  );
   assert.deepEqual(Pool.kernels, before);
   throws(() => new Pool({ kernel: 'example-c/wc' }), TypeError, 'ERR_TIDEPOOL_UNKNOWN_KERNEL');
 });
@@ -82,18 +97,33 @@ test('a relative path is resolved against the working directory, never searched 
 
 test('what is not a kernel library is refused with a typed error', () => {
   const before = Pool.kernels;
-  throws(() => Pool.loadKernels(path.join(os.tmpdir(), 'no-such-library.so')), Error, 'ERR_DLOPEN_FAILED', /no-such-library/);
+  throws(
+    () => Pool.loadKernels(path.join(os.tmpdir(), 'no-such-library.so')),
+    Error,
+    'ERR_DLOPEN_FAILED',
+    /no-such-library/,
+  );
   const text = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-')), 'text.so');
   fs.writeFileSync(text, 'not a library');
   throws(() => Pool.loadKernels(text), Error, 'ERR_DLOPEN_FAILED');
   // tidepool's own addon is a shared library without the entry point.
-  throws(() => Pool.loadKernels(path.join(__dirname, '..', 'tidepool.node')), Error, 'ERR_TIDEPOOL_KERNEL_ENTRY', /tidepool_kernels_v1/);
+  throws(
+    () => Pool.loadKernels(path.join(__dirname, '..', 'tidepool.node')),
+    Error,
+    'ERR_TIDEPOOL_KERNEL_ENTRY',
+    /tidepool_kernels_v1/,
+  );
   for (const bad of [undefined, null, 42, {}, [], () => {}, Buffer.from('x'), Symbol('s')]) {
     throws(() => Pool.loadKernels(bad), TypeError, 'ERR_INVALID_ARG_TYPE', /"source" argument/);
   }
   throws(() => Pool.loadKernels(''), TypeError, 'ERR_INVALID_ARG_VALUE');
   throws(() => Pool.loadKernels('a\0b'), TypeError, 'ERR_INVALID_ARG_VALUE');
-  throws(() => Pool.loadKernels(new URL('https://example.com/x.so')), TypeError, 'ERR_INVALID_ARG_VALUE', /file: URL/);
+  throws(
+    () => Pool.loadKernels(new URL('https://example.com/x.so')),
+    TypeError,
+    'ERR_INVALID_ARG_VALUE',
+    /file: URL/,
+  );
   assert.deepEqual(Pool.kernels, before);
 });
 
@@ -103,7 +133,12 @@ test('a second library whose names are taken is refused whole', () => {
   // A copy is another library to the dynamic loader, with the same names.
   const copy = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-')), 'copy.node');
   fs.copyFileSync(RUST_LIB, copy);
-  throws(() => Pool.loadKernels(copy), Error, 'ERR_TIDEPOOL_KERNEL_EXISTS', /'example\/sha256' is already registered/);
+  throws(
+    () => Pool.loadKernels(copy),
+    Error,
+    'ERR_TIDEPOOL_KERNEL_EXISTS',
+    /'example\/sha256' is already registered/,
+  );
   assert.deepEqual(Pool.kernels, before);
 });
 
@@ -130,7 +165,10 @@ test('example/sha256 equals crypto.createHash for any size and input shape', asy
 
 test('example/pbkdf2 equals crypto.pbkdf2Sync; its parameters are checked by its schema', async () => {
   Pool.loadKernels(RUST_LIB);
-  const pool = new Pool({ kernel: 'example/pbkdf2', params: { salt: 'pool salt', iterations: 1000 } });
+  const pool = new Pool({
+    kernel: 'example/pbkdf2',
+    params: { salt: 'pool salt', iterations: 1000 },
+  });
   try {
     const password = Buffer.from('correct horse battery staple');
     assert.equal(
@@ -140,7 +178,9 @@ test('example/pbkdf2 equals crypto.pbkdf2Sync; its parameters are checked by its
     );
     const salt = crypto.randomBytes(16);
     for (const keyLength of [1, 32, 33, 100]) {
-      const { result } = await pool.post(password, { params: { salt, iterations: 2000, keyLength } });
+      const { result } = await pool.post(password, {
+        params: { salt, iterations: 2000, keyLength },
+      });
       assert.equal(
         result.toString('hex'),
         crypto.pbkdf2Sync(password, salt, 2000, keyLength, 'sha256').toString('hex'),
@@ -153,8 +193,17 @@ test('example/pbkdf2 equals crypto.pbkdf2Sync; its parameters are checked by its
       'ERR_INVALID_ARG_TYPE',
       /options\.params\.salt" property is required by kernel 'example\/pbkdf2'/,
     );
-    throws(() => pool.post(password, { params: { salt, iterations: 0 } }), RangeError, 'ERR_OUT_OF_RANGE', /options\.params\.iterations/);
-    throws(() => pool.post(password, { params: { salt, iterations: 1.5 } }), RangeError, 'ERR_OUT_OF_RANGE');
+    throws(
+      () => pool.post(password, { params: { salt, iterations: 0 } }),
+      RangeError,
+      'ERR_OUT_OF_RANGE',
+      /options\.params\.iterations/,
+    );
+    throws(
+      () => pool.post(password, { params: { salt, iterations: 1.5 } }),
+      RangeError,
+      'ERR_OUT_OF_RANGE',
+    );
     throws(
       () => pool.post(password, { params: { salt, iterations: '10' } }),
       TypeError,
@@ -167,7 +216,12 @@ test('example/pbkdf2 equals crypto.pbkdf2Sync; its parameters are checked by its
       'ERR_INVALID_ARG_VALUE',
       /Its parameters: salt, iterations, keyLength/,
     );
-    throws(() => new Pool({ kernel: 'example/pbkdf2' }), TypeError, 'ERR_INVALID_ARG_TYPE', /required/);
+    throws(
+      () => new Pool({ kernel: 'example/pbkdf2' }),
+      TypeError,
+      'ERR_INVALID_ARG_TYPE',
+      /required/,
+    );
   } finally {
     await pool.close();
   }
@@ -176,7 +230,12 @@ test('example/pbkdf2 equals crypto.pbkdf2Sync; its parameters are checked by its
 test('example/rgba converts and resizes images, its output bounded by maxOutputBytes', async () => {
   Pool.loadKernels(RUST_LIB);
   // A pool's kernel with a required parameter needs the pool's params.
-  throws(() => new Pool({ kernel: 'example/rgba' }), TypeError, 'ERR_INVALID_ARG_TYPE', /options\.params\.width/);
+  throws(
+    () => new Pool({ kernel: 'example/rgba' }),
+    TypeError,
+    'ERR_INVALID_ARG_TYPE',
+    /options\.params\.width/,
+  );
   const pool = new Pool({ kernel: 'example/rgba', params: { width: 1, height: 1 } });
   try {
     const width = 300;
@@ -188,29 +247,50 @@ test('example/rgba converts and resizes images, its output bounded by maxOutputB
     }
     // Split mid-pixel: a pixel straddles two parts.
     const parts = [image.subarray(0, 4001), image.subarray(4001)];
-    assert.deepEqual((await pool.post(parts, { params: { width, height, format: 'gray' } })).result, gray);
+    assert.deepEqual(
+      (await pool.post(parts, { params: { width, height, format: 'gray' } })).result,
+      gray,
+    );
     const rgb = (await pool.post(image, { params: { width, height, format: 'rgb' } })).result;
     assert.equal(rgb.length, width * height * 3);
     assert.deepEqual(rgb.subarray(0, 3), image.subarray(0, 3));
-    const up = (await pool.post(image, { params: { width, height, resizeWidth: 600, resizeHeight: 400 } })).result;
+    const up = (
+      await pool.post(image, { params: { width, height, resizeWidth: 600, resizeHeight: 400 } })
+    ).result;
     assert.equal(up.length, 600 * 400 * 4, 'a large output, written in place');
     const flat = Buffer.alloc(8 * 8 * 4, 77);
-    const down = (await pool.post(flat, { params: { width: 8, height: 8, resizeWidth: 3, resizeHeight: 5 } })).result;
+    const down = (
+      await pool.post(flat, { params: { width: 8, height: 8, resizeWidth: 3, resizeHeight: 5 } })
+    ).result;
     assert.deepEqual(down, Buffer.alloc(3 * 5 * 4, 77), 'a flat image stays flat');
     await rejects(
-      pool.post(image, { params: { width, height, resizeWidth: 600, resizeHeight: 400 }, maxOutputBytes: 600 * 400 * 4 - 1 }),
+      pool.post(image, {
+        params: { width, height, resizeWidth: 600, resizeHeight: 400 },
+        maxOutputBytes: 600 * 400 * 4 - 1,
+      }),
       'ERR_BUFFER_TOO_LARGE',
     );
-    await rejects(pool.post(image.subarray(1), { params: { width, height } }), 'ERR_EXAMPLE_RGBA_SIZE', /239999/);
+    await rejects(
+      pool.post(image.subarray(1), { params: { width, height } }),
+      'ERR_EXAMPLE_RGBA_SIZE',
+      /239999/,
+    );
     // A limit that falls inside a pixel.
-    await rejects(pool.post(Buffer.alloc(12), { params: { width: 3, height: 1 }, maxOutputBytes: 11 }), 'ERR_BUFFER_TOO_LARGE');
+    await rejects(
+      pool.post(Buffer.alloc(12), { params: { width: 3, height: 1 }, maxOutputBytes: 11 }),
+      'ERR_BUFFER_TOO_LARGE',
+    );
     throws(
       () => pool.post(image, { params: { width, height, format: 'cmyk' } }),
       TypeError,
       'ERR_INVALID_ARG_VALUE',
       /not 'cmyk'.*ERR_EXAMPLE_RGBA_FORMAT/,
     );
-    throws(() => pool.post(image, { params: { width: 70000, height } }), RangeError, 'ERR_OUT_OF_RANGE');
+    throws(
+      () => pool.post(image, { params: { width: 70000, height } }),
+      RangeError,
+      'ERR_OUT_OF_RANGE',
+    );
   } finally {
     await pool.close();
   }
@@ -221,16 +301,27 @@ test('example/ndjson counts records and names the first bad one', async () => {
   const pool = new Pool({ kernel: 'example/ndjson' });
   try {
     const lines = [];
-    for (let i = 0; i < 5000; i++) lines.push(JSON.stringify({ i, name: `record ${i}`, tags: ['a', { deep: [i] }] }));
+    for (let i = 0; i < 5000; i++)
+      lines.push(JSON.stringify({ i, name: `record ${i}`, tags: ['a', { deep: [i] }] }));
     const text = Buffer.from(`${lines.join('\n')}\n\n`);
     assert.equal((await pool.post(text)).result.readBigUInt64LE(0), 5000n);
     // Lines split across the parts of the input.
     const parts = [text.subarray(0, 33), text.subarray(33, 70000), text.subarray(70000)];
     assert.equal((await pool.post(parts)).result.readBigUInt64LE(0), 5000n);
     const broken = Buffer.from(`{"a":1}\n\n[1,2,]\n{"b":2}\n`);
-    await rejects(pool.post(broken), 'ERR_NDJSON_INVALID', /^record 2 \(line 3\): unexpected character at byte 6$/);
-    await rejects(pool.post(Buffer.from('[[[[1]]]]'), { params: { maxDepth: 3 } }), 'ERR_NDJSON_TOO_DEEP');
-    await rejects(pool.post(Buffer.from('"0123456789"'), { params: { maxRecordBytes: 5 } }), 'ERR_NDJSON_RECORD_TOO_LARGE');
+    await rejects(
+      pool.post(broken),
+      'ERR_NDJSON_INVALID',
+      /^record 2 \(line 3\): unexpected character at byte 6$/,
+    );
+    await rejects(
+      pool.post(Buffer.from('[[[[1]]]]'), { params: { maxDepth: 3 } }),
+      'ERR_NDJSON_TOO_DEEP',
+    );
+    await rejects(
+      pool.post(Buffer.from('"0123456789"'), { params: { maxRecordBytes: 5 } }),
+      'ERR_NDJSON_RECORD_TOO_LARGE',
+    );
   } finally {
     await pool.close();
   }
@@ -238,7 +329,11 @@ test('example/ndjson counts records and names the first bad one', async () => {
 
 test('cancellation and deadlines stop a loaded kernel mid-run; the pool goes on', async () => {
   Pool.loadKernels(RUST_LIB);
-  const pool = new Pool({ kernel: 'example/pbkdf2', params: { salt: 's', iterations: 2 ** 31 }, maxThreads: 1 });
+  const pool = new Pool({
+    kernel: 'example/pbkdf2',
+    params: { salt: 's', iterations: 2 ** 31 },
+    maxThreads: 1,
+  });
   try {
     const ac = new AbortController();
     const running = pool.post(Buffer.from('pw'), { signal: ac.signal });
@@ -251,7 +346,10 @@ test('cancellation and deadlines stop a loaded kernel mid-run; the pool goes on'
     await rejects(running, 'ABORT_ERR');
     await rejects(pool.post(Buffer.from('pw'), { timeoutMs: 30 }), 'ERR_TIDEPOOL_TIMEOUT');
     const quick = await pool.post(Buffer.from('pw'), { params: { salt: 's', iterations: 1 } });
-    assert.equal(quick.result.toString('hex'), crypto.pbkdf2Sync('pw', 's', 1, 32, 'sha256').toString('hex'));
+    assert.equal(
+      quick.result.toString('hex'),
+      crypto.pbkdf2Sync('pw', 's', 1, 32, 'sha256').toString('hex'),
+    );
   } finally {
     await pool.close();
   }
@@ -271,7 +369,10 @@ test('a panic in a loaded kernel rejects its task only; the thread lives on', as
     assert.equal(results[1].reason.code, 'ERR_TIDEPOOL_PANIC');
     assert.match(results[1].reason.message, /example\/panic: 4 bytes, on purpose/);
     assert.match(results[2].reason.message, /no input, on purpose/);
-    assert.equal(results[3].value.result.toString('hex'), crypto.createHash('sha256').update('after').digest('hex'));
+    assert.equal(
+      results[3].value.result.toString('hex'),
+      crypto.createHash('sha256').update('after').digest('hex'),
+    );
     assert.equal(pool.stats().threads, 1);
   } finally {
     await pool.close();
@@ -294,7 +395,10 @@ test('a kernel that never checks cannot be stopped: destroy() waits for it and i
   // Not a speed check: destroy() cannot have resolved before the kernel's
   // 1000 ms were over, and the kernel started after it was posted.
   const ms = Number(process.hrtime.bigint() - posted) / 1e6;
-  assert.ok(ms >= 1000, `destroy() waited for the running kernel (resolved ${ms} ms after the post)`);
+  assert.ok(
+    ms >= 1000,
+    `destroy() waited for the running kernel (resolved ${ms} ms after the post)`,
+  );
   const spins = (await running).result;
   assert.equal(spins.length, 8, 'the running task settled with its result');
   await queued;
@@ -340,7 +444,9 @@ test('teardown with a kernel that never checks: process.exit() ends it, a Worker
   const running = await new Promise((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the Worker exited with ${code} before its kernel ran`)));
+    worker.once('exit', (code) =>
+      reject(new Error(`the Worker exited with ${code} before its kernel ran`)),
+    );
   });
   assert.equal(running.error, undefined, running.error);
   await worker.terminate();
@@ -414,7 +520,14 @@ test('under the permission model, a library outside --allow-fs-read is refused',
   `;
   const child = spawnSync(
     process.execPath,
-    ['--experimental-permission', '--allow-addons', `--allow-fs-read=${root}/*`, '--no-warnings', '-e', script],
+    [
+      '--experimental-permission',
+      '--allow-addons',
+      `--allow-fs-read=${root}/*`,
+      '--no-warnings',
+      '-e',
+      script,
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(child.status, 0, child.stderr);
@@ -435,26 +548,36 @@ function wc(bytes) {
   return [lines, words, bytes.length];
 }
 
-test('the C kernel, written against the header, streams and counts like wc', { skip: noC }, async () => {
-  assert.deepEqual(Pool.loadKernels(C_LIB), ['example-c/wc']);
-  const pool = new Pool({ kernel: 'example-c/wc' });
-  try {
-    const words = ['alpha', 'beta\tgamma', 'delta\n', ' ', '\r\n', 'epsilon  zeta\n'];
-    const chunks = [];
-    for (let i = 0; i < 40_000; i++) chunks.push(words[(i * 7919) % words.length]);
-    const text = Buffer.from(chunks.join(''));
-    // Parts that split words and lines.
-    const parts = [text.subarray(0, 3), text.subarray(3, 100_001), text.subarray(100_001)];
-    const { result } = await pool.post(parts);
-    const got = [0, 8, 16].map((at) => Number(result.readBigUInt64LE(at)));
-    assert.deepEqual(got, wc(text));
-    await rejects(
-      pool.post(Buffer.from('short\nthis line is too long\nok\n'), { params: { maxLineBytes: 10 } }),
-      'ERR_WC_LINE_TOO_LONG',
-      /line 2/,
-    );
-    throws(() => pool.post(text, { params: { maxLineBytes: 0 } }), RangeError, 'ERR_OUT_OF_RANGE');
-  } finally {
-    await pool.close();
-  }
-});
+test(
+  'the C kernel, written against the header, streams and counts like wc',
+  { skip: noC },
+  async () => {
+    assert.deepEqual(Pool.loadKernels(C_LIB), ['example-c/wc']);
+    const pool = new Pool({ kernel: 'example-c/wc' });
+    try {
+      const words = ['alpha', 'beta\tgamma', 'delta\n', ' ', '\r\n', 'epsilon  zeta\n'];
+      const chunks = [];
+      for (let i = 0; i < 40_000; i++) chunks.push(words[(i * 7919) % words.length]);
+      const text = Buffer.from(chunks.join(''));
+      // Parts that split words and lines.
+      const parts = [text.subarray(0, 3), text.subarray(3, 100_001), text.subarray(100_001)];
+      const { result } = await pool.post(parts);
+      const got = [0, 8, 16].map((at) => Number(result.readBigUInt64LE(at)));
+      assert.deepEqual(got, wc(text));
+      await rejects(
+        pool.post(Buffer.from('short\nthis line is too long\nok\n'), {
+          params: { maxLineBytes: 10 },
+        }),
+        'ERR_WC_LINE_TOO_LONG',
+        /line 2/,
+      );
+      throws(
+        () => pool.post(text, { params: { maxLineBytes: 0 } }),
+        RangeError,
+        'ERR_OUT_OF_RANGE',
+      );
+    } finally {
+      await pool.close();
+    }
+  },
+);

@@ -15,7 +15,8 @@ const { micros } = require('..');
  * from `state()`, if given). A throw of `predicate` rejects at once.
  */
 async function waitFor(predicate, { timeoutMs = 10_000, what, interval = 5, state } = {}) {
-  if (typeof what !== 'string' || what === '') throw new TypeError('waitFor: say `what` is waited for');
+  if (typeof what !== 'string' || what === '')
+    throw new TypeError('waitFor: say `what` is waited for');
   const started = Date.now();
   for (;;) {
     const value = await predicate();
@@ -54,7 +55,9 @@ const settle = (p) =>
  */
 async function holdThread(pool, { what = 'a thread to take the blocking task' } = {}) {
   const controller = new AbortController();
-  const settled = settle(pool.post(micros(60_000_000), { kernel: 'sleep', signal: controller.signal }));
+  const settled = settle(
+    pool.post(micros(60_000_000), { kernel: 'sleep', signal: controller.signal }),
+  );
   try {
     await waitFor(
       () => {

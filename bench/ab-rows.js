@@ -15,7 +15,10 @@ const { parseArgs } = require('node:util');
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { reps: { type: 'string', default: '6' }, only: { type: 'string', default: 'tidepool' } },
+  options: {
+    reps: { type: 'string', default: '6' },
+    only: { type: 'string', default: 'tidepool' },
+  },
 });
 if (positionals.length !== 2) {
   console.error('usage: node bench/ab-rows.js <tree-a> <tree-b> [--reps 6] [--only tidepool]');
@@ -27,8 +30,14 @@ const rows = new Map(); // name -> [[a values], [b values]]
 for (let rep = 0; rep < Number(values.reps); rep++) {
   trees.forEach((tree, side) => {
     const out = path.join(dir, `${side}-${rep}.json`);
-    process.stderr.write(`\r[${rep + 1}/${values.reps}] ${side === 0 ? 'A' : 'B'}: ${tree}`.padEnd(100));
-    execFileSync(process.execPath, ['bench/run.js', '--only', values.only, '--reps', '1', '--json', out], { cwd: tree, stdio: 'ignore' });
+    process.stderr.write(
+      `\r[${rep + 1}/${values.reps}] ${side === 0 ? 'A' : 'B'}: ${tree}`.padEnd(100),
+    );
+    execFileSync(
+      process.execPath,
+      ['bench/run.js', '--only', values.only, '--reps', '1', '--json', out],
+      { cwd: tree, stdio: 'ignore' },
+    );
     for (const [name, runs] of Object.entries(JSON.parse(fs.readFileSync(out, 'utf8')).results)) {
       if (!rows.has(name)) rows.set(name, [[], []]);
       rows.get(name)[side].push(runs[0].value);

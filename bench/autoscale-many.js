@@ -206,7 +206,9 @@ function svg(runs, phases, M, title) {
     const top = 40 + k * (panelH + 30);
     const y = (v) => top + panelH - (v / (M + 1)) * panelH;
     parts.push(`<text x="${left}" y="${top - 4}" font-size="12" font-weight="bold">${name}</text>`);
-    parts.push(`<rect x="${left}" y="${top}" width="${W - left - right}" height="${panelH}" fill="none" stroke="#999"/>`);
+    parts.push(
+      `<rect x="${left}" y="${top}" width="${W - left - right}" height="${panelH}" fill="none" stroke="#999"/>`,
+    );
     const load = [];
     const want = [];
     const orc = oracle(runs[name].posts, phases, runs[name].runMs);
@@ -214,8 +216,12 @@ function svg(runs, phases, M, title) {
       load.push(`${x(t).toFixed(1)},${y(loadAt(phases, t).load).toFixed(1)}`);
       want.push(`${x(t).toFixed(1)},${y(orc.want[t]).toFixed(1)}`);
     }
-    parts.push(`<polygon points="${x(0)},${y(0)} ${load.join(' ')} ${x(end)},${y(0)}" fill="#ddd"/>`);
-    parts.push(`<polyline points="${want.join(' ')}" fill="none" stroke="#555" stroke-dasharray="4 3"/>`);
+    parts.push(
+      `<polygon points="${x(0)},${y(0)} ${load.join(' ')} ${x(end)},${y(0)}" fill="#ddd"/>`,
+    );
+    parts.push(
+      `<polyline points="${want.join(' ')}" fill="none" stroke="#555" stroke-dasharray="4 3"/>`,
+    );
     const tp = [];
     let prev = null;
     for (const s of runs[name].samples) {
@@ -224,8 +230,11 @@ function svg(runs, phases, M, title) {
       tp.push(`${x(s.t).toFixed(1)},${y(s.threads).toFixed(1)}`);
       prev = s.threads;
     }
-    parts.push(`<polyline points="${tp.join(' ')}" fill="none" stroke="#1f5fbf" stroke-width="1.5"/>`);
-    for (let v = 0; v <= M; v += M / 4) parts.push(`<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>`);
+    parts.push(
+      `<polyline points="${tp.join(' ')}" fill="none" stroke="#1f5fbf" stroke-width="1.5"/>`,
+    );
+    for (let v = 0; v <= M; v += M / 4)
+      parts.push(`<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>`);
   });
   parts.push('</svg>');
   return parts.join('\n');
@@ -255,9 +264,15 @@ async function parent() {
       for (const profile of profiles) {
         const order = rep % 2 === 0 ? configs : [...configs].reverse();
         for (const config of order) {
-          process.stderr.write(`\r[${rep + 1}/${reps}] maxThreads ${M} ${profile} ${config}`.padEnd(70));
+          process.stderr.write(
+            `\r[${rep + 1}/${reps}] maxThreads ${M} ${profile} ${config}`.padEnd(70),
+          );
           const spec = JSON.stringify({ profile, M, config });
-          const r = spawnSync(process.execPath, [__filename, '--child', spec], { cwd: ROOT, encoding: 'utf8', maxBuffer: 256 << 20 });
+          const r = spawnSync(process.execPath, [__filename, '--child', spec], {
+            cwd: ROOT,
+            encoding: 'utf8',
+            maxBuffer: 256 << 20,
+          });
           if (r.status !== 0) throw new Error(`${spec} failed:\n${r.stderr}`);
           const key = `${M} ${profile} ${config}`;
           (results[key] ??= []).push(JSON.parse(r.stdout.trim().split('\n').pop()));
@@ -266,7 +281,9 @@ async function parent() {
     }
   }
   process.stderr.write('\r'.padEnd(70) + '\r');
-  console.log(`autoscale, many threads: sleep tasks of ${COST_US / 1000} ms, ${reps} run(s) per cell, medians\n`);
+  console.log(
+    `autoscale, many threads: sleep tasks of ${COST_US / 1000} ms, ${reps} run(s) per cell, medians\n`,
+  );
   const header = [
     'maxThreads',
     'profile',
@@ -284,7 +301,9 @@ async function parent() {
   for (const M of sizes) {
     for (const profile of profiles) {
       const phases = phasesOf(profile, M);
-      const oracles = configs.flatMap((c) => results[`${M} ${profile} ${c}`].map((r) => oracle(r.posts, phases, r.runMs)));
+      const oracles = configs.flatMap((c) =>
+        results[`${M} ${profile} ${c}`].map((r) => oracle(r.posts, phases, r.runMs)),
+      );
       const oP99 = median(oracles.map((o) => quantile(o.waits, 0.99)));
       const oTs = median(oracles.map((o) => o.threadSeconds));
       rows.push([

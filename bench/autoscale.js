@@ -79,9 +79,12 @@ async function child(name) {
   const at = () => performance.now() - t0;
   pool.on('spawn', (e) => {
     // The core threads' start is not part of the profile.
-    if (e.reason !== 'core') events.push({ t: at(), type: 'spawn', threads: e.threads, reason: e.reason });
+    if (e.reason !== 'core')
+      events.push({ t: at(), type: 'spawn', threads: e.threads, reason: e.reason });
   });
-  pool.on('retire', (e) => events.push({ t: at(), type: 'retire', threads: e.threads, reason: e.reason }));
+  pool.on('retire', (e) =>
+    events.push({ t: at(), type: 'retire', threads: e.threads, reason: e.reason }),
+  );
   let next = 0;
   let posted = 0;
   const posts = [];
@@ -101,7 +104,14 @@ async function child(name) {
       }
       if (ticks++ % SAMPLE_EVERY === 0 || t >= phaseEnd) {
         const s = pool.stats();
-        samples.push({ t, threads: s.threads, busy: s.busyThreads, queued: s.queued, age: s.oldestQueuedMs, done: s.completed });
+        samples.push({
+          t,
+          threads: s.threads,
+          busy: s.busyThreads,
+          queued: s.queued,
+          age: s.oldestQueuedMs,
+          done: s.completed,
+        });
       }
       if (t >= phaseEnd) {
         const { waitTime } = pool.stats({ reset: true });
@@ -125,7 +135,17 @@ async function child(name) {
   const idleCpu = (cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore);
   const final = pool.stats();
   await pool.close();
-  return { name, samples, events, phases, posted, posts, settled, idleCpu, threadsAtEnd: final.threads };
+  return {
+    name,
+    samples,
+    events,
+    phases,
+    posted,
+    posts,
+    settled,
+    idleCpu,
+    threadsAtEnd: final.threads,
+  };
 }
 
 // ---- parent: run, summarise, draw -----------------------------------------
@@ -140,7 +160,8 @@ function withStepWaits(orc, posts) {
 function summarise(run) {
   const { samples, events, phases } = run;
   let threadMs = 0;
-  for (let k = 1; k < samples.length; k++) threadMs += samples[k - 1].threads * (samples[k].t - samples[k - 1].t);
+  for (let k = 1; k < samples.length; k++)
+    threadMs += samples[k - 1].threads * (samples[k].t - samples[k - 1].t);
   const step = phases.find((p) => p.name === 'step').waitTime;
   const all = phases.map((p) => p.waitTime);
   const stepStart = phaseStart(PHASES, 'step');
@@ -148,7 +169,9 @@ function summarise(run) {
   const reached = samples.find((s) => s.t >= stepStart && s.threads >= stepWant);
   const lastIdle = TOTAL_MS - PHASES[PHASES.length - 1].ms;
   const minThreads = samples.length ? Math.min(...samples.map((s) => s.threads)) : 1;
-  const backToCore = samples.find((s) => s.t >= lastIdle && s.threads === minThreads && s.queued === 0 && s.busy === 0);
+  const backToCore = samples.find(
+    (s) => s.t >= lastIdle && s.threads === minThreads && s.queued === 0 && s.busy === 0,
+  );
   const burstStart = phaseStart(PHASES, 'bursts');
   const burstEvents = events.filter((e) => e.t >= burstStart && e.t < burstStart + 2500);
   return {
@@ -157,7 +180,10 @@ function summarise(run) {
     threadSeconds: threadMs / 1000,
     spawns: events.filter((e) => e.type === 'spawn').length,
     retires: events.filter((e) => e.type === 'retire').length,
-    burstPairs: Math.min(burstEvents.filter((e) => e.type === 'spawn').length, burstEvents.filter((e) => e.type === 'retire').length),
+    burstPairs: Math.min(
+      burstEvents.filter((e) => e.type === 'spawn').length,
+      burstEvents.filter((e) => e.type === 'retire').length,
+    ),
     reactMs: reached ? Math.max(0, reached.t - stepStart) : NaN,
     backToCoreMs: backToCore ? backToCore.t - lastIdle : NaN,
     idleCpuPct: run.idleCpu * 100,
@@ -184,16 +210,24 @@ function svg(runs) {
     const maxAge = Math.max(10, ...runs[name].samples.map((s) => s.age));
     const ya = (v) => top + panelH - (v / maxAge) * panelH;
     parts.push(`<text x="${left}" y="${top - 6}" font-size="12" font-weight="bold">${name}</text>`);
-    parts.push(`<rect x="${left}" y="${top}" width="${W - left - right}" height="${panelH}" fill="none" stroke="#999"/>`);
+    parts.push(
+      `<rect x="${left}" y="${top}" width="${W - left - right}" height="${panelH}" fill="none" stroke="#999"/>`,
+    );
     // load area
     const pts = [];
-    for (let t = 0; t <= TOTAL_MS; t += 10) pts.push(`${x(t).toFixed(1)},${y(loadAt(PHASES, t).load).toFixed(1)}`);
-    parts.push(`<polygon points="${x(0)},${y(0)} ${pts.join(' ')} ${x(TOTAL_MS)},${y(0)}" fill="#ddd"/>`);
+    for (let t = 0; t <= TOTAL_MS; t += 10)
+      pts.push(`${x(t).toFixed(1)},${y(loadAt(PHASES, t).load).toFixed(1)}`);
+    parts.push(
+      `<polygon points="${x(0)},${y(0)} ${pts.join(' ')} ${x(TOTAL_MS)},${y(0)}" fill="#ddd"/>`,
+    );
     // oracle threads
     const op = [];
     const { want } = oracle(runs[name].posts, PHASES, COST_US / 1000);
-    for (let t = 0; t <= TOTAL_MS; t += 10) op.push(`${x(t).toFixed(1)},${y(want[Math.min(want.length - 1, t)]).toFixed(1)}`);
-    parts.push(`<polyline points="${op.join(' ')}" fill="none" stroke="#555" stroke-dasharray="4 3"/>`);
+    for (let t = 0; t <= TOTAL_MS; t += 10)
+      op.push(`${x(t).toFixed(1)},${y(want[Math.min(want.length - 1, t)]).toFixed(1)}`);
+    parts.push(
+      `<polyline points="${op.join(' ')}" fill="none" stroke="#555" stroke-dasharray="4 3"/>`,
+    );
     // queue age
     const ap = runs[name].samples.map((s) => `${x(s.t).toFixed(1)},${ya(s.age).toFixed(1)}`);
     parts.push(`<polyline points="${ap.join(' ')}" fill="none" stroke="#d33" stroke-width="1"/>`);
@@ -205,14 +239,21 @@ function svg(runs) {
       tp.push(`${x(s.t).toFixed(1)},${y(s.threads).toFixed(1)}`);
       prev = s.threads;
     }
-    parts.push(`<polyline points="${tp.join(' ')}" fill="none" stroke="#1f5fbf" stroke-width="2"/>`);
+    parts.push(
+      `<polyline points="${tp.join(' ')}" fill="none" stroke="#1f5fbf" stroke-width="2"/>`,
+    );
     // axes
-    for (let v = 0; v <= MAX; v++) parts.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${v}</text>`);
-    parts.push(`<text x="${W - right + 6}" y="${top + 10}" fill="#d33">${maxAge.toFixed(0)} ms</text>`);
+    for (let v = 0; v <= MAX; v++)
+      parts.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${v}</text>`);
+    parts.push(
+      `<text x="${W - right + 6}" y="${top + 10}" fill="#d33">${maxAge.toFixed(0)} ms</text>`,
+    );
     parts.push(`<text x="${W - right + 6}" y="${top + panelH}" fill="#d33">0</text>`);
     let start = 0;
     for (const p of PHASES) {
-      parts.push(`<line x1="${x(start)}" y1="${top}" x2="${x(start)}" y2="${top + panelH}" stroke="#ccc"/>`);
+      parts.push(
+        `<line x1="${x(start)}" y1="${top}" x2="${x(start)}" y2="${top + panelH}" stroke="#ccc"/>`,
+      );
       parts.push(`<text x="${x(start) + 3}" y="${top + panelH + 14}" fill="#666">${p.name}</text>`);
       start += p.ms;
     }
@@ -361,12 +402,19 @@ async function parent() {
     const order = runs.map((r, i) => [summarise(r).stepWait.p99, i]).sort((a, b) => a[0] - b[0]);
     return runs[order[Math.floor((order.length - 1) / 2)][1]];
   };
-  fs.writeFileSync(values.svg, svg(Object.fromEntries(Object.entries(results).map(([n, r]) => [n, representative(r)]))));
+  fs.writeFileSync(
+    values.svg,
+    svg(Object.fromEntries(Object.entries(results).map(([n, r]) => [n, representative(r)]))),
+  );
   console.log(`timeline written to ${path.relative(process.cwd(), values.svg)}`);
   if (values.json)
     fs.writeFileSync(
       values.json,
-      JSON.stringify({ results, oracle: { threadSeconds: orcQ((o) => o.threadSeconds), stepP99: orcStepP99 } }, null, 1),
+      JSON.stringify(
+        { results, oracle: { threadSeconds: orcQ((o) => o.threadSeconds), stepP99: orcStepP99 } },
+        null,
+        1,
+      ),
     );
 }
 

@@ -29,9 +29,13 @@ function panel(title, unit, rows, top, { log = false } = {}) {
   const x = (v) => {
     if (!log) return left + (v / max) * (W - left - right);
     const lo = Math.log10(min);
-    return left + ((Math.log10(Math.max(v, min)) - lo) / (Math.log10(max) - lo)) * (W - left - right);
+    return (
+      left + ((Math.log10(Math.max(v, min)) - lo) / (Math.log10(max) - lo)) * (W - left - right)
+    );
   };
-  const parts = [`<text x="10" y="${top + 14}" font-size="13" font-weight="bold">${escape(title)}</text>`];
+  const parts = [
+    `<text x="10" y="${top + 14}" font-size="13" font-weight="bold">${escape(title)}</text>`,
+  ];
   rows.forEach((r, i) => {
     const y = top + 24 + i * rowH;
     const m = median(r.values);
@@ -43,7 +47,14 @@ function panel(title, unit, rows, top, { log = false } = {}) {
     parts.push(
       `<line x1="${x(Math.min(...r.values)).toFixed(1)}" y1="${y + rowH / 2}" x2="${x(Math.max(...r.values)).toFixed(1)}" y2="${y + rowH / 2}" stroke="#222"/>`,
     );
-    const shown = m >= 1e6 ? `${(m / 1e6).toFixed(2)}M` : m >= 1e4 ? `${(m / 1e3).toFixed(0)}k` : m >= 10 ? m.toFixed(0) : m.toFixed(2);
+    const shown =
+      m >= 1e6
+        ? `${(m / 1e6).toFixed(2)}M`
+        : m >= 1e4
+          ? `${(m / 1e3).toFixed(0)}k`
+          : m >= 10
+            ? m.toFixed(0)
+            : m.toFixed(2);
     parts.push(`<text x="${(x(m) + 6).toFixed(1)}" y="${y + 12}">${shown} ${escape(unit)}</text>`);
   });
   return { svg: parts.join('\n'), height: 30 + rows.length * rowH };
@@ -57,10 +68,30 @@ function chart(data) {
       .filter((n) => n.startsWith(prefix) && results[n].every((r) => typeof r[field] === 'number'))
       .map((n) => ({ label: n.slice(prefix.length), values: results[n].map((r) => r[field]) }));
   const panels = [
-    ['Reference workload: 4096 x 64 KiB SHA-256 (MB/s, higher is better)', 'MB/s', pick('demo: '), {}],
-    ['Event loop during the demo round: p99 delay (ms, lower is better)', 'ms', pick('demo: ', 'loopP99'), {}],
-    ['Event loop during the demo round: max delay (ms, lower is better)', 'ms', pick('demo: ', 'loopMax'), {}],
-    ['Tiny tasks: 64 B SHA-256 round trips per second (log scale)', '/s', pick('tiny: '), { log: true }],
+    [
+      'Reference workload: 4096 x 64 KiB SHA-256 (MB/s, higher is better)',
+      'MB/s',
+      pick('demo: '),
+      {},
+    ],
+    [
+      'Event loop during the demo round: p99 delay (ms, lower is better)',
+      'ms',
+      pick('demo: ', 'loopP99'),
+      {},
+    ],
+    [
+      'Event loop during the demo round: max delay (ms, lower is better)',
+      'ms',
+      pick('demo: ', 'loopMax'),
+      {},
+    ],
+    [
+      'Tiny tasks: 64 B SHA-256 round trips per second (log scale)',
+      '/s',
+      pick('tiny: '),
+      { log: true },
+    ],
   ];
   let top = 40;
   const body = [];

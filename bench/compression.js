@@ -100,7 +100,9 @@ async function timed(op, runRound, extra = {}) {
     const t = process.hrtime.bigint();
     outs = await runRound(ins);
     // MB/s of uncompressed data: a compressor's input, a decoder's output.
-    return { value: megabytes(op === 'gunzip' ? outs : ins) / (Number(process.hrtime.bigint() - t) / 1e9) };
+    return {
+      value: megabytes(op === 'gunzip' ? outs : ins) / (Number(process.hrtime.bigint() - t) / 1e9),
+    };
   });
   const used = process.cpuUsage(cpu);
   verify(op, ins, outs);
@@ -111,9 +113,13 @@ async function tidepool(op) {
   const { Pool } = require(ROOT);
   const { kernel, params } = OPS[op];
   const pool = new Pool({ kernel, params, maxOutputBytes: 1 << 30 });
-  const r = await timed(op, (ins) => Promise.all(ins.map((m) => pool.post(m))).then((rs) => rs.map((x) => x.result)), {
-    threads: pool.stats().threads,
-  });
+  const r = await timed(
+    op,
+    (ins) => Promise.all(ins.map((m) => pool.post(m))).then((rs) => rs.map((x) => x.result)),
+    {
+      threads: pool.stats().threads,
+    },
+  );
   r.threads = Math.max(r.threads, pool.stats().threads);
   await pool.close();
   return r;
@@ -135,10 +141,21 @@ async function zlibSync(op) {
 async function piscina(op) {
   const { Piscina } = require('piscina');
   const threads = require('node:os').availableParallelism();
-  const pool = new Piscina({ filename: path.join(__dirname, 'workers', 'zlib-piscina.js'), maxThreads: threads, minThreads: threads });
-  const r = await timed(op, (ins) => Promise.all(ins.map((data) => pool.run({ op: OPS[op].node, data, options: OPS[op].options }))), {
-    threads,
+  const pool = new Piscina({
+    filename: path.join(__dirname, 'workers', 'zlib-piscina.js'),
+    maxThreads: threads,
+    minThreads: threads,
   });
+  const r = await timed(
+    op,
+    (ins) =>
+      Promise.all(
+        ins.map((data) => pool.run({ op: OPS[op].node, data, options: OPS[op].options })),
+      ),
+    {
+      threads,
+    },
+  );
   await pool.destroy();
   return r;
 }
@@ -206,7 +223,10 @@ const CASES = {
   'zip: tidepool zstdCompress level 3': { unit: MBS, run: () => tidepool('zstd') },
   'zip: tidepool lz4Compress': { unit: MBS, run: () => tidepool('lz4') },
   'libuv: readFile + dns.lookup, idle': { unit: 'ms readFile p50', run: () => starvation('idle') },
-  'libuv: readFile + dns.lookup while zlib.gzip compresses (64 in flight)': { unit: 'ms readFile p50', run: () => starvation('zlib') },
+  'libuv: readFile + dns.lookup while zlib.gzip compresses (64 in flight)': {
+    unit: 'ms readFile p50',
+    run: () => starvation('zlib'),
+  },
   'libuv: readFile + dns.lookup while tidepool gzip compresses (64 in flight)': {
     unit: 'ms readFile p50',
     run: () => starvation('tidepool'),

@@ -6,7 +6,8 @@
  */
 function main(child, parent) {
   const at = process.argv.indexOf('--child');
-  const run = at !== -1 ? child(process.argv[at + 1]).then((r) => console.log(JSON.stringify(r))) : parent();
+  const run =
+    at !== -1 ? child(process.argv[at + 1]).then((r) => console.log(JSON.stringify(r))) : parent();
   run.catch((err) => {
     console.error(err);
     process.exit(1);

@@ -97,18 +97,36 @@ const CASES = {
         return { hash, digest: () => hash.digest(), close: () => {} };
       }),
   },
-  'stream: tidepool createGzip(), 1 stream of 1 GiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 1, 1024) },
-  'stream: zlib.createGzip(), 1 stream of 1 GiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 1, 1024) },
-  'stream: tidepool createGzip(), 8 streams of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('tidepool', 8, 128) },
-  'stream: zlib.createGzip(), 8 streams of 128 MiB': { unit: 'MB/s', run: () => gzipStreams('zlib', 8, 128) },
+  'stream: tidepool createGzip(), 1 stream of 1 GiB': {
+    unit: 'MB/s',
+    run: () => gzipStreams('tidepool', 1, 1024),
+  },
+  'stream: zlib.createGzip(), 1 stream of 1 GiB': {
+    unit: 'MB/s',
+    run: () => gzipStreams('zlib', 1, 1024),
+  },
+  'stream: tidepool createGzip(), 8 streams of 128 MiB': {
+    unit: 'MB/s',
+    run: () => gzipStreams('tidepool', 8, 128),
+  },
+  'stream: zlib.createGzip(), 8 streams of 128 MiB': {
+    unit: 'MB/s',
+    run: () => gzipStreams('zlib', 8, 128),
+  },
   'stream: readFile p99 while 8 tidepool createGzip() streams run': {
     unit: 'ms',
     run: () => gzipStreams('tidepool', 8, 32, { probe: true }),
   },
-  'stream: readFile p99 while 8 zlib.createGzip() streams run': { unit: 'ms', run: () => gzipStreams('zlib', 8, 32, { probe: true }) },
+  'stream: readFile p99 while 8 zlib.createGzip() streams run': {
+    unit: 'ms',
+    run: () => gzipStreams('zlib', 8, 32, { probe: true }),
+  },
   'stream: readFile p99, nothing else running': {
     unit: 'ms',
-    run: () => compression.libuvLatency(() => require('node:timers/promises').setTimeout(2000)).then(asReadP99),
+    run: () =>
+      compression
+        .libuvLatency(() => require('node:timers/promises').setTimeout(2000))
+        .then(asReadP99),
   },
   // A producer that waits for each write's callback (as a loop refilling
   // one Buffer must): what acknowledging a write once its bytes were
@@ -138,10 +156,11 @@ const CASES = {
     run: () => awaitedWrites('gzip', 'node', 64 << 10, 256),
   },
   // update(): node:crypto's contract (the buffer may be reused at once), kept by copying or hashing on the calling thread.
-  'stream: tidepool createHash() update(), 1 GiB in 64 KiB updates, a turn of the event loop between': {
-    unit: 'MB/s',
-    run: () => hashUpdates('tidepool', 64 << 10, 1024, true),
-  },
+  'stream: tidepool createHash() update(), 1 GiB in 64 KiB updates, a turn of the event loop between':
+    {
+      unit: 'MB/s',
+      run: () => hashUpdates('tidepool', 64 << 10, 1024, true),
+    },
   'stream: tidepool createHash() update(), 1 GiB in 1 MiB updates in one synchronous loop': {
     unit: 'MB/s',
     run: () => hashUpdates('tidepool', 1 << 20, 1024, false),
@@ -159,9 +178,18 @@ const CASES = {
     unit: 'MiB',
     run: () => slowReader('node'),
   },
-  'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)': { unit: 'MB/s', run: () => fileHash('tidepool', 1, 1024) },
-  'file: sha256sum (coreutils) of the same file': { unit: 'MB/s', run: () => fileHash('sha256sum', 1, 1024) },
-  'file: tidepool postFile() SHA-256 of 8 files of 256 MiB at once': { unit: 'MB/s', run: () => fileHash('tidepool', 8, 256) },
+  'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)': {
+    unit: 'MB/s',
+    run: () => fileHash('tidepool', 1, 1024),
+  },
+  'file: sha256sum (coreutils) of the same file': {
+    unit: 'MB/s',
+    run: () => fileHash('sha256sum', 1, 1024),
+  },
+  'file: tidepool postFile() SHA-256 of 8 files of 256 MiB at once': {
+    unit: 'MB/s',
+    run: () => fileHash('tidepool', 8, 256),
+  },
   'tiny: tidepool post(), 1024 in flight': {
     unit: 'round trips/s',
     run: () => tidepoolTiny((pool, msgs) => inFlight(msgs, 1024, (m) => pool.post(m))),
@@ -187,7 +215,8 @@ const CASES = {
           ),
         );
         setImmediate(() => {
-          for (let i = 0; i < msgs.length; i++) resolvers[i]({ result: msgs[i].subarray(0, 32), message: msgs[i] });
+          for (let i = 0; i < msgs.length; i++)
+            resolvers[i]({ result: msgs[i].subarray(0, 32), message: msgs[i] });
         });
         return all;
       };
@@ -199,15 +228,30 @@ const CASES = {
     async run() {
       const { subtle } = require('node:crypto').webcrypto;
       const msgs = tinyMessages();
-      return perTask(msgs.length, await secondRound(() => inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m))));
+      return perTask(
+        msgs.length,
+        await secondRound(() => inFlight(msgs, 1024, (m) => subtle.digest('SHA-256', m))),
+      );
     },
   },
   'tiny: piscina, all at once': { unit: 'round trips/s', run: () => peerTiny('piscina', Infinity) },
-  'tiny: tinypool, all at once': { unit: 'round trips/s', run: () => peerTiny('tinypool', Infinity) },
-  'tiny: workerpool, all at once': { unit: 'round trips/s', run: () => peerTiny('workerpool', Infinity) },
+  'tiny: tinypool, all at once': {
+    unit: 'round trips/s',
+    run: () => peerTiny('tinypool', Infinity),
+  },
+  'tiny: workerpool, all at once': {
+    unit: 'round trips/s',
+    run: () => peerTiny('workerpool', Infinity),
+  },
   'tiny: piscina, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('piscina', 1024) },
-  'tiny: tinypool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('tinypool', 1024) },
-  'tiny: workerpool, 1024 in flight': { unit: 'round trips/s', run: () => peerTiny('workerpool', 1024) },
+  'tiny: tinypool, 1024 in flight': {
+    unit: 'round trips/s',
+    run: () => peerTiny('tinypool', 1024),
+  },
+  'tiny: workerpool, 1024 in flight': {
+    unit: 'round trips/s',
+    run: () => peerTiny('workerpool', 1024),
+  },
   'tiny: tidepool post() with { signal }, 1024 in flight': {
     unit: 'round trips/s',
     // The cost of per-task cancellation when it is used (a flag per task).
@@ -240,8 +284,14 @@ const CASES = {
   },
   'footprint: tidepool, RSS per idle thread': { unit: 'MiB', run: () => idleFootprint('tidepool') },
   'footprint: piscina, RSS per idle worker': { unit: 'MiB', run: () => idleFootprint('piscina') },
-  'footprint: tidepool, new Pool() to first result': { unit: 'ms', run: () => firstResult('tidepool') },
-  'footprint: piscina, new Piscina() to first result': { unit: 'ms', run: () => firstResult('piscina') },
+  'footprint: tidepool, new Pool() to first result': {
+    unit: 'ms',
+    run: () => firstResult('tidepool'),
+  },
+  'footprint: piscina, new Piscina() to first result': {
+    unit: 'ms',
+    run: () => firstResult('piscina'),
+  },
   'footprint: start one Rust thread (spawn to running)': { unit: 'ms', threadCost: true },
   'demo: tidepool, cold (first round after new Pool())': {
     unit: 'MB/s',
@@ -289,7 +339,8 @@ const CASES = {
       const crypto = require('node:crypto');
       const msgs = demoMessages();
       const round = async () => {
-        for (const m of msgs) check(crypto.createHash('sha256').update(m.data).digest().equals(m.digest));
+        for (const m of msgs)
+          check(crypto.createHash('sha256').update(m.data).digest().equals(m.digest));
       };
       await round();
       await round();
@@ -325,16 +376,34 @@ const CASES = {
 };
 
 const RATIOS = [
-  ['stream: tidepool createGzip(), 1 stream of 1 GiB', 'stream: zlib.createGzip(), 1 stream of 1 GiB'],
-  ['stream: tidepool createGzip(), 8 streams of 128 MiB', 'stream: zlib.createGzip(), 8 streams of 128 MiB'],
-  ['stream: tidepool createGzip(), 8 streams of 128 MiB', 'stream: tidepool createGzip(), 1 stream of 1 GiB'],
-  ['stream: readFile p99 while 8 tidepool createGzip() streams run', 'stream: readFile p99 while 8 zlib.createGzip() streams run'],
-  ['file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)', 'file: sha256sum (coreutils) of the same file'],
+  [
+    'stream: tidepool createGzip(), 1 stream of 1 GiB',
+    'stream: zlib.createGzip(), 1 stream of 1 GiB',
+  ],
+  [
+    'stream: tidepool createGzip(), 8 streams of 128 MiB',
+    'stream: zlib.createGzip(), 8 streams of 128 MiB',
+  ],
+  [
+    'stream: tidepool createGzip(), 8 streams of 128 MiB',
+    'stream: tidepool createGzip(), 1 stream of 1 GiB',
+  ],
+  [
+    'stream: readFile p99 while 8 tidepool createGzip() streams run',
+    'stream: readFile p99 while 8 zlib.createGzip() streams run',
+  ],
+  [
+    'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)',
+    'file: sha256sum (coreutils) of the same file',
+  ],
   [
     'file: tidepool postFile() SHA-256 of 8 files of 256 MiB at once',
     'file: tidepool postFile() SHA-256 of a 1 GiB file (page cache warm)',
   ],
-  ['stream: tidepool createHash(), 1 GiB in 64 KiB chunks', 'stream: crypto.createHash piped on the event loop, 1 GiB in 64 KiB chunks'],
+  [
+    'stream: tidepool createHash(), 1 GiB in 64 KiB chunks',
+    'stream: crypto.createHash piped on the event loop, 1 GiB in 64 KiB chunks',
+  ],
   [
     'stream: tidepool createHash(), 1 GiB written in 64 KiB writes, each awaited',
     'stream: crypto.createHash, 1 GiB written in 64 KiB writes, each awaited',
@@ -361,28 +430,70 @@ const RATIOS = [
   ],
   ['tiny: tidepool postMany(), one batch', 'tiny: piscina, all at once'],
   ['tiny: tidepool postMany(), one batch', 'tiny: tidepool post(), all at once'],
-  ['tiny: tidepool postMany(), one batch', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
-  ['tiny: tidepool map(), 4096 in flight', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
-  ['map: tidepool map() over 1,000,000 messages of 64 B, 4096 in flight', 'tiny: Rust SHA-256 called directly, 2 threads (no pool)'],
-  ['demo: tidepool postMany(), warm (third round)', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
-  ['demo: tidepool postMany(), cold (first round after new Pool())', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
+  [
+    'tiny: tidepool postMany(), one batch',
+    'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  [
+    'tiny: tidepool map(), 4096 in flight',
+    'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  [
+    'map: tidepool map() over 1,000,000 messages of 64 B, 4096 in flight',
+    'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  [
+    'demo: tidepool postMany(), warm (third round)',
+    'demo: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  [
+    'demo: tidepool postMany(), cold (first round after new Pool())',
+    'demo: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
   ['demo: tidepool postMany(), warm (third round)', 'demo: tidepool, warm (third round)'],
   ['demo: tidepool, warm (third round)', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
-  ['demo: tidepool, cold (first round after new Pool())', 'demo: Rust SHA-256 called directly, 2 threads (no pool)'],
+  [
+    'demo: tidepool, cold (first round after new Pool())',
+    'demo: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
   ['demo: tidepool, warm (third round)', 'demo: crypto.createHash on the main thread'],
-  ['demo: tidepool, warm (third round)', "demo: tidepool, warm, niceIncrement: 0 (workers at the event loop's priority)"],
-  ['tiny: tidepool post(), all at once', 'tiny: floor: bare Promises, created and resolved in JS, all at once'],
+  [
+    'demo: tidepool, warm (third round)',
+    "demo: tidepool, warm, niceIncrement: 0 (workers at the event loop's priority)",
+  ],
+  [
+    'tiny: tidepool post(), all at once',
+    'tiny: floor: bare Promises, created and resolved in JS, all at once',
+  ],
   ['tiny: tidepool post(), all at once', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
-  ['tiny: tidepool post(), 1024 in flight', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
-  ["tiny: tidepool postMessage() + 'message', all at once", 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
-  ['tiny: tidepool post() with { signal }, 1024 in flight', 'tiny: tidepool post(), 1024 in flight'],
+  [
+    'tiny: tidepool post(), 1024 in flight',
+    'tiny: crypto.subtle.digest (libuv pool), 1024 in flight',
+  ],
+  [
+    "tiny: tidepool postMessage() + 'message', all at once",
+    'tiny: crypto.subtle.digest (libuv pool), 1024 in flight',
+  ],
+  [
+    'tiny: tidepool post() with { signal }, 1024 in flight',
+    'tiny: tidepool post(), 1024 in flight',
+  ],
   ['tiny: tidepool post(), 1024 in flight', 'tiny: piscina, 1024 in flight'],
   ['tiny: tidepool post(), all at once', 'tiny: piscina, all at once'],
   ['demo: tidepool, warm (third round)', 'demo: piscina, warm (third round)'],
   ['demo: tidepool, cold (first round after new Pool())', 'demo: piscina, cold'],
-  ['user: example/sha256 through the kernel ABI, demo warm (third round)', 'demo: tidepool, warm (third round)'],
-  ['user: example/sha256 through the kernel ABI, tiny, post() all at once', 'tiny: tidepool post(), all at once'],
-  ['user: example/sha256 through the kernel ABI, demo warm (third round)', 'demo: piscina, warm (third round)'],
+  [
+    'user: example/sha256 through the kernel ABI, demo warm (third round)',
+    'demo: tidepool, warm (third round)',
+  ],
+  [
+    'user: example/sha256 through the kernel ABI, tiny, post() all at once',
+    'tiny: tidepool post(), all at once',
+  ],
+  [
+    'user: example/sha256 through the kernel ABI, demo warm (third round)',
+    'demo: piscina, warm (third round)',
+  ],
 ];
 
 // The compression section (bench/compression.js): its cases and ratios.
@@ -436,16 +547,31 @@ function peerPool(kind) {
   if (kind === 'piscina') {
     const { Piscina } = require('piscina');
     const pool = new Piscina({ filename: file('hash-piscina.js'), maxThreads: threads });
-    return { run: (data) => pool.run(data), close: () => pool.destroy(), threads: () => pool.threads.length };
+    return {
+      run: (data) => pool.run(data),
+      close: () => pool.destroy(),
+      threads: () => pool.threads.length,
+    };
   }
   if (kind === 'tinypool') {
     const { Tinypool } = require('tinypool');
     const pool = new Tinypool({ filename: file('hash-piscina.js'), maxThreads: threads });
-    return { run: (data) => pool.run(data), close: () => pool.destroy(), threads: () => pool.threads.length };
+    return {
+      run: (data) => pool.run(data),
+      close: () => pool.destroy(),
+      threads: () => pool.threads.length,
+    };
   }
   const workerpool = require('workerpool');
-  const pool = workerpool.pool(file('hash-workerpool.js'), { maxWorkers: threads, workerType: 'thread' });
-  return { run: (data) => pool.exec('sha256', [data]), close: () => pool.terminate(), threads: () => pool.stats().totalWorkers };
+  const pool = workerpool.pool(file('hash-workerpool.js'), {
+    maxWorkers: threads,
+    workerType: 'thread',
+  });
+  return {
+    run: (data) => pool.exec('sha256', [data]),
+    close: () => pool.terminate(),
+    threads: () => pool.stats().totalWorkers,
+  };
 }
 
 /** Times one demo round with loop health and CPU: MB/s, CPU seconds. */
@@ -473,7 +599,11 @@ async function idleRss(kind, n) {
     close = () => pool.close();
   } else {
     const { Piscina } = require('piscina');
-    const pool = new Piscina({ filename: path.join(__dirname, 'workers', 'hash-piscina.js'), minThreads: n, maxThreads: Math.max(1, n) });
+    const pool = new Piscina({
+      filename: path.join(__dirname, 'workers', 'hash-piscina.js'),
+      minThreads: n,
+      maxThreads: Math.max(1, n),
+    });
     await Promise.all(Array.from({ length: n }, () => pool.run(Buffer.alloc(64))));
     close = () => pool.destroy();
   }
@@ -497,7 +627,13 @@ async function idleFootprint(kind) {
   const zero = await idleRss(kind, 0);
   const one = await idleRss(kind, 1);
   const all = await idleRss(kind, max);
-  return { value: Math.max(0, (all - one) / (max - 1)), rss0: zero, rss1: one, rssMax: all, maxThreads: max };
+  return {
+    value: Math.max(0, (all - one) / (max - 1)),
+    rss0: zero,
+    rss1: one,
+    rssMax: all,
+    maxThreads: max,
+  };
 }
 
 /** Milliseconds from constructing a pool to the first result. */
@@ -542,7 +678,10 @@ async function peerDemo(kind, warmRounds) {
 async function peerTiny(kind, width) {
   const msgs = tinyMessages(PEER_TINY_TASKS);
   const pool = peerPool(kind);
-  const round = width === Infinity ? () => Promise.all(msgs.map((m) => pool.run(m))) : () => inFlight(msgs, width, (m) => pool.run(m));
+  const round =
+    width === Infinity
+      ? () => Promise.all(msgs.map((m) => pool.run(m)))
+      : () => inFlight(msgs, width, (m) => pool.run(m));
   const r = await secondRound(round);
   await pool.close();
   return perTask(msgs.length, r);
@@ -558,7 +697,9 @@ function demoMessages() {
 /** Loads the example kernel library (built by the parent) and names its SHA-256. */
 function exampleSha256() {
   const { Pool } = require(ROOT);
-  Pool.loadKernels(path.join(ROOT, 'examples', 'kernels', 'build', 'tidepool_example_kernels.node'));
+  Pool.loadKernels(
+    path.join(ROOT, 'examples', 'kernels', 'build', 'tidepool_example_kernels.node'),
+  );
   return 'example/sha256';
 }
 function mb(msgs) {
@@ -622,7 +763,13 @@ async function gzipStreams(kind, streams, mib, { probe = false } = {}) {
   const zlib = require('node:zlib');
   const { Readable, Writable } = require('node:stream');
   const { pipeline } = require('node:stream/promises');
-  const files = ['lib/pool.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
+  const files = [
+    'lib/pool.js',
+    'index.d.ts',
+    'README.md',
+    'src/native_pool.rs',
+    'crates/core/src/pool/mod.rs',
+  ];
   const text = process.env.TIDEPOOL_BENCH_CORPUS
     ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
     : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
@@ -641,7 +788,10 @@ async function gzipStreams(kind, streams, mib, { probe = false } = {}) {
   let sample;
   const one = async (i) => {
     const parts = [];
-    const gzip = kind === 'tidepool' ? pool.createGzip({ params: { level: 6 } }) : zlib.createGzip({ level: 6 });
+    const gzip =
+      kind === 'tidepool'
+        ? pool.createGzip({ params: { level: 6 } })
+        : zlib.createGzip({ level: 6 });
     await pipeline(
       Readable.from(chunks()),
       gzip,
@@ -657,7 +807,11 @@ async function gzipStreams(kind, streams, mib, { probe = false } = {}) {
   // With `probe`: the latency of fs.readFile and dns.lookup (libuv's pool)
   // while the streams run, instead of their throughput.
   const r = probe
-    ? asReadP99(await compression.libuvLatency(() => Promise.all(Array.from({ length: streams }, (_, i) => one(i)))))
+    ? asReadP99(
+        await compression.libuvLatency(() =>
+          Promise.all(Array.from({ length: streams }, (_, i) => one(i))),
+        ),
+      )
     : await withLoopHealth(async () => {
         const cpu = process.cpuUsage();
         const t = now();
@@ -682,7 +836,8 @@ async function streamHash(make) {
   const total = 2 ** 30;
   const chunk = 64 * 1024;
   function* chunks() {
-    for (let at = 0; at < total; at += chunk) yield block.subarray(at % block.length, (at % block.length) + chunk);
+    for (let at = 0; at < total; at += chunk)
+      yield block.subarray(at % block.length, (at % block.length) + chunk);
   }
   const expected = crypto.createHash('sha256');
   for (const c of chunks()) expected.update(c);
@@ -702,7 +857,13 @@ async function streamHash(make) {
 
 /** Text-like bytes: this repository's sources, repeated to `bytes`. */
 function sourceText(bytes) {
-  const files = ['lib/pool.js', 'index.d.ts', 'README.md', 'src/native_pool.rs', 'crates/core/src/pool/mod.rs'];
+  const files = [
+    'lib/pool.js',
+    'index.d.ts',
+    'README.md',
+    'src/native_pool.rs',
+    'crates/core/src/pool/mod.rs',
+  ];
   const text = process.env.TIDEPOOL_BENCH_CORPUS
     ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
     : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
@@ -726,7 +887,8 @@ async function awaitedWrites(what, kind, size, mib) {
   const pool = kind === 'tidepool' ? new Pool() : undefined;
   const source = what === 'hash' ? crypto.randomBytes(4 << 20) : sourceText(4 << 20);
   const total = mib * 2 ** 20;
-  const view = (at) => source.subarray(at % (source.length - size), (at % (source.length - size)) + size);
+  const view = (at) =>
+    source.subarray(at % (source.length - size), (at % (source.length - size)) + size);
   let want;
   if (what === 'hash') {
     const expected = crypto.createHash('sha256');
@@ -735,14 +897,21 @@ async function awaitedWrites(what, kind, size, mib) {
   }
   const r = await withLoopHealth(async () => {
     let stream;
-    if (what === 'hash') stream = kind === 'tidepool' ? pool.createHash('sha256') : crypto.createHash('sha256');
-    else stream = kind === 'tidepool' ? pool.createGzip({ params: { level: 6 } }) : zlib.createGzip({ level: 6 });
+    if (what === 'hash')
+      stream = kind === 'tidepool' ? pool.createHash('sha256') : crypto.createHash('sha256');
+    else
+      stream =
+        kind === 'tidepool'
+          ? pool.createGzip({ params: { level: 6 } })
+          : zlib.createGzip({ level: 6 });
     const parts = [];
     if (what === 'gzip') stream.on('data', (c) => parts.push(c));
     const cpu = process.cpuUsage();
     const t = now();
     for (let at = 0; at < total; at += size) {
-      await new Promise((resolve, reject) => stream.write(view(at), (err) => (err ? reject(err) : resolve())));
+      await new Promise((resolve, reject) =>
+        stream.write(view(at), (err) => (err ? reject(err) : resolve())),
+      );
     }
     if (what === 'hash') {
       check(Buffer.from(await stream.digest()).equals(want));
@@ -770,7 +939,8 @@ async function hashUpdates(kind, size, mib, turns) {
   const pool = kind === 'tidepool' ? new Pool() : undefined;
   const source = crypto.randomBytes(4 << 20);
   const total = mib * 2 ** 20;
-  const view = (at) => source.subarray(at % (source.length - size), (at % (source.length - size)) + size);
+  const view = (at) =>
+    source.subarray(at % (source.length - size), (at % (source.length - size)) + size);
   const expected = crypto.createHash('sha256');
   for (let at = 0; at < total; at += size) expected.update(view(at));
   const want = expected.digest();
@@ -806,13 +976,17 @@ async function slowReader(kind) {
   const packedParts = [];
   gzip.on('data', (c) => packedParts.push(c));
   const mib = Buffer.alloc(1 << 20);
-  for (let i = 0; i < total / mib.length; i++) await new Promise((resolve) => gzip.write(mib, resolve));
+  for (let i = 0; i < total / mib.length; i++)
+    await new Promise((resolve) => gzip.write(mib, resolve));
   const ended = new Promise((resolve) => gzip.on('end', resolve));
   gzip.end();
   await ended;
   const packed = Buffer.concat(packedParts);
   const highWaterMark = 16 * 1024;
-  const gunzip = kind === 'tidepool' ? pool.createGunzip({ highWaterMark, maxOutputBytes: 2 ** 40 }) : zlib.createGunzip({ highWaterMark });
+  const gunzip =
+    kind === 'tidepool'
+      ? pool.createGunzip({ highWaterMark, maxOutputBytes: 2 ** 40 })
+      : zlib.createGunzip({ highWaterMark });
   const t = now();
   gunzip.end(packed);
   let bytes = 0;
@@ -844,7 +1018,8 @@ function benchFiles(count, mib) {
   for (const file of files) {
     if (!fs.existsSync(file) || fs.statSync(file).size !== mib * 2 ** 20) {
       const fd = fs.openSync(`${file}.part`, 'w');
-      for (let at = 0; at < mib * 2 ** 20; at += block.length) fs.writeSync(fd, require('node:crypto').randomFillSync(block));
+      for (let at = 0; at < mib * 2 ** 20; at += block.length)
+        fs.writeSync(fd, require('node:crypto').randomFillSync(block));
       fs.closeSync(fd);
       fs.renameSync(`${file}.part`, file);
     }
@@ -866,7 +1041,11 @@ async function fileHash(kind, count, mib) {
   const run = (file) =>
     kind === 'tidepool'
       ? pool.postFile(file, { kernel: 'sha256' }).then(({ result }) => result)
-      : new Promise((resolve, reject) => execFile('sha256sum', [file], (err, out) => (err ? reject(err) : resolve(out.slice(0, 64)))));
+      : new Promise((resolve, reject) =>
+          execFile('sha256sum', [file], (err, out) =>
+            err ? reject(err) : resolve(out.slice(0, 64)),
+          ),
+        );
   const { Pool } = require(ROOT);
   const pool = kind === 'tidepool' ? new Pool({ encoding: 'hex' }) : undefined;
   const r = await withLoopHealth(async () => {
@@ -880,7 +1059,9 @@ async function fileHash(kind, count, mib) {
   // The other tool agrees on the first file.
   const other = await new Promise((resolve, reject) =>
     kind === 'tidepool'
-      ? execFile('sha256sum', [files[0]], (err, out) => (err ? reject(err) : resolve(out.slice(0, 64))))
+      ? execFile('sha256sum', [files[0]], (err, out) =>
+          err ? reject(err) : resolve(out.slice(0, 64)),
+        )
       : resolve(undefined),
   );
   if (other !== undefined) check(other === r.digests[0]);
@@ -965,9 +1146,17 @@ async function tidepoolTiny(round, options) {
 
 /** The Rust-only baseline: MB/s of the demo's messages, or tasks/s of the tiny ones (`tiny`). */
 function nativeDirect(threads, tiny) {
-  const exe = path.join(ROOT, 'target', 'release', 'examples', process.platform === 'win32' ? 'direct.exe' : 'direct');
+  const exe = path.join(
+    ROOT,
+    'target',
+    'release',
+    'examples',
+    process.platform === 'win32' ? 'direct.exe' : 'direct',
+  );
   const [count, bytes] = tiny ? [TINY_TASKS, TINY_BYTES] : [DEMO_MESSAGES, DEMO_BYTES];
-  const out = execFileSync(exe, [String(threads), String(count), String(bytes), '3'], { encoding: 'utf8' });
+  const out = execFileSync(exe, [String(threads), String(count), String(bytes), '3'], {
+    encoding: 'utf8',
+  });
   const rounds = out
     .trim()
     .split('\n')
@@ -980,11 +1169,21 @@ function runCase(name) {
   const c = CASES[name];
   if (c.native) return nativeDirect(c.native, c.tiny);
   if (c.threadCost) {
-    const exe = path.join(ROOT, 'target', 'release', 'examples', process.platform === 'win32' ? 'thread_cost.exe' : 'thread_cost');
+    const exe = path.join(
+      ROOT,
+      'target',
+      'release',
+      'examples',
+      process.platform === 'win32' ? 'thread_cost.exe' : 'thread_cost',
+    );
     const out = JSON.parse(execFileSync(exe, { encoding: 'utf8' }).trim());
     return { value: out.spawn_to_run_us_median / 1000 };
   }
-  const r = spawnSync(process.execPath, [__filename, '--child', name], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [__filename, '--child', name], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   if (r.status !== 0) throw new Error(`case "${name}" failed:\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
@@ -1013,15 +1212,36 @@ async function parent() {
   });
   const reps = values.full ? Math.max(9, Number(values.reps)) : Number(values.reps);
   const only = values.only ? values.only.split('|') : [];
-  const names = Object.keys(CASES).filter((n) => only.length === 0 || only.some((o) => n.includes(o)));
-  process.stderr.write('building the Rust baselines (cargo build --release --example direct --example thread_cost)...\n');
-  execFileSync('cargo', ['build', '--release', '--locked', '-p', 'tidepool-core', '--example', 'direct', '--example', 'thread_cost'], {
-    cwd: ROOT,
-    stdio: 'ignore',
-  });
+  const names = Object.keys(CASES).filter(
+    (n) => only.length === 0 || only.some((o) => n.includes(o)),
+  );
+  process.stderr.write(
+    'building the Rust baselines (cargo build --release --example direct --example thread_cost)...\n',
+  );
+  execFileSync(
+    'cargo',
+    [
+      'build',
+      '--release',
+      '--locked',
+      '-p',
+      'tidepool-core',
+      '--example',
+      'direct',
+      '--example',
+      'thread_cost',
+    ],
+    {
+      cwd: ROOT,
+      stdio: 'ignore',
+    },
+  );
   if (names.some((n) => n.startsWith('user:'))) {
     process.stderr.write('building the example kernel library (scripts/build-examples.js)...\n');
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-examples.js')], { cwd: ROOT, stdio: 'ignore' });
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-examples.js')], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
   }
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let rep = 0; rep < reps; rep++) {
@@ -1032,7 +1252,9 @@ async function parent() {
   }
   process.stderr.write('\r'.padEnd(90) + '\r');
   const cpu = os.cpus()[0] ? os.cpus()[0].model : 'unknown CPU';
-  console.log(`tidepool benchmark: node ${process.version}, ${os.availableParallelism()} CPUs (${cpu}), ${reps} repetitions`);
+  console.log(
+    `tidepool benchmark: node ${process.version}, ${os.availableParallelism()} CPUs (${cpu}), ${reps} repetitions`,
+  );
   console.log(
     `tiny = ${TINY_TASKS} tasks of ${TINY_BYTES} B (SHA-256); demo = ${DEMO_MESSAGES} messages of ${DEMO_BYTES / 1024} KiB (SHA-256)\n`,
   );
@@ -1042,7 +1264,9 @@ async function parent() {
     const threads = rs[0].threads;
     const med = (key) => median(rs.map((r) => r[key]));
     const loop =
-      rs[0].loopP99 === undefined ? '' : `${med('loopP99').toFixed(2)} / ${med('loopMax').toFixed(2)} / ${med('elu').toFixed(2)}`;
+      rs[0].loopP99 === undefined
+        ? ''
+        : `${med('loopP99').toFixed(2)} / ${med('loopMax').toFixed(2)} / ${med('elu').toFixed(2)}`;
     return [
       name,
       `${fmt(median(vals))} ${CASES[name].unit}`,
@@ -1052,13 +1276,28 @@ async function parent() {
       notes(rs[0], med),
     ];
   });
-  printTable(['case', 'median', '[min - max]', 'threads', 'event loop delay p99 / max (ms) / ELU', 'CPU, memory'], rows);
+  printTable(
+    [
+      'case',
+      'median',
+      '[min - max]',
+      'threads',
+      'event loop delay p99 / max (ms) / ELU',
+      'CPU, memory',
+    ],
+    rows,
+  );
   const ratioRows = RATIOS.filter(([a, b]) => results[a] && results[b]).map(([a, b]) => {
     const ra = results[a].map((r) => r.value);
     const rb = results[b].map((r) => r.value);
     // Ratio per repetition (both measured back to back), then the median.
     const per = ra.map((x, i) => x / rb[i]);
-    return [a, b, `${median(per).toFixed(2)}x`, `[${Math.min(...per).toFixed(2)} - ${Math.max(...per).toFixed(2)}]`];
+    return [
+      a,
+      b,
+      `${median(per).toFixed(2)}x`,
+      `[${Math.min(...per).toFixed(2)} - ${Math.max(...per).toFixed(2)}]`,
+    ];
   });
   if (ratioRows.length) {
     console.log('');
@@ -1081,7 +1320,8 @@ function notes(first, med) {
   if (first.readP50 !== undefined) {
     return `readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, dns.lookup ${med('dnsP50').toFixed(2)}/${med('dnsP99').toFixed(2)} ms`;
   }
-  if (first.ratio !== undefined) return `${med('cpuS').toFixed(2)} CPU s, output ${(med('ratio') * 100).toFixed(1)}% of input`;
+  if (first.ratio !== undefined)
+    return `${med('cpuS').toFixed(2)} CPU s, output ${(med('ratio') * 100).toFixed(1)}% of input`;
   if (first.cpuS !== undefined) return `${med('cpuS').toFixed(2)} CPU s`;
   if (first.rssPeakMiB !== undefined) {
     return `RSS ${med('rssStartMiB').toFixed(0)} MiB before, ${med('rssPeakMiB').toFixed(0)} MiB at the peak`;

@@ -27,7 +27,8 @@ const COUNT = Number(args.messages);
 const SIZE = Number(args.size);
 const ROUNDS = Number(args.rounds);
 const { defaults } = require('..');
-const IDLE_TIMEOUT_MS = args['idle-timeout'] === undefined ? defaults.idleTimeoutMs : Number(args['idle-timeout']);
+const IDLE_TIMEOUT_MS =
+  args['idle-timeout'] === undefined ? defaults.idleTimeoutMs : Number(args['idle-timeout']);
 
 const t0 = performance.now();
 const stamp = () => `+${(performance.now() - t0).toFixed(1).padStart(8)} ms`;
@@ -41,9 +42,15 @@ log('Main : generated (and computed the expected digests with node:crypto)');
 const pool = new Pool({ kernel: 'sha256', encoding: 'hex', idleTimeoutMs: IDLE_TIMEOUT_MS });
 
 pool
-  .on('spawn', (e) => log(`Pool : thread open   = +1 worker [${e.threadId}] -> ${e.threads} threads (${e.reason})`))
-  .on('retire', (e) => log(`Pool : thread close  = -1 worker [${e.threadId}] -> ${e.threads} threads (${e.reason})`))
-  .on('spawnError', (e) => log(`Pool : could not start a thread (${e.error}); going on with ${e.threads}`))
+  .on('spawn', (e) =>
+    log(`Pool : thread open   = +1 worker [${e.threadId}] -> ${e.threads} threads (${e.reason})`),
+  )
+  .on('retire', (e) =>
+    log(`Pool : thread close  = -1 worker [${e.threadId}] -> ${e.threads} threads (${e.reason})`),
+  )
+  .on('spawnError', (e) =>
+    log(`Pool : could not start a thread (${e.error}); going on with ${e.threads}`),
+  )
   .on('error', (err, message) => {
     console.error(`task ${message && message.id} failed:`, err);
     process.exitCode = 1;
@@ -83,7 +90,9 @@ pool.once('online', async () => {
     await new Promise((r) => setTimeout(r, 20));
   }
   const s = pool.stats();
-  log(`Pool : stats: ${s.completed} completed, ${s.failed} failed, ${s.spawned} spawned, ${s.retired} retired, ${s.threads} alive`);
+  log(
+    `Pool : stats: ${s.completed} completed, ${s.failed} failed, ${s.spawned} spawned, ${s.retired} retired, ${s.threads} alive`,
+  );
   await pool.close();
   log('Pool : closed');
 });

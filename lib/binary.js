@@ -51,7 +51,8 @@ const BINARY_TYPES = `${BINARY}, or an Array of those`;
  * instead (a string's bytes depend on an encoding the caller has not said).
  */
 function received(value) {
-  if (isProxy(value)) return 'a Proxy (binaries are read in place, not through a Proxy: pass its target)';
+  if (isProxy(value))
+    return 'a Proxy (binaries are read in place, not through a Proxy: pass its target)';
   if (typeof value === 'string') {
     return `${describe(value)}: pass Buffer.from(string) for its UTF-8 bytes (createHash(kernel).update(string) hashes text)`;
   }
@@ -72,7 +73,8 @@ function snapshot(value, name) {
   // A TypedArray (a Buffer) first: the common case, and the cheapest test.
   if (typedArrayTag(value) !== undefined || isView(value)) return value;
   if (isAnyArrayBuffer(value)) return asReadable(value);
-  if (!isArray(value) || isProxy(value)) throw invalidArgType(name, BINARY_TYPES, value, received(value));
+  if (!isArray(value) || isProxy(value))
+    throw invalidArgType(name, BINARY_TYPES, value, received(value));
   // Own elements only (see own-array.js): native code reads this Array, and
   // no accessor on Array.prototype may stand between it and the binaries.
   return ownArray(value.length, (i) => {
@@ -90,7 +92,9 @@ function isPlainArray(value) {
 
 /** True if `value` is something `snapshot` accepts at the top level. */
 function isBinaryInput(value) {
-  return typedArrayTag(value) !== undefined || isView(value) || isAnyArrayBuffer(value) || isArray(value);
+  return (
+    typedArrayTag(value) !== undefined || isView(value) || isAnyArrayBuffer(value) || isArray(value)
+  );
 }
 
 /**
@@ -129,7 +133,8 @@ function isDetached(buffer) {
   }
 }
 
-const DETACHED = 'is backed by a detached ArrayBuffer (transferred or detached before the post), so there is nothing to read';
+const DETACHED =
+  'is backed by a detached ArrayBuffer (transferred or detached before the post), so there is nothing to read';
 const RESIZABLE =
   'is backed by a resizable ArrayBuffer, which could shrink while a thread reads it: ' +
   'pass a copy (Buffer.from(view)) or a fixed-length ArrayBuffer';

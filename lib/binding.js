@@ -75,7 +75,13 @@ function define(array, index, value) {
   ObjectDefineProperty(
     array,
     index,
-    /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, enumerable: true, configurable: true }),
+    /** @type {PropertyDescriptor} */ ({
+      __proto__: null,
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    }),
   );
 }
 
@@ -99,7 +105,10 @@ function syncKernels() {
     define(MIN_INPUT_BYTES, id, name === 'spin' || name === 'sleep' ? 4 : 0);
   }
   kernelList = ObjectFreeze(
-    ArrayFrom(/** @type {ArrayLike<string>} */ ({ __proto__: null, length: KERNELS.length }), (_, i) => KERNELS[i]),
+    ArrayFrom(
+      /** @type {ArrayLike<string>} */ ({ __proto__: null, length: KERNELS.length }),
+      (_, i) => KERNELS[i],
+    ),
   );
   return true;
 }
@@ -112,7 +121,11 @@ function kernelNames() {
 
 // LARGE_CODE: an entry whose result is the next Buffer of the batch's array
 // of large results rather than bytes in the slab.
-const { capacity: BATCH_CAPACITY, slabBytes: SLAB_BYTES, largeCode: LARGE_CODE } = binding.batchLayout();
+const {
+  capacity: BATCH_CAPACITY,
+  slabBytes: SLAB_BYTES,
+  largeCode: LARGE_CODE,
+} = binding.batchLayout();
 /** Why a task failed, as the native side numbers it (0 is success). */
 const TASK_CODES = Object.freeze(binding.taskErrorCodes());
 

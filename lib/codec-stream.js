@@ -39,7 +39,11 @@ const DEFLATE_FLUSHES = family(
   [0, 1, 2, 3, 5],
   'Z_NO_FLUSH (0), Z_PARTIAL_FLUSH (1), Z_SYNC_FLUSH (2), Z_FULL_FLUSH (3) or Z_BLOCK (5)',
 );
-const BROTLI_FLUSHES = family(1, [0, 1], 'BROTLI_OPERATION_PROCESS (0) or BROTLI_OPERATION_FLUSH (1)');
+const BROTLI_FLUSHES = family(
+  1,
+  [0, 1],
+  'BROTLI_OPERATION_PROCESS (0) or BROTLI_OPERATION_FLUSH (1)',
+);
 const ZSTD_FLUSHES = family(1, [0, 1], 'ZSTD_e_continue (0) or ZSTD_e_flush (1)');
 const LZ4_FLUSHES = family(1, [0, 1], '0 (no flush) or 1 (write the block gathered so far)');
 const FLUSHES = Object.freeze({
@@ -131,7 +135,8 @@ class CodecStream extends Transform {
     let known = false;
     for (let i = 0; i < kinds.length; i++) known ||= kinds[i] === kind;
     if (!known) throw outOfRange('kind', this.#flushes.names, kind);
-    if (callback !== undefined && typeof callback !== 'function') throw invalidArgType('callback', 'of type function', callback);
+    if (callback !== undefined && typeof callback !== 'function')
+      throw invalidArgType('callback', 'of type function', callback);
     // As node:zlib: after the end, the callback waits for it (or runs at once).
     if (this.writableFinished) {
       if (callback !== undefined) nextTick(callback);
@@ -146,7 +151,8 @@ class CodecStream extends Transform {
   /** node:zlib's close([callback]): destroys the stream; `callback` once it has closed. */
   close(callback) {
     if (callback !== undefined) {
-      if (typeof callback !== 'function') throw invalidArgType('callback', 'of type function', callback);
+      if (typeof callback !== 'function')
+        throw invalidArgType('callback', 'of type function', callback);
       finished(this, callback);
     }
     this.destroy();
@@ -182,7 +188,8 @@ class CodecStream extends Transform {
   /** Its end is asked for: a pool closed from now on finishes it first. */
   end(chunk, encoding, callback) {
     const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
-    if (writes && !this.writableEnded && !this.destroyed && this.errored === null) this.#tasks.noteWrite();
+    if (writes && !this.writableEnded && !this.destroyed && this.errored === null)
+      this.#tasks.noteWrite();
     this.#tasks.finishing();
     return super.end(chunk, encoding, callback);
   }
@@ -220,7 +227,10 @@ class CodecStream extends Transform {
 
   _destroy(err, callback) {
     // The chunk running stops at its next piece; the state goes with it.
-    this.#tasks.fail(err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'), true);
+    this.#tasks.fail(
+      err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'),
+      true,
+    );
     callback(err);
   }
 }

@@ -23,7 +23,13 @@ function own(err, key, value) {
   Object.defineProperty(
     err,
     key,
-    /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, enumerable: true, configurable: true }),
+    /** @type {PropertyDescriptor} */ ({
+      __proto__: null,
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    }),
   );
 }
 
@@ -89,11 +95,14 @@ for (const code of [
   COUNTED_CODES[code] = true;
 }
 // (`zlib.codes` is Node's; @types/node lacks it.)
-for (const name of Object.keys(/** @type {{ codes: Record<string, number> }} */ (/** @type {unknown} */ (zlib)).codes))
+for (const name of Object.keys(
+  /** @type {{ codes: Record<string, number> }} */ (/** @type {unknown} */ (zlib)).codes,
+))
   if (name.startsWith('Z_')) COUNTED_CODES[name] = true;
 // node:zlib's brotli codes: BROTLI_DECODER_ERROR_FORMAT_PADDING_1 fails as ERR__ERROR_FORMAT_PADDING_1.
 for (const name of Object.keys(zlib.constants)) {
-  if (name.startsWith('BROTLI_DECODER_ERROR_')) COUNTED_CODES[`ERR_${name.slice('BROTLI_DECODER'.length)}`] = true;
+  if (name.startsWith('BROTLI_DECODER_ERROR_'))
+    COUNTED_CODES[`ERR_${name.slice('BROTLI_DECODER'.length)}`] = true;
 }
 for (const [name] of getSystemErrorMap().values()) COUNTED_CODES[name] = true;
 
@@ -133,7 +142,11 @@ function label(name) {
 }
 
 function invalidArgType(name, expected, actual, received = describe(actual)) {
-  return makeError(TypeError, 'ERR_INVALID_ARG_TYPE', `The "${label(name)}" argument must be ${expected}. Received ${received}`);
+  return makeError(
+    TypeError,
+    'ERR_INVALID_ARG_TYPE',
+    `The "${label(name)}" argument must be ${expected}. Received ${received}`,
+  );
 }
 
 function invalidArgValue(name, reason) {
@@ -196,7 +209,11 @@ function editDistance(a, b) {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(
+        previous[j] + 1,
+        current[j - 1] + 1,
+        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     previous = current;
   }
@@ -216,11 +233,19 @@ function abortError(reason) {
 }
 
 function queueFullError() {
-  return makeError(Error, 'ERR_TIDEPOOL_QUEUE_FULL', 'The queue is full (maxQueue tasks are waiting)');
+  return makeError(
+    Error,
+    'ERR_TIDEPOOL_QUEUE_FULL',
+    'The queue is full (maxQueue tasks are waiting)',
+  );
 }
 
 function droppedError() {
-  return makeError(Error, 'ERR_TIDEPOOL_DROPPED', 'The task was dropped from a full queue to make room for a newer one');
+  return makeError(
+    Error,
+    'ERR_TIDEPOOL_DROPPED',
+    'The task was dropped from a full queue to make room for a newer one',
+  );
 }
 
 /** The error of a failed task, from its native code (see TASK_CODES) and detail text. */
@@ -230,20 +255,37 @@ function taskError(code, detail, destroyed) {
       return makeError(Error, 'ERR_TIDEPOOL_PANIC', `The kernel panicked: ${detail}`);
     case TASK_CODES.cancelled:
       return destroyed
-        ? makeError(Error, 'ERR_TIDEPOOL_DESTROYED', 'The pool was destroyed before the task finished')
+        ? makeError(
+            Error,
+            'ERR_TIDEPOOL_DESTROYED',
+            'The pool was destroyed before the task finished',
+          )
         : makeError(Error, 'ERR_TIDEPOOL_CANCELLED', 'The task was cancelled');
     case TASK_CODES.invalidInput:
       return makeError(RangeError, 'ERR_TIDEPOOL_INVALID_INPUT', detail);
     case TASK_CODES.timedOut:
-      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task ran longer than its timeoutMs and was stopped');
+      return makeError(
+        Error,
+        'ERR_TIDEPOOL_TIMEOUT',
+        'The task ran longer than its timeoutMs and was stopped',
+      );
     case TASK_CODES.tooLarge:
-      return makeError(RangeError, 'ERR_BUFFER_TOO_LARGE', `Cannot create a result larger than maxOutputBytes (${detail} bytes)`);
+      return makeError(
+        RangeError,
+        'ERR_BUFFER_TOO_LARGE',
+        `Cannot create a result larger than maxOutputBytes (${detail} bytes)`,
+      );
     case TASK_CODES.format: {
       // "CODE ERRNO message": the code names the failure and errno is the
       // library's number for it (0: none), as on node:zlib's errors.
       const [code, errno] = detail.split(' ', 2);
       const message = detail.slice(code.length + 1 + (errno === undefined ? 0 : errno.length + 1));
-      return makeError(Error, code, message, errno !== undefined && errno !== '0' ? { errno: Number(errno) } : undefined);
+      return makeError(
+        Error,
+        code,
+        message,
+        errno !== undefined && errno !== '0' ? { errno: Number(errno) } : undefined,
+      );
     }
     case TASK_CODES.failed: {
       // "CODE message": a loaded kernel's own code (an identifier, checked
@@ -259,11 +301,23 @@ function taskError(code, detail, destroyed) {
     case TASK_CODES.bufferTooLarge:
       // The kernel's result is longer than any Buffer Node can make
       // (buffer.constants.MAX_LENGTH): Node's own error and words.
-      return makeError(RangeError, 'ERR_BUFFER_TOO_LARGE', `Cannot create a Buffer larger than ${detail} bytes`);
+      return makeError(
+        RangeError,
+        'ERR_BUFFER_TOO_LARGE',
+        `Cannot create a Buffer larger than ${detail} bytes`,
+      );
     case TASK_CODES.expired:
-      return makeError(Error, 'ERR_TIDEPOOL_TIMEOUT', 'The task waited in the queue longer than maxQueueAgeMs and was not run');
+      return makeError(
+        Error,
+        'ERR_TIDEPOOL_TIMEOUT',
+        'The task waited in the queue longer than maxQueueAgeMs and was not run',
+      );
     default:
-      return makeError(Error, 'ERR_TIDEPOOL_INTERNAL', `Unknown native error code ${code}: ${detail}`);
+      return makeError(
+        Error,
+        'ERR_TIDEPOOL_INTERNAL',
+        `Unknown native error code ${code}: ${detail}`,
+      );
   }
 }
 

@@ -42,7 +42,10 @@ function filePath(file) {
     throw invalidArgType(NAME, EXPECTED, file);
   }
   if (shown.length === 0 || (bytes === undefined ? shown.includes('\0') : bytes.includes(0))) {
-    throw invalidArgValue(NAME, `must be a non-empty path without null bytes. Received ${JSON.stringify(shown)}`);
+    throw invalidArgValue(
+      NAME,
+      `must be a non-empty path without null bytes. Received ${JSON.stringify(shown)}`,
+    );
   }
   return { bytes: bytes ?? bufferFrom(shown), shown };
 }
@@ -72,10 +75,15 @@ function accessDenied(file) {
   if (permission === undefined || permission === null) return undefined;
   const resolved = path.resolve(typeof file === 'string' ? file : file.toString());
   if (permission.has('fs.read', resolved)) return undefined;
-  return makeError(Error, 'ERR_ACCESS_DENIED', `Access to this API has been restricted: reading ${resolved} (--allow-fs-read)`, {
-    permission: 'FileSystemRead',
-    resource: resolved,
-  });
+  return makeError(
+    Error,
+    'ERR_ACCESS_DENIED',
+    `Access to this API has been restricted: reading ${resolved} (--allow-fs-read)`,
+    {
+      permission: 'FileSystemRead',
+      resource: resolved,
+    },
+  );
 }
 
 module.exports = { filePath, absolute, accessDenied };

@@ -23,7 +23,11 @@ function finalized() {
 }
 
 function destroyed() {
-  return makeError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call digest after the stream was destroyed');
+  return makeError(
+    Error,
+    'ERR_STREAM_DESTROYED',
+    'Cannot call digest after the stream was destroyed',
+  );
 }
 
 /** A copy of update()'s bytes, for the Writable's buffer. */
@@ -38,7 +42,11 @@ const TRAIL_BLOCK = 64 << 10;
 const { setImmediate: scheduleImmediate } = require('node:timers');
 
 function contractError() {
-  return makeError(Error, 'ERR_TIDEPOOL_KERNEL_CONTRACT', 'The kernel produced output before the end of the stream: it is not a hash');
+  return makeError(
+    Error,
+    'ERR_TIDEPOOL_KERNEL_CONTRACT',
+    'The kernel produced output before the end of the stream: it is not a hash',
+  );
 }
 
 /** A hash has no flush: every written chunk is data. */
@@ -170,7 +178,8 @@ class Hash extends Transform {
   digest(encoding) {
     if (this.#digested) throw finalized();
     this.#digested = true;
-    if (this.destroyed && this.#last === undefined) return NativePromise.reject(this.#tasks.error ?? destroyed());
+    if (this.destroyed && this.#last === undefined)
+      return NativePromise.reject(this.#tasks.error ?? destroyed());
     const text = typeof encoding === 'string' && encoding !== 'buffer' && isEncoding(encoding);
     this.#flushTrail();
     if (this.#last === undefined && this.writableLength !== 0 && !this.writableEnded) {
@@ -180,7 +189,9 @@ class Hash extends Transform {
     }
     let last;
     if (this.#last === undefined && this.writableEnded && !this.writableFinished) {
-      last = new NativePromise((resolve, reject) => (this.#waiters ??= []).push({ resolve, reject }));
+      last = new NativePromise((resolve, reject) =>
+        (this.#waiters ??= []).push({ resolve, reject }),
+      );
     } else {
       last = this.#finish();
     }
@@ -202,7 +213,8 @@ class Hash extends Transform {
 
   /** A write comes after the updates before it, and counts for the pool's close(). */
   write(chunk, encoding, callback) {
-    if (this.#digested && this.writableEnded && !this.destroyed) return this.#refuseLate(encoding, callback);
+    if (this.#digested && this.writableEnded && !this.destroyed)
+      return this.#refuseLate(encoding, callback);
     this.#flushTrail();
     return noted(this, this.#tasks, chunk, encoding, callback);
   }
@@ -227,7 +239,8 @@ class Hash extends Transform {
   end(chunk, encoding, callback) {
     this.#flushTrail();
     const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
-    if (writes && !this.writableEnded && !this.destroyed && this.errored === null) this.#tasks.noteWrite();
+    if (writes && !this.writableEnded && !this.destroyed && this.errored === null)
+      this.#tasks.noteWrite();
     this.#tasks.finishing();
     return super.end(chunk, encoding, callback);
   }
@@ -245,7 +258,8 @@ class Hash extends Transform {
     const last = this.#finish();
     const waiters = this.#waiters;
     this.#waiters = undefined;
-    if (waiters !== undefined) for (const { resolve, reject } of waiters) last.then(resolve, reject);
+    if (waiters !== undefined)
+      for (const { resolve, reject } of waiters) last.then(resolve, reject);
     last.then(
       (digest) => callback(null, digest),
       (err) => callback(err),
@@ -262,7 +276,8 @@ class Hash extends Transform {
     if (this.#result === undefined && !late) this.#tasks.fail(err ?? destroyed(), true);
     const waiters = this.#waiters;
     this.#waiters = undefined;
-    if (waiters !== undefined) for (const { reject } of waiters) reject(this.#tasks.error ?? err ?? destroyed());
+    if (waiters !== undefined)
+      for (const { reject } of waiters) reject(this.#tasks.error ?? err ?? destroyed());
     callback(err);
   }
 }

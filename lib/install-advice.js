@@ -20,7 +20,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { OWN, platformName, installedPrebuilt, prebuiltPlatforms } = require('./platform');
 
-const BUILD_NEEDS = 'building needs Rust >= 1.88 with cargo (https://rustup.rs), access to crates.io and a C compiler';
+const BUILD_NEEDS =
+  'building needs Rust >= 1.88 with cargo (https://rustup.rs), access to crates.io and a C compiler';
 
 /**
  * `checkout`, `pnpm`, `npm` (npm, yarn and the rest take npm's commands) or
@@ -80,7 +81,8 @@ function missingAddonAdvice(root, { atInstall = false, own = OWN } = {}) {
       `${own.version} and takes only its own version: \`${add}. Or build from source: ${rebuild}; ${BUILD_NEEDS}.`
     );
   }
-  const optional = own.optionalDependencies !== undefined && Object.hasOwn(own.optionalDependencies, binary);
+  const optional =
+    own.optionalDependencies !== undefined && Object.hasOwn(own.optionalDependencies, binary);
   if (optional) {
     return (
       `${noCargo}Its prebuilt package ${wanted} is not installed: an install with --omit=optional (or ` +

@@ -24,10 +24,12 @@ const EXPECTED = 'of type string (a path), an instance of URL (file:) or a kerne
 function libraryPath(source) {
   let file = source;
   if (source instanceof URL) {
-    if (source.protocol !== 'file:') throw invalidArgValue(SOURCE, `must be a file: URL. Received ${source.href}`);
+    if (source.protocol !== 'file:')
+      throw invalidArgValue(SOURCE, `must be a file: URL. Received ${source.href}`);
     file = fileURLToPath(source);
   }
-  if (file.length === 0 || file.includes('\0')) throw invalidArgValue(SOURCE, 'must be a non-empty path without NUL bytes');
+  if (file.length === 0 || file.includes('\0'))
+    throw invalidArgValue(SOURCE, 'must be a non-empty path without NUL bytes');
   // A bare name such as 'libfoo.so' would make dlopen search the library
   // path: resolved against the working directory instead, as a file.
   return path.resolve(file);
@@ -56,14 +58,22 @@ function loadKernels(source) {
   if (stringCharAt(loaded, 0) === '!') {
     const space = stringIndexOf(loaded, ' ');
     const code = stringSlice(loaded, 1, space);
-    throw makeError(Error, code, stringSlice(loaded, space + 1), file === undefined ? undefined : { path: file });
+    throw makeError(
+      Error,
+      code,
+      stringSlice(loaded, space + 1),
+      file === undefined ? undefined : { path: file },
+    );
   }
   syncKernels();
   const space = stringIndexOf(loaded, ' ');
   const first = Number(stringSlice(loaded, 0, space));
   const count = Number(stringSlice(loaded, space + 1));
   // Defined index by index: no iterator or push a caller could have replaced.
-  return ArrayFrom(/** @type {ArrayLike<string>} */ ({ __proto__: null, length: count }), (_, i) => KERNELS[first + i]);
+  return ArrayFrom(
+    /** @type {ArrayLike<string>} */ ({ __proto__: null, length: count }),
+    (_, i) => KERNELS[first + i],
+  );
 }
 
 module.exports = { loadKernels };

@@ -33,7 +33,11 @@ const promiseResolve = (value) => NativePromise.resolve(value);
 const PULL_SLICE = 1024;
 
 function notAnObject(step) {
-  return makeError(TypeError, 'ERR_INVALID_RETURN_VALUE', `The iterator's next() must return an object. Received ${typeof step}`);
+  return makeError(
+    TypeError,
+    'ERR_INVALID_RETURN_VALUE',
+    `The iterator's next() must return an object. Received ${typeof step}`,
+  );
 }
 
 class MapSource {

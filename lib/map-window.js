@@ -76,7 +76,8 @@ class MapWindow {
 
   /** The `count` messages put from the tail on will never be tasks: let go. */
   forget(count) {
-    for (let i = 0; i < count; i++) this.#messages[(this.#tail + i) & (this.#capacity - 1)] = undefined;
+    for (let i = 0; i < count; i++)
+      this.#messages[(this.#tail + i) & (this.#capacity - 1)] = undefined;
   }
 
   /** Lets go of every message and result. */

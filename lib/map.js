@@ -93,7 +93,12 @@ class MapIterator {
 
   next() {
     // The common case once running: the next result is already here.
-    if (this.#waiters.empty && this.#error === undefined && !this.#over && this.#window.headReady()) {
+    if (
+      this.#waiters.empty &&
+      this.#error === undefined &&
+      !this.#over &&
+      this.#window.headReady()
+    ) {
       const step = this.#window.takeHead();
       this.#pull.refill();
       return promiseResolve(step);
@@ -126,7 +131,10 @@ class MapIterator {
       this.#serve();
       // The tasks in flight were told to stop; the break completes once
       // they have, so no thread reads the messages when it does.
-      const stopped = batch === undefined ? undefined : new NativePromise((resolve) => this.#port.whenStopped(batch, resolve));
+      const stopped =
+        batch === undefined
+          ? undefined
+          : new NativePromise((resolve) => this.#port.whenStopped(batch, resolve));
       if (!this.#pull.exhausted && !wasFailed) {
         const close = this.#source.return;
         if (typeof close === 'function') {

@@ -81,10 +81,14 @@ function checkLabels(labels) {
       );
     }
     const value = labels[name];
-    if (typeof value !== 'string') throw invalidArgType(`options.labels.${name}`, 'of type string', value);
+    if (typeof value !== 'string')
+      throw invalidArgType(`options.labels.${name}`, 'of type string', value);
     // Prometheus reads an empty label as no label: two pools would be one series.
     if (value === '')
-      throw invalidArgValue(`options.labels.${name}`, 'must not be empty (Prometheus reads an empty label as a missing one)');
+      throw invalidArgValue(
+        `options.labels.${name}`,
+        'must not be empty (Prometheus reads an empty label as a missing one)',
+      );
     out[name] = value;
   }
   return out;
@@ -141,9 +145,14 @@ function makeCollector(registry, prefix) {
     };
     registry.registerMetric(m);
   };
-  const gauge = (name, help, pick) => metric(name, help, 'gauge', (all) => all.map(({ labels, source }) => sample(labels, pick(source))));
+  const gauge = (name, help, pick) =>
+    metric(name, help, 'gauge', (all) =>
+      all.map(({ labels, source }) => sample(labels, pick(source))),
+    );
   const counter = (name, help, pick) =>
-    metric(name, help, 'counter', (all) => all.map(({ labels, source }) => sample(labels, pick(source))));
+    metric(name, help, 'counter', (all) =>
+      all.map(({ labels, source }) => sample(labels, pick(source))),
+    );
   gauge('threads', 'Threads of the pool, busy or idle.', (s) => s.threads);
   gauge('threads_busy', 'Threads of the pool running a task.', (s) => s.busyThreads);
   gauge('queue_length', 'Tasks in the pool queue, not yet started.', (s) => s.queued);
@@ -163,10 +172,12 @@ function makeCollector(registry, prefix) {
         const byOutcome = { __proto__: null, aborted: 0, timed_out: 0, dropped: 0, cancelled: 0 };
         for (const code in source.failures) {
           const outcome = OUTCOMES[code];
-          if (outcome === undefined) out.push(sample(labels, source.failures[code], { outcome: 'failed', code }));
+          if (outcome === undefined)
+            out.push(sample(labels, source.failures[code], { outcome: 'failed', code }));
           else byOutcome[outcome] += source.failures[code];
         }
-        for (const outcome of OWN_OUTCOMES) out.push(sample(labels, byOutcome[outcome], { outcome }));
+        for (const outcome of OWN_OUTCOMES)
+          out.push(sample(labels, byOutcome[outcome], { outcome }));
       }
       return out;
     },
@@ -187,18 +198,32 @@ function makeCollector(registry, prefix) {
       }
       return out;
     });
-  histogram('task_wait_seconds', 'Time tasks waited in the queue before a thread started them.', 'wait');
+  histogram(
+    'task_wait_seconds',
+    'Time tasks waited in the queue before a thread started them.',
+    'wait',
+  );
   histogram('task_run_seconds', 'Time kernels ran.', 'run');
-  metric('thread_spawns_total', 'Threads started, by reason (core, queue-age, backlog, demand).', 'counter', (all) => {
-    const out = [];
-    for (const { labels, source } of all) {
-      const { spawnReasons, spawns } = source.native;
-      for (let i = 0; i < spawns.length; i++) out.push(sample(labels, spawns[i], { reason: spawnReasons[i] }));
-    }
-    return out;
-  });
+  metric(
+    'thread_spawns_total',
+    'Threads started, by reason (core, queue-age, backlog, demand).',
+    'counter',
+    (all) => {
+      const out = [];
+      for (const { labels, source } of all) {
+        const { spawnReasons, spawns } = source.native;
+        for (let i = 0; i < spawns.length; i++)
+          out.push(sample(labels, spawns[i], { reason: spawnReasons[i] }));
+      }
+      return out;
+    },
+  );
   counter('thread_retires_total', 'Extra threads retired after idling.', (s) => s.retired);
-  counter('thread_spawn_errors_total', 'Threads the operating system refused to start.', (s) => s.spawnErrors);
+  counter(
+    'thread_spawn_errors_total',
+    'Threads the operating system refused to start.',
+    (s) => s.spawnErrors,
+  );
   return { pools };
 }
 
@@ -210,16 +235,22 @@ function makeCollector(registry, prefix) {
  * pool is held weakly. Returns a function that stops reporting this pool.
  */
 function collectMetrics(pool, options) {
-  if (Pool[METRICS_SOURCE](pool) === undefined) throw invalidArgType('pool', 'an instance of Pool', pool);
+  if (Pool[METRICS_SOURCE](pool) === undefined)
+    throw invalidArgType('pool', 'an instance of Pool', pool);
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw invalidArgType('options', 'of type object', options);
   }
   // Only own properties are options (lib/options.js): a polluted
   // Object.prototype is neither refused nor read.
-  const given = options === undefined ? { __proto__: null } : ownOptions(options, OPTIONS, 'options');
+  const given =
+    options === undefined ? { __proto__: null } : ownOptions(options, OPTIONS, 'options');
   const client = loadPromClient();
   const registry = given.registry ?? client.register;
-  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
+  if (
+    registry === null ||
+    typeof registry !== 'object' ||
+    typeof registry.registerMetric !== 'function'
+  ) {
     throw invalidArgType('options.registry', 'a prom-client Registry', registry);
   }
   const prefix = given.prefix ?? 'tidepool_';
@@ -234,13 +265,20 @@ function collectMetrics(pool, options) {
   let byPrefix = collectors.get(registry);
   if (byPrefix === undefined) collectors.set(registry, (byPrefix = new Map()));
   let collector = byPrefix.get(prefix);
-  const whole = collector !== undefined && NAMES.every((name) => registry.getSingleMetric(`${prefix}${name}`) !== undefined);
+  const whole =
+    collector !== undefined &&
+    NAMES.every((name) => registry.getSingleMetric(`${prefix}${name}`) !== undefined);
   if (!whole) {
     // Made (again, after registry.clear()) only when none of the names is
     // taken: nothing is registered halfway.
-    const taken = NAMES.filter((name) => registry.getSingleMetric(`${prefix}${name}`) !== undefined);
+    const taken = NAMES.filter(
+      (name) => registry.getSingleMetric(`${prefix}${name}`) !== undefined,
+    );
     if (taken.length !== 0) {
-      throw invalidArgValue('options.prefix', `gives metric names the registry already has (${taken.map((n) => prefix + n).join(', ')})`);
+      throw invalidArgValue(
+        'options.prefix',
+        `gives metric names the registry already has (${taken.map((n) => prefix + n).join(', ')})`,
+      );
     }
     byPrefix.set(prefix, (collector = makeCollector(registry, prefix)));
   }
@@ -266,7 +304,12 @@ function collectMetrics(pool, options) {
       );
     }
     // A closed pool's place may be taken (a pool made again after a reload).
-    if (other === key && held !== undefined && held !== pool && !Pool[METRICS_SOURCE](held).closed) {
+    if (
+      other === key &&
+      held !== undefined &&
+      held !== pool &&
+      !Pool[METRICS_SOURCE](held).closed
+    ) {
       throw invalidArgValue(
         'options.labels',
         `must tell this pool apart from another pool in the registry with prefix ${JSON.stringify(prefix)}`,

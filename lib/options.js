@@ -103,7 +103,8 @@ function taskHint(key, method) {
 function checkKeys(options, known, where, hint) {
   for (const key in options) {
     if (!hasOwn(options, key)) continue;
-    if (!known.includes(key)) throw unknownOption(where, key, known, hint === undefined ? undefined : hint(key));
+    if (!known.includes(key))
+      throw unknownOption(where, key, known, hint === undefined ? undefined : hint(key));
   }
 }
 
@@ -128,7 +129,14 @@ function ownOptions(options, known, where, hint) {
  * pass over its names that refuses unknown ones: the reader then reads only
  * those, without a look-up per absent name (this runs per post).
  */
-const TASK_OPTION = Object.freeze({ kernel: 1, params: 2, signal: 4, timeoutMs: 8, maxOutputBytes: 16, concurrency: 32 });
+const TASK_OPTION = Object.freeze({
+  kernel: 1,
+  params: 2,
+  signal: 4,
+  timeoutMs: 8,
+  maxOutputBytes: 16,
+  concurrency: 32,
+});
 
 /**
  * The options of `post()`, `postMany()` and `map()` (`method`): called per
@@ -162,7 +170,12 @@ function checkTaskKeys(options, method) {
         }
       // falls through
       default:
-        throw unknownOption('options', key, method === 'map' ? MAP_OPTIONS : POST_OPTIONS, taskHint(key, method));
+        throw unknownOption(
+          'options',
+          key,
+          method === 'map' ? MAP_OPTIONS : POST_OPTIONS,
+          taskHint(key, method),
+        );
     }
   }
   return given;
@@ -207,7 +220,11 @@ function limitOption(options, name, min, max, { integer = false, above = false }
   const low = above ? value <= min : value < min;
   if (Number.isNaN(value) || low || value > max || (integer && !Number.isInteger(value))) {
     const kind = integer ? 'an integer' : 'a number';
-    throw outOfRange(`options.${name}`, `${kind} ${above ? '>' : '>='} ${min} and <= ${max}, or Infinity`, value);
+    throw outOfRange(
+      `options.${name}`,
+      `${kind} ${above ? '>' : '>='} ${min} and <= ${max}, or Infinity`,
+      value,
+    );
   }
   return value;
 }
@@ -231,20 +248,38 @@ function oneOfOption(options, name, values, fallback) {
  * read, for the kernel's own check (lib/params.js).
  */
 function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
-  if (given !== undefined && (given === null || typeof given !== 'object')) throw invalidArgType('options', 'of type object', given);
+  if (given !== undefined && (given === null || typeof given !== 'object'))
+    throw invalidArgType('options', 'of type object', given);
   // Each read once, into an object without a prototype: the readers below
   // see only what the caller gave as its own.
   const options =
-    given === undefined ? { __proto__: null } : ownOptions(given, POOL_OPTIONS, 'options', (key) => misplacedHint(key, 'new Pool(%)'));
-  const kernel = kernelId(options.kernel === undefined ? defaults.kernel : options.kernel, 'options.kernel');
+    given === undefined
+      ? { __proto__: null }
+      : ownOptions(given, POOL_OPTIONS, 'options', (key) => misplacedHint(key, 'new Pool(%)'));
+  const kernel = kernelId(
+    options.kernel === undefined ? defaults.kernel : options.kernel,
+    'options.kernel',
+  );
   const encoding = oneOfOption(options, 'encoding', ENCODINGS, defaults.encoding);
   const select = options.select;
   if (select !== undefined && typeof select !== 'function') {
     throw invalidArgType('options.select', 'of type function', select);
   }
   const scaleRule = oneOfOption(options, 'scaleRule', SCALE_RULES, defaults.scaleRule);
-  const maxThreads = integerOption(options, 'maxThreads', 1, MAX_THREADS_LIMIT, defaults.maxThreads);
-  const minThreads = integerOption(options, 'minThreads', 0, maxThreads, Math.min(defaults.minThreads, maxThreads));
+  const maxThreads = integerOption(
+    options,
+    'maxThreads',
+    1,
+    MAX_THREADS_LIMIT,
+    defaults.maxThreads,
+  );
+  const minThreads = integerOption(
+    options,
+    'minThreads',
+    0,
+    maxThreads,
+    Math.min(defaults.minThreads, maxThreads),
+  );
   const maxQueue = limitOption(options, 'maxQueue', 1, 0xffffffff, { integer: true });
   // 0 would expire every task (each waits a little), so it must be above 0.
   const maxQueueAgeMs = limitOption(options, 'maxQueueAgeMs', 0, 2 ** 31, { above: true });
@@ -255,7 +290,9 @@ function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
     params: options.params,
     maxQueue,
     queueFull: oneOfOption(options, 'queueFull', QUEUE_FULL_POLICIES, defaults.queueFull),
-    maxInputBytes: limitOption(options, 'maxInputBytes', 0, Number.MAX_SAFE_INTEGER, { integer: true }),
+    maxInputBytes: limitOption(options, 'maxInputBytes', 0, Number.MAX_SAFE_INTEGER, {
+      integer: true,
+    }),
     native: {
       stringResults: encoding !== 'buffer',
       minThreads,
@@ -266,11 +303,26 @@ function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
       scaleRule,
       maxQueue: maxQueue === Infinity ? undefined : maxQueue,
       maxQueueAgeMs: maxQueueAgeMs === Infinity ? undefined : maxQueueAgeMs,
-      maxOutputBytes: integerOption(options, 'maxOutputBytes', 1, defaults.maxOutputBytes, defaults.maxOutputBytes),
+      maxOutputBytes: integerOption(
+        options,
+        'maxOutputBytes',
+        1,
+        defaults.maxOutputBytes,
+        defaults.maxOutputBytes,
+      ),
       // Decoders (gunzip, inflate...) get a smaller default: see DEFAULTS.
-      maxExpandedBytes: integerOption(options, 'maxOutputBytes', 1, defaults.maxOutputBytes, defaults.maxExpandedBytes),
+      maxExpandedBytes: integerOption(
+        options,
+        'maxOutputBytes',
+        1,
+        defaults.maxOutputBytes,
+        defaults.maxExpandedBytes,
+      ),
       niceIncrement: integerOption(options, 'niceIncrement', 0, 19, defaults.niceIncrement),
-      failSpawnsAfter: given !== undefined && hasOwn(given, failSpawnsAfterKey) ? given[failSpawnsAfterKey] : undefined,
+      failSpawnsAfter:
+        given !== undefined && hasOwn(given, failSpawnsAfterKey)
+          ? given[failSpawnsAfterKey]
+          : undefined,
     },
   };
 }
@@ -278,9 +330,11 @@ function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
 /** `stats(options)`: whether to reset the latency histograms. */
 function resolveStatsOptions(given) {
   if (given === undefined) return false;
-  if (given === null || typeof given !== 'object') throw invalidArgType('options', 'of type object', given);
+  if (given === null || typeof given !== 'object')
+    throw invalidArgType('options', 'of type object', given);
   const { reset } = ownOptions(given, STATS_OPTIONS, 'options');
-  if (reset !== undefined && typeof reset !== 'boolean') throw invalidArgType('options.reset', 'of type boolean', reset);
+  if (reset !== undefined && typeof reset !== 'boolean')
+    throw invalidArgType('options.reset', 'of type boolean', reset);
   return reset === true;
 }
 

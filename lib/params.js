@@ -10,7 +10,10 @@ const { describe, invalidArgType, invalidState, makeError, outOfRange } = requir
 const { isDetachedBinary } = require('./binary');
 
 /** makeParams(kernel, names, values, once) (src/wire/args.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
-const makeParams = /** @type {(kernel: number, names: string[], values: unknown[], once: boolean) => unknown} */ (binding.paramsMaker());
+const makeParams =
+  /** @type {(kernel: number, names: string[], values: unknown[], once: boolean) => unknown} */ (
+    binding.paramsMaker()
+  );
 const hasOwn = Object.hasOwn;
 
 /** Per kernel id: true when it runs without parameters, else its refusal of none. */
@@ -44,7 +47,8 @@ function paramsHandle(kernel, params, where, once) {
   // After every getter has run: a binary one of them detached is refused
   // as Node refuses a detached input.
   for (let i = 0; i < values.length; i++) {
-    if (isDetachedBinary(values[i])) throw invalidState(`${where}.${names[i]}`, 'is backed by a detached ArrayBuffer');
+    if (isDetachedBinary(values[i]))
+      throw invalidState(`${where}.${names[i]}`, 'is backed by a detached ArrayBuffer');
   }
   const made = makeParams(kernel, names, values, once);
   if (Array.isArray(made)) {
@@ -83,7 +87,11 @@ function paramsError(refusal, kernel, where, value) {
     case 'range':
       return outOfRange(path, expected, typeof value === 'bigint' ? `${value}n` : value);
     case 'value':
-      return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${path}' must be ${expected}. Received ${describe(value)}`);
+      return makeError(
+        TypeError,
+        'ERR_INVALID_ARG_VALUE',
+        `The property '${path}' must be ${expected}. Received ${describe(value)}`,
+      );
     case 'refused':
       // A loaded kernel's own check, past its schema's: its words.
       return makeError(

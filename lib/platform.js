@@ -18,7 +18,9 @@ function isMusl() {
     // process's own setting is put back.)
     let report;
     // (`excludeNetwork` is Node's; @types/node lacks it.)
-    const reporter = /** @type {NodeJS.ProcessReport & { excludeNetwork: boolean }} */ (process.report);
+    const reporter = /** @type {NodeJS.ProcessReport & { excludeNetwork: boolean }} */ (
+      process.report
+    );
     if (reporter) {
       const excluded = reporter.excludeNetwork;
       reporter.excludeNetwork = true;
@@ -71,7 +73,12 @@ function installedPrebuilt(root, name = platformPackage()) {
   }
   const pkg = JSON.parse(fs.readFileSync(manifest, 'utf8'));
   if (pkg.name !== name) return null;
-  return { name, version: pkg.version, dir: path.dirname(manifest), main: path.join(path.dirname(manifest), pkg.main) };
+  return {
+    name,
+    version: pkg.version,
+    dir: path.dirname(manifest),
+    main: path.join(path.dirname(manifest), pkg.main),
+  };
 }
 
 /**
@@ -100,4 +107,12 @@ function envYes(name) {
   return v === '1' || v === 'true';
 }
 
-module.exports = { OWN, platformName, platformPackage, installedPrebuilt, prebuiltPackage, prebuiltPlatforms, envYes };
+module.exports = {
+  OWN,
+  platformName,
+  platformPackage,
+  installedPrebuilt,
+  prebuiltPackage,
+  prebuiltPlatforms,
+  envYes,
+};

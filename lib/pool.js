@@ -7,7 +7,14 @@
 const { EventEmitter } = require('node:events');
 const { binding, syncKernels, kernelNames } = require('./binding');
 const { snapshot, isPlainArray, received } = require('./binary');
-const { invalidArgType, invalidArgValue, outOfRange, abortError, fsError, fileFailure } = require('./errors');
+const {
+  invalidArgType,
+  invalidArgValue,
+  outOfRange,
+  abortError,
+  fsError,
+  fileFailure,
+} = require('./errors');
 const { ENCODINGS, resolvePoolOptions, resolveStatsOptions } = require('./options');
 const { isAborted, signalReason } = require('./signals');
 const { NativePromise } = require('./intrinsics');
@@ -91,10 +98,15 @@ class Pool extends EventEmitter {
     // Read once (by resolvePoolOptions): a getter must not answer differently the second time.
     const params = resolved.params;
     let extra;
-    if (params !== undefined) extra = Object.freeze(taskExtra(paramsHandle(kernel, params, 'options.params', false), undefined));
+    if (params !== undefined)
+      extra = Object.freeze(
+        taskExtra(paramsHandle(kernel, params, 'options.params', false), undefined),
+      );
     else checkDefaults(kernel, 'options.params');
     this.#defaults = Object.freeze({ kernel, extra, maxThreads: resolved.native.maxThreads });
-    this.#noOptions = Object.freeze(new TaskOptions(kernel, extra, undefined, undefined, undefined));
+    this.#noOptions = Object.freeze(
+      new TaskOptions(kernel, extra, undefined, undefined, undefined),
+    );
     this.#select = resolved.select === undefined ? defaultSelect : resolved.select;
     this.#inputName = resolved.select === undefined ? 'message' : 'select(message)';
     this.#engine = new Engine(this, {
@@ -129,7 +141,8 @@ class Pool extends EventEmitter {
    * Resolves with `{ result, message }`, `message` being the very object posted.
    */
   post(message, options) {
-    const o = options === undefined ? this.#noOptions : taskOptions(options, 'post', this.#defaults);
+    const o =
+      options === undefined ? this.#noOptions : taskOptions(options, 'post', this.#defaults);
     return this.#engine.post(message, snapshot(this.#select(message), this.#inputName), o);
   }
 
@@ -138,7 +151,11 @@ class Pool extends EventEmitter {
    * `(result, message)`; a failed task emits `'error'` `(err, message)`.
    */
   postMessage(message) {
-    this.#engine.postMessage(message, snapshot(this.#select(message), this.#inputName), this.#noOptions);
+    this.#engine.postMessage(
+      message,
+      snapshot(this.#select(message), this.#inputName),
+      this.#noOptions,
+    );
   }
 
   /**
@@ -152,7 +169,8 @@ class Pool extends EventEmitter {
    */
   postFile(path, options) {
     const { bytes: given, shown } = filePath(path);
-    const { kernel, extra, signal, timeoutMs } = options === undefined ? this.#noOptions : taskOptions(options, 'postFile', this.#defaults);
+    const { kernel, extra, signal, timeoutMs } =
+      options === undefined ? this.#noOptions : taskOptions(options, 'postFile', this.#defaults);
     // What depends on the process's state (its working directory, the
     // permission model) rejects, as fs.promises would.
     let bytes;
@@ -168,14 +186,18 @@ class Pool extends EventEmitter {
       return NativePromise.reject(refused);
     }
     const file = taskExtra(extra?.params, extra?.maxOutputBytes, undefined, 0, 0, 0, true);
-    return this.#engine.post(undefined, bytes, new TaskOptions(kernel, file, signal, timeoutMs, undefined)).then(
-      (settled) => ({ result: settled.result, path }),
-      (err) => {
-        // The native side knows the resolved path's bytes, not the caller's path.
-        const failure = fileFailure(err);
-        throw failure === undefined ? err : fsError(failure.syscall, failure.errno, failure.name, shown);
-      },
-    );
+    return this.#engine
+      .post(undefined, bytes, new TaskOptions(kernel, file, signal, timeoutMs, undefined))
+      .then(
+        (settled) => ({ result: settled.result, path }),
+        (err) => {
+          // The native side knows the resolved path's bytes, not the caller's path.
+          const failure = fileFailure(err);
+          throw failure === undefined
+            ? err
+            : fsError(failure.syscall, failure.errno, failure.name, shown);
+        },
+      );
   }
 
   /**
@@ -187,8 +209,10 @@ class Pool extends EventEmitter {
    * tasks are cancelled.
    */
   postMany(messages, options) {
-    const o = options === undefined ? this.#noOptions : taskOptions(options, 'postMany', this.#defaults);
-    if (!isPlainArray(messages)) throw invalidArgType('messages', 'an instance of Array', messages, received(messages));
+    const o =
+      options === undefined ? this.#noOptions : taskOptions(options, 'postMany', this.#defaults);
+    if (!isPlainArray(messages))
+      throw invalidArgType('messages', 'an instance of Array', messages, received(messages));
     const count = messages.length;
     const name = elementNamer('messages', this.#select !== defaultSelect);
     // Every message read once, `select` run once per message and the
@@ -213,7 +237,8 @@ class Pool extends EventEmitter {
     let sync;
     if (iterable !== null && iterable !== undefined) {
       const asyncMethod = iterable[Symbol.asyncIterator];
-      const syncMethod = asyncMethod === undefined || asyncMethod === null ? iterable[Symbol.iterator] : undefined;
+      const syncMethod =
+        asyncMethod === undefined || asyncMethod === null ? iterable[Symbol.iterator] : undefined;
       if (typeof asyncMethod === 'function') {
         source = asyncMethod.call(iterable);
         sync = false;
@@ -229,14 +254,21 @@ class Pool extends EventEmitter {
       throw invalidArgType('iterable', 'an iterable whose iterator is an object', source);
     }
     if (o.signal !== undefined && isAborted(o.signal)) throw abortError(signalReason(o.signal));
-    this.#mapPort ??= new MapPort(this.#engine, (message, name) => this.#take(message, name), this.#select !== defaultSelect);
+    this.#mapPort ??= new MapPort(
+      this.#engine,
+      (message, name) => this.#take(message, name),
+      this.#select !== defaultSelect,
+    );
     return new MapIterator(this.#mapPort, source, sync, o);
   }
 
   /** What a task of a batch reads: `select(message)`, snapshot (user code runs here). */
   #take(message, name) {
     const select = this.#select;
-    return snapshot(select === defaultSelect ? defaultSelect(message, name) : select(message), name);
+    return snapshot(
+      select === defaultSelect ? defaultSelect(message, name) : select(message),
+      name,
+    );
   }
 
   /**
@@ -255,7 +287,11 @@ class Pool extends EventEmitter {
       );
     }
     const o = streamOptions(options, HASH_OPTIONS, 'createHash');
-    const hash = new Hash(this.#streams(), this.#newStream(id, o.params, undefined), streamBuffers(o.highWaterMark));
+    const hash = new Hash(
+      this.#streams(),
+      this.#newStream(id, o.params, undefined),
+      streamBuffers(o.highWaterMark),
+    );
     if (o.signal !== undefined) this.#engine.aborts.watchStream(o.signal, hash);
     return hash;
   }
@@ -282,7 +318,11 @@ class Pool extends EventEmitter {
    * createGzip() and the others, named as in node:zlib.
    */
   #createCodecStream(kernel, options) {
-    const o = streamOptions(options, CODEC_STREAM_OPTIONS, `create${kernel[0].toUpperCase()}${kernel.slice(1)}`);
+    const o = streamOptions(
+      options,
+      CODEC_STREAM_OPTIONS,
+      `create${kernel[0].toUpperCase()}${kernel.slice(1)}`,
+    );
     // A stream's limit counts its whole output, not one Buffer: it may pass buffer.constants.MAX_LENGTH.
     const maxOutputBytes = checkOutputLimit(o.maxOutputBytes, Number.MAX_SAFE_INTEGER);
     const handle = this.#newStream(kernelId(kernel, 'kernel'), o.params, maxOutputBytes);
@@ -426,7 +466,8 @@ class Pool extends EventEmitter {
  */
 function micros(us) {
   if (typeof us !== 'number') throw invalidArgType('us', 'of type number', us);
-  if (!Number.isInteger(us) || us < 0 || us > 0xffffffff) throw outOfRange('us', 'an integer >= 0 and <= 4294967295', us);
+  if (!Number.isInteger(us) || us < 0 || us > 0xffffffff)
+    throw outOfRange('us', 'an integer >= 0 and <= 4294967295', us);
   const buf = Buffer.allocUnsafe(4);
   buf.writeUInt32LE(us, 0);
   return buf;

@@ -51,7 +51,13 @@ class Watch {
   }
 
   get empty() {
-    return this.slots.size === 0 && this.waiting.size === 0 && this.batches.size === 0 && this.streams.size === 0 && this.pins === 0;
+    return (
+      this.slots.size === 0 &&
+      this.waiting.size === 0 &&
+      this.batches.size === 0 &&
+      this.streams.size === 0 &&
+      this.pins === 0
+    );
   }
 }
 

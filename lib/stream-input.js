@@ -21,7 +21,11 @@ const { isAnyArrayBuffer, isArrayBufferView } = require('node:util').types;
 function chunkOf(data, encoding) {
   if (typeof data === 'string') return bufferFrom(data, encoding);
   if (isArray(data)) {
-    throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
+    throw invalidArgType(
+      'data',
+      'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer',
+      data,
+    );
   }
   const chunk = snapshot(data, 'data');
   readableBytes(chunk, 'data');
@@ -56,7 +60,8 @@ function writtenItems(chunks, flushKind, accepted) {
  */
 function updateBytes(data, inputEncoding) {
   if (typeof data === 'string') {
-    const encoding = typeof inputEncoding === 'string' && isEncoding(inputEncoding) ? inputEncoding : 'utf8';
+    const encoding =
+      typeof inputEncoding === 'string' && isEncoding(inputEncoding) ? inputEncoding : 'utf8';
     if (encoding.toLowerCase() === 'hex' && data.length % 2 !== 0) {
       throw makeError(
         TypeError,
@@ -66,9 +71,14 @@ function updateBytes(data, inputEncoding) {
     }
     return bufferFrom(data, encoding);
   }
-  if (isArrayBufferView(data)) return new Uint8ArrayCtor(data.buffer, data.byteOffset, data.byteLength);
+  if (isArrayBufferView(data))
+    return new Uint8ArrayCtor(data.buffer, data.byteOffset, data.byteLength);
   if (isAnyArrayBuffer(data)) return new Uint8ArrayCtor(data);
-  throw invalidArgType('data', 'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer', data);
+  throw invalidArgType(
+    'data',
+    'of type string or an instance of Buffer, TypedArray, DataView or ArrayBuffer',
+    data,
+  );
 }
 
 module.exports = { writtenItems, updateBytes };

@@ -106,7 +106,8 @@ function takeChunk(queue, seq) {
 
 /** The callbacks of `items`. */
 function callbacksOf(items, into = ownArray(0)) {
-  for (let i = 0; i < items.length; i++) if (items[i].callback !== undefined) into[into.length] = items[i].callback;
+  for (let i = 0; i < items.length; i++)
+    if (items[i].callback !== undefined) into[into.length] = items[i].callback;
   return into;
 }
 

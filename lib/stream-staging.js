@@ -85,7 +85,14 @@ class Staging {
   /** The staging block, if it holds anything, becomes an item (before whatever comes next). */
   close() {
     if (this.#block === undefined || this.#blockUsed === 0) return;
-    const item = new Item(this.#block.subarray(0, this.#blockUsed), this.#blockUsed, 0, undefined, STAGING_BLOCK, this.#blockAccepted);
+    const item = new Item(
+      this.#block.subarray(0, this.#blockUsed),
+      this.#blockUsed,
+      0,
+      undefined,
+      STAGING_BLOCK,
+      this.#blockAccepted,
+    );
     item.block = this.#block;
     this.#block = undefined;
     this.#blockUsed = 0;
@@ -101,7 +108,8 @@ class Staging {
   /** `item` ran: its staging no longer counts, and no thread reads its block, which the next updates may fill. */
   recycle(item) {
     this.#staged -= item.staged;
-    if (item.block !== undefined && this.#spare.length < SPARE_BLOCKS) this.#spare[this.#spare.length] = item.block;
+    if (item.block !== undefined && this.#spare.length < SPARE_BLOCKS)
+      this.#spare[this.#spare.length] = item.block;
   }
 
   /** Everything staged was hashed on the calling thread, or never will be: none of it counts. */

@@ -257,7 +257,13 @@ class StreamTasks {
 
   /** Starts the next chunk if none is in flight and the reader has room. */
   #kick() {
-    if (this.#running !== undefined || this.#held !== undefined || this.#error !== undefined || this.#queue.empty) return;
+    if (
+      this.#running !== undefined ||
+      this.#held !== undefined ||
+      this.#error !== undefined ||
+      this.#queue.empty
+    )
+      return;
     const queue = this.#queue;
     if (this.#ended) {
       // Nothing more is read: each item is consumed as it comes.
@@ -382,7 +388,8 @@ class StreamTasks {
     this.#staging.close();
     const queued = this.#queue.takeAll();
     const rest = ownArray(0);
-    for (let i = 0; i < queued.length; i++) if (queued[i].bytes !== 0) rest[rest.length] = queued[i].data;
+    for (let i = 0; i < queued.length; i++)
+      if (queued[i].bytes !== 0) rest[rest.length] = queued[i].data;
     rest[rest.length] = view;
     const result =
       running === undefined

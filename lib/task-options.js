@@ -6,7 +6,13 @@
 const { KERNELS, kernelIdOf, syncKernels } = require('./binding');
 const { isBinaryInput, received, BINARY_TYPES } = require('./binary');
 const { makeError, invalidArgType, outOfRange, closestKernel } = require('./errors');
-const { checkTaskKeys, misplacedHint, ownOptions, concurrencyOption, TASK_OPTION } = require('./options');
+const {
+  checkTaskKeys,
+  misplacedHint,
+  ownOptions,
+  concurrencyOption,
+  TASK_OPTION,
+} = require('./options');
 const { isAborted } = require('./signals');
 const { paramsHandle, checkDefaults } = require('./params');
 const { TaskOptions, taskExtra } = require('./engine/post');
@@ -23,7 +29,12 @@ const MAP_CONCURRENCY_PER_THREAD = 4;
 function defaultSelect(message, name = 'message') {
   if (isBinaryInput(message)) return message;
   if (message !== null && typeof message === 'object' && 'data' in message) return message.data;
-  throw invalidArgType(name, `${BINARY_TYPES}, or an object with such a "data" property`, message, received(message));
+  throw invalidArgType(
+    name,
+    `${BINARY_TYPES}, or an object with such a "data" property`,
+    message,
+    received(message),
+  );
 }
 
 /** The id of kernel `name` (`argName` names it in errors). */
@@ -47,7 +58,8 @@ function kernelId(name, argName) {
 /** `options.maxOutputBytes` (undefined, or an integer from 1 to `max`), checked. */
 function checkOutputLimit(value, max) {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number') throw invalidArgType('options.maxOutputBytes', 'of type number', value);
+  if (typeof value !== 'number')
+    throw invalidArgType('options.maxOutputBytes', 'of type number', value);
   if (!Number.isInteger(value) || value < 1 || value > max) {
     throw outOfRange('options.maxOutputBytes', `an integer >= 1 and <= ${max}`, value);
   }
@@ -63,7 +75,8 @@ function checkOutputLimit(value, max) {
  * `pool`: the pool's kernel, its `extra` and maxThreads.
  */
 function taskOptions(options, method, pool) {
-  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  if (options === null || typeof options !== 'object')
+    throw invalidArgType('options', 'of type object', options);
   // Only the options given as own properties are read (lib/options.js).
   const given = checkTaskKeys(options, method);
   let kernel = pool.kernel;
@@ -80,7 +93,8 @@ function taskOptions(options, method, pool) {
   }
   let timeoutMs = (given & TASK_OPTION.timeoutMs) !== 0 ? options.timeoutMs : undefined;
   if (timeoutMs !== undefined) {
-    if (typeof timeoutMs !== 'number') throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
+    if (typeof timeoutMs !== 'number')
+      throw invalidArgType('options.timeoutMs', 'of type number', timeoutMs);
     if (!(timeoutMs > 0) || (timeoutMs > 2 ** 31 && timeoutMs !== Infinity)) {
       throw outOfRange('options.timeoutMs', 'a number > 0 and <= 2^31, or Infinity', timeoutMs);
     }
@@ -99,16 +113,32 @@ function taskOptions(options, method, pool) {
       : undefined;
   const params = (given & TASK_OPTION.params) !== 0 ? options.params : undefined;
   if (params !== undefined) {
-    extra = taskExtra(paramsHandle(kernel, params, 'options.params', method === 'post'), maxOutputBytes);
+    extra = taskExtra(
+      paramsHandle(kernel, params, 'options.params', method === 'post'),
+      maxOutputBytes,
+    );
   } else {
     if (extra === undefined && kernel !== pool.kernel) checkDefaults(kernel, 'options.params');
-    if (maxOutputBytes !== undefined) extra = taskExtra(extra === undefined ? undefined : extra.params, maxOutputBytes);
+    if (maxOutputBytes !== undefined)
+      extra = taskExtra(extra === undefined ? undefined : extra.params, maxOutputBytes);
   }
   return new TaskOptions(kernel, extra, signal, timeoutMs, concurrency);
 }
 
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */
-const HASH_KERNELS = new Set(['sha256', 'sha384', 'sha512', 'sha1', 'md5', 'hmac', 'blake3', 'xxh3', 'xxh64', 'crc32', 'crc32c']);
+const HASH_KERNELS = new Set([
+  'sha256',
+  'sha384',
+  'sha512',
+  'sha1',
+  'md5',
+  'hmac',
+  'blake3',
+  'xxh3',
+  'xxh64',
+  'crc32',
+  'crc32c',
+]);
 const HASH_OPTIONS = Object.freeze(['params', 'signal', 'highWaterMark']);
 const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWaterMark', 'signal']);
 
@@ -118,19 +148,30 @@ const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWat
  * destroys the stream at once, as node:zlib's does: see engine/aborts.js.)
  */
 function streamOptions(options, known, method) {
-  const out = { __proto__: null, params: undefined, signal: undefined, maxOutputBytes: undefined, highWaterMark: undefined };
+  const out = {
+    __proto__: null,
+    params: undefined,
+    signal: undefined,
+    maxOutputBytes: undefined,
+    highWaterMark: undefined,
+  };
   if (options === undefined) return out;
-  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options);
+  if (options === null || typeof options !== 'object')
+    throw invalidArgType('options', 'of type object', options);
   const call = method === 'createHash' ? `${method}(kernel, %)` : `${method}(%)`;
   const given = ownOptions(options, known, 'options', (key) => misplacedHint(key, call));
   for (let i = 0; i < known.length; i++) out[known[i]] = given[known[i]];
   const signal = out.signal;
   if (signal !== undefined) {
-    if (signal === null || typeof signal !== 'object') throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
+    if (signal === null || typeof signal !== 'object')
+      throw invalidArgType('options.signal', 'an instance of AbortSignal', signal);
     isAborted(signal); // throws for what is not an AbortSignal
   }
   const highWaterMark = out.highWaterMark;
-  if (highWaterMark !== undefined && (typeof highWaterMark !== 'number' || !(highWaterMark >= 0) || !Number.isFinite(highWaterMark))) {
+  if (
+    highWaterMark !== undefined &&
+    (typeof highWaterMark !== 'number' || !(highWaterMark >= 0) || !Number.isFinite(highWaterMark))
+  ) {
     throw outOfRange('options.highWaterMark', 'a finite number >= 0', highWaterMark);
   }
   return out;

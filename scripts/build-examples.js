@@ -27,7 +27,8 @@ const profile = process.env.TIDEPOOL_PROFILE || 'release';
 function run(cmd, args) {
   const result = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
   if (result.error) return result.error;
-  if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${result.status})`);
+  if (result.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} failed (exit ${result.status})`);
   return null;
 }
 
@@ -37,7 +38,9 @@ function rustLibrary() {
   else args.push('--profile', profile);
   const error = run(process.env.CARGO || 'cargo', args);
   if (error) throw error;
-  const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+  const targetDir = process.env.CARGO_TARGET_DIR
+    ? path.resolve(root, process.env.CARGO_TARGET_DIR)
+    : path.join(root, 'target');
   const file =
     process.platform === 'win32'
       ? 'tidepool_example_kernels.dll'
@@ -61,7 +64,17 @@ function cLibraries() {
   const cc = process.env.CC || 'cc';
   const sources = path.join(root, 'examples', 'kernels', 'c');
   const header = path.join(root, 'include', 'tidepool_kernel.h');
-  const flags = ['-std=c11', '-O2', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-I', path.join(root, 'include')];
+  const flags = [
+    '-std=c11',
+    '-O2',
+    '-Wall',
+    '-Wextra',
+    '-Werror',
+    '-shared',
+    '-fPIC',
+    '-I',
+    path.join(root, 'include'),
+  ];
   for (const [name, file, defines] of [
     ['example_c_wc.so', 'wc.c', []],
     ['example_c_wc_abi2.so', 'wc.c', ['-DWC_TEST_ABI_VERSION=2']],
@@ -73,7 +86,9 @@ function cLibraries() {
     const error = run(cc, [...flags, ...defines, source, '-o', target]);
     if (error) {
       if (process.env.CI) throw new Error(`no C compiler (${cc}): ${error.message}`);
-      console.warn(`tidepool: no C compiler (${cc}); the C example kernels are not built and their tests will skip`);
+      console.warn(
+        `tidepool: no C compiler (${cc}); the C example kernels are not built and their tests will skip`,
+      );
       return;
     }
   }

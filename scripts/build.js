@@ -29,7 +29,13 @@ const force = process.argv.includes('--force');
 const profile = process.env.TIDEPOOL_PROFILE || 'release';
 
 function inputs() {
-  const files = ['Cargo.toml', 'Cargo.lock', 'build.rs', 'crates/core/Cargo.toml', 'crates/kernel-sdk/Cargo.toml'];
+  const files = [
+    'Cargo.toml',
+    'Cargo.lock',
+    'build.rs',
+    'crates/core/Cargo.toml',
+    'crates/kernel-sdk/Cargo.toml',
+  ];
   const walk = (dir) => {
     for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
       const rel = path.join(dir, entry.name);
@@ -89,17 +95,27 @@ function main() {
     return;
   }
   const wanted = stamp();
-  if (!force && fs.existsSync(output) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === wanted) {
+  if (
+    !force &&
+    fs.existsSync(output) &&
+    fs.existsSync(stampFile) &&
+    fs.readFileSync(stampFile, 'utf8') === wanted
+  ) {
     console.log(`${OWN.name}: native addon is up to date, not rebuilding`);
     return;
   }
   const cargo = process.env.CARGO || 'cargo';
   if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).error) {
-    console.error(`${OWN.name}: no native addon for ${platformName()}. ${missingAddonAdvice(root, { atInstall: true })}`);
+    console.error(
+      `${OWN.name}: no native addon for ${platformName()}. ${missingAddonAdvice(root, { atInstall: true })}`,
+    );
     process.exit(1);
   }
   const dependency = root.split(path.sep).includes('node_modules');
-  const scratch = dependency && !process.env.CARGO_TARGET_DIR ? fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-build-')) : null;
+  const scratch =
+    dependency && !process.env.CARGO_TARGET_DIR
+      ? fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-build-'))
+      : null;
   const args = ['build', '-p', 'tidepool', '--locked'];
   if (profile === 'release') args.push('--release');
   else args.push('--profile', profile);
@@ -113,13 +129,22 @@ function main() {
     process.exit(status);
   };
   if (result.error && result.error.code === 'ENOENT') {
-    fail(`${OWN.name}: cargo was not found; ${BUILD_NEEDS}. Install them, then run \`npm rebuild ${OWN.name}\`.`, 1);
+    fail(
+      `${OWN.name}: cargo was not found; ${BUILD_NEEDS}. Install them, then run \`npm rebuild ${OWN.name}\`.`,
+      1,
+    );
   }
   if (result.status !== 0) {
-    fail(`${OWN.name}: cargo build failed (exit ${result.status}); the addon needs Rust >= 1.88 and a C compiler`, result.status || 1);
+    fail(
+      `${OWN.name}: cargo build failed (exit ${result.status}); the addon needs Rust >= 1.88 and a C compiler`,
+      result.status || 1,
+    );
   }
   const targetDir =
-    scratch ?? (process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target'));
+    scratch ??
+    (process.env.CARGO_TARGET_DIR
+      ? path.resolve(root, process.env.CARGO_TARGET_DIR)
+      : path.join(root, 'target'));
   const built = path.join(targetDir, profile === 'dev' ? 'debug' : profile, libraryName());
   // Copy to a temporary name and rename, so a process that has the old addon
   // loaded keeps a valid file and nobody sees a half-written one.

@@ -28,7 +28,10 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
 function pack(dir) {
-  const out = execFileSync(npm, ['pack', '--silent', '--pack-destination', dist], { cwd: dir, encoding: 'utf8' });
+  const out = execFileSync(npm, ['pack', '--silent', '--pack-destination', dist], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
   return out.trim().split('\n').pop();
 }
 
@@ -46,7 +49,9 @@ execFileSync(process.execPath, [path.join(root, 'scripts', 'build.js')], {
 const platform = platformName();
 const platformDir = path.join(root, 'npm', platform);
 if (!fs.existsSync(path.join(platformDir, 'package.json'))) {
-  throw new Error(`no npm/${platform}/package.json: not one of package.json's napi.targets (npx napi create-npm-dirs makes them)`);
+  throw new Error(
+    `no npm/${platform}/package.json: not one of package.json's napi.targets (npx napi create-npm-dirs makes them)`,
+  );
 }
 const binaryStage = path.join(stage, platform);
 fs.mkdirSync(binaryStage);
@@ -59,7 +64,9 @@ const binaryTgz = pack(binaryStage);
 
 // The main package: the files `npm pack` takes, with optionalDependencies on
 // every platform package.
-const listed = JSON.parse(execFileSync(npm, ['pack', '--dry-run', '--json', '--silent'], { cwd: root, encoding: 'utf8' }))[0].files;
+const listed = JSON.parse(
+  execFileSync(npm, ['pack', '--dry-run', '--json', '--silent'], { cwd: root, encoding: 'utf8' }),
+)[0].files;
 const mainStage = path.join(stage, 'main');
 for (const { path: file } of listed) {
   fs.mkdirSync(path.dirname(path.join(mainStage, file)), { recursive: true });
@@ -67,9 +74,13 @@ for (const { path: file } of listed) {
 }
 const optional = {};
 for (const dir of fs.readdirSync(path.join(root, 'npm')).sort()) {
-  optional[JSON.parse(fs.readFileSync(path.join(root, 'npm', dir, 'package.json'), 'utf8')).name] = pkg.version;
+  optional[JSON.parse(fs.readFileSync(path.join(root, 'npm', dir, 'package.json'), 'utf8')).name] =
+    pkg.version;
 }
-fs.writeFileSync(path.join(mainStage, 'package.json'), `${JSON.stringify({ ...pkg, optionalDependencies: optional }, null, 2)}\n`);
+fs.writeFileSync(
+  path.join(mainStage, 'package.json'),
+  `${JSON.stringify({ ...pkg, optionalDependencies: optional }, null, 2)}\n`,
+);
 const mainTgz = pack(mainStage);
 
 fs.rmSync(stage, { recursive: true, force: true });

@@ -20,7 +20,8 @@ use crate::wire::{submit_many_refusal as bad_call, Refusal, ERR_TIDEPOOL_INTERNA
 /// A batch's cancel flag (every task of the batch carries it) travels as a
 /// tagged External of its own kind.
 impl Shared for AtomicBool {
-    const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x2b7e_1516_28ae_d2a6, upper: 0xabf7_1588_09cf_4f3c };
+    const TAG: sys::napi_type_tag =
+        sys::napi_type_tag { lower: 0x2b7e_1516_28ae_d2a6, upper: 0xabf7_1588_09cf_4f3c };
 }
 
 /// A new cancel flag for one batch, as a tagged External that owns a share
@@ -30,16 +31,21 @@ impl Shared for AtomicBool {
 /// `env` must be the live env of the current call.
 pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
-    unsafe { share(env, Arc::new(AtomicBool::new(false))) }.ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "could not make a batch flag".to_owned()))
+    unsafe { share(env, Arc::new(AtomicBool::new(false))) }
+        .ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "could not make a batch flag".to_owned()))
 }
 
 /// The flag behind a handle from [`new_flag`] (a share of it).
 ///
 /// # Safety
 /// `env` and `value` must be the live env and a value of the current call.
-pub(crate) unsafe fn flag_of(env: sys::napi_env, value: sys::napi_value) -> Result<Arc<AtomicBool>, Refusal> {
+pub(crate) unsafe fn flag_of(
+    env: sys::napi_env,
+    value: sys::napi_value,
+) -> Result<Arc<AtomicBool>, Refusal> {
     // SAFETY: forwarded contract.
-    unsafe { shared::<AtomicBool>(env, value) }.ok_or_else(|| bad_call("the flag must come from batchFlag()"))
+    unsafe { shared::<AtomicBool>(env, value) }
+        .ok_or_else(|| bad_call("the flag must come from batchFlag()"))
 }
 
 /// The flags behind an Array of handles from [`new_flag`] (lib/engine/'s
@@ -47,11 +53,15 @@ pub(crate) unsafe fn flag_of(env: sys::napi_env, value: sys::napi_value) -> Resu
 ///
 /// # Safety
 /// `env` and `value` must be the live env and a value of the current call.
-pub(crate) unsafe fn flags_of(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<Arc<AtomicBool>>, Refusal> {
+pub(crate) unsafe fn flags_of(
+    env: sys::napi_env,
+    value: sys::napi_value,
+) -> Result<Vec<Arc<AtomicBool>>, Refusal> {
     let refusal = || bad_call("the flags must be an Array of handles from batchFlag()");
     let mut is_array = false;
     // SAFETY: live env/value, out-pointer to a local.
-    if unsafe { sys::napi_is_array(env, value, &mut is_array) } != sys::Status::napi_ok || !is_array {
+    if unsafe { sys::napi_is_array(env, value, &mut is_array) } != sys::Status::napi_ok || !is_array
+    {
         return Err(refusal());
     }
     let mut len = 0u32;

@@ -26,9 +26,13 @@ fn detached() -> Refusal {
 /// Bytes per element of a TypedArray type.
 fn element_size(kind: sys::napi_typedarray_type) -> usize {
     match kind {
-        sys::TypedarrayType::int8_array | sys::TypedarrayType::uint8_array | sys::TypedarrayType::uint8_clamped_array => 1,
+        sys::TypedarrayType::int8_array
+        | sys::TypedarrayType::uint8_array
+        | sys::TypedarrayType::uint8_clamped_array => 1,
         sys::TypedarrayType::int16_array | sys::TypedarrayType::uint16_array => 2,
-        sys::TypedarrayType::int32_array | sys::TypedarrayType::uint32_array | sys::TypedarrayType::float32_array => 4,
+        sys::TypedarrayType::int32_array
+        | sys::TypedarrayType::uint32_array
+        | sys::TypedarrayType::float32_array => 4,
         _ => 8, // float64, bigint64, biguint64
     }
 }
@@ -68,7 +72,15 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Re
         if yes {
             let mut length = 0usize;
             let mut buffer = ptr::null_mut();
-            if sys::napi_get_dataview_info(env, value, &mut length, &mut data, &mut buffer, ptr::null_mut()) != sys::Status::napi_ok {
+            if sys::napi_get_dataview_info(
+                env,
+                value,
+                &mut length,
+                &mut data,
+                &mut buffer,
+                ptr::null_mut(),
+            ) != sys::Status::napi_ok
+            {
                 return Err(not_binary());
             }
             if length == 0 && is_detached(env, buffer) {
@@ -79,7 +91,9 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Re
         // An ArrayBuffer answers here (a SharedArrayBuffer does not:
         // lib/binary.js and lib/params.js wrap one in a Uint8Array first).
         let mut length = 0usize;
-        if sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length) == sys::Status::napi_ok {
+        if sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length)
+            == sys::Status::napi_ok
+        {
             if length == 0 && is_detached(env, value) {
                 return Err(detached());
             }
@@ -95,22 +109,44 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Re
 ///
 /// # Safety
 /// Same contract as [`one`].
-unsafe fn typed_array(env: sys::napi_env, value: sys::napi_value) -> Option<Result<RawSlice, Refusal>> {
+unsafe fn typed_array(
+    env: sys::napi_env,
+    value: sys::napi_value,
+) -> Option<Result<RawSlice, Refusal>> {
     let mut kind = 0;
     let mut length = 0usize;
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY: live env/value, out-pointers to locals. Asking for `data` makes
     // V8 move an on-heap TypedArray to a stable off-heap backing store first,
     // so the pointer cannot move later.
-    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, ptr::null_mut(), ptr::null_mut()) };
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut kind,
+            &mut length,
+            &mut data,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     if status != sys::Status::napi_ok {
         return None;
     }
     if length == 0 {
         let mut buffer = ptr::null_mut();
         // SAFETY: as above; `value` is a TypedArray, so this succeeds.
-        let status =
-            unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, ptr::null_mut(), &mut buffer, ptr::null_mut()) };
+        let status = unsafe {
+            sys::napi_get_typedarray_info(
+                env,
+                value,
+                &mut kind,
+                &mut length,
+                ptr::null_mut(),
+                &mut buffer,
+                ptr::null_mut(),
+            )
+        };
         // SAFETY: live env; `buffer` was just produced by N-API.
         if status == sys::Status::napi_ok && unsafe { is_detached(env, buffer) } {
             return Some(Err(detached()));

@@ -29,7 +29,9 @@ use tidepool_core::PoolEvent;
 
 use crate::inner::Inner;
 use crate::large_result::{buffer_max_length, large_result};
-use crate::wire::{meta_word, BatchCall, BATCH_CAPACITY, BUFFER_TOO_LARGE_CODE, LARGE_CODE, SLAB_BYTES};
+use crate::wire::{
+    meta_word, BatchCall, BATCH_CAPACITY, BUFFER_TOO_LARGE_CODE, LARGE_CODE, SLAB_BYTES,
+};
 
 /// Large-result bytes handed over per call into Node. Making a Buffer of a
 /// large result (and settling its task) costs the JS thread time in
@@ -50,7 +52,12 @@ const STRING_BYTE_COST: usize = 4;
 const MAX_ERROR_BYTES: usize = 1024;
 
 /// The TSFN's `call_js` callback.
-pub(crate) unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+pub(crate) unsafe extern "C" fn deliver(
+    env: sys::napi_env,
+    _js: sys::napi_value,
+    context: *mut c_void,
+    _data: *mut c_void,
+) {
     if env.is_null() || context.is_null() {
         return; // the TSFN is being finalized: nothing to deliver to
     }
@@ -72,7 +79,14 @@ pub(crate) unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value
 ///
 /// # Safety
 /// `inner.meta` / `inner.slab` must point at the live shared arrays.
-unsafe fn write_entry(inner: &Inner, index: usize, used: &mut usize, slot: u32, code: u8, bytes: &[u8]) -> bool {
+unsafe fn write_entry(
+    inner: &Inner,
+    index: usize,
+    used: &mut usize,
+    slot: u32,
+    code: u8,
+    bytes: &[u8],
+) -> bool {
     if *used + bytes.len() > SLAB_BYTES {
         return false;
     }
@@ -138,16 +152,26 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
             let mut used = 0;
             let mut large = undefined;
             let mut large_count = 0;
-            while next < batch.len() && count < BATCH_CAPACITY && large_bytes < LARGE_BYTES_PER_CALL {
+            while next < batch.len() && count < BATCH_CAPACITY && large_bytes < LARGE_BYTES_PER_CALL
+            {
                 let c = &mut batch[next];
                 let slot = c.slot;
                 let fits = match &mut c.outcome {
                     // Longer than any Buffer Node can make: refused here, with
                     // Node's error, before anything is asked of Node.
                     Ok(out) if out.as_bytes().len() > max_length => {
-                        let fits = write_entry(inner, count, &mut used, slot, BUFFER_TOO_LARGE_CODE, max_length.to_string().as_bytes());
+                        let fits = write_entry(
+                            inner,
+                            count,
+                            &mut used,
+                            slot,
+                            BUFFER_TOO_LARGE_CODE,
+                            max_length.to_string().as_bytes(),
+                        );
                         if fits {
-                            let bytes = std::mem::replace(out, Output::EMPTY).into_spilled().unwrap_or_default();
+                            let bytes = std::mem::replace(out, Output::EMPTY)
+                                .into_spilled()
+                                .unwrap_or_default();
                             large_bytes += LARGE_RESULT_COST;
                             crate::reclaim::free(bytes);
                         }
@@ -157,7 +181,9 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                         if large_count == 0 {
                             sys::napi_create_array(env, &mut large);
                         }
-                        let bytes = std::mem::replace(out, Output::EMPTY).into_spilled().unwrap_or_default();
+                        let bytes = std::mem::replace(out, Output::EMPTY)
+                            .into_spilled()
+                            .unwrap_or_default();
                         let per_byte = if inner.string_results { STRING_BYTE_COST } else { 1 };
                         large_bytes += LARGE_RESULT_COST + bytes.len() * per_byte;
                         define_element(env, large, large_count, large_result(env, bytes));
@@ -167,7 +193,14 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                     Ok(out) => write_entry(inner, count, &mut used, slot, 0, out.as_bytes()),
                     Err(e) => {
                         let (code, detail) = crate::wire::encode_task_error(e);
-                        write_entry(inner, count, &mut used, slot, code, truncate(&detail, MAX_ERROR_BYTES))
+                        write_entry(
+                            inner,
+                            count,
+                            &mut used,
+                            slot,
+                            code,
+                            truncate(&detail, MAX_ERROR_BYTES),
+                        )
                     }
                 };
                 if !fits {
@@ -184,16 +217,32 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
             inner.deferred.set(later);
             inner.tasks_done(batch[next - count..next].iter().map(|c| c.slot));
             if !callback.is_null() {
-                let call = BatchCall { count: count as u32, events: events_arg, terminated: last && terminated, large, later };
+                let call = BatchCall {
+                    count: count as u32,
+                    events: events_arg,
+                    terminated: last && terminated,
+                    large,
+                    later,
+                };
                 let argv = call.argv(env);
                 let mut result = ptr::null_mut();
-                let status = sys::napi_call_function(env, undefined, callback, argv.len(), argv.as_ptr(), &mut result);
+                let status = sys::napi_call_function(
+                    env,
+                    undefined,
+                    callback,
+                    argv.len(),
+                    argv.as_ptr(),
+                    &mut result,
+                );
                 if status != sys::Status::napi_ok {
                     // lib/engine/ never lets user code throw through here; if it
                     // happens anyway, report it as an uncaught exception and
                     // go on delivering the rest of the batch.
                     let mut error = ptr::null_mut();
-                    if sys::napi_get_and_clear_last_exception(env, &mut error) == sys::Status::napi_ok && !error.is_null() {
+                    if sys::napi_get_and_clear_last_exception(env, &mut error)
+                        == sys::Status::napi_ok
+                        && !error.is_null()
+                    {
                         sys::napi_fatal_exception(env, error);
                     }
                 }
@@ -229,9 +278,15 @@ unsafe fn events_to_js(env: sys::napi_env, events: &[PoolEvent]) -> sys::napi_va
             let mut obj = ptr::null_mut();
             sys::napi_create_object(env, &mut obj);
             let (kind, thread_id, threads, text) = match e {
-                PoolEvent::Spawn { thread_id, threads, reason } => ("spawn", Some(*thread_id), *threads, reason.as_str()),
-                PoolEvent::Retire { thread_id, threads, reason } => ("retire", Some(*thread_id), *threads, reason.as_str()),
-                PoolEvent::SpawnError { threads, error } => ("spawnError", None, *threads, error.as_str()),
+                PoolEvent::Spawn { thread_id, threads, reason } => {
+                    ("spawn", Some(*thread_id), *threads, reason.as_str())
+                }
+                PoolEvent::Retire { thread_id, threads, reason } => {
+                    ("retire", Some(*thread_id), *threads, reason.as_str())
+                }
+                PoolEvent::SpawnError { threads, error } => {
+                    ("spawnError", None, *threads, error.as_str())
+                }
             };
             set_str(env, obj, c"type", kind);
             if let Some(id) = thread_id {
@@ -255,7 +310,13 @@ unsafe fn events_to_js(env: sys::napi_env, events: &[PoolEvent]) -> sys::napi_va
 ///
 /// # Safety
 /// JS thread of `env`; `obj`, `value` (and `name`, when used) live values.
-unsafe fn define(env: sys::napi_env, obj: sys::napi_value, key: *const std::ffi::c_char, name: sys::napi_value, value: sys::napi_value) {
+unsafe fn define(
+    env: sys::napi_env,
+    obj: sys::napi_value,
+    key: *const std::ffi::c_char,
+    name: sys::napi_value,
+    value: sys::napi_value,
+) {
     let descriptor = sys::napi_property_descriptor {
         utf8name: key,
         name,
@@ -263,7 +324,9 @@ unsafe fn define(env: sys::napi_env, obj: sys::napi_value, key: *const std::ffi:
         getter: None,
         setter: None,
         value,
-        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
+        attributes: sys::PropertyAttributes::writable
+            | sys::PropertyAttributes::enumerable
+            | sys::PropertyAttributes::configurable,
         data: ptr::null_mut(),
     };
     // SAFETY: as documented; one descriptor that outlives the call.
@@ -274,12 +337,22 @@ unsafe fn define(env: sys::napi_env, obj: sys::napi_value, key: *const std::ffi:
 ///
 /// # Safety
 /// As [`define`].
-unsafe fn define_element(env: sys::napi_env, array: sys::napi_value, index: u32, value: sys::napi_value) {
+unsafe fn define_element(
+    env: sys::napi_env,
+    array: sys::napi_value,
+    index: u32,
+    value: sys::napi_value,
+) {
     let text = index.to_string();
     let mut name = ptr::null_mut();
     // SAFETY: JS thread, live env; `text` is ASCII of the given length.
     unsafe {
-        sys::napi_create_string_utf8(env, text.as_ptr() as *const _, text.len() as isize, &mut name);
+        sys::napi_create_string_utf8(
+            env,
+            text.as_ptr() as *const _,
+            text.len() as isize,
+            &mut name,
+        );
         define(env, array, ptr::null(), name, value);
     }
 }

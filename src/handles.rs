@@ -22,7 +22,11 @@ impl Reference {
     /// # Safety
     /// JS thread of the live `env`; `value` a live value of the current call.
     /// The reference must only be used on that thread while `env` lives.
-    pub(crate) unsafe fn new(env: sys::napi_env, value: sys::napi_value, count: u32) -> Result<Reference> {
+    pub(crate) unsafe fn new(
+        env: sys::napi_env,
+        value: sys::napi_value,
+        count: u32,
+    ) -> Result<Reference> {
         let mut raw = ptr::null_mut();
         // SAFETY: forwarded contract; out-pointer to a local.
         check_status!(unsafe { sys::napi_create_reference(env, value, count, &mut raw) })?;
@@ -96,7 +100,9 @@ impl Tsfn {
         }
         // SAFETY: `new`'s contract; `raw` is released exactly once (it was
         // swapped out above) and no thread calls it any more.
-        check_status!(unsafe { sys::napi_release_threadsafe_function(raw, sys::ThreadsafeFunctionReleaseMode::abort) })
+        check_status!(unsafe {
+            sys::napi_release_threadsafe_function(raw, sys::ThreadsafeFunctionReleaseMode::abort)
+        })
     }
 }
 
@@ -113,15 +119,23 @@ pub(crate) trait Shared: Send + Sync + Sized + 'static {
 ///
 /// # Safety
 /// `env` must be the live env of the current call (JS thread).
-pub(crate) unsafe fn share<T: Shared>(env: sys::napi_env, value: std::sync::Arc<T>) -> Option<sys::napi_value> {
+pub(crate) unsafe fn share<T: Shared>(
+    env: sys::napi_env,
+    value: std::sync::Arc<T>,
+) -> Option<sys::napi_value> {
     let data = std::sync::Arc::into_raw(value);
     let mut external = ptr::null_mut();
     // SAFETY: live env; `data` is a leaked Arc share that `unshare::<T>`
     // gives back exactly once, when the External is collected (or now, if
     // it was not made). The tag is set before JavaScript sees the value.
     unsafe {
-        if sys::napi_create_external(env, data as *mut std::ffi::c_void, Some(unshare::<T>), ptr::null_mut(), &mut external)
-            != sys::Status::napi_ok
+        if sys::napi_create_external(
+            env,
+            data as *mut std::ffi::c_void,
+            Some(unshare::<T>),
+            ptr::null_mut(),
+            &mut external,
+        ) != sys::Status::napi_ok
         {
             drop(std::sync::Arc::from_raw(data));
             return None;
@@ -133,7 +147,11 @@ pub(crate) unsafe fn share<T: Shared>(env: sys::napi_env, value: std::sync::Arc<
     Some(external)
 }
 
-unsafe extern "C" fn unshare<T: Shared>(_env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
+unsafe extern "C" fn unshare<T: Shared>(
+    _env: sys::napi_env,
+    data: *mut std::ffi::c_void,
+    _hint: *mut std::ffi::c_void,
+) {
     // SAFETY: `data` came from `Arc::into_raw` in `share::<T>` (the
     // finalizer is registered for that type only); finalizers run once.
     drop(unsafe { std::sync::Arc::from_raw(data as *const T) });
@@ -144,7 +162,10 @@ unsafe extern "C" fn unshare<T: Shared>(_env: sys::napi_env, data: *mut std::ffi
 ///
 /// # Safety
 /// `env` and `value` must be the live env and a value of the current call.
-pub(crate) unsafe fn shared<T: Shared>(env: sys::napi_env, value: sys::napi_value) -> Option<std::sync::Arc<T>> {
+pub(crate) unsafe fn shared<T: Shared>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+) -> Option<std::sync::Arc<T>> {
     let mut tagged = false;
     let mut data: *mut std::ffi::c_void = ptr::null_mut();
     // SAFETY: live env/value; out-pointers to locals. The tag is checked

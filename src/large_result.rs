@@ -86,7 +86,9 @@ unsafe fn lend(env: sys::napi_env, bytes: Vec<u8>) -> Lending {
     // whose heap memory moves with neither the box nor its vector and which
     // nothing writes. The box is the finalizer's to free once the Buffer
     // exists; before that (or if it never does) `stage` says whose it is.
-    let status = unsafe { sys::napi_create_external_buffer(env, len, data, Some(free_large), lent.cast(), &mut buffer) };
+    let status = unsafe {
+        sys::napi_create_external_buffer(env, len, data, Some(free_large), lent.cast(), &mut buffer)
+    };
     // SAFETY: until one side frees it, the box is alive: the finalizer frees
     // it only past CREATING, which only this function leaves below.
     let stage = unsafe { &(*lent).stage };
@@ -106,12 +108,17 @@ unsafe fn lend(env: sys::napi_env, bytes: Vec<u8>) -> Lending {
     // before napi_create_external_buffer makes its finalizer record (its
     // preamble, its argument checks, an embedder without external buffers);
     // a pending exception after the record was made comes with a Buffer.
-    let never_taken =
-        matches!(status, sys::Status::napi_invalid_arg | sys::Status::napi_no_external_buffers_allowed | sys::Status::napi_cannot_run_js)
-            || (status == sys::Status::napi_pending_exception && buffer.is_null());
+    let never_taken = matches!(
+        status,
+        sys::Status::napi_invalid_arg
+            | sys::Status::napi_no_external_buffers_allowed
+            | sys::Status::napi_cannot_run_js
+    ) || (status == sys::Status::napi_pending_exception && buffer.is_null());
     match stage.compare_exchange(CREATING, ABANDONED, Ordering::AcqRel, Ordering::Acquire) {
         // The finalizer will run later and free the box, vector included.
-        Ok(_) if !never_taken => Lending { buffer: None, back: None, status, finalized_during_call: false },
+        Ok(_) if !never_taken => {
+            Lending { buffer: None, back: None, status, finalized_during_call: false }
+        }
         // Node never had the box, or already gave it back.
         Ok(_) | Err(_) => {
             // SAFETY: FINALIZED_DURING_CALL: Node called the finalizer once,
@@ -132,7 +139,10 @@ unsafe extern "C" fn free_large(_env: sys::napi_env, _data: *mut c_void, hint: *
     // until freed below (ARMED, ABANDONED: this is its last use) or by
     // `lend` after this returns (CREATING: `lend` waits for the call).
     let stage = unsafe { &(*lent).stage };
-    if stage.compare_exchange(CREATING, FINALIZED_DURING_CALL, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+    if stage
+        .compare_exchange(CREATING, FINALIZED_DURING_CALL, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
         return; // the creation is failing: the box goes back to `lend`
     }
     // SAFETY: ARMED or ABANDONED: the finalizer owns the box, and Node
@@ -163,7 +173,15 @@ pub(crate) unsafe fn large_result(env: sys::napi_env, bytes: Vec<u8>) -> sys::na
     };
     let copied = bytes.filter(|b| b.len() <= buffer_max_length()).is_some_and(|bytes| {
         // SAFETY: JS thread of `env`; `bytes` is valid for `len` bytes during the call.
-        let status = unsafe { sys::napi_create_buffer_copy(env, len, bytes.as_ptr().cast(), ptr::null_mut(), &mut value) };
+        let status = unsafe {
+            sys::napi_create_buffer_copy(
+                env,
+                len,
+                bytes.as_ptr().cast(),
+                ptr::null_mut(),
+                &mut value,
+            )
+        };
         crate::reclaim::free(bytes);
         status == sys::Status::napi_ok
     });

@@ -81,7 +81,10 @@ pub fn load_kernel_library(path: String) -> String {
 /// `loadKernelLibrary` does (see loader.rs); `null` when `handle` is not
 /// such an External.
 #[napi]
-pub fn load_kernel_handle(env: &napi::Env, handle: napi::bindgen_prelude::Unknown<'_>) -> Option<String> {
+pub fn load_kernel_handle(
+    env: &napi::Env,
+    handle: napi::bindgen_prelude::Unknown<'_>,
+) -> Option<String> {
     use napi::JsValue;
     // SAFETY: the live env and an argument of this call.
     unsafe { loader::load_handle(env.raw(), handle.raw()) }
@@ -130,7 +133,11 @@ pub struct BatchLayout {
 /// The sizes lib/engine/ must allocate the shared meta array and slab with.
 #[napi]
 pub fn batch_layout() -> BatchLayout {
-    BatchLayout { capacity: wire::BATCH_CAPACITY as u32, slab_bytes: wire::SLAB_BYTES as u32, large_code: u32::from(wire::LARGE_CODE) }
+    BatchLayout {
+        capacity: wire::BATCH_CAPACITY as u32,
+        slab_bytes: wire::SLAB_BYTES as u32,
+        large_code: u32::from(wire::LARGE_CODE),
+    }
 }
 
 /// The default `niceIncrement` of worker threads (see tidepool_core::priority).
@@ -180,10 +187,14 @@ pub fn task_error_codes() -> TaskErrorCodes {
 
 /// A length from JavaScript: an integer from 0 to 2^53 - 1.
 fn length_arg(name: &str, value: f64) -> napi::Result<usize> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_991.0 {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_991.0
+    {
         Ok(value.min(isize::MAX as f64) as usize)
     } else {
-        Err(napi::Error::new(napi::Status::InvalidArg, format!("{name} must be an integer from 0 to 2^53 - 1")))
+        Err(napi::Error::new(
+            napi::Status::InvalidArg,
+            format!("{name} must be an integer from 0 to 2^53 - 1"),
+        ))
     }
 }
 
@@ -205,7 +216,10 @@ pub fn set_buffer_max_length(max: f64) -> napi::Result<()> {
 /// during the call: what the delivery must survive. `null` when the bytes
 /// cannot be allocated.
 #[napi]
-pub fn probe_buffer_refusal(env: &napi::Env, length: f64) -> napi::Result<Option<large_result::BufferRefusal>> {
+pub fn probe_buffer_refusal(
+    env: &napi::Env,
+    length: f64,
+) -> napi::Result<Option<large_result::BufferRefusal>> {
     let length = length_arg("length", length)?;
     // SAFETY: the live env of this call, on its JS thread, inside the
     // handle scope Node opened for it.

@@ -85,21 +85,22 @@ pub(crate) fn start(env: &Env, inner: &Rc<Inner>, config: PoolConfig) -> Result<
     let mut name = ptr::null_mut();
     // SAFETY: live env; `context` stays valid until tsfn_finalize frees it.
     let created = unsafe {
-        check_status!(sys::napi_create_string_utf8(raw_env, c"tidepool".as_ptr(), 8, &mut name)).and_then(|_| {
-            check_status!(sys::napi_create_threadsafe_function(
-                raw_env,
-                ptr::null_mut(),
-                ptr::null_mut(),
-                name,
-                0,
-                1,
-                context,
-                Some(tsfn_finalize),
-                context,
-                Some(delivery::deliver),
-                &mut tsfn,
-            ))
-        })
+        check_status!(sys::napi_create_string_utf8(raw_env, c"tidepool".as_ptr(), 8, &mut name))
+            .and_then(|_| {
+                check_status!(sys::napi_create_threadsafe_function(
+                    raw_env,
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                    name,
+                    0,
+                    1,
+                    context,
+                    Some(tsfn_finalize),
+                    context,
+                    Some(delivery::deliver),
+                    &mut tsfn,
+                ))
+            })
     };
     if let Err(e) = created {
         // SAFETY: the TSFN was not created, so this is the only owner.
@@ -118,18 +119,33 @@ pub(crate) fn start(env: &Env, inner: &Rc<Inner>, config: PoolConfig) -> Result<
         let h = &handle;
         // SAFETY: see TsfnHandle. A failure (closing) only happens during
         // shutdown, when nobody waits for the batch any more.
-        unsafe { sys::napi_call_threadsafe_function(h.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+        unsafe {
+            sys::napi_call_threadsafe_function(
+                h.0,
+                ptr::null_mut(),
+                sys::ThreadsafeFunctionCallMode::nonblocking,
+            )
+        };
     });
     let pool = match Pool::new(config, waker) {
         Ok(pool) => pool,
         Err(e) => {
             stop_and_release(inner); // releases the TSFN and references
-            return Err(Error::new(Status::GenericFailure, format!("could not start pool threads: {e}")));
+            return Err(Error::new(
+                Status::GenericFailure,
+                format!("could not start pool threads: {e}"),
+            ));
         }
     };
     let _ = inner.pool.set(pool);
     // SAFETY: live env; `Inner` outlives the hook (see env_teardown).
-    check_status!(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(env_teardown), Rc::as_ptr(inner) as *mut c_void,) })?;
+    check_status!(unsafe {
+        sys::napi_add_env_cleanup_hook(
+            raw_env,
+            Some(env_teardown),
+            Rc::as_ptr(inner) as *mut c_void,
+        )
+    })?;
     Ok(())
 }
 
@@ -155,7 +171,14 @@ pub(crate) fn bound_function<'env>(
             &mut function
         ))
         .and_then(|_| {
-            check_status!(sys::napi_add_finalizer(raw_env, function, data, Some(drop_inner_share), ptr::null_mut(), ptr::null_mut()))
+            check_status!(sys::napi_add_finalizer(
+                raw_env,
+                function,
+                data,
+                Some(drop_inner_share),
+                ptr::null_mut(),
+                ptr::null_mut()
+            ))
         });
         if let Err(e) = created {
             drop(Rc::from_raw(data as *const Inner));
@@ -179,7 +202,13 @@ pub(crate) fn stop_and_release(inner: &Rc<Inner>) {
     // SAFETY: JS thread (finalizer or constructor failure), live env; the
     // hook was added with this very pointer (removing one never added is
     // a no-op).
-    unsafe { sys::napi_remove_env_cleanup_hook(inner.env, Some(env_teardown), Rc::as_ptr(inner) as *mut c_void) };
+    unsafe {
+        sys::napi_remove_env_cleanup_hook(
+            inner.env,
+            Some(env_teardown),
+            Rc::as_ptr(inner) as *mut c_void,
+        )
+    };
     // The threads are joined, so nobody calls the TSFN again; each handle
     // is released exactly once, here. Failures leave nothing to undo.
     if let Some(tsfn) = inner.tsfn.get() {

@@ -54,14 +54,16 @@ pub fn load_library(path: String) -> Loaded {
         Ok(library) => library,
         Err(e) => {
             // libloading's own text is "dlopen failed"; the system's reason is its source.
-            let reason = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            let reason =
+                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
             return refused("ERR_DLOPEN_FAILED", reason);
         }
     };
     let entry_name = format!("{}\0", abi::ENTRY_SYMBOL);
     // SAFETY: the symbol, when present, is the ABI's entry point, whose type
     // is `EntryPoint`.
-    let entry = unsafe { library.get::<EntryPoint>(entry_name.as_bytes()) }.ok().map(|symbol| *symbol);
+    let entry =
+        unsafe { library.get::<EntryPoint>(entry_name.as_bytes()) }.ok().map(|symbol| *symbol);
     let result = match entry {
         // SAFETY: the ABI's entry point: no arguments, returns the
         // library's static descriptor (or NULL, which `register` refuses).
@@ -116,7 +118,8 @@ unsafe fn open(path: &str) -> Result<libloading::Library, libloading::Error> {
 }
 
 /// The tag of an External whose data is a library descriptor.
-const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: abi::NAPI_TYPE_TAG.0, upper: abi::NAPI_TYPE_TAG.1 };
+const TAG: sys::napi_type_tag =
+    sys::napi_type_tag { lower: abi::NAPI_TYPE_TAG.0, upper: abi::NAPI_TYPE_TAG.1 };
 
 /// Registers the kernels of the library whose descriptor `handle` (an
 /// External tagged with `abi::NAPI_TYPE_TAG`, made by an addon) points to.
@@ -130,7 +133,9 @@ pub unsafe fn load_handle(env: sys::napi_env, handle: sys::napi_value) -> Option
     // SAFETY: live env/value; out-pointers to locals. The tag is checked
     // before the External's data is read.
     unsafe {
-        if sys::napi_check_object_type_tag(env, handle, &TAG, &mut tagged) != sys::Status::napi_ok || !tagged {
+        if sys::napi_check_object_type_tag(env, handle, &TAG, &mut tagged) != sys::Status::napi_ok
+            || !tagged
+        {
             return None;
         }
         if sys::napi_get_value_external(env, handle, &mut data) != sys::Status::napi_ok {
@@ -157,7 +162,9 @@ fn pin(address: *const c_void) {
     // descriptor) gets a reference; RTLD_NODELETE: its memory stays mapped
     // even if every reference is closed. The handle is never closed.
     // SAFETY: `dli_fname` is the loader's NUL-terminated path of that library.
-    unsafe { libc::dlopen(info.dli_fname, libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE) };
+    unsafe {
+        libc::dlopen(info.dli_fname, libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE)
+    };
 }
 
 /// Not pinned on Windows (no dladdr): the library stays loaded as long as

@@ -34,12 +34,26 @@ pub(crate) fn throw(env: sys::napi_env, code: &str, message: &str) {
     }
 }
 
-pub(crate) fn typed_array_data(env: sys::napi_env, value: sys::napi_value, what: &str) -> Result<(*mut c_void, usize)> {
+pub(crate) fn typed_array_data(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    what: &str,
+) -> Result<(*mut c_void, usize)> {
     let mut kind = 0;
     let mut len = 0;
     let mut data = ptr::null_mut();
     // SAFETY: live env/value, out-pointers to locals.
-    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) };
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut kind,
+            &mut len,
+            &mut data,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     check_status!(status, "{what} must be a TypedArray")?;
     Ok((data, len))
 }
@@ -56,7 +70,8 @@ pub(crate) fn duration_ms(ms: f64) -> Duration {
 pub(crate) unsafe fn u32_of(env: sys::napi_env, value: sys::napi_value) -> Option<u32> {
     let mut out = 0;
     // SAFETY: forwarded contract; out-pointer to a local.
-    (unsafe { sys::napi_get_value_uint32(env, value, &mut out) } == sys::Status::napi_ok).then_some(out)
+    (unsafe { sys::napi_get_value_uint32(env, value, &mut out) } == sys::Status::napi_ok)
+        .then_some(out)
 }
 
 /// `value` as an int32 (N-API's conversion of a Number); `None` when it is
@@ -67,7 +82,8 @@ pub(crate) unsafe fn u32_of(env: sys::napi_env, value: sys::napi_value) -> Optio
 pub(crate) unsafe fn i32_of(env: sys::napi_env, value: sys::napi_value) -> Option<i32> {
     let mut out = 0;
     // SAFETY: forwarded contract; out-pointer to a local.
-    (unsafe { sys::napi_get_value_int32(env, value, &mut out) } == sys::Status::napi_ok).then_some(out)
+    (unsafe { sys::napi_get_value_int32(env, value, &mut out) } == sys::Status::napi_ok)
+        .then_some(out)
 }
 
 /// `value` as a double; `None` when it is not a Number.
@@ -77,7 +93,8 @@ pub(crate) unsafe fn i32_of(env: sys::napi_env, value: sys::napi_value) -> Optio
 pub(crate) unsafe fn f64_of(env: sys::napi_env, value: sys::napi_value) -> Option<f64> {
     let mut out = 0.0;
     // SAFETY: forwarded contract; out-pointer to a local.
-    (unsafe { sys::napi_get_value_double(env, value, &mut out) } == sys::Status::napi_ok).then_some(out)
+    (unsafe { sys::napi_get_value_double(env, value, &mut out) } == sys::Status::napi_ok)
+        .then_some(out)
 }
 
 /// `value` as a bool; `None` when it is not a boolean.
@@ -87,7 +104,8 @@ pub(crate) unsafe fn f64_of(env: sys::napi_env, value: sys::napi_value) -> Optio
 pub(crate) unsafe fn bool_of(env: sys::napi_env, value: sys::napi_value) -> Option<bool> {
     let mut out = false;
     // SAFETY: forwarded contract; out-pointer to a local.
-    (unsafe { sys::napi_get_value_bool(env, value, &mut out) } == sys::Status::napi_ok).then_some(out)
+    (unsafe { sys::napi_get_value_bool(env, value, &mut out) } == sys::Status::napi_ok)
+        .then_some(out)
 }
 
 /// What a raw function returns: `number`, or `undefined` after throwing the
@@ -95,7 +113,10 @@ pub(crate) unsafe fn bool_of(env: sys::napi_env, value: sys::napi_value) -> Opti
 ///
 /// # Safety
 /// `env` must be the live env of the current call.
-pub(crate) unsafe fn uint32_or_throw(env: sys::napi_env, outcome: std::result::Result<u32, (&'static str, String)>) -> sys::napi_value {
+pub(crate) unsafe fn uint32_or_throw(
+    env: sys::napi_env,
+    outcome: std::result::Result<u32, (&'static str, String)>,
+) -> sys::napi_value {
     match outcome {
         Ok(number) => {
             let mut result = ptr::null_mut();

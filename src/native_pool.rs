@@ -14,7 +14,9 @@ use crate::handles::Reference;
 use crate::inner::Inner;
 use crate::lifecycle;
 use crate::napi_util::typed_array_data;
-use crate::pool_objects::{metric_bounds, NativeLatency, NativeMetrics, NativeOptions, NativeStats};
+use crate::pool_objects::{
+    metric_bounds, NativeLatency, NativeMetrics, NativeOptions, NativeStats,
+};
 use crate::wire;
 
 /// A pool of Rust threads; JavaScript talks to it through lib/engine/.
@@ -27,12 +29,21 @@ pub struct NativePool {
 impl NativePool {
     /// `new NativePool(options, onBatch, meta: Uint32Array, slab: Uint8Array)`.
     #[napi(constructor)]
-    pub fn new(env: Env, options: NativeOptions, on_batch: Unknown, meta: Unknown, slab: Unknown) -> Result<Self> {
+    pub fn new(
+        env: Env,
+        options: NativeOptions,
+        on_batch: Unknown,
+        meta: Unknown,
+        slab: Unknown,
+    ) -> Result<Self> {
         let raw_env = env.raw();
         let (meta_ptr, meta_len) = typed_array_data(raw_env, meta.raw(), "meta")?;
         let (slab_ptr, slab_len) = typed_array_data(raw_env, slab.raw(), "slab")?;
         if meta_len < wire::BATCH_CAPACITY * 2 || slab_len < wire::SLAB_BYTES {
-            return Err(Error::new(Status::InvalidArg, "meta or slab is smaller than batchLayout()".to_owned()));
+            return Err(Error::new(
+                Status::InvalidArg,
+                "meta or slab is smaller than batchLayout()".to_owned(),
+            ));
         }
         // SAFETY: JS thread, live env and values of this call; the
         // references live in `Inner`, which only this thread touches.
@@ -75,14 +86,24 @@ impl NativePool {
     /// `wire::SubmitManyArgs`), bound as `submit` is.
     #[napi]
     pub fn batch_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        lifecycle::bound_function(env, &self.inner, c"submitMany", crate::submit_many::submit_many_callback)
+        lifecycle::bound_function(
+            env,
+            &self.inner,
+            c"submitMany",
+            crate::submit_many::submit_many_callback,
+        )
     }
 
     /// Returns this pool's `submitChunk(slot, stream, data, end, budget,
     /// seq)` (arguments: `wire::SubmitChunkArgs`), bound as `submit` is.
     #[napi]
     pub fn chunk_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        lifecycle::bound_function(env, &self.inner, c"submitChunk", crate::submit_chunk::submit_chunk_callback)
+        lifecycle::bound_function(
+            env,
+            &self.inner,
+            c"submitChunk",
+            crate::submit_chunk::submit_chunk_callback,
+        )
     }
 
     /// A new stream's handle: the state its chunks continue (see the core's
@@ -91,10 +112,24 @@ impl NativePool {
     /// pool's for the kernel); freed when the handle is collected and no
     /// task holds it.
     #[napi]
-    pub fn new_stream<'env>(&self, env: &'env Env, kernel: u32, params: Unknown, max_output_bytes: Option<f64>) -> Result<Unknown<'env>> {
+    pub fn new_stream<'env>(
+        &self,
+        env: &'env Env,
+        kernel: u32,
+        params: Unknown,
+        max_output_bytes: Option<f64>,
+    ) -> Result<Unknown<'env>> {
         // SAFETY: live env and a value of this call.
-        let value = unsafe { crate::streams::new_stream(&self.inner, env.raw(), kernel, params.raw(), max_output_bytes) }
-            .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
+        let value = unsafe {
+            crate::streams::new_stream(
+                &self.inner,
+                env.raw(),
+                kernel,
+                params.raw(),
+                max_output_bytes,
+            )
+        }
+        .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -103,7 +138,8 @@ impl NativePool {
     #[napi]
     pub fn stream_report(&self, env: Env, stream: Unknown) -> Result<f64> {
         // SAFETY: live env and a value of this call.
-        unsafe { crate::streams::report(env.raw(), stream.raw()) }.map_err(|(_, message)| Error::new(Status::InvalidArg, message))
+        unsafe { crate::streams::report(env.raw(), stream.raw()) }
+            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))
     }
 
     /// Runs the chunk in flight of a hash and `rest` on this thread (see
@@ -118,8 +154,10 @@ impl NativePool {
         rest: Unknown,
     ) -> Result<Unknown<'env>> {
         // SAFETY: live env and values of this call.
-        let value = unsafe { crate::streams::run_inline(env.raw(), stream.raw(), seq, in_flight.raw(), rest.raw()) }
-            .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
+        let value = unsafe {
+            crate::streams::run_inline(env.raw(), stream.raw(), seq, in_flight.raw(), rest.raw())
+        }
+        .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -129,7 +167,8 @@ impl NativePool {
     #[napi]
     pub fn batch_flag<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         // SAFETY: live env of this call.
-        let value = unsafe { crate::batch::new_flag(env.raw()) }.map_err(|(_, message)| Error::new(Status::GenericFailure, message))?;
+        let value = unsafe { crate::batch::new_flag(env.raw()) }
+            .map_err(|(_, message)| Error::new(Status::GenericFailure, message))?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -141,8 +180,8 @@ impl NativePool {
     #[napi]
     pub fn cancel_batch(&self, env: Env, flag: Unknown) -> Result<Uint32Array> {
         // SAFETY: live env and value of this call.
-        let flag =
-            unsafe { crate::batch::flag_of(env.raw(), flag.raw()) }.map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+        let flag = unsafe { crate::batch::flag_of(env.raw(), flag.raw()) }
+            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
         let inner = &*self.inner;
         let removed = inner.pool().remove_queued_with(&flag);
         crate::batch::raise(&flag);
@@ -158,8 +197,8 @@ impl NativePool {
     #[napi]
     pub fn cancel_batches(&self, env: Env, flags: Unknown) -> Result<Uint32Array> {
         // SAFETY: live env and value of this call.
-        let flags =
-            unsafe { crate::batch::flags_of(env.raw(), flags.raw()) }.map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+        let flags = unsafe { crate::batch::flags_of(env.raw(), flags.raw()) }
+            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
         let inner = &*self.inner;
         let removed = inner.pool().remove_queued_with_any(&flags);
         for flag in &flags {
@@ -207,7 +246,9 @@ impl NativePool {
     pub fn metrics(&self) -> NativeMetrics {
         let t = self.inner.pool().totals();
         let bounds = metric_bounds();
-        let counts = |s: &tidepool_core::histogram::Summary| s.cumulative(&bounds).into_iter().map(|c| c as f64).collect();
+        let counts = |s: &tidepool_core::histogram::Summary| {
+            s.cumulative(&bounds).into_iter().map(|c| c as f64).collect()
+        };
         NativeMetrics {
             threads: t.threads as u32,
             busy_threads: t.busy_threads as u32,

@@ -24,7 +24,8 @@ use crate::napi_util::throw;
 use crate::wire::{MakeParamsArgs, Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
 
 /// The tag that marks our handles (random, fixed).
-const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x5d1c_93a7_4be0_2f61, upper: 0xa4e8_07c2_9b35_d14e };
+const TAG: sys::napi_type_tag =
+    sys::napi_type_tag { lower: 0x5d1c_93a7_4be0_2f61, upper: 0xa4e8_07c2_9b35_d14e };
 
 /// What a handle holds.
 struct Handle {
@@ -65,11 +66,23 @@ fn bad_call() -> Refusal {
 /// handle, or, when the kernel refuses the parameters, an Array `[kind,
 /// name, expected]` for lib/params.js to turn into Node's error (it has the
 /// value to show).
-pub unsafe extern "C" fn make_params_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+pub unsafe extern "C" fn make_params_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
     let mut argc = MakeParamsArgs::COUNT;
     let mut argv = [ptr::null_mut(); MakeParamsArgs::COUNT];
     // SAFETY: live env and callback info of this call; out-pointers to locals.
-    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
+    let status = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     if status != sys::Status::napi_ok {
         let (code, message) = bad_call();
         throw(env, code, &message);
@@ -77,7 +90,10 @@ pub unsafe extern "C" fn make_params_callback(env: sys::napi_env, info: sys::nap
     }
     // SAFETY: the arguments passed (`argc` may count more than were read)
     // are live values of this call.
-    match unsafe { MakeParamsArgs::read(env, &argv[..argc.min(MakeParamsArgs::COUNT)]).and_then(|args| make_params(env, &args)) } {
+    match unsafe {
+        MakeParamsArgs::read(env, &argv[..argc.min(MakeParamsArgs::COUNT)])
+            .and_then(|args| make_params(env, &args))
+    } {
         Ok(value) => value,
         Err((code, message)) => {
             throw(env, code, &message);
@@ -89,7 +105,10 @@ pub unsafe extern "C" fn make_params_callback(env: sys::napi_env, info: sys::nap
 /// # Safety
 /// `env` must be the live env of the current call, and `args` read from its
 /// arguments.
-unsafe fn make_params(env: sys::napi_env, args: &MakeParamsArgs) -> Result<sys::napi_value, Refusal> {
+unsafe fn make_params(
+    env: sys::napi_env,
+    args: &MakeParamsArgs,
+) -> Result<sys::napi_value, Refusal> {
     // SAFETY: live env and values.
     let names = unsafe { strings(env, args.names) }?;
     // SAFETY: live env and values.
@@ -97,10 +116,17 @@ unsafe fn make_params(env: sys::napi_env, args: &MakeParamsArgs) -> Result<sys::
     if names.len() != values.len() {
         return Err(bad_call());
     }
-    let raw = RawParams::new(names.iter().map(String::as_str).zip(values.iter().map(Owned::raw)).collect());
+    let raw = RawParams::new(
+        names.iter().map(String::as_str).zip(values.iter().map(Owned::raw)).collect(),
+    );
     match args.kernel.params(&raw) {
         // SAFETY: live env.
-        Ok(params) => unsafe { handle(env, Handle { kernel: args.id, params: RefCell::new(Some(params)), once: args.once }) },
+        Ok(params) => unsafe {
+            handle(
+                env,
+                Handle { kernel: args.id, params: RefCell::new(Some(params)), once: args.once },
+            )
+        },
         // SAFETY: live env.
         Err(e) => unsafe { refusal(env, &e) },
     }
@@ -142,7 +168,14 @@ unsafe fn handle(env: sys::napi_env, handle: Handle) -> Result<sys::napi_value, 
     // SAFETY: live env; `data` is a leaked Box that `drop_handle` frees
     // exactly once, when the External is collected (or now, if not made).
     unsafe {
-        if sys::napi_create_external(env, data.cast(), Some(drop_handle), ptr::null_mut(), &mut external) != sys::Status::napi_ok {
+        if sys::napi_create_external(
+            env,
+            data.cast(),
+            Some(drop_handle),
+            ptr::null_mut(),
+            &mut external,
+        ) != sys::Status::napi_ok
+        {
             drop(Box::from_raw(data));
             return Err((ERR_TIDEPOOL_INTERNAL, "could not make a parameters handle".to_owned()));
         }
@@ -161,17 +194,27 @@ unsafe extern "C" fn drop_handle(_env: sys::napi_env, data: *mut c_void, _hint: 
 ///
 /// # Safety
 /// `env` and `value` must be the live env and a value of the current call.
-pub unsafe fn take(env: sys::napi_env, value: sys::napi_value, kernel: KernelId) -> Result<Params, Refusal> {
-    let invalid = || (ERR_INVALID_ARG_TYPE, "submit: the parameters must be a handle from makeParams".to_owned());
+pub unsafe fn take(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    kernel: KernelId,
+) -> Result<Params, Refusal> {
+    let invalid = || {
+        (ERR_INVALID_ARG_TYPE, "submit: the parameters must be a handle from makeParams".to_owned())
+    };
     let mut tagged = false;
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY: live env/value; out-pointers to locals. The tag check comes
     // first: only then is the External's data known to be one of ours.
     unsafe {
-        if sys::napi_check_object_type_tag(env, value, &TAG, &mut tagged) != sys::Status::napi_ok || !tagged {
+        if sys::napi_check_object_type_tag(env, value, &TAG, &mut tagged) != sys::Status::napi_ok
+            || !tagged
+        {
             return Err(invalid());
         }
-        if sys::napi_get_value_external(env, value, &mut data) != sys::Status::napi_ok || data.is_null() {
+        if sys::napi_get_value_external(env, value, &mut data) != sys::Status::napi_ok
+            || data.is_null()
+        {
             return Err(invalid());
         }
     }
@@ -179,10 +222,15 @@ pub unsafe fn take(env: sys::napi_env, value: sys::napi_value, kernel: KernelId)
     // freed only by its finalizer, which cannot run while `value` is in use).
     let handle = unsafe { &*(data as *const Handle) };
     if handle.kernel != kernel {
-        return Err((ERR_TIDEPOOL_INTERNAL, "submit: parameters made for another kernel".to_owned()));
+        return Err((
+            ERR_TIDEPOOL_INTERNAL,
+            "submit: parameters made for another kernel".to_owned(),
+        ));
     }
     let params = handle.params.borrow().clone();
-    params.ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "submit: these parameters were already used".to_owned()))
+    params.ok_or_else(|| {
+        (ERR_TIDEPOOL_INTERNAL, "submit: these parameters were already used".to_owned())
+    })
 }
 
 /// After a successful submit: a `once` handle lets go of its parameters
@@ -195,7 +243,9 @@ pub unsafe fn take(env: sys::napi_env, value: sys::napi_value, kernel: KernelId)
 pub unsafe fn release(env: sys::napi_env, value: sys::napi_value) {
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY: live env/value, a tagged External (checked by `take`).
-    if unsafe { sys::napi_get_value_external(env, value, &mut data) } != sys::Status::napi_ok || data.is_null() {
+    if unsafe { sys::napi_get_value_external(env, value, &mut data) } != sys::Status::napi_ok
+        || data.is_null()
+    {
         return;
     }
     // SAFETY: as in `take`.
@@ -219,7 +269,8 @@ unsafe fn strings(env: sys::napi_env, array: sys::napi_value) -> Result<Vec<Stri
         .map(|i| {
             let mut element = ptr::null_mut();
             // SAFETY: live env/value, index in bounds; lib/params.js's own Array.
-            if unsafe { sys::napi_get_element(env, array, i, &mut element) } != sys::Status::napi_ok {
+            if unsafe { sys::napi_get_element(env, array, i, &mut element) } != sys::Status::napi_ok
+            {
                 return Err(bad_call());
             }
             // SAFETY: live env/value.
@@ -235,13 +286,23 @@ unsafe fn strings(env: sys::napi_env, array: sys::napi_value) -> Result<Vec<Stri
 unsafe fn string(env: sys::napi_env, value: sys::napi_value) -> Option<String> {
     let mut len = 0usize;
     // SAFETY: live env/value; a null buffer asks for the length only.
-    if unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) } != sys::Status::napi_ok {
+    if unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) }
+        != sys::Status::napi_ok
+    {
         return None;
     }
     let mut bytes = vec![0u8; len + 1];
     let mut written = 0usize;
     // SAFETY: `bytes` has room for `len` bytes and the NUL N-API adds.
-    unsafe { sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr().cast(), len + 1, &mut written) };
+    unsafe {
+        sys::napi_get_value_string_utf8(
+            env,
+            value,
+            bytes.as_mut_ptr().cast(),
+            len + 1,
+            &mut written,
+        )
+    };
     bytes.truncate(written);
     // N-API writes valid UTF-8 (lone surrogates become U+FFFD).
     String::from_utf8(bytes).ok()
@@ -290,7 +351,8 @@ unsafe fn owned(env: sys::napi_env, value: sys::napi_value) -> Owned {
                 Owned::Bool(b)
             }
             // A string may be a key: its copy is wiped too.
-            sys::ValueType::napi_string => string(env, value).map_or(Owned::Other("string"), |t| Owned::Text(zeroize::Zeroizing::new(t))),
+            sys::ValueType::napi_string => string(env, value)
+                .map_or(Owned::Other("string"), |t| Owned::Text(zeroize::Zeroizing::new(t))),
             sys::ValueType::napi_bigint => Owned::BigInt(bigint(env, value)),
             sys::ValueType::napi_object => match binary::slice_of(env, value) {
                 // Copied at once: no JavaScript runs between the read and the
@@ -315,13 +377,19 @@ unsafe fn bigint(env: sys::napi_env, value: sys::napi_value) -> i128 {
     let mut count = 0usize;
     // SAFETY: live env/value; null sign and words pointers ask for the word
     // count only (N-API refuses a sign pointer without a words buffer).
-    unsafe { sys::napi_get_value_bigint_words(env, value, ptr::null_mut(), &mut count, ptr::null_mut()) };
+    unsafe {
+        sys::napi_get_value_bigint_words(env, value, ptr::null_mut(), &mut count, ptr::null_mut())
+    };
     let mut sign = 0i32;
     let mut words = [0u64; 2];
     let mut n = words.len();
     // SAFETY: `words` has room for `n` words; N-API writes at most that many.
     unsafe { sys::napi_get_value_bigint_words(env, value, &mut sign, &mut n, words.as_mut_ptr()) };
-    let magnitude = if count > 2 || words[1] >> 63 != 0 { i128::MAX } else { (i128::from(words[1]) << 64) | i128::from(words[0]) };
+    let magnitude = if count > 2 || words[1] >> 63 != 0 {
+        i128::MAX
+    } else {
+        (i128::from(words[1]) << 64) | i128::from(words[0])
+    };
     if sign != 0 {
         -magnitude
     } else {

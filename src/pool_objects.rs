@@ -77,7 +77,12 @@ pub struct NativeLatency {
 impl NativeLatency {
     pub(crate) fn of(s: &tidepool_core::histogram::Summary) -> Self {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        NativeLatency { p50: ms(s.quantile(0.5)), p99: ms(s.quantile(0.99)), max: ms(s.max()), count: s.count() as f64 }
+        NativeLatency {
+            p50: ms(s.quantile(0.5)),
+            p99: ms(s.quantile(0.99)),
+            max: ms(s.max()),
+            count: s.count() as f64,
+        }
     }
 }
 

@@ -30,7 +30,9 @@ pub(crate) fn start() {
         let thread = std::thread::Builder::new().name("tidepool-free".into()).spawn(move || {
             // Housekeeping: it must never compete with the event loop
             // for a core (crate::priority in the core, as the workers).
-            tidepool_core::priority::lower_current_thread(tidepool_core::pool::DEFAULT_NICE_INCREMENT);
+            tidepool_core::priority::lower_current_thread(
+                tidepool_core::pool::DEFAULT_NICE_INCREMENT,
+            );
             drop_all(&rx)
         });
         thread.ok().map(|_| tx)
@@ -52,7 +54,11 @@ pub(crate) fn free(bytes: Vec<u8>) {
 fn drop_all(rx: &crossbeam_channel::Receiver<Vec<u8>>) {
     let mut freed_since_trim = false;
     loop {
-        let next = if freed_since_trim { rx.recv_timeout(QUIET) } else { rx.recv().map_err(|_| RecvTimeoutError::Disconnected) };
+        let next = if freed_since_trim {
+            rx.recv_timeout(QUIET)
+        } else {
+            rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        };
         match next {
             Ok(bytes) => {
                 drop(bytes);

@@ -15,11 +15,14 @@ use tidepool_core::{Input, Stream, TaskError};
 use crate::binary;
 use crate::inner::Inner;
 use crate::napi_util::is_undefined;
-use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE, ERR_MEMORY_ALLOCATION_FAILED, ERR_TIDEPOOL_INTERNAL};
+use crate::wire::{
+    Refusal, ERR_INVALID_ARG_TYPE, ERR_MEMORY_ALLOCATION_FAILED, ERR_TIDEPOOL_INTERNAL,
+};
 
 /// A stream's state travels to JavaScript as a tagged External of its own kind.
 impl crate::handles::Shared for Stream {
-    const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x7f3a_95c1_e2d4_0b68, upper: 0x1c8e_6b27_d05f_a943 };
+    const TAG: sys::napi_type_tag =
+        sys::napi_type_tag { lower: 0x7f3a_95c1_e2d4_0b68, upper: 0x1c8e_6b27_d05f_a943 };
 }
 
 /// A new stream of `kernel` with `params` (a handle from makeParams, or
@@ -36,7 +39,10 @@ pub(crate) unsafe fn new_stream(
     max_output_bytes: Option<f64>,
 ) -> Result<sys::napi_value, Refusal> {
     let Some(found) = kernels::get(kernel) else {
-        return Err((ERR_INVALID_ARG_TYPE, "newStream: kernel must be a valid kernel id".to_owned()));
+        return Err((
+            ERR_INVALID_ARG_TYPE,
+            "newStream: kernel must be a valid kernel id".to_owned(),
+        ));
     };
     let params = if is_undefined(env, params) {
         kernels::Params::NONE
@@ -62,8 +68,10 @@ pub(crate) unsafe fn new_stream(
 /// `env` and `value` must be the live env and a value of the current call.
 pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Result<f64, Refusal> {
     // SAFETY: forwarded contract.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }
-        .ok_or((ERR_INVALID_ARG_TYPE, "streamReport: the stream must be a handle from newStream()".to_owned()))?;
+    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }.ok_or((
+        ERR_INVALID_ARG_TYPE,
+        "streamReport: the stream must be a handle from newStream()".to_owned(),
+    ))?;
     Ok(stream.report().pack() as f64)
 }
 
@@ -84,8 +92,10 @@ pub(crate) unsafe fn run_inline(
     rest: sys::napi_value,
 ) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }
-        .ok_or((ERR_INVALID_ARG_TYPE, "streamInline: the stream must be a handle from newStream()".to_owned()))?;
+    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or((
+        ERR_INVALID_ARG_TYPE,
+        "streamInline: the stream must be a handle from newStream()".to_owned(),
+    ))?;
     // Both read before anything runs: no JavaScript runs from here to the
     // end of the call, so what they point at stays as it is.
     let in_flight = if seq >= 0.0 {
@@ -98,7 +108,9 @@ pub(crate) unsafe fn run_inline(
     let rest: Input = unsafe { binary::input_of(env, rest) }?;
     let never = AtomicBool::new(false);
     let ctx = RunContext::new(&never);
-    let ran = catch_unwind(AssertUnwindSafe(|| stream.run_inline(in_flight.as_ref().map(|(s, i)| (*s, i)), &rest, &ctx)));
+    let ran = catch_unwind(AssertUnwindSafe(|| {
+        stream.run_inline(in_flight.as_ref().map(|(s, i)| (*s, i)), &rest, &ctx)
+    }));
     let outcome: Result<_, TaskError> = match ran {
         Ok(Ok(output)) => Ok(output),
         Ok(Err(e)) => Err(e.into()),
@@ -109,10 +121,20 @@ pub(crate) unsafe fn run_inline(
         Ok(output) => {
             let bytes = output.as_bytes();
             // SAFETY: live env; `bytes` is valid for its length during the call.
-            let status =
-                unsafe { sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, ptr::null_mut(), &mut value) };
+            let status = unsafe {
+                sys::napi_create_buffer_copy(
+                    env,
+                    bytes.len(),
+                    bytes.as_ptr() as *const c_void,
+                    ptr::null_mut(),
+                    &mut value,
+                )
+            };
             if status != sys::Status::napi_ok {
-                return Err((ERR_MEMORY_ALLOCATION_FAILED, "Failed to allocate memory for the output".to_owned()));
+                return Err((
+                    ERR_MEMORY_ALLOCATION_FAILED,
+                    "Failed to allocate memory for the output".to_owned(),
+                ));
             }
         }
         Err(e) => {
@@ -121,7 +143,14 @@ pub(crate) unsafe fn run_inline(
             let (code, detail) = crate::wire::encode_task_error(&e);
             let text = format!("{code} {detail}");
             // SAFETY: live env; `text` is UTF-8 of the given length.
-            unsafe { sys::napi_create_string_utf8(env, text.as_ptr() as *const _, text.len() as isize, &mut value) };
+            unsafe {
+                sys::napi_create_string_utf8(
+                    env,
+                    text.as_ptr() as *const _,
+                    text.len() as isize,
+                    &mut value,
+                )
+            };
         }
     }
     Ok(value)

@@ -20,12 +20,17 @@ use crate::napi_util::{throw, uint32_or_throw};
 use crate::wire::{self, Refusal, SubmitArgs, ERR_INVALID_ARG_TYPE};
 
 /// The `submit` function's callback (see [`SubmitArgs`]).
-pub(crate) unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+pub(crate) unsafe extern "C" fn submit_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
     let mut argc = SubmitArgs::MAX;
     let mut argv = [ptr::null_mut(); SubmitArgs::MAX];
     let mut data = ptr::null_mut();
     // SAFETY: live env and callback info of this call; out-pointers to locals.
-    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
+    let status = unsafe {
+        sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data)
+    };
     if status != sys::Status::napi_ok || data.is_null() {
         throw(env, ERR_INVALID_ARG_TYPE, SubmitArgs::USAGE);
         return ptr::null_mut();
@@ -35,7 +40,10 @@ pub(crate) unsafe extern "C" fn submit_callback(env: sys::napi_env, info: sys::n
     let inner = unsafe { &*(data as *const Inner) };
     // SAFETY: the arguments passed (`argc` may count more than were read)
     // are live values of this call.
-    let outcome = unsafe { SubmitArgs::read(env, &argv[..argc.min(SubmitArgs::MAX)]).and_then(|args| submit(inner, env, &args)) };
+    let outcome = unsafe {
+        SubmitArgs::read(env, &argv[..argc.min(SubmitArgs::MAX)])
+            .and_then(|args| submit(inner, env, &args))
+    };
     // SAFETY: live env of this call.
     unsafe { uint32_or_throw(env, outcome) }
 }

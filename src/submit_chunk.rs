@@ -16,12 +16,17 @@ use crate::napi_util::{throw, uint32_or_throw};
 use crate::wire::{self, Refusal, SubmitChunkArgs, ERR_INVALID_ARG_TYPE};
 
 /// The `submitChunk` function's callback (see [`SubmitChunkArgs`]).
-pub(crate) unsafe extern "C" fn submit_chunk_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+pub(crate) unsafe extern "C" fn submit_chunk_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
     let mut argc = SubmitChunkArgs::COUNT;
     let mut argv = [ptr::null_mut(); SubmitChunkArgs::COUNT];
     let mut data = ptr::null_mut();
     // SAFETY: live env and callback info of this call; out-pointers to locals.
-    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
+    let status = unsafe {
+        sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data)
+    };
     if status != sys::Status::napi_ok || data.is_null() {
         throw(env, ERR_INVALID_ARG_TYPE, SubmitChunkArgs::USAGE);
         return ptr::null_mut();
@@ -31,8 +36,10 @@ pub(crate) unsafe extern "C" fn submit_chunk_callback(env: sys::napi_env, info: 
     let inner = unsafe { &*(data as *const Inner) };
     // SAFETY: the arguments passed (`argc` may count more than were read)
     // are live values of this call.
-    let outcome =
-        unsafe { SubmitChunkArgs::read(env, &argv[..argc.min(SubmitChunkArgs::COUNT)]).and_then(|args| submit_chunk(inner, env, args)) };
+    let outcome = unsafe {
+        SubmitChunkArgs::read(env, &argv[..argc.min(SubmitChunkArgs::COUNT)])
+            .and_then(|args| submit_chunk(inner, env, args))
+    };
     // SAFETY: live env of this call.
     unsafe { uint32_or_throw(env, outcome) }
 }
@@ -43,10 +50,16 @@ pub(crate) unsafe extern "C" fn submit_chunk_callback(env: sys::napi_env, info: 
 /// # Safety
 /// `env` must be the live env of the current call, and `args` read from its
 /// arguments.
-unsafe fn submit_chunk(inner: &Inner, env: sys::napi_env, args: SubmitChunkArgs) -> Result<u32, Refusal> {
+unsafe fn submit_chunk(
+    inner: &Inner,
+    env: sys::napi_env,
+    args: SubmitChunkArgs,
+) -> Result<u32, Refusal> {
     // SAFETY: live env and value.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, args.stream) }
-        .ok_or((ERR_INVALID_ARG_TYPE, "submitChunk: the stream must be a handle from newStream()".to_owned()))?;
+    let stream = unsafe { crate::handles::shared::<Stream>(env, args.stream) }.ok_or((
+        ERR_INVALID_ARG_TYPE,
+        "submitChunk: the stream must be a handle from newStream()".to_owned(),
+    ))?;
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
     }
@@ -54,7 +67,12 @@ unsafe fn submit_chunk(inner: &Inner, env: sys::napi_env, args: SubmitChunkArgs)
     // completion for `slot` is delivered.
     let input = unsafe { binary::input_of(env, args.data) }?;
     let mut task = Task::new(args.slot, stream.kernel(), input, Instant::now());
-    task.mode = Mode::Stream(Box::new(StreamChunk { stream, seq: args.seq, end: args.end, budget: args.budget }));
+    task.mode = Mode::Stream(Box::new(StreamChunk {
+        stream,
+        seq: args.seq,
+        end: args.end,
+        budget: args.budget,
+    }));
     let flag = Arc::new(AtomicBool::new(false));
     task.cancel = Some(flag.clone());
     let queued = match inner.pool().submit(task) {

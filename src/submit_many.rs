@@ -21,11 +21,16 @@ use crate::napi_util::{throw, uint32_or_throw};
 use crate::wire::{self, submit_many_refusal, Refusal, SubmitManyArgs};
 
 /// The `submitMany` function's callback (see [`SubmitManyArgs`]).
-pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+pub(crate) unsafe extern "C" fn submit_many_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
     let mut argc = 0;
     let mut data = ptr::null_mut();
     // SAFETY: live env and callback info of this call; asks for the count only.
-    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
+    let status = unsafe {
+        sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data)
+    };
     if status != sys::Status::napi_ok || !SubmitManyArgs::takes(argc) || data.is_null() {
         let (code, message) = SubmitManyArgs::bad_count();
         throw(env, code, &message);
@@ -34,7 +39,16 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
     let mut argv = vec![ptr::null_mut(); argc];
     let mut got = argc;
     // SAFETY: as above; `argv` has room for `argc` values.
-    let status = unsafe { sys::napi_get_cb_info(env, info, &mut got, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
+    let status = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut got,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     if status != sys::Status::napi_ok || got != argc {
         let (code, message) = submit_many_refusal("could not read its arguments");
         throw(env, code, &message);
@@ -44,7 +58,8 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
     // alive for as long as the function can be called.
     let inner = unsafe { &*(data as *const Inner) };
     // SAFETY: the arguments are live values of this call, all of them read.
-    let outcome = unsafe { SubmitManyArgs::read(env, &argv).and_then(|args| submit_many(inner, env, &args)) };
+    let outcome =
+        unsafe { SubmitManyArgs::read(env, &argv).and_then(|args| submit_many(inner, env, &args)) };
     // SAFETY: live env of this call.
     unsafe { uint32_or_throw(env, outcome) }
 }
@@ -54,7 +69,11 @@ pub(crate) unsafe extern "C" fn submit_many_callback(env: sys::napi_env, info: s
 /// # Safety
 /// `env` must be the live env of the current call, and `args` read from its
 /// arguments.
-unsafe fn submit_many(inner: &Inner, env: sys::napi_env, args: &SubmitManyArgs) -> Result<u32, Refusal> {
+unsafe fn submit_many(
+    inner: &Inner,
+    env: sys::napi_env,
+    args: &SubmitManyArgs,
+) -> Result<u32, Refusal> {
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
     }

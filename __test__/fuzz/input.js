@@ -38,7 +38,8 @@ function randomBytes(n) {
 
 /** Bytes a binary shows right now (a copy). */
 function bytesOf(b) {
-  if (ArrayBuffer.isView(b)) return Buffer.from(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+  if (ArrayBuffer.isView(b))
+    return Buffer.from(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
   return Buffer.from(new Uint8Array(b));
 }
 
@@ -114,7 +115,10 @@ function randomPart() {
     case 10:
       return { value: new Proxy(randomBytes(n), {}), expect: 'ERR_INVALID_ARG_TYPE' };
     case 11:
-      return { value: pick(['text', 42, null, undefined, {}, [Buffer.alloc(1)], { byteLength: 4 }]), expect: 'ERR_INVALID_ARG_TYPE' };
+      return {
+        value: pick(['text', 42, null, undefined, {}, [Buffer.alloc(1)], { byteLength: 4 }]),
+        expect: 'ERR_INVALID_ARG_TYPE',
+      };
     case 12: {
       // An own `byteLength` that lies: the engine's length counts.
       const b = randomBytes(n);
@@ -170,7 +174,11 @@ function randomInput() {
         break;
       case 1:
         for (let i = 0; i < array.length; i++) {
-          Object.defineProperty(array, i, { value: pick(['x', Buffer.alloc(3), null]), writable: true, configurable: true });
+          Object.defineProperty(array, i, {
+            value: pick(['x', Buffer.alloc(3), null]),
+            writable: true,
+            configurable: true,
+          });
         }
         break;
       case 2:
@@ -197,8 +205,14 @@ function expectedError(c) {
 async function main() {
   const pools = [
     { pool: new Pool({ maxThreads: 2, encoding: 'hex' }), wrap: (x) => x },
-    { pool: new Pool({ maxThreads: 2, encoding: 'hex', maxQueue: 4, queueFull: 'wait' }), wrap: (x) => ({ data: x }) },
-    { pool: new Pool({ maxThreads: 1, encoding: 'hex', select: (m) => m.payload }), wrap: (x) => ({ payload: x }) },
+    {
+      pool: new Pool({ maxThreads: 2, encoding: 'hex', maxQueue: 4, queueFull: 'wait' }),
+      wrap: (x) => ({ data: x }),
+    },
+    {
+      pool: new Pool({ maxThreads: 1, encoding: 'hex', select: (m) => m.payload }),
+      wrap: (x) => ({ payload: x }),
+    },
   ];
   const deadline = Date.now() + SECONDS * 1000;
   const stats = { cases: 0, resolved: 0, threw: 0 };
@@ -218,13 +232,16 @@ async function main() {
       promise = pool.post(wrap(c.input), { kernel });
     } catch (err) {
       stats.threw++;
-      if (wanted === undefined) fail(`case ${id}: threw ${err.code} for a valid input: ${err.message}`);
+      if (wanted === undefined)
+        fail(`case ${id}: threw ${err.code} for a valid input: ${err.message}`);
       else if (err.code !== wanted || !(err instanceof TypeError))
         fail(`case ${id}: threw ${err.name} ${err.code}, wanted TypeError ${wanted}`);
       continue;
     }
-    if (wanted !== undefined) fail(`case ${id}: accepted an input with an invalid part (${wanted})`);
-    for (const g of c.getters) if (g.calls !== 1) fail(`case ${id}: a getter ran ${g.calls} times during post()`);
+    if (wanted !== undefined)
+      fail(`case ${id}: accepted an input with an invalid part (${wanted})`);
+    for (const g of c.getters)
+      if (g.calls !== 1) fail(`case ${id}: a getter ran ${g.calls} times during post()`);
     const digest = crypto.createHash(kernel);
     for (const p of c.parts) digest.update(p.bytes);
     const want = digest.digest('hex');
@@ -245,7 +262,9 @@ async function main() {
   await Promise.all(inflight);
   gc();
   for (const { pool } of pools) await pool.close();
-  console.log(`input fuzz: ${stats.cases} cases, ${stats.resolved} resolved, ${stats.threw} threw; seed ${SEED}`);
+  console.log(
+    `input fuzz: ${stats.cases} cases, ${stats.resolved} resolved, ${stats.threw} threw; seed ${SEED}`,
+  );
   if (failures.length > 0) {
     console.error(failures.join('\n'));
     console.error(`reproduce: node __test__/fuzz/input.js --seed ${SEED} --seconds ${SECONDS}`);

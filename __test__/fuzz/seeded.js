@@ -19,7 +19,14 @@ function seeded(argv = process.argv.slice(2)) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
   const int = (n) => Math.floor(random() * n);
-  return { SECONDS, SEED, random, int, pick: (xs) => xs[int(xs.length)], chance: (p) => random() < p };
+  return {
+    SECONDS,
+    SEED,
+    random,
+    int,
+    pick: (xs) => xs[int(xs.length)],
+    chance: (p) => random() < p,
+  };
 }
 
 module.exports = { seeded };

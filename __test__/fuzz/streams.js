@@ -59,7 +59,12 @@ const CODECS = [
   ['createGzip', 'createGunzip', zlib.gunzipSync, zlib.gzipSync],
   ['createDeflate', 'createInflate', zlib.inflateSync, zlib.deflateSync],
   ['createDeflateRaw', 'createInflateRaw', zlib.inflateRawSync, zlib.deflateRawSync],
-  ['createBrotliCompress', 'createBrotliDecompress', zlib.brotliDecompressSync, zlib.brotliCompressSync],
+  [
+    'createBrotliCompress',
+    'createBrotliDecompress',
+    zlib.brotliDecompressSync,
+    zlib.brotliCompressSync,
+  ],
   ['createZstdCompress', 'createZstdDecompress', undefined, undefined],
   ['createLz4Compress', 'createLz4Decompress', undefined, undefined],
 ];
@@ -120,7 +125,8 @@ async function drive(stream, input, { flushKind, stop, abort }) {
     const pull = async () => {
       while (reading) {
         let chunk;
-        while ((chunk = stream.read(chance(0.5) ? undefined : 1 + int(100_000))) !== null) out.push(chunk);
+        while ((chunk = stream.read(chance(0.5) ? undefined : 1 + int(100_000))) !== null)
+          out.push(chunk);
         if (!reading || ended) return;
         await (readerMode === 'lazy' && chance(0.3)
           ? new Promise((r) => setTimeout(r, int(5)))
@@ -179,7 +185,10 @@ async function codecCase(pool, what) {
   const input = data(pick([0, 1, 1000, 100_000, 300_000, 1 << 20]));
   const highWaterMark = pick([16, 1024, 16 * 1024, 64 * 1024, 1 << 20]);
   const lz4 = enc === 'createLz4Compress' ? { params: { blockSize: 65536 } } : {};
-  const flushKind = enc === 'createLz4Compress' || enc === 'createZstdCompress' || enc === 'createBrotliCompress' ? 1 : pick([1, 2, 3]);
+  const flushKind =
+    enc === 'createLz4Compress' || enc === 'createZstdCompress' || enc === 'createBrotliCompress'
+      ? 1
+      : pick([1, 2, 3]);
   const encoder = pool[enc]({ highWaterMark, ...lz4 });
   watchBuffer(encoder, highWaterMark, `${what} ${enc}`);
   const packed = await drive(encoder, input, { flushKind });
@@ -190,16 +199,23 @@ async function codecCase(pool, what) {
     const decoder = pool[dec]({ highWaterMark: 1 << 20 });
     back = await drive(decoder, packed, {});
   }
-  if (!back.equals(input)) fail(`${what} ${enc}: ${input.length} bytes came back as ${back.length} different ones`);
+  if (!back.equals(input))
+    fail(`${what} ${enc}: ${input.length} bytes came back as ${back.length} different ones`);
   // The decoder side, fed node's (or the pool's one-shot) output.
   const whole =
     nodeEncode !== undefined
       ? nodeEncode(input)
       : (await pool.post(input, { kernel: enc.slice(6, 7).toLowerCase() + enc.slice(7) })).result;
   const decoder = pool[dec]({ highWaterMark });
-  watchBuffer(decoder, highWaterMark, `${what} ${dec}`, dec === 'createLz4Decompress' ? LZ4_BLOCK_BOUND : OUTPUT_BOUND);
+  watchBuffer(
+    decoder,
+    highWaterMark,
+    `${what} ${dec}`,
+    dec === 'createLz4Decompress' ? LZ4_BLOCK_BOUND : OUTPUT_BOUND,
+  );
   const decoded = await drive(decoder, whole, {});
-  if (!decoded.equals(input)) fail(`${what} ${dec}: decoded ${decoded.length} bytes, not the ${input.length} encoded`);
+  if (!decoded.equals(input))
+    fail(`${what} ${dec}: decoded ${decoded.length} bytes, not the ${input.length} encoded`);
 }
 
 async function hashCase(pool, what) {
@@ -219,10 +235,16 @@ async function hashCase(pool, what) {
     if (chance(0.6)) {
       hash.update(view);
     } else if (awaitWrites) {
-      await new Promise((resolve, reject) => hash.write(view, (err) => (err ? reject(err) : resolve())));
+      await new Promise((resolve, reject) =>
+        hash.write(view, (err) => (err ? reject(err) : resolve())),
+      );
     } else {
       const copy = Buffer.from(view);
-      pending.push(new Promise((resolve, reject) => hash.write(copy, (err) => (err ? reject(err) : resolve()))));
+      pending.push(
+        new Promise((resolve, reject) =>
+          hash.write(copy, (err) => (err ? reject(err) : resolve())),
+        ),
+      );
     }
     buffer.fill(0xa5, 0, size); // reused at once
     if (chance(0.2)) await tick();
@@ -261,15 +283,24 @@ async function closeCase(what) {
       if (chance(0.5)) await tick();
     }
     if (chance(0.7)) stream.end();
-    const outcome = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('open'), 2000))]);
+    const outcome = await Promise.race([
+      ended,
+      new Promise((resolve) => setTimeout(() => resolve('open'), 2000)),
+    ]);
     if (outcome === 'open') stream.destroy();
-    if (outcome !== 'end' && outcome !== 'open' && outcome !== 'ERR_TIDEPOOL_CLOSED') fail(`${what} ${i}: ${outcome}`);
-    for (let t = 0; t < 2000 && callbacks !== writes; t++) await new Promise((r) => setTimeout(r, 5));
-    if (callbacks !== writes) fail(`${what} ${i}: ${writes} writes, ${callbacks} callbacks (outcome ${outcome})`);
+    if (outcome !== 'end' && outcome !== 'open' && outcome !== 'ERR_TIDEPOOL_CLOSED')
+      fail(`${what} ${i}: ${outcome}`);
+    for (let t = 0; t < 2000 && callbacks !== writes; t++)
+      await new Promise((r) => setTimeout(r, 5));
+    if (callbacks !== writes)
+      fail(`${what} ${i}: ${writes} writes, ${callbacks} callbacks (outcome ${outcome})`);
   });
   await new Promise((resolve) => setTimeout(resolve, int(30)));
   const closed = pool.close();
-  const late = await Promise.race([closed.then(() => false), new Promise((resolve) => setTimeout(() => resolve(true), 30_000))]);
+  const late = await Promise.race([
+    closed.then(() => false),
+    new Promise((resolve) => setTimeout(() => resolve(true), 30_000)),
+  ]);
   if (late) fail(`${what}: close() did not resolve`);
   await Promise.all(runs);
 }
@@ -296,7 +327,8 @@ async function main() {
     else await closeCase(what);
     cases++;
     // Nothing of a finished case is left in the pool.
-    for (let i = 0; i < 1000 && pool.stats().pending !== 0; i++) await new Promise((r) => setTimeout(r, 1));
+    for (let i = 0; i < 1000 && pool.stats().pending !== 0; i++)
+      await new Promise((r) => setTimeout(r, 1));
     if (pool.stats().pending !== 0) fail(`${what}: ${pool.stats().pending} tasks still pending`);
   }
   await pool.close();

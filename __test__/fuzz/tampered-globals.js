@@ -45,7 +45,9 @@ const outcome = (fn) =>
       super(0);
     }
   };
-  out.uint8array = await outcome(async () => (await pool.post(sab)).result === sha256(Buffer.from([1, 2, 3, 4])));
+  out.uint8array = await outcome(
+    async () => (await pool.post(sab)).result === sha256(Buffer.from([1, 2, 3, 4])),
+  );
   globalThis.Uint8Array = RealU8;
 
   await pool.close();

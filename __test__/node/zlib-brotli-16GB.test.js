@@ -29,11 +29,16 @@ test('a brotli bomb nobody reads stops at the readable buffer', async () => {
     decoder.end(buf);
     // Upstream waits 500 ms for the thread pool to fill the buffer; here,
     // until it holds a highWaterMark's worth, then as long again.
-    await waitFor(() => decoder.readableLength >= getDefaultHighWaterMark(false), { what: `${who}: the first output` });
+    await waitFor(() => decoder.readableLength >= getDefaultHighWaterMark(false), {
+      what: `${who}: the first output`,
+    });
     await new Promise((resolve) => setTimeout(resolve, 500));
     // One chunk in the buffer: the decoder stopped once it was full.
     assert.equal(decoder._readableState.buffer.length, 1, who);
-    assert.ok(decoder.readableLength <= getDefaultHighWaterMark(false) + 128 * 1024, `${who}: ${decoder.readableLength} bytes`);
+    assert.ok(
+      decoder.readableLength <= getDefaultHighWaterMark(false) + 128 * 1024,
+      `${who}: ${decoder.readableLength} bytes`,
+    );
     decoder.destroy();
   });
 });

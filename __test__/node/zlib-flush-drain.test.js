@@ -22,7 +22,9 @@ test('flush() after a write that needs a drain', async () => {
     const beforeFlush = deflater.writableNeedDrain;
     deflater.on('data', () => {});
     deflater.on('drain', () => drainCount++);
-    const afterFlush = await new Promise((resolve) => deflater.flush(() => resolve(deflater.writableNeedDrain)));
+    const afterFlush = await new Promise((resolve) =>
+      deflater.flush(() => resolve(deflater.writableNeedDrain)),
+    );
     deflater.end();
     await once(deflater, 'end');
     assert.equal(beforeFlush, true, `${who}: before calling flush, the stream needs to drain`);

@@ -43,7 +43,11 @@ test('a decoder ends at the end of its stream, trailing data or not', async () =
         variant(stream);
         await ended;
         assert.equal(output, input, `${who} ${decompressor}`);
-        assert.equal(stream.bytesWritten, compressed.length, `${who} ${decompressor}: bytesWritten`);
+        assert.equal(
+          stream.bytesWritten,
+          compressed.length,
+          `${who} ${decompressor}: bytesWritten`,
+        );
       }
     }
   });

@@ -45,7 +45,8 @@ class RandomReadStream extends Stream {
       this.emit('end');
       return;
     }
-    let block = this._opt.block + Math.ceil(Math.random() * this._opt.jitter - this._opt.jitter / 2);
+    let block =
+      this._opt.block + Math.ceil(Math.random() * this._opt.jitter - this._opt.jitter / 2);
     block = Math.min(block, this._remaining);
     const buf = crypto.randomBytes(block);
     this._hasher.update(buf);

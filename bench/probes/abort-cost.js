@@ -22,7 +22,8 @@ const { Pool, micros } = require(root === '../..' ? '../..' : require('node:path
       while (pool.stats().busyThreads === 0) await new Promise((r) => setTimeout(r, 1));
       const ac = new AbortController();
       const tasks = [];
-      for (let i = 0; i < n; i++) tasks.push(pool.post(micros(1), { signal: ac.signal }).catch(() => {}));
+      for (let i = 0; i < n; i++)
+        tasks.push(pool.post(micros(1), { signal: ac.signal }).catch(() => {}));
       const t = process.hrtime.bigint();
       ac.abort();
       times.push(Number(process.hrtime.bigint() - t) / 1e6);
@@ -31,6 +32,8 @@ const { Pool, micros } = require(root === '../..' ? '../..' : require('node:path
       await pool.close();
     }
     times.sort((a, b) => a - b);
-    console.log(`abort() of ${n} queued tasks: median ${times[2].toFixed(1)} ms [${times[0].toFixed(1)}–${times[4].toFixed(1)}]`);
+    console.log(
+      `abort() of ${n} queued tasks: median ${times[2].toFixed(1)} ms [${times[0].toFixed(1)}–${times[4].toFixed(1)}]`,
+    );
   }
 })();

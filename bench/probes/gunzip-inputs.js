@@ -5,7 +5,8 @@ const zlib = require('node:zlib');
 
 function gunzipInputs() {
   const json = [];
-  for (let i = 0; json.length < 20000; i++) json.push(JSON.stringify({ id: i, user: 'user-' + (i % 313), score: (i * 7919) % 1000 }));
+  for (let i = 0; json.length < 20000; i++)
+    json.push(JSON.stringify({ id: i, user: 'user-' + (i % 313), score: (i * 7919) % 1000 }));
   const big = Buffer.from(json.join('\n'));
   return Array.from({ length: 1024 }, (_, i) => {
     const start = (i * 4099) % (big.length - 65536);

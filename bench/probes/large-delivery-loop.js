@@ -18,6 +18,13 @@ const ins = gunzipInputs();
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   await new Promise((r) => setTimeout(r, 3));
   h.disable();
-  console.log('ms', ms.toFixed(1), 'p99', (h.percentile(99) / 1e6 - 1).toFixed(2), 'max', (h.max / 1e6 - 1).toFixed(2));
+  console.log(
+    'ms',
+    ms.toFixed(1),
+    'p99',
+    (h.percentile(99) / 1e6 - 1).toFixed(2),
+    'max',
+    (h.max / 1e6 - 1).toFixed(2),
+  );
   await pool.close();
 })();

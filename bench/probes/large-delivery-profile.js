@@ -9,7 +9,8 @@ const { gunzipInputs } = require('./gunzip-inputs');
 const ins = gunzipInputs();
 const session = new inspector.Session();
 session.connect();
-const post = (m, p) => new Promise((res, rej) => session.post(m, p, (e, r) => (e ? rej(e) : res(r))));
+const post = (m, p) =>
+  new Promise((res, rej) => session.post(m, p, (e, r) => (e ? rej(e) : res(r))));
 (async () => {
   const pool = new Pool({ kernel: 'gunzip' });
   await Promise.all(ins.slice(0, 64).map((m) => pool.post(m)));
@@ -22,7 +23,12 @@ const post = (m, p) => new Promise((res, rej) => session.post(m, p, (e, r) => (e
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   p.samples.forEach((s, i) => {
     const n = byId.get(s);
-    const k = n.callFrame.functionName + ' ' + (n.callFrame.url || '').split('/').pop() + ':' + n.callFrame.lineNumber;
+    const k =
+      n.callFrame.functionName +
+      ' ' +
+      (n.callFrame.url || '').split('/').pop() +
+      ':' +
+      n.callFrame.lineNumber;
     self.set(k, (self.get(k) || 0) + (p.timeDeltas[i] || 0));
   });
   console.log(

@@ -58,7 +58,14 @@ function child(tree, size) {
     await pool.close();
     gc.disconnect();
     const gcUs = (gcMs * 1000) / count;
-    console.log(JSON.stringify({ perSec: (count / ms) * 1000, loopUs: (busy * 1000) / count, gcUs, peakMiB: peak / 2 ** 20 }));
+    console.log(
+      JSON.stringify({
+        perSec: (count / ms) * 1000,
+        loopUs: (busy * 1000) / count,
+        gcUs,
+        peakMiB: peak / 2 ** 20,
+      }),
+    );
   });
 }
 
@@ -77,7 +84,9 @@ function parent() {
     for (const size of sizes) {
       const order = rep % 2 === 0 ? trees : [...trees].reverse();
       for (const [name, tree] of order) {
-        const out = spawnSync(process.execPath, [__filename, '--child', tree, String(size)], { encoding: 'utf8' });
+        const out = spawnSync(process.execPath, [__filename, '--child', tree, String(size)], {
+          encoding: 'utf8',
+        });
         if (out.status !== 0) throw new Error(`${name} ${size}: ${out.stderr}`);
         const key = `${size}\t${name}`;
         if (!runs.has(key)) runs.set(key, []);
@@ -90,7 +99,9 @@ function parent() {
     const f = (v) => v.toFixed(digits);
     return `${f(values[values.length >> 1])} [${f(values[0])}–${f(values[values.length - 1])}]`;
   };
-  console.log('| result size | path | results/s | event loop µs per result | of which GC µs | peak RSS MiB |');
+  console.log(
+    '| result size | path | results/s | event loop µs per result | of which GC µs | peak RSS MiB |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const [key, list] of runs) {
     const [size, name] = key.split('\t');

@@ -30,7 +30,12 @@ const round = () => messageRound(pool, msgs);
   const t1 = performance.now();
   await new Promise((r) => setTimeout(r, 3));
   on = false;
-  const big = gaps.filter(([d, n]) => d > 1.8 && n > t0).map(([d, n]) => `${(d - 1).toFixed(2)}ms ending at +${(n - t0).toFixed(1)}`);
-  console.log(`round ${(t1 - t0).toFixed(0)} ms, ${gaps.filter(([, n]) => n > t0).length} ticks; stalls:`, big.join(', '));
+  const big = gaps
+    .filter(([d, n]) => d > 1.8 && n > t0)
+    .map(([d, n]) => `${(d - 1).toFixed(2)}ms ending at +${(n - t0).toFixed(1)}`);
+  console.log(
+    `round ${(t1 - t0).toFixed(0)} ms, ${gaps.filter(([, n]) => n > t0).length} ticks; stalls:`,
+    big.join(', '),
+  );
   await pool.close();
 })();

@@ -31,6 +31,11 @@ const msgs = Array.from({ length: N }, (_, id) => ({ id, data: Buffer.alloc(6553
     await done;
   }
   const warm = res.slice(3).sort((a, b) => a - b);
-  console.log('us/postMessage steady, queue growing, worker asleep: median', warm[warm.length >> 1].toFixed(3), 'min', warm[0].toFixed(3));
+  console.log(
+    'us/postMessage steady, queue growing, worker asleep: median',
+    warm[warm.length >> 1].toFixed(3),
+    'min',
+    warm[0].toFixed(3),
+  );
   await pool.close();
 })();

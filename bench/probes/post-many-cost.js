@@ -49,5 +49,7 @@ async function idle(pool) {
     await round;
   }
   await busy.close();
-  console.log(`postMany() of 4096 × 64 KiB, JS time: idle ${summary(idleMs)}; after a round ${summary(afterMs)}`);
+  console.log(
+    `postMany() of 4096 × 64 KiB, JS time: idle ${summary(idleMs)}; after a round ${summary(afterMs)}`,
+  );
 })();

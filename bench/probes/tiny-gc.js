@@ -33,7 +33,8 @@ const round =
           ),
         );
         setImmediate(() => {
-          for (let i = 0; i < msgs.length; i++) rs[i]({ result: msgs[i].subarray(0, 32), message: msgs[i] });
+          for (let i = 0; i < msgs.length; i++)
+            rs[i]({ result: msgs[i].subarray(0, 32), message: msgs[i] });
         });
         return all;
       }
@@ -49,7 +50,10 @@ const round =
     await round();
     const ms = performance.now() - t;
     await new Promise((r) => setTimeout(r, 5));
-    if (r > 0) out.push(`${(200000 / ms / 1000).toFixed(2)}M/s gc ${((100 * gcMs) / ms).toFixed(0)}%(${gcCount})`);
+    if (r > 0)
+      out.push(
+        `${(200000 / ms / 1000).toFixed(2)}M/s gc ${((100 * gcMs) / ms).toFixed(0)}%(${gcCount})`,
+      );
   }
   console.log(kind.padEnd(12), out.join(' | '));
   await pool.close();

@@ -11,11 +11,18 @@
 
 const crypto = require('node:crypto');
 
-const [base = 'http://127.0.0.1:8080', metrics = 'http://127.0.0.1:9090', requests = '32', mib = '8'] = process.argv.slice(2);
+const [
+  base = 'http://127.0.0.1:8080',
+  metrics = 'http://127.0.0.1:9090',
+  requests = '32',
+  mib = '8',
+] = process.argv.slice(2);
 const count = Number(requests);
 const size = Number(mib) * 1024 * 1024;
 if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(size) || size < 1) {
-  console.error('usage: node load-step.js [API URL] [metrics URL] [requests ≥ 1] [MiB per request ≥ 1]');
+  console.error(
+    'usage: node load-step.js [API URL] [metrics URL] [requests ≥ 1] [MiB per request ≥ 1]',
+  );
   process.exit(2);
 }
 
@@ -58,7 +65,9 @@ async function main() {
   }
   const statuses = await step;
   const last = rows.at(-1);
-  console.log('| ms | threads | busy | queued | oldest age (s) | completed | mean wait so far (ms) |');
+  console.log(
+    '| ms | threads | busy | queued | oldest age (s) | completed | mean wait so far (ms) |',
+  );
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const tasks = r.waitCount - first.waitCount;
@@ -68,7 +77,9 @@ async function main() {
     );
   }
   const ok = statuses.filter((s) => s === 200).length;
-  console.log(`\n${ok} of ${count} requests answered 200; ${last.completed - first.completed} tasks completed`);
+  console.log(
+    `\n${ok} of ${count} requests answered 200; ${last.completed - first.completed} tasks completed`,
+  );
 }
 
 main().catch((err) => {

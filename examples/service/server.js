@@ -53,7 +53,11 @@ const INTERNAL = { __proto__: null, '/metrics': ['GET', 'HEAD'], '/stats': ['GET
 const KERNELS = { __proto__: null, '/sha256': ['sha256', 1], '/gzip': ['gzip', 2] };
 
 /** Pool errors that mean "overloaded, try again", not "bad request". */
-const OVERLOADED = new Set(['ERR_TIDEPOOL_QUEUE_FULL', 'ERR_TIDEPOOL_DROPPED', 'ERR_TIDEPOOL_TIMEOUT']);
+const OVERLOADED = new Set([
+  'ERR_TIDEPOOL_QUEUE_FULL',
+  'ERR_TIDEPOOL_DROPPED',
+  'ERR_TIDEPOOL_TIMEOUT',
+]);
 
 class HttpError extends Error {
   constructor(status, message, headers = {}) {
@@ -65,7 +69,8 @@ class HttpError extends Error {
 
 const busy = () => new HttpError(503, 'busy, try again', { 'retry-after': '1' });
 // Too large a body is not read: the connection closes after the answer.
-const tooLarge = () => new HttpError(413, `body over ${MAX_BODY_BYTES} bytes`, { connection: 'close' });
+const tooLarge = () =>
+  new HttpError(413, `body over ${MAX_BODY_BYTES} bytes`, { connection: 'close' });
 
 /** The path of a request target, without parsing it as a URL (which can throw). */
 function pathOf(target) {
@@ -127,7 +132,10 @@ function createService({
       held -= reserved;
       reserved = 0;
     });
-    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    const declared =
+      req.headers['content-length'] === undefined
+        ? undefined
+        : Number(req.headers['content-length']);
     if (declared > MAX_BODY_BYTES) throw tooLarge();
     // Refused at once when it cannot fit now, rather than halfway.
     if (declared !== undefined && held + declared * factor > bodyBudgetBytes) throw busy();
@@ -179,7 +187,8 @@ function createService({
     const gone = new AbortController();
     whenDone(req, res, () => gone.abort());
     const { result } = await pool.post(body, { kernel, signal: gone.signal });
-    if (kernel === 'sha256') send(res, 200, `${result.toString('hex')}\n`, { 'content-type': 'text/plain' });
+    if (kernel === 'sha256')
+      send(res, 200, `${result.toString('hex')}\n`, { 'content-type': 'text/plain' });
     else send(res, 200, result, { 'content-type': 'application/gzip' });
   }
 
@@ -194,7 +203,8 @@ function createService({
   async function internal(req, res) {
     const path = pathOf(req.url);
     route(req, path, INTERNAL);
-    if (path === '/metrics') return send(res, 200, await registry.metrics(), { 'content-type': registry.contentType });
+    if (path === '/metrics')
+      return send(res, 200, await registry.metrics(), { 'content-type': registry.contentType });
     return send(res, 200, JSON.stringify(pool.stats()), { 'content-type': 'application/json' });
   }
 
@@ -209,8 +219,10 @@ function createService({
         // does a refusal before a 100 Continue: that client will not send
         // the body the connection would wait for.
         const close = expectContinue ? { connection: 'close' } : {};
-        if (err instanceof HttpError) return send(res, err.status, `${err.message}\n`, { ...err.headers, ...close });
-        if (OVERLOADED.has(err.code)) return send(res, 503, `${err.code}\n`, { 'retry-after': '1' });
+        if (err instanceof HttpError)
+          return send(res, err.status, `${err.message}\n`, { ...err.headers, ...close });
+        if (OVERLOADED.has(err.code))
+          return send(res, 503, `${err.code}\n`, { 'retry-after': '1' });
         if (err.name === 'AbortError') return res.destroy();
         console.error(err);
         send(res, 500, 'internal error\n');
@@ -218,7 +230,11 @@ function createService({
   }
 
   // A request has 30 s to arrive whole (its headers 10 s), checked every 2 s.
-  const limits = { requestTimeout: 30_000, headersTimeout: 10_000, connectionsCheckingInterval: 2_000 };
+  const limits = {
+    requestTimeout: 30_000,
+    headersTimeout: 10_000,
+    connectionsCheckingInterval: 2_000,
+  };
   const server = http.createServer(limits, serve(api));
   // Expect: 100-continue goes through the same checks before the body is
   // asked for (readBody writes the 100 once they pass).
@@ -278,7 +294,8 @@ function whenDone(req, res, fn) {
 function route(req, path, routes) {
   const methods = routes[path];
   if (methods === undefined) throw new HttpError(404, 'not found');
-  if (!methods.includes(req.method)) throw new HttpError(405, `use ${methods.join(' or ')}`, { allow: methods.join(', ') });
+  if (!methods.includes(req.method))
+    throw new HttpError(405, `use ${methods.join(' or ')}`, { allow: methods.join(', ') });
 }
 
 /** A whole number from the environment, or `fallback` when unset. */
@@ -313,12 +330,16 @@ async function main() {
   });
   const port = await listen(service.server, envInteger('PORT', 8080, 0));
   const metricsPort = await listen(service.metricsServer, envInteger('METRICS_PORT', 9090, 0));
-  console.log(JSON.stringify({ msg: 'listening', port, metricsPort, maxThreads: service.maxThreads }));
+  console.log(
+    JSON.stringify({ msg: 'listening', port, metricsPort, maxThreads: service.maxThreads }),
+  );
   let stopping = false;
   const stop = (signal) => {
     // A second SIGTERM changes nothing: the drain has its own deadline. A
     // second Ctrl-C (SIGINT) quits at once, as a developer expects.
-    console.log(JSON.stringify({ msg: stopping ? 'already shutting down' : 'shutting down', signal }));
+    console.log(
+      JSON.stringify({ msg: stopping ? 'already shutting down' : 'shutting down', signal }),
+    );
     if (stopping && signal === 'SIGINT') process.exit(130);
     if (stopping) return;
     stopping = true;

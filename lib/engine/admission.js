@@ -56,7 +56,8 @@ class Admission {
 
   /** The native queue's length now is at maxQueue: 'drain' will follow. */
   noteQueueLength() {
-    if (this.#maxQueue !== Infinity && this.#engine.native.queued() >= this.#maxQueue) this.needsDrain = true;
+    if (this.#maxQueue !== Infinity && this.#engine.native.queued() >= this.#maxQueue)
+      this.needsDrain = true;
   }
 
   /**

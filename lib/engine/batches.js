@@ -201,7 +201,11 @@ class Batches {
         this.fail(
           batch,
           batch.base + start,
-          makeError(Error, 'ERR_TIDEPOOL_QUEUE_FULL', `More than ${MAX_CHUNKS} chunks of batches are in flight`),
+          makeError(
+            Error,
+            'ERR_TIDEPOOL_QUEUE_FULL',
+            `More than ${MAX_CHUNKS} chunks of batches are in flight`,
+          ),
         );
         return FEED.failed;
       }
@@ -349,7 +353,13 @@ class Batches {
       defineProperty(
         error,
         'index',
-        /** @type {PropertyDescriptor} */ ({ __proto__: null, value: index, writable: true, enumerable: true, configurable: true }),
+        /** @type {PropertyDescriptor} */ ({
+          __proto__: null,
+          value: index,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        }),
       );
     }
     const unsubmitted = batch.unsubmitted;
@@ -397,7 +407,8 @@ class Batches {
       batch.whenStopped = undefined;
       for (let i = 0; i < waiting.length; i++) waiting[i]();
     }
-    if (batch.outstanding === 0 && batch.complete && batch.unsubmitted === 0) engine.aborts.forgetBatch(batch);
+    if (batch.outstanding === 0 && batch.complete && batch.unsubmitted === 0)
+      engine.aborts.forgetBatch(batch);
   }
 }
 

@@ -6,7 +6,14 @@
 
 const { ownArray } = require('../own-array');
 const { makeError, throwLater } = require('../errors');
-const { BATCH_SLOT, LARGE_CODE, TASK_CODES, resultLength, resultCode, taskError } = require('./wire');
+const {
+  BATCH_SLOT,
+  LARGE_CODE,
+  TASK_CODES,
+  resultLength,
+  resultCode,
+  taskError,
+} = require('./wire');
 const { STREAM_STEP } = require('./post');
 
 /** setImmediate as Node has it at load: a test's fake timers (or an environment without the global) must not hold back delivery. */
@@ -63,7 +70,8 @@ function deliver(engine, count, events, terminated, large, later) {
     } else if (code === 0) {
       let result;
       if (copy !== undefined) result = copy.subarray(offset, end);
-      else if (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP) result = bufferCopy(slab, offset, end);
+      else if (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP)
+        result = bufferCopy(slab, offset, end);
       else result = slab.toString(encoding, offset, end);
       err = engine.settle(slot, true, result);
     } else if (code === LARGE_CODE) {
@@ -71,8 +79,19 @@ function deliver(engine, count, events, terminated, large, later) {
       const buffer = large[nextLarge++];
       if (buffer === undefined) {
         // Node could not allocate it.
-        err = engine.settle(slot, false, makeError(Error, 'ERR_MEMORY_ALLOCATION_FAILED', 'Failed to allocate memory for the result'));
-      } else if (encoding === 'buffer' || (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP)) {
+        err = engine.settle(
+          slot,
+          false,
+          makeError(
+            Error,
+            'ERR_MEMORY_ALLOCATION_FAILED',
+            'Failed to allocate memory for the result',
+          ),
+        );
+      } else if (
+        encoding === 'buffer' ||
+        (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP)
+      ) {
         // (A stream's output is bytes, whatever the pool's encoding.)
         err = engine.settle(slot, true, buffer);
       } else {
@@ -85,11 +104,18 @@ function deliver(engine, count, events, terminated, large, later) {
         } catch (e) {
           failure = e;
         }
-        err = failure === undefined ? engine.settle(slot, true, text) : engine.settle(slot, false, failure);
+        err =
+          failure === undefined
+            ? engine.settle(slot, true, text)
+            : engine.settle(slot, false, failure);
       }
     } else {
-      const aborted = code === TASK_CODES.cancelled && slot < BATCH_SLOT ? slots.get(slot).aborted : undefined;
-      const error = aborted !== undefined ? aborted : taskError(code, slab.toString('utf8', offset, end), engine.lifecycle.destroyed);
+      const aborted =
+        code === TASK_CODES.cancelled && slot < BATCH_SLOT ? slots.get(slot).aborted : undefined;
+      const error =
+        aborted !== undefined
+          ? aborted
+          : taskError(code, slab.toString('utf8', offset, end), engine.lifecycle.destroyed);
       err = engine.settle(slot, false, error);
     }
     if (err !== undefined) (errors ??= ownArray(0))[errors.length] = err;
@@ -116,7 +142,8 @@ function emitThreadEvents(emitter, events, spawns, errors) {
     const e = events[i];
     if ((e.type === 'spawn') !== spawns) continue;
     try {
-      if (e.type === 'spawnError') emitter.emit('spawnError', { error: e.error, threads: e.threads });
+      if (e.type === 'spawnError')
+        emitter.emit('spawnError', { error: e.error, threads: e.threads });
       else emitter.emit(e.type, { threadId: e.threadId, threads: e.threads, reason: e.reason });
     } catch (err) {
       (errors ??= ownArray(0))[errors.length] = err;

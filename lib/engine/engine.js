@@ -16,7 +16,15 @@
 const { binding } = require('../binding');
 const { readableBytes, checkResizable } = require('../binary');
 const { KERNELS, MIN_INPUT_BYTES } = require('../binding');
-const { makeError, outOfRange, closedError, abortError, destroyedError, throwLater, countedCode } = require('../errors');
+const {
+  makeError,
+  outOfRange,
+  closedError,
+  abortError,
+  destroyedError,
+  throwLater,
+  countedCode,
+} = require('../errors');
 const { isAborted, signalReason } = require('../signals');
 const { NativePromise } = require('../intrinsics');
 const { ownArray, asPlainArray } = require('../own-array');
@@ -74,7 +82,8 @@ class Engine {
    * (so an idle pool can be garbage-collected) and strongly while tasks are
    * pending; this field is what keeps it alive as long as the pool is.
    */
-  #onBatch = (count, events, terminated, large, later) => deliver(this, count, events, terminated, large, later);
+  #onBatch = (count, events, terminated, large, later) =>
+    deliver(this, count, events, terminated, large, later);
 
   /** `config`: { native, encoding, inputName, maxQueue, queueFull, maxInputBytes }. */
   constructor(emitter, config) {
@@ -87,7 +96,12 @@ class Engine {
       this.native = new binding.NativePool(config.native, this.#onBatch, this.meta, this.slab);
     } catch (err) {
       // The only runtime failure here: the OS refused to start the threads.
-      throw makeError(Error, 'ERR_TIDEPOOL_SPAWN_FAILED', `Could not start the pool: ${err.message}`, { cause: err });
+      throw makeError(
+        Error,
+        'ERR_TIDEPOOL_SPAWN_FAILED',
+        `Could not start the pool: ${err.message}`,
+        { cause: err },
+      );
     }
     this.submit = /** @type {import('./wire').Submit} */ (this.native.submitter());
     this.submitMany = /** @type {import('./wire').SubmitMany} */ (this.native.batchSubmitter());
@@ -140,7 +154,9 @@ class Engine {
     const kernel = options.kernel;
     this.checkInput(data, kernel);
     if (this.lifecycle.closed) {
-      this.rejectClosed(data, kernel, (err) => process.nextTick(() => this.emitter.emit('error', err, message)));
+      this.rejectClosed(data, kernel, (err) =>
+        process.nextTick(() => this.emitter.emit('error', err, message)),
+      );
       return;
     }
     this.admission.admit(new Post(message, data, options, null, null, undefined));
@@ -177,7 +193,11 @@ class Engine {
       } else if (count === 0) {
         resolve(asPlainArray(ownArray(0)));
       } else {
-        const batch = this.batches.open(options, new AllResults(count, resolve, reject), 'messages');
+        const batch = this.batches.open(
+          options,
+          new AllResults(count, resolve, reject),
+          'messages',
+        );
         if (watch !== undefined) this.aborts.watchBatch(batch, watch);
         batch.complete = true;
         this.batches.feed(batch, datas, 0, count);
@@ -221,7 +241,8 @@ class Engine {
    * does not hand the input to it at once calls checkLengths instead.
    */
   checkInput(data, kernel) {
-    if (this.maxInputBytes === Infinity && MIN_INPUT_BYTES[kernel] === 0) checkResizable(data, this.inputName);
+    if (this.maxInputBytes === Infinity && MIN_INPUT_BYTES[kernel] === 0)
+      checkResizable(data, this.inputName);
     else this.checkLengths(data, kernel, this.inputName);
   }
 
@@ -236,7 +257,11 @@ class Engine {
       );
     }
     if (bytes > this.maxInputBytes) {
-      throw outOfRange(name, `at most maxInputBytes (${this.maxInputBytes}) bytes`, `${bytes} bytes`);
+      throw outOfRange(
+        name,
+        `at most maxInputBytes (${this.maxInputBytes}) bytes`,
+        `${bytes} bytes`,
+      );
     }
   }
 
@@ -350,7 +375,11 @@ class Engine {
       if (err !== undefined) errors[errors.length] = err;
     }
     for (let i = 0; i < slots.length; i++) {
-      const err = this.settle(slots[i], false, this.wantsError(slots[i]) ? destroyedError() : undefined);
+      const err = this.settle(
+        slots[i],
+        false,
+        this.wantsError(slots[i]) ? destroyedError() : undefined,
+      );
       if (err !== undefined) errors[errors.length] = err;
     }
     throwLater(errors);

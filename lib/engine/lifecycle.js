@@ -56,7 +56,9 @@ class Lifecycle {
   /** Accepted work is still coming: posts wait for room, batches are fed, streams are owed. */
   #busy() {
     const engine = this.#engine;
-    return !engine.admission.nobodyWaits() || !engine.batches.feedingEmpty() || this.#streamsOwed !== 0;
+    return (
+      !engine.admission.nobodyWaits() || !engine.batches.feedingEmpty() || this.#streamsOwed !== 0
+    );
   }
 
   close() {

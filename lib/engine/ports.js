@@ -97,7 +97,9 @@ class StreamPort {
   /** Runs a step of the stream `handle` over `data` on a pool thread. */
   step(signal, accepted, handle, data, end, budget, seq) {
     const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, accepted);
-    return this.#engine.post(STREAM_STEP, data, new TaskOptions(0, extra, signal, undefined, undefined)).then(resultOf);
+    return this.#engine
+      .post(STREAM_STEP, data, new TaskOptions(0, extra, signal, undefined, undefined))
+      .then(resultOf);
   }
 
   /** What the stream's last step did (consumed bytes × 4 + outcome; see stream-tasks.js). */

@@ -78,7 +78,16 @@ const NO_OPTIONS = Object.freeze(new TaskOptions(0, undefined, undefined, undefi
  * the path). One shape for all, so that the wire reads them with one
  * hidden class.
  */
-function taskExtra(params, maxOutputBytes, stream = undefined, end = 0, budget = 0, seq = 0, file = false, accepted = false) {
+function taskExtra(
+  params,
+  maxOutputBytes,
+  stream = undefined,
+  end = 0,
+  budget = 0,
+  seq = 0,
+  file = false,
+  accepted = false,
+) {
   return { params, maxOutputBytes, stream, end, budget, seq, file, accepted };
 }
 

@@ -93,7 +93,16 @@ function submitPost(submit, submitChunk, slot, post) {
     return submitChunk(slot, extra.stream, post.data, extra.end, extra.budget, extra.seq);
   }
   if (extra !== undefined) {
-    return submit(slot, o.kernel, post.data, o.timeoutMs ?? 0, o.signal !== undefined, extra.params, extra.maxOutputBytes, extra.file);
+    return submit(
+      slot,
+      o.kernel,
+      post.data,
+      o.timeoutMs ?? 0,
+      o.signal !== undefined,
+      extra.params,
+      extra.maxOutputBytes,
+      extra.file,
+    );
   }
   if (o.signal === undefined && o.timeoutMs === undefined) return submit(slot, o.kernel, post.data);
   return submit(slot, o.kernel, post.data, o.timeoutMs ?? 0, o.signal !== undefined);

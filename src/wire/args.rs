@@ -95,14 +95,19 @@ impl SubmitArgs {
     ///
     /// # Safety
     /// `env` and `args` must be the live env and arguments of the current call.
-    pub(crate) unsafe fn read(env: sys::napi_env, args: &[sys::napi_value]) -> Result<SubmitArgs, Refusal> {
+    pub(crate) unsafe fn read(
+        env: sys::napi_env,
+        args: &[sys::napi_value],
+    ) -> Result<SubmitArgs, Refusal> {
         if args.len() < Self::MIN {
             return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
         }
         // SAFETY: (whole block) live env and arguments of this call; the
         // readers only look at the values.
         unsafe {
-            let (Some(slot), Some(kernel)) = (u32_of(env, args[Self::SLOT]), u32_of(env, args[Self::KERNEL])) else {
+            let (Some(slot), Some(kernel)) =
+                (u32_of(env, args[Self::SLOT]), u32_of(env, args[Self::KERNEL]))
+            else {
                 return Err(Self::bad_ids());
             };
             if kernels::get(kernel).is_none() {
@@ -112,8 +117,12 @@ impl SubmitArgs {
                 slot,
                 kernel,
                 data: args[Self::DATA],
-                timeout: arg(args, Self::TIMEOUT_MS).and_then(|v| f64_of(env, v)).and_then(timeout_of),
-                cancellable: arg(args, Self::CANCELLABLE).and_then(|v| bool_of(env, v)).unwrap_or(false),
+                timeout: arg(args, Self::TIMEOUT_MS)
+                    .and_then(|v| f64_of(env, v))
+                    .and_then(timeout_of),
+                cancellable: arg(args, Self::CANCELLABLE)
+                    .and_then(|v| bool_of(env, v))
+                    .unwrap_or(false),
                 params: arg(args, Self::PARAMS).and_then(|v| params_of(env, v)),
                 max_output: arg(args, Self::MAX_OUTPUT_BYTES).and_then(|v| max_output_of(env, v)),
                 file: arg(args, Self::FILE).and_then(|v| bool_of(env, v)).unwrap_or(false),
@@ -187,16 +196,25 @@ impl<'a> SubmitManyArgs<'a> {
     ///
     /// # Safety
     /// `env` and `args` must be the live env and arguments of the current call.
-    pub(crate) unsafe fn read(env: sys::napi_env, args: &'a [sys::napi_value]) -> Result<SubmitManyArgs<'a>, Refusal> {
+    pub(crate) unsafe fn read(
+        env: sys::napi_env,
+        args: &'a [sys::napi_value],
+    ) -> Result<SubmitManyArgs<'a>, Refusal> {
         let binaries = &args[Self::BINARIES..];
         // SAFETY: (whole block) live env and arguments of this call; the
         // readers only look at the values.
         unsafe {
-            let numbers = (u32_of(env, args[Self::KERNEL]), u32_of(env, args[Self::FIRST_SLOT]), f64_of(env, args[Self::TIMEOUT_MS]));
+            let numbers = (
+                u32_of(env, args[Self::KERNEL]),
+                u32_of(env, args[Self::FIRST_SLOT]),
+                f64_of(env, args[Self::TIMEOUT_MS]),
+            );
             let (Some(kernel), Some(first_slot), Some(timeout_ms)) = numbers else {
                 return Err(Self::bad_numbers());
             };
-            if kernels::get(kernel).is_none() || first_slot.checked_add(binaries.len() as u32).is_none() {
+            if kernels::get(kernel).is_none()
+                || first_slot.checked_add(binaries.len() as u32).is_none()
+            {
                 return Err(Self::bad_numbers());
             }
             Ok(SubmitManyArgs {
@@ -212,7 +230,9 @@ impl<'a> SubmitManyArgs<'a> {
     }
 
     fn bad_numbers() -> Refusal {
-        submit_many_refusal("kernel, firstSlot and timeoutMs must be numbers, the kernel a valid id")
+        submit_many_refusal(
+            "kernel, firstSlot and timeoutMs must be numbers, the kernel a valid id",
+        )
     }
 }
 
@@ -257,7 +277,8 @@ impl SubmitChunkArgs {
     pub(crate) const SEQ: usize = 5;
     /// Every argument is required; more are ignored.
     pub(crate) const COUNT: usize = 6;
-    pub(crate) const USAGE: &'static str = "submitChunk(slot, stream, data, end, budget, seq) takes six arguments";
+    pub(crate) const USAGE: &'static str =
+        "submitChunk(slot, stream, data, end, budget, seq) takes six arguments";
     pub(crate) const END_LAST: i32 = -1;
     pub(crate) const END_MORE: i32 = 0;
 
@@ -266,14 +287,22 @@ impl SubmitChunkArgs {
     ///
     /// # Safety
     /// `env` and `args` must be the live env and arguments of the current call.
-    pub(crate) unsafe fn read(env: sys::napi_env, args: &[sys::napi_value]) -> Result<SubmitChunkArgs, Refusal> {
+    pub(crate) unsafe fn read(
+        env: sys::napi_env,
+        args: &[sys::napi_value],
+    ) -> Result<SubmitChunkArgs, Refusal> {
         if args.len() < Self::COUNT {
             return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
         }
         // SAFETY: (whole block) live env and arguments of this call; the
         // readers only look at the values.
         let numbers = unsafe {
-            (u32_of(env, args[Self::SLOT]), i32_of(env, args[Self::END]), f64_of(env, args[Self::BUDGET]), f64_of(env, args[Self::SEQ]))
+            (
+                u32_of(env, args[Self::SLOT]),
+                i32_of(env, args[Self::END]),
+                f64_of(env, args[Self::BUDGET]),
+                f64_of(env, args[Self::SEQ]),
+            )
         };
         let (Some(slot), Some(end), Some(budget), Some(seq)) = numbers else {
             return Err(Self::bad_numbers());
@@ -287,7 +316,14 @@ impl SubmitChunkArgs {
             kind => ChunkEnd::Flush(kind as u32),
         };
         let budget = if budget.is_finite() { budget as usize } else { usize::MAX };
-        Ok(SubmitChunkArgs { slot, stream: args[Self::STREAM], data: args[Self::DATA], end, budget, seq: seq as u64 })
+        Ok(SubmitChunkArgs {
+            slot,
+            stream: args[Self::STREAM],
+            data: args[Self::DATA],
+            end,
+            budget,
+            seq: seq as u64,
+        })
     }
 
     fn bad_numbers() -> Refusal {
@@ -325,7 +361,10 @@ impl MakeParamsArgs {
 
     /// Every refusal of `makeParams`: a call lib/params.js never makes.
     pub(crate) fn usage() -> Refusal {
-        (ERR_INVALID_ARG_TYPE, "makeParams(kernel, names, values, once) takes a kernel id and two Arrays".to_owned())
+        (
+            ERR_INVALID_ARG_TYPE,
+            "makeParams(kernel, names, values, once) takes a kernel id and two Arrays".to_owned(),
+        )
     }
 
     /// Reads the table from `args`, the arguments passed (at most
@@ -333,17 +372,27 @@ impl MakeParamsArgs {
     ///
     /// # Safety
     /// `env` and `args` must be the live env and arguments of the current call.
-    pub(crate) unsafe fn read(env: sys::napi_env, args: &[sys::napi_value]) -> Result<MakeParamsArgs, Refusal> {
+    pub(crate) unsafe fn read(
+        env: sys::napi_env,
+        args: &[sys::napi_value],
+    ) -> Result<MakeParamsArgs, Refusal> {
         if args.len() < Self::COUNT {
             return Err(Self::usage());
         }
         // SAFETY: live env and arguments of this call; the readers only
         // look at the values.
-        let (id, once) = unsafe { (u32_of(env, args[Self::KERNEL]), bool_of(env, args[Self::ONCE])) };
+        let (id, once) =
+            unsafe { (u32_of(env, args[Self::KERNEL]), bool_of(env, args[Self::ONCE])) };
         let (Some(id), Some(once)) = (id, once) else {
             return Err(Self::usage());
         };
         let kernel = kernels::get(id).ok_or_else(Self::usage)?;
-        Ok(MakeParamsArgs { id, kernel, names: args[Self::NAMES], values: args[Self::VALUES], once })
+        Ok(MakeParamsArgs {
+            id,
+            kernel,
+            names: args[Self::NAMES],
+            values: args[Self::VALUES],
+            once,
+        })
     }
 }

@@ -39,16 +39,27 @@ pub(crate) mod code {
 pub(crate) fn encode(error: &TaskError) -> (u8, Cow<'_, str>) {
     match error {
         TaskError::Panic(m) => (code::PANIC, m.into()),
-        TaskError::Expired => (code::EXPIRED, "the task waited in the queue longer than maxQueueAgeMs".into()),
+        TaskError::Expired => {
+            (code::EXPIRED, "the task waited in the queue longer than maxQueueAgeMs".into())
+        }
         TaskError::Kernel(e) => match e {
             KernelError::Panic(m) => (code::PANIC, m.into()),
             KernelError::Cancelled => (code::CANCELLED, "the task was cancelled".into()),
             KernelError::InvalidInput(m) => (code::INVALID_INPUT, m.into()),
-            KernelError::TimedOut => (code::TIMED_OUT, "the task ran longer than its timeoutMs".into()),
+            KernelError::TimedOut => {
+                (code::TIMED_OUT, "the task ran longer than its timeoutMs".into())
+            }
             KernelError::TooLarge { limit } => (code::TOO_LARGE, limit.to_string().into()),
-            KernelError::Format { code, message } => (code::FORMAT, format!("{code} {} {message}", format_errno(code).unwrap_or(0)).into()),
-            KernelError::Failed { code, message } => (code::FAILED, format!("{code} {message}").into()),
-            KernelError::Io { syscall, errno, name } => (code::IO, format!("{syscall} {errno} {name}").into()),
+            KernelError::Format { code, message } => (
+                code::FORMAT,
+                format!("{code} {} {message}", format_errno(code).unwrap_or(0)).into(),
+            ),
+            KernelError::Failed { code, message } => {
+                (code::FAILED, format!("{code} {message}").into())
+            }
+            KernelError::Io { syscall, errno, name } => {
+                (code::IO, format!("{syscall} {errno} {name}").into())
+            }
         },
     }
 }
@@ -59,11 +70,23 @@ mod tests {
 
     #[test]
     fn every_kind_has_its_own_code_and_detail() {
-        let format = TaskError::Kernel(KernelError::Format { code: "Z_DATA_ERROR", message: "incorrect header check".into() });
-        assert_eq!(encode(&format), (code::FORMAT, "Z_DATA_ERROR -3 incorrect header check".into()));
+        let format = TaskError::Kernel(KernelError::Format {
+            code: "Z_DATA_ERROR",
+            message: "incorrect header check".into(),
+        });
+        assert_eq!(
+            encode(&format),
+            (code::FORMAT, "Z_DATA_ERROR -3 incorrect header check".into())
+        );
         let io = TaskError::Kernel(KernelError::Io { syscall: "open", errno: 2, name: "ENOENT" });
         assert_eq!(encode(&io), (code::IO, "open 2 ENOENT".into()));
-        assert_eq!(encode(&TaskError::Kernel(KernelError::TooLarge { limit: 10 })), (code::TOO_LARGE, "10".into()));
-        assert_eq!(encode(&TaskError::Panic("boom".into())).0, encode(&TaskError::Kernel(KernelError::Panic("boom".into()))).0);
+        assert_eq!(
+            encode(&TaskError::Kernel(KernelError::TooLarge { limit: 10 })),
+            (code::TOO_LARGE, "10".into())
+        );
+        assert_eq!(
+            encode(&TaskError::Panic("boom".into())).0,
+            encode(&TaskError::Kernel(KernelError::Panic("boom".into()))).0
+        );
     }
 }

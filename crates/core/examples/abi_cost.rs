@@ -56,13 +56,17 @@ fn time(kernel: &dyn AnyKernel, inputs: &[Input], ctx: &RunContext<'_>) -> (f64,
 }
 
 fn main() {
-    let arg = |i: usize, default: usize| std::env::args().nth(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    let arg = |i: usize, default: usize| {
+        std::env::args().nth(i).and_then(|s| s.parse().ok()).unwrap_or(default)
+    };
     let (tasks, bytes, rounds) = (arg(1, 200_000), arg(2, 64), arg(3, 5));
     // SAFETY: this binary's own entry point; it stays loaded.
     unsafe { kernels::register(tidepool_kernels_v1()) }.unwrap();
     let builtin = kernels::get(kernels::find("sha256").unwrap()).unwrap();
     let loaded = kernels::get(kernels::find("probe/sha256").unwrap()).unwrap();
-    let inputs: Vec<Input> = (0..tasks).map(|i| Input::Owned((0..bytes).map(|j| (i * 31 + j) as u8).collect())).collect();
+    let inputs: Vec<Input> = (0..tasks)
+        .map(|i| Input::Owned((0..bytes).map(|j| (i * 31 + j) as u8).collect()))
+        .collect();
     let flag = AtomicBool::new(false);
     let ctx = RunContext::new(&flag);
     for _ in 0..rounds {

@@ -13,7 +13,9 @@ use tidepool_core::kernels::{self, RunContext};
 use tidepool_core::Input;
 
 fn main() {
-    let arg = |i: usize, default: usize| std::env::args().nth(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    let arg = |i: usize, default: usize| {
+        std::env::args().nth(i).and_then(|s| s.parse().ok()).unwrap_or(default)
+    };
     let threads = arg(1, 2);
     let count = arg(2, 4096);
     let size = arg(3, 64 * 1024);
@@ -45,7 +47,9 @@ fn main() {
                     for m in messages.iter().skip(t).step_by(threads) {
                         // Owned input would copy; borrow the bytes in place like the pool does.
                         // SAFETY: `m` outlives the call and is not mutated during it.
-                        let input = Input::One(unsafe { tidepool_core::RawSlice::new(m.as_ptr(), m.len()) });
+                        let input = Input::One(unsafe {
+                            tidepool_core::RawSlice::new(m.as_ptr(), m.len())
+                        });
                         std::hint::black_box(kernel.compute(&input, &ctx).unwrap());
                     }
                 });

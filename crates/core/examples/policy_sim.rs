@@ -81,8 +81,11 @@ fn replay(args: &[String]) {
         panic!("usage: --replay <posts.txt> <max threads> <run µs>");
     };
     let text = std::fs::read_to_string(file).expect("readable posts file");
-    let times: Vec<Duration> =
-        text.lines().filter_map(|l| l.trim().parse::<f64>().ok()).map(|ms| Duration::from_secs_f64(ms / 1000.0)).collect();
+    let times: Vec<Duration> = text
+        .lines()
+        .filter_map(|l| l.trim().parse::<f64>().ok())
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .collect();
     let max: usize = max.parse().expect("max threads");
     let cost = Duration::from_micros(run_us.parse().expect("run µs"));
     let end = times.last().copied().unwrap_or_default() + Duration::from_millis(1500);

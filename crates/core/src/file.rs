@@ -31,7 +31,9 @@ pub(crate) fn path_of(input: &Input) -> Result<PathBuf, KernelError> {
         Ok::<(), KernelError>(())
     })?;
     if bytes.is_empty() || bytes.contains(&0) {
-        return Err(KernelError::InvalidInput("a file's path must be non-empty, without NUL bytes".to_owned()));
+        return Err(KernelError::InvalidInput(
+            "a file's path must be non-empty, without NUL bytes".to_owned(),
+        ));
     }
     #[cfg(unix)]
     {
@@ -40,14 +42,20 @@ pub(crate) fn path_of(input: &Input) -> Result<PathBuf, KernelError> {
     }
     #[cfg(not(unix))]
     {
-        String::from_utf8(bytes)
-            .map(Into::into)
-            .map_err(|_| KernelError::InvalidInput("a file's path must be UTF-8 on this platform".to_owned()))
+        String::from_utf8(bytes).map(Into::into).map_err(|_| {
+            KernelError::InvalidInput("a file's path must be UTF-8 on this platform".to_owned())
+        })
     }
 }
 
 /// Runs `kernel` over the file at `path` into `out`.
-pub(crate) fn run(kernel: &dyn AnyKernel, params: &Params, path: &Path, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError> {
+pub(crate) fn run(
+    kernel: &dyn AnyKernel,
+    params: &Params,
+    path: &Path,
+    ctx: &RunContext<'_>,
+    out: &mut Sink,
+) -> Result<(), KernelError> {
     ctx.check()?;
     let mut file = open(path)?;
     let mut state = kernel.start(params, None)?;
@@ -133,7 +141,8 @@ mod tests {
     }
 
     fn temp_file(name: &str, data: &[u8]) -> std::path::PathBuf {
-        let path = std::env::temp_dir().join(format!("tidepool-file-{}-{name}", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("tidepool-file-{}-{name}", std::process::id()));
         File::create(&path).unwrap().write_all(data).unwrap();
         path
     }
@@ -160,7 +169,10 @@ mod tests {
     fn failures_name_the_system_call_and_the_os_error() {
         let missing = std::env::temp_dir().join("tidepool-file-that-is-not-there");
         let err = run_file("sha256", &missing).unwrap_err();
-        assert!(matches!(err, KernelError::Io { syscall: "open", name: "ENOENT", errno } if errno == 2), "{err:?}");
+        assert!(
+            matches!(err, KernelError::Io { syscall: "open", name: "ENOENT", errno } if errno == 2),
+            "{err:?}"
+        );
         // A directory fails as fs.readFile fails on it.
         let err = run_file("sha256", &std::env::temp_dir()).unwrap_err();
         assert!(matches!(err, KernelError::Io { name: "EISDIR", syscall: "read", .. }), "{err:?}");
@@ -188,7 +200,8 @@ mod tests {
         let path = temp_file("cancel", &text(CHUNK * 2));
         let raised = AtomicBool::new(true);
         let mut out = Sink::new(usize::MAX);
-        let err = run(kernel("sha256"), &Params::NONE, &path, &RunContext::new(&raised), &mut out).unwrap_err();
+        let err = run(kernel("sha256"), &Params::NONE, &path, &RunContext::new(&raised), &mut out)
+            .unwrap_err();
         assert_eq!(err, KernelError::Cancelled);
         std::fs::remove_file(path).unwrap();
     }

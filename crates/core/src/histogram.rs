@@ -50,7 +50,11 @@ pub struct Histogram {
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(), sum: AtomicU64::new(0), max: AtomicU64::new(0) }
+        Histogram {
+            counts: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            sum: AtomicU64::new(0),
+            max: AtomicU64::new(0),
+        }
     }
 }
 
@@ -64,7 +68,9 @@ fn upper(i: usize) -> u64 {
     let sub = i % SUB;
     let shift = k - SUB_BITS as u64;
     // The last bucket ends past u64::MAX: saturate.
-    ((SUB + sub + 1) as u128).checked_shl(shift as u32).map_or(u64::MAX, |v| v.min(u64::MAX as u128) as u64)
+    ((SUB + sub + 1) as u128)
+        .checked_shl(shift as u32)
+        .map_or(u64::MAX, |v| v.min(u64::MAX as u128) as u64)
 }
 
 impl Histogram {
@@ -110,7 +116,11 @@ impl Summary {
         let counts = if earlier.counts.is_empty() {
             self.counts.clone()
         } else {
-            self.counts.iter().zip(earlier.counts.iter()).map(|(now, then)| now.saturating_sub(*then)).collect()
+            self.counts
+                .iter()
+                .zip(earlier.counts.iter())
+                .map(|(now, then)| now.saturating_sub(*then))
+                .collect()
         };
         Summary { counts, sum: self.sum.wrapping_sub(earlier.sum), max: self.max }
     }
@@ -174,7 +184,8 @@ mod tests {
 
     #[test]
     fn buckets_are_monotonic_and_within_an_eighth() {
-        let mut values: Vec<u64> = (0..20).chain((5..64).map(|s| 1u64 << s)).chain([12_345, 999_999, u64::MAX]).collect();
+        let mut values: Vec<u64> =
+            (0..20).chain((5..64).map(|s| 1u64 << s)).chain([12_345, 999_999, u64::MAX]).collect();
         values.sort();
         let mut last = 0;
         for ns in values {
@@ -215,7 +226,10 @@ mod tests {
         let mut later = Summary::default();
         h.merge_into(&mut later);
         let one = later.since(&s);
-        assert_eq!((one.count(), one.sum(), one.max()), (1, Duration::from_millis(5), Duration::from_millis(5)));
+        assert_eq!(
+            (one.count(), one.sum(), one.max()),
+            (1, Duration::from_millis(5), Duration::from_millis(5))
+        );
         assert_eq!(later.count(), 1001);
     }
 
@@ -230,8 +244,10 @@ mod tests {
         h.merge_into(&mut s);
         // Bounds one below powers of two are bucket edges: exact.
         let bounds: Vec<u64> = vec![0, 7, 1023, 65_535, (1 << 30) - 1, u64::MAX];
-        let got = s.cumulative(&bounds.iter().map(|&b| Duration::from_nanos(b)).collect::<Vec<_>>());
-        let want: Vec<u64> = bounds.iter().map(|&b| ns.iter().filter(|&&n| n <= b).count() as u64).collect();
+        let got =
+            s.cumulative(&bounds.iter().map(|&b| Duration::from_nanos(b)).collect::<Vec<_>>());
+        let want: Vec<u64> =
+            bounds.iter().map(|&b| ns.iter().filter(|&&n| n <= b).count() as u64).collect();
         assert_eq!(got, want);
         // Every bucket's values lie below its upper edge, and at or past the previous one's.
         for i in 1..BUCKETS {

@@ -133,8 +133,14 @@ mod tests {
 
     #[test]
     fn many_reads_as_concatenation() {
-        let input =
-            Input::Many(vec![RawSlice::from_static(b"ab"), RawSlice::from_static(b""), RawSlice::from_static(b"cde")].into_boxed_slice());
+        let input = Input::Many(
+            vec![
+                RawSlice::from_static(b"ab"),
+                RawSlice::from_static(b""),
+                RawSlice::from_static(b"cde"),
+            ]
+            .into_boxed_slice(),
+        );
         assert_eq!(input.len(), 5);
         let mut seen = Vec::new();
         input

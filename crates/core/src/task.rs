@@ -36,7 +36,17 @@ pub struct Task {
 impl Task {
     /// A task with no per-task cancellation and no run-time limit.
     pub fn new(slot: u32, kernel: KernelId, input: Input, enqueued_at: Instant) -> Task {
-        Task { slot, kernel, params: Params::NONE, input, enqueued_at, cancel: None, timeout: None, max_output: None, mode: Mode::Once }
+        Task {
+            slot,
+            kernel,
+            params: Params::NONE,
+            input,
+            enqueued_at,
+            cancel: None,
+            timeout: None,
+            max_output: None,
+            mode: Mode::Once,
+        }
     }
 }
 
@@ -72,8 +82,12 @@ impl std::fmt::Display for TaskError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TaskError::Panic(m) => write!(f, "the kernel panicked: {m}"),
-            TaskError::Expired => f.write_str("the task waited in the queue longer than maxQueueAgeMs"),
-            TaskError::Kernel(KernelError::TimedOut) => f.write_str("the task ran longer than its timeoutMs"),
+            TaskError::Expired => {
+                f.write_str("the task waited in the queue longer than maxQueueAgeMs")
+            }
+            TaskError::Kernel(KernelError::TimedOut) => {
+                f.write_str("the task ran longer than its timeoutMs")
+            }
             TaskError::Kernel(KernelError::Cancelled) => f.write_str("the task was cancelled"),
             TaskError::Kernel(e) => e.fmt(f),
         }
@@ -111,7 +125,10 @@ mod tests {
     #[test]
     fn errors_display_their_reason() {
         assert_eq!(TaskError::Panic("boom".into()).to_string(), "the kernel panicked: boom");
-        assert_eq!(TaskError::Expired.to_string(), "the task waited in the queue longer than maxQueueAgeMs");
+        assert_eq!(
+            TaskError::Expired.to_string(),
+            "the task waited in the queue longer than maxQueueAgeMs"
+        );
         let boxed: Box<dyn std::error::Error> = Box::new(TaskError::Kernel(KernelError::TimedOut));
         assert!(boxed.to_string().contains("timeoutMs"));
     }

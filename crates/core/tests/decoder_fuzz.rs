@@ -19,7 +19,8 @@ fn run(name: &str, input: &[u8], limit: usize) -> (Result<(), KernelError>, usiz
     let kernel = kernels::get(kernels::find(name).unwrap()).unwrap();
     let flag = AtomicBool::new(false);
     let mut out = Sink::new(limit);
-    let result = kernel.run(&Params::NONE, &Input::Owned(input.to_vec()), &RunContext::new(&flag), &mut out);
+    let result =
+        kernel.run(&Params::NONE, &Input::Owned(input.to_vec()), &RunContext::new(&flag), &mut out);
     (result, out.len())
 }
 
@@ -40,8 +41,10 @@ fn damage() -> impl Strategy<Value = Damage> {
     prop_oneof![
         (any::<usize>(), 1u8..=255).prop_map(|(at, mask)| Damage::Flip(at, mask)),
         any::<usize>().prop_map(Damage::Cut),
-        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, b)| Damage::Insert(at, b)),
-        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, b)| Damage::Overwrite(at, b)),
+        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..16))
+            .prop_map(|(at, b)| Damage::Insert(at, b)),
+        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..16))
+            .prop_map(|(at, b)| Damage::Overwrite(at, b)),
     ]
 }
 
@@ -71,7 +74,10 @@ fn plain() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         proptest::collection::vec(any::<u8>(), 0..20_000),
         // Text-like: few symbols, long matches (exercises back-references).
-        proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b' '), Just(b'\n')], 0..100_000),
+        proptest::collection::vec(
+            prop_oneof![Just(b'a'), Just(b'b'), Just(b' '), Just(b'\n')],
+            0..100_000
+        ),
     ]
 }
 

@@ -8,10 +8,15 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use tidepool_core::kernels::foreign::LoadError;
-use tidepool_core::kernels::{self, AnyKernel, KernelError, KernelId, ParamError, Params, RawParams, RawValue, RunContext, Sink};
+use tidepool_core::kernels::{
+    self, AnyKernel, KernelError, KernelId, ParamError, Params, RawParams, RawValue, RunContext,
+    Sink,
+};
 use tidepool_core::{Input, Pool, Task, TaskError};
 use tidepool_kernel_sdk::abi::{self, TpKernel, TpLibrary};
-use tidepool_kernel_sdk::{descriptor, export_kernels, library, Context, Error, Kernel, Output, Param, Transform, Values};
+use tidepool_kernel_sdk::{
+    descriptor, export_kernels, library, Context, Error, Kernel, Output, Param, Transform, Values,
+};
 
 mod common;
 
@@ -45,13 +50,16 @@ struct Repeat;
 struct Repeating(u32);
 impl Kernel for Repeat {
     const NAME: &'static CStr = c"test/repeat";
-    const PARAMS: &'static [Param] = &[Param::integer(c"repeat", 1, 4).required(), Param::string(c"mode")];
+    const PARAMS: &'static [Param] =
+        &[Param::integer(c"repeat", 1, 4).required(), Param::string(c"mode")];
     type Params = u32;
     type State = Repeating;
     fn params(v: &Values<'_>) -> Result<u32, Error> {
         match v.string("mode") {
             None | Some("plain") => Ok(v.integer("repeat").unwrap() as u32),
-            Some(other) => Err(Error::new("ERR_TEST_MODE", format!("mode must be 'plain', not '{other}'"))),
+            Some(other) => {
+                Err(Error::new("ERR_TEST_MODE", format!("mode must be 'plain', not '{other}'")))
+            }
         }
     }
     fn start(n: &u32, _: Option<u64>) -> Result<Repeating, Error> {
@@ -99,7 +107,12 @@ macro_rules! named {
 named!(Misbehave, c"test/misbehave");
 struct Misbehaving;
 impl Transform for Misbehaving {
-    fn update(&mut self, chunk: &[u8], out: &mut Output<'_>, cx: &Context<'_>) -> Result<(), Error> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Output<'_>,
+        cx: &Context<'_>,
+    ) -> Result<(), Error> {
         match chunk.first() {
             Some(b'p') => panic!("on purpose: {}", chunk.len()),
             Some(b'f') => Err(Error::new("ERR_TEST_BAD", "the input starts with f")),
@@ -164,7 +177,11 @@ fn loaded_kernels_run_with_their_defaults_or_checked_parameters() {
     let scaled = params("test/sum", vec![("scale", RawValue::Number(3.0))]).unwrap();
     assert_eq!(run("test/sum", &scaled, &data, 64).unwrap(), (3 * sum).to_le_bytes());
     let big = params("test/repeat", vec![("repeat", RawValue::BigInt(1))]).unwrap();
-    assert_eq!(run("test/repeat", &big, &data, usize::MAX).unwrap(), data, "a bigint is an integer too");
+    assert_eq!(
+        run("test/repeat", &big, &data, usize::MAX).unwrap(),
+        data,
+        "a bigint is an integer too"
+    );
 }
 
 #[test]
@@ -184,15 +201,28 @@ fn output_in_place_is_every_byte_in_order() {
 #[test]
 fn the_schema_is_checked_before_the_kernel_sees_the_values() {
     let err = params("test/sum", vec![("scael", RawValue::Number(1.0))]).unwrap_err();
-    assert!(matches!(err, ParamError::Unknown { ref name, known: ["scale"] } if name == "scael"), "{err:?}");
+    assert!(
+        matches!(err, ParamError::Unknown { ref name, known: ["scale"] } if name == "scael"),
+        "{err:?}"
+    );
     let err = params("test/sum", vec![("scale", RawValue::Number(1001.0))]).unwrap_err();
     assert!(matches!(err, ParamError::Range { name: "scale", .. }), "{err:?}");
     let err = params("test/sum", vec![("scale", RawValue::Text("3"))]).unwrap_err();
     assert!(matches!(err, ParamError::Type { name: "scale", .. }), "{err:?}");
     let err = params("test/repeat", vec![]).unwrap_err();
-    assert!(matches!(err, ParamError::Missing { name: "repeat", expected: "an integer >= 1 and <= 4" }), "{err:?}");
-    let err = params("test/repeat", vec![("repeat", RawValue::Number(1.0)), ("mode", RawValue::Text("fancy"))]).unwrap_err();
-    assert_eq!(err, ParamError::Refused { message: "mode must be 'plain', not 'fancy' (ERR_TEST_MODE)".into() });
+    assert!(
+        matches!(err, ParamError::Missing { name: "repeat", expected: "an integer >= 1 and <= 4" }),
+        "{err:?}"
+    );
+    let err = params(
+        "test/repeat",
+        vec![("repeat", RawValue::Number(1.0)), ("mode", RawValue::Text("fancy"))],
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        ParamError::Refused { message: "mode must be 'plain', not 'fancy' (ERR_TEST_MODE)".into() }
+    );
     // A task without parameters of a kernel with a required one fails (the
     // binding refuses it before it is queued; this is the kernel's own guard).
     let err = run("test/repeat", &Params::NONE, b"x", 64).unwrap_err();
@@ -203,9 +233,14 @@ fn the_schema_is_checked_before_the_kernel_sees_the_values() {
 fn parameters_of_another_kernel_are_refused() {
     let of_sum = params("test/sum", vec![("scale", RawValue::Number(2.0))]).unwrap();
     let err = run("test/repeat", &of_sum, b"x", 64).unwrap_err();
-    assert!(matches!(err, KernelError::InvalidInput(ref m) if m.contains("another kernel")), "{err:?}");
-    let builtin =
-        kernels::get(kernels::find("xxh64").unwrap()).unwrap().params(&RawParams::new(vec![("seed", RawValue::Number(1.0))])).unwrap();
+    assert!(
+        matches!(err, KernelError::InvalidInput(ref m) if m.contains("another kernel")),
+        "{err:?}"
+    );
+    let builtin = kernels::get(kernels::find("xxh64").unwrap())
+        .unwrap()
+        .params(&RawParams::new(vec![("seed", RawValue::Number(1.0))]))
+        .unwrap();
     assert!(run("test/sum", &builtin, b"x", 64).is_err());
 }
 
@@ -213,11 +248,23 @@ fn parameters_of_another_kernel_are_refused() {
 fn errors_panics_and_broken_rules_become_task_errors() {
     assert_eq!(
         run("test/misbehave", &Params::NONE, b"f", 64),
-        Err(KernelError::Failed { code: "ERR_TEST_BAD".into(), message: "the input starts with f".into() })
+        Err(KernelError::Failed {
+            code: "ERR_TEST_BAD".into(),
+            message: "the input starts with f".into()
+        })
     );
-    assert_eq!(run("test/misbehave", &Params::NONE, b"pp", 64), Err(KernelError::Panic("on purpose: 2".into())));
+    assert_eq!(
+        run("test/misbehave", &Params::NONE, b"pp", 64),
+        Err(KernelError::Panic("on purpose: 2".into()))
+    );
     let bad_code = run("test/misbehave", &Params::NONE, b"c", 64).unwrap_err();
-    assert_eq!(bad_code, KernelError::Failed { code: "ERR_TIDEPOOL_KERNEL_FAILED".into(), message: "bad code".into() });
+    assert_eq!(
+        bad_code,
+        KernelError::Failed {
+            code: "ERR_TIDEPOOL_KERNEL_FAILED".into(),
+            message: "bad code".into()
+        }
+    );
     let lie = run("test/misbehave", &Params::NONE, b"l", 64).unwrap_err();
     assert!(
         matches!(lie, KernelError::Failed { ref code, ref message } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT" && message.contains("neither")),
@@ -234,8 +281,15 @@ fn errors_panics_and_broken_rules_become_task_errors() {
 #[test]
 fn the_output_limit_holds_for_loaded_kernels() {
     let once = params("test/repeat", vec![("repeat", RawValue::Number(1.0))]).unwrap();
-    assert_eq!(run("test/repeat", &once, &[7; 1000], 1000).unwrap(), vec![7; 1000], "exactly at the limit passes");
-    assert_eq!(run("test/repeat", &once, &[7; 1001], 1000), Err(KernelError::TooLarge { limit: 1000 }));
+    assert_eq!(
+        run("test/repeat", &once, &[7; 1000], 1000).unwrap(),
+        vec![7; 1000],
+        "exactly at the limit passes"
+    );
+    assert_eq!(
+        run("test/repeat", &once, &[7; 1001], 1000),
+        Err(KernelError::TooLarge { limit: 1000 })
+    );
     assert_eq!(run("test/sum", &Params::NONE, b"abc", 7), Err(KernelError::TooLarge { limit: 7 }));
 }
 
@@ -246,9 +300,16 @@ fn cancellation_and_deadlines_reach_a_kernel_that_checks() {
     let spin = kernel("test/misbehave");
     let input = Input::Owned(b"s".to_vec());
     let ctx = RunContext::for_task(&pool_flag, Some(&task_flag), None);
-    assert_eq!(spin.run(&Params::NONE, &input, &ctx, &mut Sink::new(64)), Err(KernelError::Cancelled));
-    let ctx = RunContext::for_task(&pool_flag, None, Some(Instant::now() + Duration::from_millis(20)));
-    assert_eq!(spin.run(&Params::NONE, &input, &ctx, &mut Sink::new(64)), Err(KernelError::TimedOut));
+    assert_eq!(
+        spin.run(&Params::NONE, &input, &ctx, &mut Sink::new(64)),
+        Err(KernelError::Cancelled)
+    );
+    let ctx =
+        RunContext::for_task(&pool_flag, None, Some(Instant::now() + Duration::from_millis(20)));
+    assert_eq!(
+        spin.run(&Params::NONE, &input, &ctx, &mut Sink::new(64)),
+        Err(KernelError::TimedOut)
+    );
 }
 
 #[test]
@@ -276,7 +337,8 @@ fn a_pool_runs_loaded_kernels_and_survives_their_panics() {
     let bad = kernels::find("test/misbehave").unwrap();
     let n = 10_000u32;
     for slot in 0..n {
-        let (kernel, data) = if slot % 100 == 0 { (bad, b"p".to_vec()) } else { (sum, slot.to_le_bytes().to_vec()) };
+        let (kernel, data) =
+            if slot % 100 == 0 { (bad, b"p".to_vec()) } else { (sum, slot.to_le_bytes().to_vec()) };
         pool.submit(Task::new(slot, kernel, Input::Owned(data), Instant::now())).unwrap();
     }
     let mut seen = vec![false; n as usize];
@@ -287,10 +349,16 @@ fn a_pool_runs_loaded_kernels_and_survives_their_panics() {
         assert!(Instant::now() < deadline, "{left} tasks never completed");
         pool.take_completions(&mut buf);
         for c in buf.drain(..) {
-            assert!(!std::mem::replace(&mut seen[c.slot as usize], true), "slot {} completed twice", c.slot);
+            assert!(
+                !std::mem::replace(&mut seen[c.slot as usize], true),
+                "slot {} completed twice",
+                c.slot
+            );
             left -= 1;
             match c.outcome {
-                Err(TaskError::Kernel(KernelError::Panic(m))) => assert!(c.slot % 100 == 0 && m.contains("on purpose"), "{m}"),
+                Err(TaskError::Kernel(KernelError::Panic(m))) => {
+                    assert!(c.slot % 100 == 0 && m.contains("on purpose"), "{m}")
+                }
                 Ok(out) => {
                     let want: u64 = c.slot.to_le_bytes().iter().map(|&b| u64::from(b)).sum();
                     assert_eq!(out.as_bytes(), want.to_le_bytes());
@@ -327,34 +395,44 @@ named!(Upper, c"Test/Upper");
 fn a_library_of_another_version_or_breaking_a_rule_is_refused_whole() {
     ids();
     let abi = |edit: fn(&mut TpLibrary)| load(library_with(vec![descriptor::<Fresh>()], edit));
-    assert!(matches!(abi(|l| l.abi_version = 2), Err(LoadError::Abi(ref m)) if m.contains("version 2")));
+    assert!(
+        matches!(abi(|l| l.abi_version = 2), Err(LoadError::Abi(ref m)) if m.contains("version 2"))
+    );
     assert!(matches!(abi(|l| l.size = 8), Err(LoadError::Abi(_))));
     assert!(matches!(abi(|l| l.kernel_size = 16), Err(LoadError::Abi(_))));
     assert!(matches!(abi(|l| l.kernel_count = 0), Err(LoadError::Invalid(_))));
     assert!(matches!(load(std::ptr::null()), Err(LoadError::Invalid(_))));
 
     // A clash refuses the whole library: "test/fresh" is not registered either.
-    assert_eq!(load(library_with(vec![descriptor::<Fresh>(), descriptor::<Clash>()], |_| {})), Err(LoadError::Exists("test/sum".into())));
+    assert_eq!(
+        load(library_with(vec![descriptor::<Fresh>(), descriptor::<Clash>()], |_| {})),
+        Err(LoadError::Exists("test/sum".into()))
+    );
     assert_eq!(kernels::find("test/fresh"), None);
     for bad in [descriptor::<Unscoped>(), descriptor::<Upper>()] {
-        assert!(matches!(load(library_with(vec![bad], |_| {})), Err(LoadError::Invalid(ref m)) if m.contains("scope/name")));
+        assert!(
+            matches!(load(library_with(vec![bad], |_| {})), Err(LoadError::Invalid(ref m)) if m.contains("scope/name"))
+        );
     }
     let mut no_update = descriptor::<Fresh>();
     no_update.update = None;
     assert!(matches!(load(library_with(vec![no_update], |_| {})), Err(LoadError::Invalid(_))));
     let mut bad_spec = descriptor::<Sum>();
-    static WRONG: [tidepool_kernel_sdk::abi::TpParamSpec; 1] = [tidepool_kernel_sdk::abi::TpParamSpec {
-        name: c"scale".as_ptr(),
-        kind: 99,
-        required: 0,
-        int_min: 0,
-        int_max: 0,
-        num_min: 0.0,
-        num_max: 0.0,
-    }];
+    static WRONG: [tidepool_kernel_sdk::abi::TpParamSpec; 1] =
+        [tidepool_kernel_sdk::abi::TpParamSpec {
+            name: c"scale".as_ptr(),
+            kind: 99,
+            required: 0,
+            int_min: 0,
+            int_max: 0,
+            num_min: 0.0,
+            num_max: 0.0,
+        }];
     bad_spec.params = WRONG.as_ptr();
     bad_spec.name = c"test/other".as_ptr();
-    assert!(matches!(load(library_with(vec![bad_spec], |_| {})), Err(LoadError::Invalid(ref m)) if m.contains("unknown type 99")));
+    assert!(
+        matches!(load(library_with(vec![bad_spec], |_| {})), Err(LoadError::Invalid(ref m)) if m.contains("unknown type 99"))
+    );
     assert_eq!(abi::ABI_VERSION, 1);
 
     // The same kernel, valid, registers after all.
@@ -385,19 +463,34 @@ mod raw {
     unsafe impl Send for Shared {}
     unsafe impl Sync for Shared {}
 
-    unsafe extern "C" fn start(_: *const c_void, _: u64, out: *mut *mut c_void, _: *const TpHost) -> i32 {
+    unsafe extern "C" fn start(
+        _: *const c_void,
+        _: u64,
+        out: *mut *mut c_void,
+        _: *const TpHost,
+    ) -> i32 {
         unsafe { *out = Box::into_raw(Box::new(0u8)).cast() };
         abi::TP_OK
     }
 
-    unsafe extern "C" fn start_misusing(_: *const c_void, _: u64, out: *mut *mut c_void, host: *const TpHost) -> i32 {
+    unsafe extern "C" fn start_misusing(
+        _: *const c_void,
+        _: u64,
+        out: *mut *mut c_void,
+        host: *const TpHost,
+    ) -> i32 {
         let host = unsafe { &*host };
         unsafe { (host.write)(host.ctx, b"x".as_ptr(), 1) };
         unsafe { *out = Box::into_raw(Box::new(0u8)).cast() };
         abi::TP_OK
     }
 
-    unsafe extern "C" fn update(_: *mut c_void, data: *const u8, len: usize, host: *const TpHost) -> i32 {
+    unsafe extern "C" fn update(
+        _: *mut c_void,
+        data: *const u8,
+        len: usize,
+        host: *const TpHost,
+    ) -> i32 {
         let chunk = unsafe { std::slice::from_raw_parts(data, len) };
         let h = unsafe { &*host };
         match chunk.first() {
@@ -470,7 +563,12 @@ mod raw {
     pub static STALE_STATUS: AtomicI32 = AtomicI32::new(-1);
 
     /// `raw/keep`: keeps the host its update was lent, writes "kept".
-    unsafe extern "C" fn update_keeping(_: *mut c_void, _: *const u8, _: usize, host: *const TpHost) -> i32 {
+    unsafe extern "C" fn update_keeping(
+        _: *mut c_void,
+        _: *const u8,
+        _: usize,
+        host: *const TpHost,
+    ) -> i32 {
         KEPT.store(host.cast_mut(), Ordering::SeqCst);
         let h = unsafe { &*host };
         unsafe { (h.write)(h.ctx, b"kept".as_ptr(), 4) }
@@ -478,7 +576,12 @@ mod raw {
 
     /// `raw/meddle`: writes "EVIL" through the host `raw/keep` kept, then
     /// "clean" through its own.
-    unsafe extern "C" fn update_meddling(_: *mut c_void, _: *const u8, _: usize, host: *const TpHost) -> i32 {
+    unsafe extern "C" fn update_meddling(
+        _: *mut c_void,
+        _: *const u8,
+        _: usize,
+        host: *const TpHost,
+    ) -> i32 {
         let kept = KEPT.load(Ordering::SeqCst);
         if !kept.is_null() {
             let k = unsafe { &*kept };
@@ -494,7 +597,12 @@ mod raw {
 
     /// `raw/from-start`: keeps its start's host (a C library keeping "the
     /// host" in its state)...
-    unsafe extern "C" fn start_keeping(_: *const c_void, _: u64, out: *mut *mut c_void, host: *const TpHost) -> i32 {
+    unsafe extern "C" fn start_keeping(
+        _: *const c_void,
+        _: u64,
+        out: *mut *mut c_void,
+        host: *const TpHost,
+    ) -> i32 {
         STARTED.store(host.cast_mut(), Ordering::SeqCst);
         STARTED_CTX.store(unsafe { (*host).ctx }, Ordering::SeqCst);
         unsafe { *out = Box::into_raw(Box::new(0u8)).cast() };
@@ -503,7 +611,12 @@ mod raw {
 
     /// ... and writes through it in update ('p': the kept pointer; 'c': a
     /// copy of its ctx with this call's functions), then through its own.
-    unsafe extern "C" fn update_from_start(_: *mut c_void, data: *const u8, len: usize, host: *const TpHost) -> i32 {
+    unsafe extern "C" fn update_from_start(
+        _: *mut c_void,
+        data: *const u8,
+        len: usize,
+        host: *const TpHost,
+    ) -> i32 {
         let h = unsafe { &*host };
         let ctx = match unsafe { std::slice::from_raw_parts(data, len) }.first() {
             Some(b'p') => unsafe { (*STARTED.load(Ordering::SeqCst)).ctx },
@@ -524,7 +637,11 @@ mod raw {
         kernel_with(name, start, update)
     }
 
-    fn kernel_with(name: &'static std::ffi::CStr, start: abi::StartFn, update: abi::UpdateFn) -> TpKernel {
+    fn kernel_with(
+        name: &'static std::ffi::CStr,
+        start: abi::StartFn,
+        update: abi::UpdateFn,
+    ) -> TpKernel {
         TpKernel {
             name: name.as_ptr(),
             flags: 0,
@@ -565,15 +682,27 @@ fn raw(name: &str, data: &[u8], limit: usize) -> Result<Vec<u8>, KernelError> {
 fn rooms_are_never_empty_and_a_short_room_may_end_in_too_large() {
     let data = [b'z'; 300];
     assert_eq!(raw("raw/ops", &data, 1000).unwrap(), data, "unfilled(0) lends at least a byte");
-    assert_eq!(raw("raw/ops", &data, 299), Err(KernelError::TooLarge { limit: 299 }), "then NULL at the limit");
+    assert_eq!(
+        raw("raw/ops", &data, 299),
+        Err(KernelError::TooLarge { limit: 299 }),
+        "then NULL at the limit"
+    );
     let units = [b'u'; 12];
     assert_eq!(raw("raw/ops", &units, 12).unwrap(), units);
-    assert_eq!(raw("raw/ops", &units, 11), Err(KernelError::TooLarge { limit: 11 }), "a room shorter than a unit");
+    assert_eq!(
+        raw("raw/ops", &units, 11),
+        Err(KernelError::TooLarge { limit: 11 }),
+        "a room shorter than a unit"
+    );
 }
 
 #[test]
 fn an_ignored_refusal_or_a_null_write_fails_the_task() {
-    assert_eq!(raw("raw/ops", b"i", 50), Err(KernelError::TooLarge { limit: 50 }), "no result with a hole in it");
+    assert_eq!(
+        raw("raw/ops", b"i", 50),
+        Err(KernelError::TooLarge { limit: 50 }),
+        "no result with a hole in it"
+    );
     let err = raw("raw/ops", b"n", 50).unwrap_err();
     assert!(
         matches!(err, KernelError::Failed { ref code, ref message } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT" && message.contains("NULL")),
@@ -585,8 +714,14 @@ fn an_ignored_refusal_or_a_null_write_fails_the_task() {
 fn a_state_handed_over_is_dropped_even_when_its_start_broke_a_rule() {
     let before = raw::DROPPED.load(std::sync::atomic::Ordering::SeqCst);
     let err = raw("raw/misuse", b"x", 64).unwrap_err();
-    assert!(matches!(err, KernelError::Failed { ref code, .. } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT"), "{err:?}");
-    assert!(raw::DROPPED.load(std::sync::atomic::Ordering::SeqCst) > before, "the library's state was given back to it");
+    assert!(
+        matches!(err, KernelError::Failed { ref code, .. } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT"),
+        "{err:?}"
+    );
+    assert!(
+        raw::DROPPED.load(std::sync::atomic::Ordering::SeqCst) > before,
+        "the library's state was given back to it"
+    );
 }
 
 #[test]
@@ -614,11 +749,22 @@ fn a_host_kept_past_its_call_writes_into_no_other_task_and_its_kernel_is_told() 
     // The next task on this thread: before hosts were checked, the kept
     // pointer read this call's host (same stack slot) and "EVIL" landed in
     // its output.
-    assert_eq!(raw("raw/meddle", b"m", 64).unwrap(), b"clean", "the other task's output is untouched");
+    assert_eq!(
+        raw("raw/meddle", b"m", 64).unwrap(),
+        b"clean",
+        "the other task's output is untouched"
+    );
     assert_eq!(raw::STALE_STATUS.load(SeqCst), abi::TP_ERROR, "the late write was refused");
     // The kernel whose host it was hears of it at its next call.
     let err = raw("raw/keep", b"k", 64).unwrap_err();
-    assert!(contract_error(&err, "raw/keep", "called its host's write after the call it was lent to had returned"), "{err:?}");
+    assert!(
+        contract_error(
+            &err,
+            "raw/keep",
+            "called its host's write after the call it was lent to had returned"
+        ),
+        "{err:?}"
+    );
     assert_eq!(raw("raw/keep", b"k", 64).unwrap(), b"kept", "reported once");
     // Tasks in between do not make the kept host any less stale.
     for _ in 0..10 {

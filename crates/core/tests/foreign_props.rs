@@ -20,7 +20,12 @@ thread_local! {
     static SCHEMA: RefCell<(Vec<TpParamSpec>, Vec<String>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-unsafe extern "C" fn make_params(values: *const TpValue, count: u32, out: *mut *mut c_void, _host: *const TpHost) -> i32 {
+unsafe extern "C" fn make_params(
+    values: *const TpValue,
+    count: u32,
+    out: *mut *mut c_void,
+    _host: *const TpHost,
+) -> i32 {
     SCHEMA.with(|s| {
         let (specs, violations) = &mut *s.borrow_mut();
         if count as usize != specs.len() {
@@ -38,7 +43,9 @@ unsafe extern "C" fn make_params(values: *const TpValue, count: u32, out: *mut *
             }
             let ok = match spec.kind {
                 abi::TP_PARAM_INTEGER => (spec.int_min..=spec.int_max).contains(&v.integer),
-                abi::TP_PARAM_NUMBER => !v.number.is_nan() && v.number >= spec.num_min && v.number <= spec.num_max,
+                abi::TP_PARAM_NUMBER => {
+                    !v.number.is_nan() && v.number >= spec.num_min && v.number <= spec.num_max
+                }
                 abi::TP_PARAM_BOOLEAN => v.boolean <= 1,
                 // SAFETY: the host passes a live range.
                 abi::TP_PARAM_STRING => std::str::from_utf8(unsafe { bytes(v) }).is_ok(),
@@ -63,7 +70,12 @@ unsafe fn bytes(v: &TpValue) -> &[u8] {
     }
 }
 
-unsafe extern "C" fn start(_: *const c_void, _: u64, out: *mut *mut c_void, _: *const TpHost) -> i32 {
+unsafe extern "C" fn start(
+    _: *const c_void,
+    _: u64,
+    out: *mut *mut c_void,
+    _: *const TpHost,
+) -> i32 {
     // SAFETY: the host's out-pointer.
     unsafe { *out = ptr::null_mut() };
     abi::TP_OK
@@ -85,7 +97,12 @@ fn spec() -> impl Strategy<Value = (u32, bool, i64, i64, f64, f64)> {
 fn value() -> impl Strategy<Value = RawValue<'static>> {
     prop_oneof![
         any::<f64>().prop_map(RawValue::Number),
-        prop_oneof![Just(i64::MIN as i128 - 1), Just(u64::MAX as i128), any::<i64>().prop_map(i128::from)].prop_map(RawValue::BigInt),
+        prop_oneof![
+            Just(i64::MIN as i128 - 1),
+            Just(u64::MAX as i128),
+            any::<i64>().prop_map(i128::from)
+        ]
+        .prop_map(RawValue::BigInt),
         any::<bool>().prop_map(RawValue::Bool),
         prop_oneof![Just(""), Just("é"), Just("text")].prop_map(RawValue::Text),
         prop_oneof![Just(&b""[..]), Just(&b"\xff\x00"[..])].prop_map(RawValue::Bytes),

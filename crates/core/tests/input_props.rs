@@ -5,7 +5,9 @@
 use std::sync::atomic::AtomicBool;
 
 use proptest::prelude::*;
-use tidepool_core::kernels::{self, AnyKernel, Params, RawParams, RawValue, RunContext, Sink, BUILTIN};
+use tidepool_core::kernels::{
+    self, AnyKernel, Params, RawParams, RawValue, RunContext, Sink, BUILTIN,
+};
 use tidepool_core::{Input, RawSlice};
 
 /// Splits `data` at `cuts` (positions, any order, duplicates allowed).

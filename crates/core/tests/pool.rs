@@ -261,7 +261,8 @@ fn dropping_a_busy_pool_joins_quickly() {
 #[test]
 fn a_thread_that_fails_to_start_leaves_the_pool_working() {
     let signal = Signal::default();
-    let pool = Pool::new(PoolConfig { fail_spawns_after: Some(1), ..config(1, 2) }, signal.waker()).unwrap();
+    let pool = Pool::new(PoolConfig { fail_spawns_after: Some(1), ..config(1, 2) }, signal.waker())
+        .unwrap();
     for slot in 0..300 {
         pool.submit(task(slot, "spin", micros(200))).unwrap();
     }
@@ -274,13 +275,17 @@ fn a_thread_that_fails_to_start_leaves_the_pool_working() {
     assert!(stats.spawn_errors <= 6, "{} attempts", stats.spawn_errors);
     let mut events = Vec::new();
     pool.take_events(&mut events);
-    assert!(events.iter().any(|e| matches!(e, PoolEvent::SpawnError { threads: 1, error } if error.contains("EAGAIN"))));
+    assert!(events.iter().any(
+        |e| matches!(e, PoolEvent::SpawnError { threads: 1, error } if error.contains("EAGAIN"))
+    ));
 }
 
 #[test]
 fn no_core_thread_at_all_is_an_error_not_a_hang() {
     let signal = Signal::default();
-    let err = Pool::new(PoolConfig { fail_spawns_after: Some(0), ..config(1, 2) }, signal.waker()).err().expect("must fail");
+    let err = Pool::new(PoolConfig { fail_spawns_after: Some(0), ..config(1, 2) }, signal.waker())
+        .err()
+        .expect("must fail");
     assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
 }
 
@@ -403,7 +408,10 @@ fn submit_many_wakes_enough_threads_for_a_batch() {
     pool.submit_many(&mut batch).unwrap();
     let t = Instant::now();
     while pool.stats(false).busy_threads < 2 {
-        assert!(t.elapsed() < Duration::from_millis(150), "the second parked core thread was not woken");
+        assert!(
+            t.elapsed() < Duration::from_millis(150),
+            "the second parked core thread was not woken"
+        );
         std::thread::yield_now();
     }
     assert_eq!(collect(&pool, &signal, 2).len(), 2);
@@ -427,7 +435,11 @@ fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
     wait_until_busy(&pool);
     let mut removed = pool.remove_queued_with(&flag);
     removed.sort();
-    assert_eq!(removed, vec![1, 2, 3], "the flag's queued tasks, not the one running nor the other");
+    assert_eq!(
+        removed,
+        vec![1, 2, 3],
+        "the flag's queued tasks, not the one running nor the other"
+    );
     assert!(pool.remove_queued_with(&flag).is_empty());
     let t = Instant::now();
     flag.store(true, Ordering::Relaxed);
@@ -457,7 +469,11 @@ fn a_stats_reset_starts_stats_afresh_but_the_totals_only_grow() {
     collect(&pool, &signal, 3);
     let second = pool.stats(false);
     assert_eq!(second.run.count(), 3, "since the reset");
-    assert!(second.run.max() < Duration::from_millis(2), "the maximum was reset: {:?}", second.run.max());
+    assert!(
+        second.run.max() < Duration::from_millis(2),
+        "the maximum was reset: {:?}",
+        second.run.max()
+    );
     let totals = pool.totals();
     let (wait, run) = (totals.wait, totals.run);
     assert_eq!((wait.count(), run.count()), (13, 13), "the totals count from creation");
@@ -495,7 +511,10 @@ fn the_tasks_of_many_flags_leave_the_queue_in_one_call() {
     pool.submit(task(999, "crc32", vec![2])).unwrap();
     // Many flags (looked up in a set), then a few (compared in turn).
     let removed = pool.remove_queued_with_any(&flags[..12]);
-    assert_eq!(removed, (0..12).flat_map(|b| (0..3).map(move |i| b * 10 + i)).collect::<Vec<u32>>());
+    assert_eq!(
+        removed,
+        (0..12).flat_map(|b| (0..3).map(move |i| b * 10 + i)).collect::<Vec<u32>>()
+    );
     let removed = pool.remove_queued_with_any(&flags[15..17]);
     assert_eq!(removed, vec![150, 151, 152, 160, 161, 162]);
     assert!(pool.remove_queued_with_any(&flags[..12]).is_empty());

@@ -39,7 +39,12 @@ fn config(min: usize, max: usize, idle_timeout: Duration) -> PoolConfig {
 }
 
 fn task(slot: u32) -> Task {
-    Task::new(slot, kernels::find("crc32").unwrap(), Input::Owned(vec![slot as u8; 16]), Instant::now())
+    Task::new(
+        slot,
+        kernels::find("crc32").unwrap(),
+        Input::Owned(vec![slot as u8; 16]),
+        Instant::now(),
+    )
 }
 
 /// Drains until `n` completions arrived, yielding to the scheduler between
@@ -131,7 +136,11 @@ fn abort_racing_with_running_tasks_settles_each_once() {
             let mut seen: HashSet<u32> = returned.iter().copied().collect();
             assert_eq!(seen.len(), returned.len());
             for c in &done {
-                assert!(seen.insert(c.slot), "slot {} both returned and completed, or completed twice", c.slot);
+                assert!(
+                    seen.insert(c.slot),
+                    "slot {} both returned and completed, or completed twice",
+                    c.slot
+                );
             }
             assert_eq!(seen.len(), 5, "every task is either handed back or completed");
             assert!(pool.is_terminated());
@@ -160,12 +169,19 @@ fn every_other_completes_once(pool: &Pool, tasks: usize, removed: &HashSet<u32>)
 /// them, the way the binding does: `remove` takes those still queued out of
 /// the queue (and says which), the others get their flag raised. Every task
 /// must then complete exactly once, except the removed ones, which never do.
-fn cancel_scenario(max: usize, tasks: u32, wanted: &'static [u32], remove: fn(&Pool, &[u32]) -> Vec<u32>) {
+fn cancel_scenario(
+    max: usize,
+    tasks: u32,
+    wanted: &'static [u32],
+    remove: fn(&Pool, &[u32]) -> Vec<u32>,
+) {
     shuttle::check_random(
         move || {
             let (waker, _) = counting_waker();
             let pool = Pool::new(config(1, max, Duration::from_secs(60)), waker).unwrap();
-            let flags: Vec<_> = (0..tasks).map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).collect();
+            let flags: Vec<_> = (0..tasks)
+                .map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)))
+                .collect();
             for slot in 0..tasks {
                 let mut t = task(slot);
                 t.cancel = Some(flags[slot as usize].clone());
@@ -187,7 +203,9 @@ fn cancel_scenario(max: usize, tasks: u32, wanted: &'static [u32], remove: fn(&P
 #[test]
 fn cancel_racing_with_a_worker_taking_the_task_settles_each_once() {
     // One task at a time, as for tasks of different signals.
-    cancel_scenario(1, 4, &[1, 3], |pool, wanted| wanted.iter().copied().filter(|&slot| pool.remove_queued(slot)).collect());
+    cancel_scenario(1, 4, &[1, 3], |pool, wanted| {
+        wanted.iter().copied().filter(|&slot| pool.remove_queued(slot)).collect()
+    });
 }
 
 #[test]

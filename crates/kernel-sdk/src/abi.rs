@@ -103,14 +103,29 @@ pub struct TpLibrary {
 /// order of its schema; absent ones have `present == 0`). On success stores
 /// the parameters in `*out` (any pointer, NULL included) and returns
 /// [`TP_OK`]; on refusal calls `host->fail` and returns [`TP_ERROR`].
-pub type MakeParamsFn = unsafe extern "C" fn(values: *const TpValue, count: u32, out: *mut *mut c_void, host: *const TpHost) -> i32;
+pub type MakeParamsFn = unsafe extern "C" fn(
+    values: *const TpValue,
+    count: u32,
+    out: *mut *mut c_void,
+    host: *const TpHost,
+) -> i32;
 /// Frees parameters made by `make_params`.
 pub type DropFn = unsafe extern "C" fn(ptr: *mut c_void);
 /// Creates a task's (or stream's) state from its parameters; `len_hint` is
 /// the input's total length, or `u64::MAX` when unknown.
-pub type StartFn = unsafe extern "C" fn(params: *const c_void, len_hint: u64, out: *mut *mut c_void, host: *const TpHost) -> i32;
+pub type StartFn = unsafe extern "C" fn(
+    params: *const c_void,
+    len_hint: u64,
+    out: *mut *mut c_void,
+    host: *const TpHost,
+) -> i32;
 /// Consumes the next chunk of input (`data` may be NULL when `len` is 0).
-pub type UpdateFn = unsafe extern "C" fn(state: *mut c_void, data: *const u8, len: usize, host: *const TpHost) -> i32;
+pub type UpdateFn = unsafe extern "C" fn(
+    state: *mut c_void,
+    data: *const u8,
+    len: usize,
+    host: *const TpHost,
+) -> i32;
 /// Ends the input. Called at most once, and never after a failed `update`.
 pub type FinishFn = unsafe extern "C" fn(state: *mut c_void, host: *const TpHost) -> i32;
 
@@ -194,7 +209,13 @@ pub struct TpHost {
     /// Says why the call fails: `code` (like `ERR_MYLIB_BAD_RECORD`: letters,
     /// digits and `_`, at most 64) and `message` (UTF-8, cut at 896 bytes),
     /// both copied. The last call wins. Then return [`TP_ERROR`].
-    pub fail: unsafe extern "C" fn(ctx: *mut c_void, code: *const u8, code_len: usize, message: *const u8, message_len: usize),
+    pub fail: unsafe extern "C" fn(
+        ctx: *mut c_void,
+        code: *const u8,
+        code_len: usize,
+        message: *const u8,
+        message_len: usize,
+    ),
     /// Appends `len` bytes to the output: [`TP_OK`], or [`TP_TOO_LARGE`]
     /// (nothing written; return it). [`TP_ERROR`] outside `update`/`finish`.
     pub write: unsafe extern "C" fn(ctx: *mut c_void, data: *const u8, len: usize) -> i32,
@@ -205,7 +226,8 @@ pub struct TpHost {
     /// when no byte is left under the limit (return [`TP_TOO_LARGE`]).
     /// Valid until the next `write`, `unfilled`, `commit` or `reserve`, from
     /// any thread.
-    pub unfilled: unsafe extern "C" fn(ctx: *mut c_void, at_least: usize, room: *mut usize) -> *mut u8,
+    pub unfilled:
+        unsafe extern "C" fn(ctx: *mut c_void, at_least: usize, room: *mut usize) -> *mut u8,
     /// Marks the first `n` bytes of the last room as output: [`TP_OK`], or
     /// [`TP_ERROR`] when `n` is more than that room (the task then fails).
     pub commit: unsafe extern "C" fn(ctx: *mut c_void, n: usize) -> i32,

@@ -82,7 +82,9 @@ fn guard(host: *const TpHost, f: impl FnOnce(&TpHost) -> Result<(), Error>) -> i
             std::mem::forget(payload);
             let code = "ERR_TIDEPOOL_PANIC";
             // SAFETY: live host; the code and message are live byte ranges.
-            unsafe { (host.fail)(host.ctx, code.as_ptr(), code.len(), message.as_ptr(), message.len()) };
+            unsafe {
+                (host.fail)(host.ctx, code.as_ptr(), code.len(), message.as_ptr(), message.len())
+            };
             abi::TP_PANIC
         }
     }
@@ -109,7 +111,12 @@ fn quietly(f: impl FnOnce()) {
     IN_KERNEL.with(|k| k.set(outer));
 }
 
-unsafe extern "C" fn make_params<K: Kernel>(values: *const TpValue, count: u32, out: *mut *mut c_void, host: *const TpHost) -> i32 {
+unsafe extern "C" fn make_params<K: Kernel>(
+    values: *const TpValue,
+    count: u32,
+    out: *mut *mut c_void,
+    host: *const TpHost,
+) -> i32 {
     guard(host, |_| {
         let values: &[TpValue] = if count == 0 || values.is_null() {
             &[]
@@ -118,7 +125,10 @@ unsafe extern "C" fn make_params<K: Kernel>(values: *const TpValue, count: u32, 
             unsafe { std::slice::from_raw_parts(values, count as usize) }
         };
         if values.len() != K::PARAMS.len() || out.is_null() {
-            return Err(Error::new("ERR_TIDEPOOL_KERNEL_CONTRACT", "make_params got values that do not match the kernel's schema"));
+            return Err(Error::new(
+                "ERR_TIDEPOOL_KERNEL_CONTRACT",
+                "make_params got values that do not match the kernel's schema",
+            ));
         }
         let params: K::Params = K::params(&Values::new(K::PARAMS, values))?;
         // SAFETY: `out` is tidepool's live out-pointer for this call.
@@ -135,7 +145,12 @@ unsafe extern "C" fn drop_params<K: Kernel>(params: *mut c_void) {
     }
 }
 
-unsafe extern "C" fn start<K: Kernel>(params: *const c_void, len_hint: u64, out: *mut *mut c_void, host: *const TpHost) -> i32 {
+unsafe extern "C" fn start<K: Kernel>(
+    params: *const c_void,
+    len_hint: u64,
+    out: *mut *mut c_void,
+    host: *const TpHost,
+) -> i32 {
     guard(host, |_| {
         if params.is_null() || out.is_null() {
             return Err(Error::new("ERR_TIDEPOOL_KERNEL_CONTRACT", "start got no parameters"));
@@ -150,7 +165,12 @@ unsafe extern "C" fn start<K: Kernel>(params: *const c_void, len_hint: u64, out:
     })
 }
 
-unsafe extern "C" fn update<K: Kernel>(state: *mut c_void, data: *const u8, len: usize, host: *const TpHost) -> i32 {
+unsafe extern "C" fn update<K: Kernel>(
+    state: *mut c_void,
+    data: *const u8,
+    len: usize,
+    host: *const TpHost,
+) -> i32 {
     guard(host, |host| {
         let chunk: &[u8] = if len == 0 || data.is_null() {
             &[]

@@ -96,7 +96,8 @@ pub trait Kernel: 'static {
 pub trait Transform: Send + 'static {
     /// Consumes the next chunk of input (read in place; do not keep it),
     /// writing any output it makes.
-    fn update(&mut self, chunk: &[u8], out: &mut Output<'_>, cx: &Context<'_>) -> Result<(), Error>;
+    fn update(&mut self, chunk: &[u8], out: &mut Output<'_>, cx: &Context<'_>)
+        -> Result<(), Error>;
     /// Ends the input, writing what is left. Called once, and not after an
     /// `update` failed.
     fn finish(&mut self, out: &mut Output<'_>, cx: &Context<'_>) -> Result<(), Error>;
@@ -110,7 +111,15 @@ pub struct Param(pub(crate) TpParamSpec);
 
 impl Param {
     const fn of(name: &'static CStr, kind: u32) -> Param {
-        Param(TpParamSpec { name: name.as_ptr(), kind, required: 0, int_min: 0, int_max: 0, num_min: 0.0, num_max: 0.0 })
+        Param(TpParamSpec {
+            name: name.as_ptr(),
+            kind,
+            required: 0,
+            int_min: 0,
+            int_max: 0,
+            num_min: 0.0,
+            num_max: 0.0,
+        })
     }
 
     /// An integer within `min..=max` (a number without a fraction, or a bigint).
@@ -258,7 +267,15 @@ impl Error {
             Repr::Failed { code, message } => {
                 // SAFETY: `host` is the live host of the current call; the
                 // code and message are live byte ranges it copies.
-                unsafe { (host.fail)(host.ctx, code.as_ptr(), code.len(), message.as_ptr(), message.len()) };
+                unsafe {
+                    (host.fail)(
+                        host.ctx,
+                        code.as_ptr(),
+                        code.len(),
+                        message.as_ptr(),
+                        message.len(),
+                    )
+                };
                 abi::TP_ERROR
             }
             Repr::Cancelled => abi::TP_CANCELLED,
@@ -368,7 +385,10 @@ fn status(code: i32) -> Result<(), Error> {
         abi::TP_CANCELLED => Err(Error::CANCELLED),
         abi::TP_TIMED_OUT => Err(Error::TIMED_OUT),
         abi::TP_TOO_LARGE => Err(Error::TOO_LARGE),
-        other => Err(Error::new("ERR_TIDEPOOL_KERNEL_CONTRACT", format!("tidepool refused the call (status {other})"))),
+        other => Err(Error::new(
+            "ERR_TIDEPOOL_KERNEL_CONTRACT",
+            format!("tidepool refused the call (status {other})"),
+        )),
     }
 }
 

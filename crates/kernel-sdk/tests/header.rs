@@ -170,8 +170,10 @@ fn generated_source() -> String {
         checks.assert(format!("TP_SAME_TYPE((({name})0), {ty})"), &format!("{name} is {ty}"));
     }
     let entry = abi::ENTRY_SYMBOL;
-    checks
-        .assert(format!("TP_SAME_TYPE(&{entry}, {})", <abi::EntryPoint as CType>::c()), &format!("{entry} is declared as an entry point"));
+    checks.assert(
+        format!("TP_SAME_TYPE(&{entry}, {})", <abi::EntryPoint as CType>::c()),
+        &format!("{entry} is declared as an entry point"),
+    );
 
     // The constants.
     let constants: [(&str, String); 16] = [
@@ -198,7 +200,10 @@ fn generated_source() -> String {
     }
     // The name of the entry point: its length in C (a string literal's
     // characters are not constant expressions there), every character in C++.
-    checks.assert(format!("sizeof(TIDEPOOL_KERNEL_ENTRY) == {}", entry.len() + 1), "length of TIDEPOOL_KERNEL_ENTRY");
+    checks.assert(
+        format!("sizeof(TIDEPOOL_KERNEL_ENTRY) == {}", entry.len() + 1),
+        "length of TIDEPOOL_KERNEL_ENTRY",
+    );
     let mut chars = String::new();
     for (i, c) in entry.chars().enumerate() {
         assert!(c.is_ascii_alphanumeric() || c == '_');
@@ -277,8 +282,11 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!("tidepool-{tag}-{}-{nanos}", std::process::id()));
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir =
+            std::env::temp_dir().join(format!("tidepool-{tag}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         TempDir(dir)
     }
@@ -306,7 +314,14 @@ fn the_header_declares_the_same_abi_as_abi_rs() {
     compiles(c, "the header as C11", &source);
 
     let mut cxx = compiler("CXX", "c++");
-    cxx.arg("-std=c++11").args(WARNINGS).arg("-fsyntax-only").arg("-I").arg(&include).arg("-x").arg("c++").arg(&file);
+    cxx.arg("-std=c++11")
+        .args(WARNINGS)
+        .arg("-fsyntax-only")
+        .arg("-I")
+        .arg(&include)
+        .arg("-x")
+        .arg("c++")
+        .arg(&file);
     compiles(cxx, "the header as C++11", &source);
 }
 
@@ -317,7 +332,10 @@ fn the_generated_checks_spell_the_abi() {
     let source = generated_source();
     let has = |line: &str| assert!(source.contains(line), "missing: {line}\n{source}");
     has(&format!("TP_ASSERT(sizeof(tp_host) == {}, \"sizeof(tp_host)\");", size_of::<TpHost>()));
-    has(&format!("TP_ASSERT(offsetof(tp_kernel, drop_state) == {}, ", std::mem::offset_of!(TpKernel, drop_state)));
+    has(&format!(
+        "TP_ASSERT(offsetof(tp_kernel, drop_state) == {}, ",
+        std::mem::offset_of!(TpKernel, drop_state)
+    ));
     has("TP_ASSERT(TP_SAME_TYPE((((tp_param_spec *)0)->int_min), int64_t), ");
     has("TP_ASSERT(TP_SAME_TYPE(((tp_start_fn)0), int32_t (*)(void const *, uint64_t, void * *, tp_host const *)), ");
     has("TP_ASSERT(TP_SAME_TYPE((((tp_host *)0)->unfilled), uint8_t * (*)(void *, size_t, size_t *)), ");
@@ -332,6 +350,11 @@ fn the_c_example_compiles_against_the_header() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kernels/c/wc.c");
     assert!(example.is_file(), "no example at {}", example.display());
     let mut c = compiler("CC", "cc");
-    c.arg("-std=c11").args(WARNINGS).arg("-fsyntax-only").arg("-I").arg(include_dir()).arg(&example);
+    c.arg("-std=c11")
+        .args(WARNINGS)
+        .arg("-fsyntax-only")
+        .arg("-I")
+        .arg(include_dir())
+        .arg(&example);
     compiles(c, "examples/kernels/c/wc.c", "(examples/kernels/c/wc.c)");
 }

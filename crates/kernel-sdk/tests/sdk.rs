@@ -9,7 +9,9 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tidepool_kernel_sdk::abi::{self, TpHost, TpKernel, TpLibrary, TpValue};
-use tidepool_kernel_sdk::{export_kernels, kernel_name, Context, Error, Kernel, Output, Param, Transform, Values};
+use tidepool_kernel_sdk::{
+    export_kernels, kernel_name, Context, Error, Kernel, Output, Param, Transform, Values,
+};
 
 // ---------------------------------------------------------------------------
 // The kernels
@@ -51,7 +53,10 @@ impl Kernel for Echo {
             key: v.bytes("key").map(<[u8]>::to_vec),
         };
         // Accessors of another type, or of names not in the schema, give nothing.
-        assert_eq!((v.number("piece"), v.integer("ratio"), v.string("key"), v.integer("nope")), (None, None, None, None));
+        assert_eq!(
+            (v.number("piece"), v.integer("ratio"), v.string("key"), v.integer("nope")),
+            (None, None, None, None)
+        );
         match settings.label.as_deref() {
             Some("refuse") => Err(Error::new("ERR_TEST_REFUSED", "the label 'refuse' is refused")),
             _ => Ok(settings),
@@ -64,7 +69,12 @@ impl Kernel for Echo {
 }
 
 impl Transform for Echoing {
-    fn update(&mut self, chunk: &[u8], out: &mut Output<'_>, cx: &Context<'_>) -> Result<(), Error> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Output<'_>,
+        cx: &Context<'_>,
+    ) -> Result<(), Error> {
         cx.check()?;
         out.reserve(chunk.len());
         let mut left = chunk;
@@ -296,10 +306,20 @@ unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
     }
 }
 
-unsafe extern "C" fn fake_fail(ctx: *mut c_void, code: *const u8, code_len: usize, message: *const u8, message_len: usize) {
+unsafe extern "C" fn fake_fail(
+    ctx: *mut c_void,
+    code: *const u8,
+    code_len: usize,
+    message: *const u8,
+    message_len: usize,
+) {
     // SAFETY: called by the kernel during a call, with live byte ranges.
-    let (f, code, message) = unsafe { (fake(ctx), bytes(code, code_len), bytes(message, message_len)) };
-    f.failures.push((String::from_utf8(code.to_vec()).unwrap(), String::from_utf8(message.to_vec()).unwrap()));
+    let (f, code, message) =
+        unsafe { (fake(ctx), bytes(code, code_len), bytes(message, message_len)) };
+    f.failures.push((
+        String::from_utf8(code.to_vec()).unwrap(),
+        String::from_utf8(message.to_vec()).unwrap(),
+    ));
 }
 
 unsafe extern "C" fn fake_write(ctx: *mut c_void, data: *const u8, len: usize) -> i32 {
@@ -375,7 +395,10 @@ fn kernels() -> &'static [TpKernel] {
 
 fn kernel(name: &str) -> &'static TpKernel {
     // SAFETY: every name is a static NUL-terminated string.
-    kernels().iter().find(|k| unsafe { CStr::from_ptr(k.name) }.to_str() == Ok(name)).expect("a kernel of that name")
+    kernels()
+        .iter()
+        .find(|k| unsafe { CStr::from_ptr(k.name) }.to_str() == Ok(name))
+        .expect("a kernel of that name")
 }
 
 fn absent() -> TpValue {
@@ -404,7 +427,8 @@ fn make_params(k: &TpKernel, values: &[TpValue], fake: &mut Fake) -> (i32, *mut 
     let mut out = ptr::null_mut();
     let host = fake.host();
     // SAFETY: the kernel's function with live values, out-pointer and host.
-    let status = unsafe { (k.make_params.unwrap())(values.as_ptr(), values.len() as u32, &mut out, &host) };
+    let status =
+        unsafe { (k.make_params.unwrap())(values.as_ptr(), values.len() as u32, &mut out, &host) };
     (status, out)
 }
 
@@ -483,17 +507,27 @@ fn the_descriptor_describes_every_kernel_and_its_schema() {
     assert_eq!(lib.size as usize, size_of::<TpLibrary>());
     assert_eq!(lib.kernel_size as usize, size_of::<TpKernel>());
     assert_eq!(lib.kernel_count, 4);
-    assert!(ptr::eq(lib, library()), "the entry point returns the same static descriptor every time");
+    assert!(
+        ptr::eq(lib, library()),
+        "the entry point returns the same static descriptor every time"
+    );
     assert_eq!(abi::ENTRY_SYMBOL, "tidepool_kernels_v1");
 
     // SAFETY: static NUL-terminated names.
-    let names: Vec<&str> = kernels().iter().map(|k| unsafe { CStr::from_ptr(k.name) }.to_str().unwrap()).collect();
+    let names: Vec<&str> =
+        kernels().iter().map(|k| unsafe { CStr::from_ptr(k.name) }.to_str().unwrap()).collect();
     assert_eq!(names, ["test/echo", "test/unit", "test/fragile", "test/tracked"]);
     assert_eq!(kernel_name::<Echo>(), "test/echo");
     let flags: Vec<u32> = kernels().iter().map(|k| k.flags).collect();
     assert_eq!(flags, [abi::TP_KERNEL_EXPANDS, 0, 0, 0]);
     for k in kernels() {
-        let every = [k.make_params.is_some(), k.drop_params.is_some(), k.start.is_some(), k.update.is_some(), k.finish.is_some()];
+        let every = [
+            k.make_params.is_some(),
+            k.drop_params.is_some(),
+            k.start.is_some(),
+            k.update.is_some(),
+            k.finish.is_some(),
+        ];
         assert!(every.iter().all(|&b| b) && k.drop_state.is_some(), "every function is there");
     }
 
@@ -502,16 +536,29 @@ fn the_descriptor_describes_every_kernel_and_its_schema() {
     // SAFETY: the kernel's static schema of `param_count` entries.
     let schema = unsafe { std::slice::from_raw_parts(echo.params, echo.param_count as usize) };
     // SAFETY: static NUL-terminated names.
-    let names: Vec<&str> = schema.iter().map(|p| unsafe { CStr::from_ptr(p.name) }.to_str().unwrap()).collect();
+    let names: Vec<&str> =
+        schema.iter().map(|p| unsafe { CStr::from_ptr(p.name) }.to_str().unwrap()).collect();
     assert_eq!(names, ["piece", "ratio", "strict", "label", "key"]);
     let kinds: Vec<u32> = schema.iter().map(|p| p.kind).collect();
-    assert_eq!(kinds, [abi::TP_PARAM_INTEGER, abi::TP_PARAM_NUMBER, abi::TP_PARAM_BOOLEAN, abi::TP_PARAM_STRING, abi::TP_PARAM_BYTES]);
+    assert_eq!(
+        kinds,
+        [
+            abi::TP_PARAM_INTEGER,
+            abi::TP_PARAM_NUMBER,
+            abi::TP_PARAM_BOOLEAN,
+            abi::TP_PARAM_STRING,
+            abi::TP_PARAM_BYTES
+        ]
+    );
     let required: Vec<u32> = schema.iter().map(|p| p.required).collect();
     assert_eq!(required, [1, 0, 0, 0, 0]);
     assert_eq!((schema[0].int_min, schema[0].int_max), (1, 1 << 20));
     assert_eq!((schema[1].num_min, schema[1].num_max), (-0.5, 2.5));
     // The other kinds' ranges are left at zero.
-    assert_eq!((schema[0].num_min, schema[0].num_max, schema[1].int_min, schema[1].int_max), (0.0, 0.0, 0, 0));
+    assert_eq!(
+        (schema[0].num_min, schema[0].num_max, schema[1].int_min, schema[1].int_max),
+        (0.0, 0.0, 0, 0)
+    );
     assert_eq!(Echo::PARAMS.iter().map(Param::name).collect::<Vec<_>>(), names);
 
     // No schema: no array to read.
@@ -526,7 +573,13 @@ fn make_params_reads_present_and_absent_values() {
     let values = [integer(3), number(-0.25), boolean(true), data(label.as_bytes()), data(&key)];
     let (status, fake) = run("test/echo", &values, &[b"hello, world"], Fake::new());
     assert_eq!((status, fake.failure()), (abi::TP_OK, None));
-    let all = Settings { piece: 3, ratio: Some(-0.25), strict: Some(true), label: Some(label.into()), key: Some(key.to_vec()) };
+    let all = Settings {
+        piece: 3,
+        ratio: Some(-0.25),
+        strict: Some(true),
+        label: Some(label.into()),
+        key: Some(key.to_vec()),
+    };
     assert_eq!(String::from_utf8(fake.output).unwrap(), format!("hello, world|{all:?}"));
 
     // Only the required one: the others are absent (whatever their other fields hold).
@@ -539,10 +592,17 @@ fn make_params_reads_present_and_absent_values() {
     assert_eq!(String::from_utf8(fake.output).unwrap(), format!("|{none:?}"));
 
     // A present empty string or byte string is there, and empty.
-    let values = [integer(2), absent(), boolean(false), data(b""), TpValue { present: 1, ..absent() }];
+    let values =
+        [integer(2), absent(), boolean(false), data(b""), TpValue { present: 1, ..absent() }];
     let (status, fake) = run("test/echo", &values, &[], Fake::new());
     assert_eq!(status, abi::TP_OK);
-    let empty = Settings { piece: 2, ratio: None, strict: Some(false), label: Some(String::new()), key: Some(Vec::new()) };
+    let empty = Settings {
+        piece: 2,
+        ratio: None,
+        strict: Some(false),
+        label: Some(String::new()),
+        key: Some(Vec::new()),
+    };
     assert_eq!(String::from_utf8(fake.output).unwrap(), format!("|{empty:?}"));
 }
 
@@ -554,7 +614,10 @@ fn a_refusal_is_reported_through_fail_with_the_kernels_code() {
     let (status, params) = make_params(echo, &values, &mut fake);
     assert_eq!(status, abi::TP_ERROR);
     assert!(params.is_null(), "a refusal stores nothing");
-    assert_eq!(fake.failures, [("ERR_TEST_REFUSED".to_owned(), "the label 'refuse' is refused".to_owned())]);
+    assert_eq!(
+        fake.failures,
+        [("ERR_TEST_REFUSED".to_owned(), "the label 'refuse' is refused".to_owned())]
+    );
 
     // Values that do not match the schema: the SDK's own contract error.
     let mut fake = Fake::new();
@@ -589,7 +652,8 @@ fn zero_sized_parameters_are_a_usable_non_null_pointer() {
     drop_state(unit, a);
     drop_state(unit, b);
     drop_params(unit, params);
-    let words: Vec<u64> = fake.output.chunks(8).map(|w| u64::from_le_bytes(w.try_into().unwrap())).collect();
+    let words: Vec<u64> =
+        fake.output.chunks(8).map(|w| u64::from_le_bytes(w.try_into().unwrap())).collect();
     assert_eq!(words, [5, 5, 2, u64::MAX], "the counts, and the hint (none is u64::MAX)");
     assert_eq!((fake.writes, fake.checks, fake.failure()), (4, 3, None));
 }
@@ -598,7 +662,12 @@ fn zero_sized_parameters_are_a_usable_non_null_pointer() {
 fn output_goes_through_write_and_unfilled_then_commit() {
     let input: Vec<u8> = (0..1000u32).map(|i| (i * 31 % 256) as u8).collect();
     let (first, rest) = input.split_at(333);
-    let (status, fake) = run("test/echo", &[integer(64), absent(), absent(), absent(), absent()], &[first, b"", rest], Fake::new());
+    let (status, fake) = run(
+        "test/echo",
+        &[integer(64), absent(), absent(), absent(), absent()],
+        &[first, b"", rest],
+        Fake::new(),
+    );
     assert_eq!((status, fake.failure()), (abi::TP_OK, None));
     assert_eq!(&fake.output[..1000], &input[..], "every byte, in order");
     assert!(fake.output[1000..].starts_with(b"|Settings { piece: 64,"));
@@ -606,7 +675,12 @@ fn output_goes_through_write_and_unfilled_then_commit() {
     assert_eq!((fake.commits, fake.writes, fake.reserved, fake.checks), (6 + 11, 1, 1000, 3));
 
     // The limit: unfilled lends what is left, then NULL, which is TP_TOO_LARGE.
-    let (status, fake) = run("test/echo", &[integer(4), absent(), absent(), absent(), absent()], &[b"0123456789"], Fake::with_limit(6));
+    let (status, fake) = run(
+        "test/echo",
+        &[integer(4), absent(), absent(), absent(), absent()],
+        &[b"0123456789"],
+        Fake::with_limit(6),
+    );
     assert_eq!((status, fake.failure()), (abi::TP_TOO_LARGE, None));
     assert_eq!(fake.output, b"012345");
     // And write refuses what passes it.
@@ -631,11 +705,16 @@ fn check_stops_a_kernel_that_asks() {
         fake.check_status = stop;
         let (status, fake) = run("test/unit", &[], &[b"abc", b"def"], fake);
         assert_eq!(status, stop);
-        assert_eq!((fake.checks, fake.failure(), fake.output.len()), (1, None, 0), "stopped at the first check, nothing said through fail");
+        assert_eq!(
+            (fake.checks, fake.failure(), fake.output.len()),
+            (1, None, 0),
+            "stopped at the first check, nothing said through fail"
+        );
     }
     let mut fake = Fake::new();
     fake.check_status = abi::TP_CANCELLED;
-    let (status, fake) = run("test/echo", &[integer(1), absent(), absent(), absent(), absent()], &[b"abc"], fake);
+    let (status, fake) =
+        run("test/echo", &[integer(1), absent(), absent(), absent(), absent()], &[b"abc"], fake);
     assert_eq!((status, fake.output.len()), (abi::TP_CANCELLED, 0));
 }
 
@@ -653,7 +732,11 @@ fn a_panic_is_tp_panic_with_its_message_and_the_state_still_drops() {
     assert_eq!(update(k, state, b"boom", &mut fake), abi::TP_PANIC);
     assert_eq!(fake.failures, [("ERR_TIDEPOOL_PANIC".to_owned(), "fragile: 4 bytes".to_owned())]);
     drop_state(k, state);
-    assert_eq!(FRAGILE_STATES_DROPPED.load(Ordering::SeqCst), dropped + 1, "the state that panicked is dropped");
+    assert_eq!(
+        FRAGILE_STATES_DROPPED.load(Ordering::SeqCst),
+        dropped + 1,
+        "the state that panicked is dropped"
+    );
 
     // A payload that is not text.
     let mut fake = Fake::new();
@@ -702,19 +785,35 @@ fn drop_state_and_drop_params_run_the_destructors() {
     assert_eq!(update(k, a, b"x", &mut fake), abi::TP_OK);
     assert_eq!(finish(k, a, &mut fake), abi::TP_OK);
     assert_eq!(fake.output, [1, 2, 3]);
-    assert_eq!((TRACKED_STATES_DROPPED.load(Ordering::SeqCst), TRACKED_PARAMS_DROPPED.load(Ordering::SeqCst)), (0, 0));
+    assert_eq!(
+        (
+            TRACKED_STATES_DROPPED.load(Ordering::SeqCst),
+            TRACKED_PARAMS_DROPPED.load(Ordering::SeqCst)
+        ),
+        (0, 0)
+    );
 
     drop_state(k, a);
     assert_eq!(TRACKED_STATES_DROPPED.load(Ordering::SeqCst), 1);
     // A state never fed nor finished drops too.
     drop_state(k, b);
     assert_eq!(TRACKED_STATES_DROPPED.load(Ordering::SeqCst), 2);
-    assert_eq!(TRACKED_PARAMS_DROPPED.load(Ordering::SeqCst), 0, "the parameters outlive their states");
+    assert_eq!(
+        TRACKED_PARAMS_DROPPED.load(Ordering::SeqCst),
+        0,
+        "the parameters outlive their states"
+    );
     drop_params(k, params);
     assert_eq!(TRACKED_PARAMS_DROPPED.load(Ordering::SeqCst), 1);
 
     // NULL is nothing to drop.
     drop_state(k, ptr::null_mut());
     drop_params(k, ptr::null_mut());
-    assert_eq!((TRACKED_STATES_DROPPED.load(Ordering::SeqCst), TRACKED_PARAMS_DROPPED.load(Ordering::SeqCst)), (2, 1));
+    assert_eq!(
+        (
+            TRACKED_STATES_DROPPED.load(Ordering::SeqCst),
+            TRACKED_PARAMS_DROPPED.load(Ordering::SeqCst)
+        ),
+        (2, 1)
+    );
 }

@@ -18,7 +18,13 @@ pub fn kernels(env: &Env) -> napi::Result<Unknown<'_>> {
     // SAFETY: the live env of this call; the descriptor is static data of
     // this library (never freed, so no finalizer); out-pointer to a local.
     unsafe {
-        napi::check_status!(sys::napi_create_external(env.raw(), descriptor.cast_mut().cast(), None, std::ptr::null_mut(), &mut external))?;
+        napi::check_status!(sys::napi_create_external(
+            env.raw(),
+            descriptor.cast_mut().cast(),
+            None,
+            std::ptr::null_mut(),
+            &mut external
+        ))?;
         napi::check_status!(sys::napi_type_tag_object(env.raw(), external, &tag))?;
         Unknown::from_napi_value(env.raw(), external)
     }

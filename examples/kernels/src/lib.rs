@@ -22,4 +22,11 @@ mod rgba;
 mod sha256;
 mod testing;
 
-tidepool_kernel_sdk::export_kernels!(sha256::Sha256, rgba::Rgba, ndjson::Ndjson, pbkdf2::Pbkdf2, testing::Panic, testing::Busy);
+tidepool_kernel_sdk::export_kernels!(
+    sha256::Sha256,
+    rgba::Rgba,
+    ndjson::Ndjson,
+    pbkdf2::Pbkdf2,
+    testing::Panic,
+    testing::Busy
+);

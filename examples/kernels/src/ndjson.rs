@@ -21,7 +21,8 @@ pub struct Limits {
 
 impl Kernel for Ndjson {
     const NAME: &'static std::ffi::CStr = c"example/ndjson";
-    const PARAMS: &'static [Param] = &[Param::integer(c"maxDepth", 1, 100_000), Param::integer(c"maxRecordBytes", 1, 1 << 31)];
+    const PARAMS: &'static [Param] =
+        &[Param::integer(c"maxDepth", 1, 100_000), Param::integer(c"maxRecordBytes", 1, 1 << 31)];
     type Params = Limits;
     type State = Validating;
 
@@ -89,9 +90,15 @@ impl Validating {
                     at + 1
                 ),
             )),
-            Err(Bad::Syntax(at, why)) => {
-                Err(Error::new("ERR_NDJSON_INVALID", format!("record {} (line {}): {why} at byte {}", self.records + 1, self.line, at + 1)))
-            }
+            Err(Bad::Syntax(at, why)) => Err(Error::new(
+                "ERR_NDJSON_INVALID",
+                format!(
+                    "record {} (line {}): {why} at byte {}",
+                    self.records + 1,
+                    self.line,
+                    at + 1
+                ),
+            )),
         }
     }
 
@@ -191,7 +198,11 @@ fn validate(line: &[u8], max_depth: usize, stack: &mut Vec<u8>) -> Result<bool, 
         loop {
             p.skip_ws();
             let Some(&open) = stack.last() else {
-                return if p.at == line.len() { Ok(true) } else { Err(Bad::Syntax(p.at, "unexpected data after the value")) };
+                return if p.at == line.len() {
+                    Ok(true)
+                } else {
+                    Err(Bad::Syntax(p.at, "unexpected data after the value"))
+                };
             };
             let close = if open == b'{' { b'}' } else { b']' };
             match p.peek() {
@@ -207,7 +218,12 @@ fn validate(line: &[u8], max_depth: usize, stack: &mut Vec<u8>) -> Result<bool, 
                     p.at += 1;
                     stack.pop();
                 }
-                Some(_) => return Err(Bad::Syntax(p.at, if open == b'{' { "expected ',' or '}'" } else { "expected ',' or ']'" })),
+                Some(_) => {
+                    return Err(Bad::Syntax(
+                        p.at,
+                        if open == b'{' { "expected ',' or '}'" } else { "expected ',' or ']'" },
+                    ))
+                }
                 None => return Err(Bad::Syntax(p.at, "unexpected end of the record")),
             }
         }
@@ -257,7 +273,9 @@ impl Parser<'_> {
                 Some(b'\\') => {
                     self.at += 1;
                     match self.peek() {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 1,
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            self.at += 1
+                        }
                         Some(b'u') => {
                             self.at += 1;
                             for _ in 0..4 {
@@ -270,7 +288,9 @@ impl Parser<'_> {
                         _ => return Err(Bad::Syntax(self.at, "invalid escape")),
                     }
                 }
-                Some(c) if c < 0x20 => return Err(Bad::Syntax(self.at, "control character in a string")),
+                Some(c) if c < 0x20 => {
+                    return Err(Bad::Syntax(self.at, "control character in a string"))
+                }
                 Some(_) => self.at += 1,
             }
         }
@@ -333,14 +353,43 @@ mod tests {
 
     #[test]
     fn accepts_json_values_and_refuses_the_rest() {
-        for good in ["{}", "[]", "0", "-0.5e+3", "\"a\\u00e9\\n\"", "{\"a\":[1,{\"b\":null}],\"c\":true}", " [ 1 , 2 ] \r", "\"é\""] {
+        for good in [
+            "{}",
+            "[]",
+            "0",
+            "-0.5e+3",
+            "\"a\\u00e9\\n\"",
+            "{\"a\":[1,{\"b\":null}],\"c\":true}",
+            " [ 1 , 2 ] \r",
+            "\"é\"",
+        ] {
             assert!(ok(good), "{good}");
         }
-        for bad in ["{", "[1,]", "{\"a\"}", "01", "1.", "tru", "\"\\x\"", "{} {}", "[1 2]", "{a:1}", "\"\u{1}\"", "-", "1e"] {
+        for bad in [
+            "{",
+            "[1,]",
+            "{\"a\"}",
+            "01",
+            "1.",
+            "tru",
+            "\"\\x\"",
+            "{} {}",
+            "[1 2]",
+            "{a:1}",
+            "\"\u{1}\"",
+            "-",
+            "1e",
+        ] {
             assert!(!ok(bad), "{bad}");
         }
         assert_eq!(validate(b"  \t", 8, &mut Vec::new()).ok(), Some(false), "blank");
-        assert!(matches!(validate(b"[[[[[[[[[1]]]]]]]]]", 8, &mut Vec::new()), Err(Bad::TooDeep(8))));
-        assert!(matches!(validate(b"\"\xff\"", 8, &mut Vec::new()), Err(Bad::Syntax(1, "invalid UTF-8"))));
+        assert!(matches!(
+            validate(b"[[[[[[[[[1]]]]]]]]]", 8, &mut Vec::new()),
+            Err(Bad::TooDeep(8))
+        ));
+        assert!(matches!(
+            validate(b"\"\xff\"", 8, &mut Vec::new()),
+            Err(Bad::Syntax(1, "invalid UTF-8"))
+        ));
     }
 }

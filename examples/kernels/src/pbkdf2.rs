@@ -41,7 +41,12 @@ impl Kernel for Pbkdf2 {
 
     fn start(settings: &Settings, len_hint: Option<u64>) -> Result<Deriving, Error> {
         let password = Vec::with_capacity(len_hint.unwrap_or(0).min(1024) as usize);
-        Ok(Deriving { password, salt: settings.salt.clone(), iterations: settings.iterations, key_length: settings.key_length })
+        Ok(Deriving {
+            password,
+            salt: settings.salt.clone(),
+            iterations: settings.iterations,
+            key_length: settings.key_length,
+        })
     }
 }
 
@@ -70,7 +75,8 @@ impl Transform for Deriving {
     }
 
     fn finish(&mut self, out: &mut Output<'_>, cx: &Context<'_>) -> Result<(), Error> {
-        let keyed = HmacSha256::new_from_slice(&self.password).expect("HMAC takes keys of any length");
+        let keyed =
+            HmacSha256::new_from_slice(&self.password).expect("HMAC takes keys of any length");
         let mut left = self.key_length;
         for block in 1u32.. {
             if left == 0 {

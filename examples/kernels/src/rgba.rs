@@ -35,7 +35,11 @@ impl Format {
             Format::Rgba => out.copy_from_slice(&p[..4]),
             Format::Rgb => out.copy_from_slice(&p[..3]),
             // Rec. 601 luma in fixed point (weights sum to 256).
-            Format::Gray => out[0] = ((77 * u32::from(p[0]) + 150 * u32::from(p[1]) + 29 * u32::from(p[2]) + 128) >> 8) as u8,
+            Format::Gray => {
+                out[0] =
+                    ((77 * u32::from(p[0]) + 150 * u32::from(p[1]) + 29 * u32::from(p[2]) + 128)
+                        >> 8) as u8
+            }
         }
     }
 }
@@ -66,7 +70,10 @@ impl Kernel for Rgba {
             Some("rgb") => Format::Rgb,
             Some("gray") => Format::Gray,
             Some(other) => {
-                return Err(Error::new("ERR_EXAMPLE_RGBA_FORMAT", format!("format must be 'rgba', 'rgb' or 'gray', not '{other}'")))
+                return Err(Error::new(
+                    "ERR_EXAMPLE_RGBA_FORMAT",
+                    format!("format must be 'rgba', 'rgb' or 'gray', not '{other}'"),
+                ))
             }
         };
         let width = values.integer("width").unwrap_or(1) as usize;
@@ -144,7 +151,8 @@ impl Converting {
                 cx.check()?;
             }
             let (y0, y1, fy) = sample(y, h, oh);
-            let (top, bottom) = (&self.kept[y0 * w * 4..][..w * 4], &self.kept[y1 * w * 4..][..w * 4]);
+            let (top, bottom) =
+                (&self.kept[y0 * w * 4..][..w * 4], &self.kept[y1 * w * 4..][..w * 4]);
             for (&(x0, x1, fx), o) in columns.iter().zip(row.chunks_exact_mut(channels)) {
                 let mut pixel = [0u8; 4];
                 for (c, v) in pixel.iter_mut().enumerate() {
@@ -170,7 +178,12 @@ fn sample(i: usize, inner: usize, outer: usize) -> (usize, usize, f32) {
 }
 
 impl Transform for Converting {
-    fn update(&mut self, mut chunk: &[u8], out: &mut Output<'_>, _: &Context<'_>) -> Result<(), Error> {
+    fn update(
+        &mut self,
+        mut chunk: &[u8],
+        out: &mut Output<'_>,
+        _: &Context<'_>,
+    ) -> Result<(), Error> {
         self.seen += chunk.len();
         if self.seen > self.expected() {
             return Err(size_error(self.expected(), self.seen, "at least"));
@@ -207,5 +220,10 @@ impl Transform for Converting {
 
 fn size_error(expected: usize, seen: usize, qualifier: &str) -> Error {
     let qualifier = if qualifier.is_empty() { String::new() } else { format!("{qualifier} ") };
-    Error::new("ERR_EXAMPLE_RGBA_SIZE", format!("the image must be width * height * 4 = {expected} bytes; received {qualifier}{seen}"))
+    Error::new(
+        "ERR_EXAMPLE_RGBA_SIZE",
+        format!(
+            "the image must be width * height * 4 = {expected} bytes; received {qualifier}{seen}"
+        ),
+    )
 }

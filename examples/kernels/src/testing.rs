@@ -61,7 +61,10 @@ impl Transform for Working {
 
     fn finish(&mut self, out: &mut Output<'_>, _: &Context<'_>) -> Result<(), Error> {
         let Ok(ms) = <[u8; 4]>::try_from(&self.0[..]) else {
-            return Err(Error::new("ERR_EXAMPLE_BUSY_INPUT", "example/busy reads a little-endian uint32 of milliseconds"));
+            return Err(Error::new(
+                "ERR_EXAMPLE_BUSY_INPUT",
+                "example/busy reads a little-endian uint32 of milliseconds",
+            ));
         };
         let until = Instant::now() + Duration::from_millis(u64::from(u32::from_le_bytes(ms)));
         let mut spins = 0u64;

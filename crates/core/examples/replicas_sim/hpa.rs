@@ -46,7 +46,10 @@ pub enum PodCpu {
 /// Replicas asked for by a `Resource` metric (CPU) with `target.type:
 /// Utilization`, as the replica calculator's resource path computes them.
 pub fn cpu_utilization(pods: &[PodCpu], target: f64, current: u32) -> Option<u32> {
-    let measured: Vec<f64> = pods.iter().filter_map(|p| if let PodCpu::Measured(u) = p { Some(*u) } else { None }).collect();
+    let measured: Vec<f64> = pods
+        .iter()
+        .filter_map(|p| if let PodCpu::Measured(u) = p { Some(*u) } else { None })
+        .collect();
     if measured.is_empty() {
         return None; // "did not receive metrics for any ready pods": no change
     }
@@ -70,7 +73,10 @@ pub fn cpu_utilization(pods: &[PodCpu], target: f64, current: u32) -> Option<u32
         usage.extend(std::iter::repeat_n(0.0, ignored));
     }
     let new_ratio = usage.iter().sum::<f64>() / usage.len() as f64 / target;
-    if (1.0 - new_ratio).abs() <= TOLERANCE || (ratio < 1.0 && new_ratio > 1.0) || (ratio > 1.0 && new_ratio < 1.0) {
+    if (1.0 - new_ratio).abs() <= TOLERANCE
+        || (ratio < 1.0 && new_ratio > 1.0)
+        || (ratio > 1.0 && new_ratio < 1.0)
+    {
         return Some(current);
     }
     let replicas = (new_ratio * usage.len() as f64).ceil() as u32;
@@ -108,7 +114,10 @@ impl Behavior {
     pub fn manifests() -> Behavior {
         let s = Duration::from_secs;
         Behavior {
-            up: Rules { stabilization: s(0), policies: vec![Policy::Percent(100, s(15)), Policy::Pods(4, s(15))] },
+            up: Rules {
+                stabilization: s(0),
+                policies: vec![Policy::Percent(100, s(15)), Policy::Pods(4, s(15))],
+            },
             down: Rules { stabilization: s(300), policies: vec![Policy::Percent(50, s(60))] },
         }
     }
@@ -147,7 +156,14 @@ fn within(at: Duration, now: Duration, window: Duration) -> bool {
 
 impl Controller {
     pub fn new(behavior: Behavior, min: u32, max: u32) -> Controller {
-        Controller { behavior, min, max, recommendations: Vec::new(), ups: Vec::new(), downs: Vec::new() }
+        Controller {
+            behavior,
+            min,
+            max,
+            recommendations: Vec::new(),
+            ups: Vec::new(),
+            downs: Vec::new(),
+        }
     }
 
     /// The replica count to set at `now`, from `current` and the largest
@@ -162,7 +178,8 @@ impl Controller {
         // recommendation stays in force for the whole scale-down window
         // (kubernetes/kubernetes#96671).
         let up = desired >= current;
-        let window = if up { self.behavior.up.stabilization } else { self.behavior.down.stabilization };
+        let window =
+            if up { self.behavior.up.stabilization } else { self.behavior.down.stabilization };
         let mut stabilized = desired;
         for &(at, r) in &self.recommendations {
             if within(at, now, window) {
@@ -182,7 +199,8 @@ impl Controller {
         } else {
             current
         };
-        let longest = |rules: &Rules| rules.policies.iter().map(|p| period(*p)).max().unwrap_or_default();
+        let longest =
+            |rules: &Rules| rules.policies.iter().map(|p| period(*p)).max().unwrap_or_default();
         let (up_keep, down_keep) = (longest(&self.behavior.up), longest(&self.behavior.down));
         self.ups.retain(|&(at, _)| within(at, now, up_keep));
         self.downs.retain(|&(at, _)| within(at, now, down_keep));
@@ -198,16 +216,26 @@ impl Controller {
     /// `current` now (`selectPolicy: Max`: the policy allowing the larger
     /// change), counted from the count at the start of each policy's period.
     fn limit(&self, now: Duration, current: u32, up: bool) -> u32 {
-        let (rules, events) = if up { (&self.behavior.up, &self.ups) } else { (&self.behavior.down, &self.downs) };
+        let (rules, events) =
+            if up { (&self.behavior.up, &self.ups) } else { (&self.behavior.down, &self.downs) };
         let mut best: Option<i64> = None;
         for &policy in &rules.policies {
-            let changed: i64 = events.iter().filter(|&&(at, _)| within(at, now, period(policy))).map(|&(_, n)| i64::from(n)).sum();
-            let start = if up { i64::from(current) - changed } else { i64::from(current) + changed };
+            let changed: i64 = events
+                .iter()
+                .filter(|&&(at, _)| within(at, now, period(policy)))
+                .map(|&(_, n)| i64::from(n))
+                .sum();
+            let start =
+                if up { i64::from(current) - changed } else { i64::from(current) + changed };
             let proposed = match (policy, up) {
                 (Policy::Pods(n, _), true) => start + i64::from(n),
                 (Policy::Pods(n, _), false) => start - i64::from(n),
-                (Policy::Percent(p, _), true) => (start as f64 * (1.0 + f64::from(p) / 100.0)).ceil() as i64,
-                (Policy::Percent(p, _), false) => (start as f64 * (1.0 - f64::from(p) / 100.0)) as i64,
+                (Policy::Percent(p, _), true) => {
+                    (start as f64 * (1.0 + f64::from(p) / 100.0)).ceil() as i64
+                }
+                (Policy::Percent(p, _), false) => {
+                    (start as f64 * (1.0 - f64::from(p) / 100.0)) as i64
+                }
             };
             best = Some(match best {
                 None => proposed,
@@ -247,7 +275,10 @@ mod tests {
         let full = PodCpu::Measured(1.0);
         assert_eq!(cpu_utilization(&[full, full], 0.7, 2), Some(3));
         // Two starting pods dilute the ratio: 2 × 1.0 over 4 pods = 0.5 < 0.7: hold.
-        assert_eq!(cpu_utilization(&[full, full, PodCpu::Ignored, PodCpu::Ignored], 0.7, 4), Some(4));
+        assert_eq!(
+            cpu_utilization(&[full, full, PodCpu::Ignored, PodCpu::Ignored], 0.7, 4),
+            Some(4)
+        );
         assert_eq!(cpu_utilization(&[PodCpu::Ignored], 0.7, 1), None);
     }
 
@@ -262,7 +293,11 @@ mod tests {
         assert_eq!(c.reconcile(s(30), 12, Some(12)), 12);
         // Asked for 2 with 50 in the window: the highest recommendation
         // of the scale-down window wins, and it scales *up* to the maximum.
-        assert_eq!(c.reconcile(s(45), 12, Some(2)), 20, "kubernetes#96671: a past recommendation still in force");
+        assert_eq!(
+            c.reconcile(s(45), 12, Some(2)),
+            20,
+            "kubernetes#96671: a past recommendation still in force"
+        );
         assert_eq!(c.reconcile(s(310), 20, Some(2)), 20, "50 at 15 s is still within 5 minutes");
         // At 330 s the window is (30 s, 330 s]: 50 (15 s) and 12 (30 s) have
         // left it, 2 is the highest; at most half the pods per minute.

@@ -122,7 +122,17 @@ pub fn scenarios() -> [Scenario; 2] {
         // 1 → 24 threads' worth (12 pods at 100 %) over 15 minutes, then held.
         Scenario { name: "ramp", load: |t| 1.0 + 23.0 * (t / 900.0).min(1.0), end_s: 1200 },
         // 3 threads' worth, then 20 from minute 2 to minute 12, then 3 again.
-        Scenario { name: "step", load: |t| if (120.0..720.0).contains(&t) { 20.0 } else { 3.0 }, end_s: 1200 },
+        Scenario {
+            name: "step",
+            load: |t| {
+                if (120.0..720.0).contains(&t) {
+                    20.0
+                } else {
+                    3.0
+                }
+            },
+            end_s: 1200,
+        },
     ]
 }
 
@@ -171,7 +181,15 @@ struct Pod {
 
 impl Pod {
     fn new(cfg: PolicyConfig, ready_at: Ms, phase: Ms) -> Pod {
-        Pod { pool: Sim::new(cfg), ready_at, terminating: false, samples: Vec::new(), cpu_seconds: 0.0, cpu_readings: [None, None], phase }
+        Pod {
+            pool: Sim::new(cfg),
+            ready_at,
+            terminating: false,
+            samples: Vec::new(),
+            cpu_seconds: 0.0,
+            cpu_readings: [None, None],
+            phase,
+        }
     }
     fn serving(&self, now: Ms) -> bool {
         !self.terminating && now >= self.ready_at
@@ -212,12 +230,20 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
     let sync = p.sync_s * 1000;
     let cost = Duration::from_millis(p.cost_ms);
     let dt = Duration::from_millis(1);
-    let mut pods: Vec<Pod> = (0..p.min_replicas).map(|_| Pod::new(cfg.clone(), 0, lb.next() % scrape)).collect();
-    let mut hpa = Controller::new(Behavior::manifests().with_up_period(Duration::from_secs(p.up_period_s)), p.min_replicas, p.max_replicas);
+    let mut pods: Vec<Pod> =
+        (0..p.min_replicas).map(|_| Pod::new(cfg.clone(), 0, lb.next() % scrape)).collect();
+    let mut hpa = Controller::new(
+        Behavior::manifests().with_up_period(Duration::from_secs(p.up_period_s)),
+        p.min_replicas,
+        p.max_replicas,
+    );
     let sync_phase = lb.next() % sync;
     let resolution = p.resolution_s * 1000;
     let metrics_server_phase = lb.next() % resolution;
-    let mut out = Outcome { waits: vec![Vec::new(); (scenario.end_s / 10 + 1) as usize], ..Default::default() };
+    let mut out = Outcome {
+        waits: vec![Vec::new(); (scenario.end_s / 10 + 1) as usize],
+        ..Default::default()
+    };
     let end = scenario.end_s * 1000;
     let per_ms = |t: Ms| (scenario.load)(t as f64 / 1000.0) / p.cost_ms as f64;
     for now in 0..end {
@@ -240,7 +266,8 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
         // Every pool steps; terminating pods leave once drained.
         for (i, pod) in pods.iter_mut().enumerate() {
             pod.pool.step(at, dt, cost);
-            let busy = pod.pool.busy() as f64 * 0.001 + f64::from(loop_cpu[i]) * p.loop_cost_ms / 1000.0;
+            let busy =
+                pod.pool.busy() as f64 * 0.001 + f64::from(loop_cpu[i]) * p.loop_cost_ms / 1000.0;
             pod.cpu_seconds += busy.min(p.pod_threads as f64 * 0.001);
             for wait in pod.pool.waits.drain(..) {
                 out.waits[(now / 10_000) as usize].push(wait.as_secs_f32() * 1000.0);
@@ -251,7 +278,11 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
         // samples every pod's CPU at once.
         for pod in pods.iter_mut().filter(|pod| now >= pod.ready_at) {
             if now % scrape == pod.phase {
-                pod.samples.push((now, pod.pool.oldest_age(at).as_secs_f64(), pod.pool.busy_seconds));
+                pod.samples.push((
+                    now,
+                    pod.pool.oldest_age(at).as_secs_f64(),
+                    pod.pool.busy_seconds,
+                ));
                 pod.samples.retain(|s| now - s.0 <= p.rate_window_s * 1000);
             }
             if now % resolution == metrics_server_phase {
@@ -264,12 +295,17 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
             let next = hpa.reconcile(at, current, asked);
             if next > current {
                 for _ in current..next {
-                    pods.push(Pod::new(cfg.clone(), now + p.pod_start_s * 1000, lb.next() % scrape));
+                    pods.push(Pod::new(
+                        cfg.clone(),
+                        now + p.pod_start_s * 1000,
+                        lb.next() % scrape,
+                    ));
                 }
             } else if next < current {
                 // The ReplicaSet removes pods not yet ready first, then
                 // those ready for the shortest time.
-                let mut live: Vec<usize> = (0..pods.len()).filter(|&i| !pods[i].terminating).collect();
+                let mut live: Vec<usize> =
+                    (0..pods.len()).filter(|&i| !pods[i].terminating).collect();
                 live.sort_by_key(|&i| std::cmp::Reverse(pods[i].ready_at));
                 for &i in live.iter().take((current - next) as usize) {
                     pods[i].terminating = true;
@@ -282,10 +318,13 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
         if now % 1000 == 999 {
             out.replicas.push(n);
         }
-        if now % 15_000 == 14_999 && p.trace.as_ref().is_some_and(|(sc, r)| sc == scenario.name && r == rule.name()) {
+        if now % 15_000 == 14_999
+            && p.trace.as_ref().is_some_and(|(sc, r)| sc == scenario.name && r == rule.name())
+        {
             let ready = pods.iter().filter(|pod| pod.serving(now)).count();
             let threads: usize = pods.iter().map(|pod| pod.pool.threads.len()).sum();
-            let age = pods.iter().map(|pod| pod.pool.oldest_age(at).as_secs_f64()).fold(0.0, f64::max);
+            let age =
+                pods.iter().map(|pod| pod.pool.oldest_age(at).as_secs_f64()).fold(0.0, f64::max);
             let queued: usize = pods.iter().map(|pod| pod.pool.queue.len()).sum();
             eprintln!("{:>5} s  load {:>5.1}  pods {n:>2} (ready {ready:>2})  threads {threads:>2}  queued {queued:>5}  oldest {age:>6.2} s  shed {}", now / 1000 + 1, (scenario.load)(now as f64 / 1000.0), out.shed);
         }
@@ -297,8 +336,12 @@ pub fn simulate(p: &Params, scenario: &Scenario, rule: Rule) -> Outcome {
 fn ask(p: &Params, rule: Rule, pods: &[Pod], now: Ms, current: u32) -> Option<u32> {
     let ready = pods.iter().filter(|pod| pod.serving(now)).count() as u32;
     // max(tidepool_queue_oldest_age_seconds): each pod's last sample.
-    let age =
-        || pods.iter().filter_map(|pod| pod.samples.last()).map(|s| s.1).fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.max(a))));
+    let age = || {
+        pods.iter()
+            .filter_map(|pod| pod.samples.last())
+            .map(|s| s.1)
+            .fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.max(a))))
+    };
     // sum(rate(tidepool_task_run_seconds_sum[40s])) (`--rate-window`): pods with two samples in the window.
     let busy = || {
         let rates: Vec<f64> = pods
@@ -326,9 +369,9 @@ fn ask(p: &Params, rule: Rule, pods: &[Pod], now: Ms, current: u32) -> Option<u3
                 .map(|pod| match pod.cpu_readings {
                     _ if !pod.serving(now) => PodCpu::Ignored,
                     // A window that began before the pod was ready is left out.
-                    [Some((t0, c0)), Some((t1, c1))] if t0 >= pod.ready_at => {
-                        PodCpu::Measured((c1 - c0) / ((t1 - t0) as f64 / 1000.0) / p.pod_threads as f64)
-                    }
+                    [Some((t0, c0)), Some((t1, c1))] if t0 >= pod.ready_at => PodCpu::Measured(
+                        (c1 - c0) / ((t1 - t0) as f64 / 1000.0) / p.pod_threads as f64,
+                    ),
                     [_, Some((t1, _))] if t1 >= pod.ready_at + window => PodCpu::Missing,
                     _ => PodCpu::Ignored,
                 })
@@ -359,7 +402,11 @@ fn parse_args() -> (Params, u64, Option<String>) {
     let mut i = 0;
     while i < args.len() {
         let value = args.get(i + 1).unwrap_or_else(|| panic!("{} needs a value", args[i]));
-        let number = || value.parse::<u64>().unwrap_or_else(|_| panic!("{} wants a whole number, not {value}", args[i]));
+        let number = || {
+            value
+                .parse::<u64>()
+                .unwrap_or_else(|_| panic!("{} wants a whole number, not {value}", args[i]))
+        };
         match args[i].as_str() {
             "--pod-start" => p.pod_start_s = number(),
             "--scrape" => p.scrape_s = number(),
@@ -381,7 +428,10 @@ fn parse_args() -> (Params, u64, Option<String>) {
         }
         i += 2;
     }
-    assert!(p.scrape_s > 0 && p.sync_s > 0 && p.resolution_s > 0, "--scrape, --resolution and --sync must be above 0");
+    assert!(
+        p.scrape_s > 0 && p.sync_s > 0 && p.resolution_s > 0,
+        "--scrape, --resolution and --sync must be above 0"
+    );
     assert!(seeds > 0, "--seeds must be above 0");
     (p, seeds, svg)
 }
@@ -441,7 +491,9 @@ fn main() {
             .map(|_| {
                 scope.spawn(|| {
                     let mut done = Vec::new();
-                    while let Some(&(s, rule, seed)) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    while let Some(&(s, rule, seed)) =
+                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
                         let params = Params { seed, ..p.clone() };
                         done.push((s, rule, seed, simulate(&params, &scenarios[s], rule)));
                     }
@@ -458,8 +510,10 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|");
     for (s, scenario) in scenarios.iter().enumerate() {
         for rule in Rule::ALL {
-            let f: Vec<Figures> = results.iter().filter(|r| r.0 == s && r.1 == rule).map(|r| figures(&r.3)).collect();
-            let col = |get: fn(&Figures) -> f64, d| spread(&f.iter().map(get).collect::<Vec<_>>(), d);
+            let f: Vec<Figures> =
+                results.iter().filter(|r| r.0 == s && r.1 == rule).map(|r| figures(&r.3)).collect();
+            let col =
+                |get: fn(&Figures) -> f64, d| spread(&f.iter().map(get).collect::<Vec<_>>(), d);
             println!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 scenario.name,
@@ -485,8 +539,15 @@ fn main() {
                 p99: out.waits.iter().map(|w| quantile(&sorted(w.iter().copied()), 0.99)).collect(),
             })
             .collect();
-        let loads: Vec<(&str, Vec<f64>)> =
-            scenarios.iter().map(|sc| (sc.name, (0..sc.end_s).map(|t| (sc.load)(t as f64) / p.pod_threads as f64).collect())).collect();
+        let loads: Vec<(&str, Vec<f64>)> = scenarios
+            .iter()
+            .map(|sc| {
+                (
+                    sc.name,
+                    (0..sc.end_s).map(|t| (sc.load)(t as f64) / p.pod_threads as f64).collect(),
+                )
+            })
+            .collect();
         std::fs::write(&path, svg::draw(&p, &loads, &drawn)).expect("writing the SVG");
         println!("\nwrote {path} (seed {})", p.seed);
     }

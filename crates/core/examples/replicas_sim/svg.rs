@@ -29,7 +29,11 @@ fn color(rule: &str) -> &'static str {
 
 fn polyline(out: &mut String, points: impl Iterator<Item = (f64, f64)>, stroke: &str, dash: &str) {
     let pts: Vec<String> = points.map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-    let _ = writeln!(out, r#"<polyline fill="none" stroke="{stroke}" stroke-width="1.6" {dash} points="{}"/>"#, pts.join(" "));
+    let _ = writeln!(
+        out,
+        r#"<polyline fill="none" stroke="{stroke}" stroke-width="1.6" {dash} points="{}"/>"#,
+        pts.join(" ")
+    );
 }
 
 /// A horizontal grid line across the plot at `y`, labelled on the left.
@@ -65,27 +69,63 @@ pub fn draw(p: &Params, loads: &[(&str, Vec<f64>)], series: &[Series]) -> String
         // Panel 1: pods, and the load in pods' worth.
         let max_pods = f64::from(p.max_replicas) + 1.0;
         let y1 = |v: f64| top + 20.0 + PANEL - v / max_pods * PANEL;
-        let _ = writeln!(out, r#"<text x="10" y="{}" font-weight="bold">{name}: pods</text>"#, top + 12.0);
+        let _ = writeln!(
+            out,
+            r#"<text x="10" y="{}" font-weight="bold">{name}: pods</text>"#,
+            top + 12.0
+        );
         for v in (0..=p.max_replicas).step_by(5) {
             gridline(&mut out, y1(f64::from(v)), &v.to_string());
         }
-        polyline(&mut out, load.iter().enumerate().map(|(t, &v)| (x(t as f64), y1(v))), "#999", r#"stroke-dasharray="2,2""#);
+        polyline(
+            &mut out,
+            load.iter().enumerate().map(|(t, &v)| (x(t as f64), y1(v))),
+            "#999",
+            r#"stroke-dasharray="2,2""#,
+        );
         let needed = |v: f64| v / (p.busy_target / p.pod_threads as f64);
-        polyline(&mut out, load.iter().enumerate().map(|(t, &v)| (x(t as f64), y1(needed(v)))), "#bbb", "");
+        polyline(
+            &mut out,
+            load.iter().enumerate().map(|(t, &v)| (x(t as f64), y1(needed(v)))),
+            "#bbb",
+            "",
+        );
         for series in series.iter().filter(|x| x.scenario == s) {
-            polyline(&mut out, series.replicas.iter().enumerate().map(|(t, &v)| (x(t as f64), y1(f64::from(v)))), color(series.rule), "");
+            polyline(
+                &mut out,
+                series.replicas.iter().enumerate().map(|(t, &v)| (x(t as f64), y1(f64::from(v)))),
+                color(series.rule),
+                "",
+            );
         }
         // Panel 2: p99 wait per 10 s, log scale from 1 ms to 100 s.
         let top2 = top + PANEL + 45.0;
         let y2 = |ms: f64| top2 + PANEL - ((ms.max(1.0)).log10() / 5.0).min(1.0) * PANEL;
-        let _ = writeln!(out, r#"<text x="10" y="{}" font-weight="bold">{name}: p99 queue wait per 10 s</text>"#, top2 - 8.0);
-        for (ms, label) in [(1.0, "1 ms"), (10.0, "10 ms"), (100.0, "100 ms"), (1000.0, "1 s"), (10_000.0, "10 s"), (100_000.0, "100 s")] {
+        let _ = writeln!(
+            out,
+            r#"<text x="10" y="{}" font-weight="bold">{name}: p99 queue wait per 10 s</text>"#,
+            top2 - 8.0
+        );
+        for (ms, label) in [
+            (1.0, "1 ms"),
+            (10.0, "10 ms"),
+            (100.0, "100 ms"),
+            (1000.0, "1 s"),
+            (10_000.0, "10 s"),
+            (100_000.0, "100 s"),
+        ] {
             gridline(&mut out, y2(ms), label);
         }
         for series in series.iter().filter(|x| x.scenario == s) {
             // Windows in which no task started (past the end) are left out.
-            let windows = series.p99.iter().enumerate().filter(|&(w, _)| (w as f64 * 10.0) < seconds);
-            polyline(&mut out, windows.map(|(w, &v)| (x(w as f64 * 10.0 + 5.0), y2(v))), color(series.rule), "");
+            let windows =
+                series.p99.iter().enumerate().filter(|&(w, _)| (w as f64 * 10.0) < seconds);
+            polyline(
+                &mut out,
+                windows.map(|(w, &v)| (x(w as f64 * 10.0 + 5.0), y2(v))),
+                color(series.rule),
+                "",
+            );
         }
         for minute in (0..=(seconds as u64 / 60)).step_by(2) {
             let _ = writeln!(

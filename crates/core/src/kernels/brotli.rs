@@ -12,7 +12,9 @@
 
 use brotlic::decode::{DecodeError, DecoderInfo};
 use brotlic::encode::BrotliOperation;
-use brotlic::{BrotliDecoder, BrotliEncoder, BrotliEncoderOptions, CompressionMode, Quality, WindowSize};
+use brotlic::{
+    BrotliDecoder, BrotliEncoder, BrotliEncoderOptions, CompressionMode, Quality, WindowSize,
+};
 
 use super::codec::{fed, finish_all, flush_all, pump, truncated, update_all, Progress, Stop};
 use super::model::{Fed, Kernel, Transform};
@@ -48,7 +50,11 @@ impl Kernel for BrotliCompress {
         })
     }
 
-    fn start(&self, p: &BrotliParams, len_hint: Option<usize>) -> Result<BrotliCompressState, KernelError> {
+    fn start(
+        &self,
+        p: &BrotliParams,
+        len_hint: Option<usize>,
+    ) -> Result<BrotliCompressState, KernelError> {
         let mode = match p.mode {
             0 => CompressionMode::Generic,
             1 => CompressionMode::Text,
@@ -78,7 +84,13 @@ pub struct BrotliCompressState {
 }
 
 impl BrotliCompressState {
-    fn pump(&mut self, input: &[u8], op: BrotliOperation, out: &mut Sink, ctx: &RunContext<'_>) -> Result<Stop, KernelError> {
+    fn pump(
+        &mut self,
+        input: &[u8],
+        op: BrotliOperation,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Stop, KernelError> {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
@@ -96,7 +108,12 @@ impl BrotliCompressState {
 }
 
 impl Transform for BrotliCompressState {
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         update_all(self, chunk, out, ctx)
     }
 
@@ -105,11 +122,21 @@ impl Transform for BrotliCompressState {
     }
 
     /// BROTLI_OPERATION_FLUSH, the one flush brotli has.
-    fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn flush(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         flush_all(self, kind, out, ctx)
     }
 
-    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
         Ok(fed(self.pump(chunk, BrotliOperation::Process, out, ctx)?, 0))
     }
 
@@ -118,7 +145,12 @@ impl Transform for BrotliCompressState {
         Ok(!matches!(self.pump(&[], BrotliOperation::Finish, out, ctx)?, Stop::Paused { .. }))
     }
 
-    fn flush_until(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+    fn flush_until(
+        &mut self,
+        _kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
         Ok(!matches!(self.pump(&[], BrotliOperation::Flush, out, ctx)?, Stop::Paused { .. }))
     }
 }
@@ -142,7 +174,11 @@ impl Kernel for BrotliDecompress {
         true
     }
 
-    fn start(&self, _p: &(), _len_hint: Option<usize>) -> Result<BrotliDecompressState, KernelError> {
+    fn start(
+        &self,
+        _p: &(),
+        _len_hint: Option<usize>,
+    ) -> Result<BrotliDecompressState, KernelError> {
         Ok(BrotliDecompressState { decoder: BrotliDecoder::new(), done: false })
     }
 }
@@ -153,18 +189,32 @@ pub struct BrotliDecompressState {
 }
 
 impl Transform for BrotliDecompressState {
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         update_all(self, chunk, out, ctx)
     }
 
-    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
         if self.done {
             return Ok(if chunk.is_empty() { Fed::All } else { Fed::Ended(0) });
         }
         let decoder = &mut self.decoder;
         let stop = pump(out, ctx, chunk, false, |input, room| {
             let r = decoder.decompress(input, room).map_err(decode_error)?;
-            Ok(Progress { consumed: r.bytes_read, produced: r.bytes_written, ended: r.info == DecoderInfo::Finished })
+            Ok(Progress {
+                consumed: r.bytes_read,
+                produced: r.bytes_written,
+                ended: r.info == DecoderInfo::Finished,
+            })
         })?;
         Ok(match stop {
             Stop::NeedsInput => Fed::All,
@@ -222,7 +272,10 @@ const DECODE_ERRORS: &[(isize, &str)] = &[
 
 fn decode_error(e: DecodeError) -> KernelError {
     let number = e as isize;
-    let code = DECODE_ERRORS.iter().find(|(n, _)| *n == number).map_or("ERR_TIDEPOOL_CORRUPT_INPUT", |(_, name)| name);
+    let code = DECODE_ERRORS
+        .iter()
+        .find(|(n, _)| *n == number)
+        .map_or("ERR_TIDEPOOL_CORRUPT_INPUT", |(_, name)| name);
     // node:zlib's words for every brotli decoding error.
     KernelError::Format { code, message: "Decompression failed".to_owned() }
 }
@@ -246,12 +299,23 @@ mod tests {
     #[test]
     fn quality_window_and_mode_reach_brotli() {
         let data = text(200_000);
-        let q1 =
-            run_with("brotliCompress", &params("brotliCompress", &[("quality", 1.0)]), Input::Owned(data.clone()), usize::MAX).unwrap();
+        let q1 = run_with(
+            "brotliCompress",
+            &params("brotliCompress", &[("quality", 1.0)]),
+            Input::Owned(data.clone()),
+            usize::MAX,
+        )
+        .unwrap();
         let q11 = run("brotliCompress", &data).unwrap();
         assert!(q11.len() < q1.len(), "{} vs {}", q11.len(), q1.len());
         for p in [[("lgwin", 10.0)], [("mode", 1.0)], [("sizeHint", 1000.0)]] {
-            let packed = run_with("brotliCompress", &params("brotliCompress", &p), Input::Owned(data.clone()), usize::MAX).unwrap();
+            let packed = run_with(
+                "brotliCompress",
+                &params("brotliCompress", &p),
+                Input::Owned(data.clone()),
+                usize::MAX,
+            )
+            .unwrap();
             assert_eq!(run("brotliDecompress", &packed).unwrap(), data, "{p:?}");
         }
     }
@@ -259,7 +323,13 @@ mod tests {
     #[test]
     fn corrupt_input_has_node_s_code_and_data_after_the_stream_is_ignored() {
         let err = run("brotliDecompress", b"garbage!!").unwrap_err();
-        assert_eq!(err, KernelError::Format { code: "ERR__ERROR_FORMAT_PADDING_1", message: "Decompression failed".into() });
+        assert_eq!(
+            err,
+            KernelError::Format {
+                code: "ERR__ERROR_FORMAT_PADDING_1",
+                message: "Decompression failed".into()
+            }
+        );
         assert_eq!(errno_of("ERR__ERROR_FORMAT_PADDING_1"), Some(-14));
         let tail = [run("brotliCompress", b"hello").unwrap(), b"xyz".to_vec()].concat();
         assert_eq!(run("brotliDecompress", &tail).unwrap(), b"hello");

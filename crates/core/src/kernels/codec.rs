@@ -121,7 +121,12 @@ pub(super) fn fed(stop: Stop, base: usize) -> Fed {
 
 /// [`Transform::update`] over [`Transform::update_until`]: takes the whole
 /// chunk (a sink with a pause point is served in turns, as if unbounded).
-pub(super) fn update_all(state: &mut impl Transform, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+pub(super) fn update_all(
+    state: &mut impl Transform,
+    chunk: &[u8],
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+) -> Result<(), KernelError> {
     let mut at = 0;
     loop {
         match state.update_until(&chunk[at..], out, ctx)? {
@@ -132,13 +137,22 @@ pub(super) fn update_all(state: &mut impl Transform, chunk: &[u8], out: &mut Sin
 }
 
 /// [`Transform::finish`] over [`Transform::finish_until`].
-pub(super) fn finish_all(state: &mut impl Transform, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+pub(super) fn finish_all(
+    state: &mut impl Transform,
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+) -> Result<(), KernelError> {
     while !state.finish_until(out, ctx)? {}
     Ok(())
 }
 
 /// [`Transform::flush`] over [`Transform::flush_until`].
-pub(super) fn flush_all(state: &mut impl Transform, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+pub(super) fn flush_all(
+    state: &mut impl Transform,
+    kind: u32,
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+) -> Result<(), KernelError> {
     while !state.flush_until(kind, out, ctx)? {}
     Ok(())
 }
@@ -162,7 +176,12 @@ pub(crate) mod testing {
         kernel(name).params(&raw).unwrap()
     }
 
-    pub fn run_with(name: &str, p: &Params, input: Input, limit: usize) -> Result<Vec<u8>, KernelError> {
+    pub fn run_with(
+        name: &str,
+        p: &Params,
+        input: Input,
+        limit: usize,
+    ) -> Result<Vec<u8>, KernelError> {
         let flag = AtomicBool::new(false);
         let mut out = Sink::new(limit);
         kernel(name).run(p, &input, &RunContext::new(&flag), &mut out)?;
@@ -202,14 +221,24 @@ pub(crate) mod testing {
     /// Round trip, exact limits, a bomb, truncation and cancellation for
     /// one encoder/decoder pair: what every codec must do.
     pub fn check_pair(enc: &str, dec: &str, bomb_ratio_at_least: usize) {
-        for data in [Vec::new(), vec![7], text(64 * 1024), noise(100_000), text(3 * crate::kernels::CHUNK + 11)] {
+        for data in [
+            Vec::new(),
+            vec![7],
+            text(64 * 1024),
+            noise(100_000),
+            text(3 * crate::kernels::CHUNK + 11),
+        ] {
             let packed = run(enc, &data).unwrap();
             assert_eq!(run(dec, &packed).unwrap(), data, "{enc}/{dec}, {} bytes", data.len());
         }
         // Exactly at the limit is fine, one byte less is too large, both ways.
         let data = text(100_000);
         let packed = run(enc, &data).unwrap();
-        assert_eq!(run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len()).unwrap(), data, "{dec} at the limit");
+        assert_eq!(
+            run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len()).unwrap(),
+            data,
+            "{dec} at the limit"
+        );
         let less = run_with(dec, &Params::NONE, Input::Owned(packed.clone()), data.len() - 1);
         assert_eq!(less, Err(KernelError::TooLarge { limit: data.len() - 1 }), "{dec}");
         assert_eq!(
@@ -217,11 +246,23 @@ pub(crate) mod testing {
             packed.len(),
             "{enc} at the limit"
         );
-        assert!(matches!(run_with(enc, &Params::NONE, Input::Owned(data), packed.len() - 1), Err(KernelError::TooLarge { .. })), "{enc}");
+        assert!(
+            matches!(
+                run_with(enc, &Params::NONE, Input::Owned(data), packed.len() - 1),
+                Err(KernelError::TooLarge { .. })
+            ),
+            "{enc}"
+        );
         // Truncated: node:zlib's Z_BUF_ERROR.
         let cut = run(dec, &packed[..packed.len() / 2]);
-        assert!(matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{dec} of half: {cut:?}");
-        assert!(matches!(run(dec, &[]), Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{dec} of nothing");
+        assert!(
+            matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", .. })),
+            "{dec} of half: {cut:?}"
+        );
+        assert!(
+            matches!(run(dec, &[]), Err(KernelError::Format { code: "Z_BUF_ERROR", .. })),
+            "{dec} of nothing"
+        );
         // A bomb stops at the limit, with the sink never past it.
         let zeros = vec![0u8; 16 << 20];
         let bomb = run(enc, &zeros).unwrap();
@@ -229,13 +270,17 @@ pub(crate) mod testing {
         let limit = 1 << 20;
         let flag = AtomicBool::new(false);
         let mut out = Sink::new(limit);
-        let err = kernel(dec).run(&Params::NONE, &Input::Owned(bomb.clone()), &RunContext::new(&flag), &mut out).unwrap_err();
+        let err = kernel(dec)
+            .run(&Params::NONE, &Input::Owned(bomb.clone()), &RunContext::new(&flag), &mut out)
+            .unwrap_err();
         assert_eq!(err, KernelError::TooLarge { limit }, "{dec} bomb");
         assert!(out.len() <= limit);
         // A raised flag stops the decoder within a step of output.
         let raised = AtomicBool::new(true);
         let mut out = Sink::new(usize::MAX);
-        let err = kernel(dec).run(&Params::NONE, &Input::Owned(bomb), &RunContext::new(&raised), &mut out).unwrap_err();
+        let err = kernel(dec)
+            .run(&Params::NONE, &Input::Owned(bomb), &RunContext::new(&raised), &mut out)
+            .unwrap_err();
         assert_eq!(err, KernelError::Cancelled, "{dec}");
         assert!(out.len() <= 2 * super::OUTPUT_STEP, "{dec} ran on: {} bytes", out.len());
     }

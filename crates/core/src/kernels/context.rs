@@ -31,7 +31,11 @@ impl<'a> RunContext<'a> {
     }
 
     /// A context that also stops when `task_cancel` is raised or `deadline` passes.
-    pub fn for_task(cancel: &'a AtomicBool, task_cancel: Option<&'a AtomicBool>, deadline: Option<Instant>) -> Self {
+    pub fn for_task(
+        cancel: &'a AtomicBool,
+        task_cancel: Option<&'a AtomicBool>,
+        deadline: Option<Instant>,
+    ) -> Self {
         RunContext { cancel, task_cancel, deadline }
     }
 
@@ -39,7 +43,9 @@ impl<'a> RunContext<'a> {
     /// once the deadline has passed.
     #[inline]
     pub fn check(&self) -> Result<(), KernelError> {
-        if self.cancel.load(Ordering::Relaxed) || self.task_cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if self.cancel.load(Ordering::Relaxed)
+            || self.task_cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+        {
             return Err(KernelError::Cancelled);
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -50,7 +56,11 @@ impl<'a> RunContext<'a> {
 
     /// Feeds every byte of `input` to `each` in order, in pieces of at most
     /// [`CHUNK`] bytes, checking for cancellation before each piece.
-    pub fn feed(&self, input: &Input, mut each: impl FnMut(&[u8]) -> Result<(), KernelError>) -> Result<(), KernelError> {
+    pub fn feed(
+        &self,
+        input: &Input,
+        mut each: impl FnMut(&[u8]) -> Result<(), KernelError>,
+    ) -> Result<(), KernelError> {
         input.for_each_part(|part| {
             for piece in part.chunks(CHUNK) {
                 self.check()?;

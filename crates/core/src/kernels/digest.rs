@@ -56,7 +56,12 @@ pub struct HashState<S> {
 }
 
 impl<S: Send> Transform for HashState<S> {
-    fn update(&mut self, chunk: &[u8], _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         match &mut self.hasher {
             Some(h) => {
                 (self.update)(h, chunk);

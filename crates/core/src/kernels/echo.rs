@@ -14,7 +14,12 @@ pub struct EchoState {
 }
 
 impl Transform for EchoState {
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }

@@ -36,11 +36,15 @@ impl std::fmt::Display for KernelError {
             KernelError::Cancelled => f.write_str("the kernel was cancelled"),
             KernelError::InvalidInput(m) => write!(f, "invalid input: {m}"),
             KernelError::TimedOut => f.write_str("the kernel ran past its deadline"),
-            KernelError::TooLarge { limit } => write!(f, "the output would be larger than {limit} bytes"),
+            KernelError::TooLarge { limit } => {
+                write!(f, "the output would be larger than {limit} bytes")
+            }
             KernelError::Format { code, message } => write!(f, "{message} ({code})"),
             KernelError::Failed { code, message } => write!(f, "{message} ({code})"),
             KernelError::Panic(message) => write!(f, "the kernel panicked: {message}"),
-            KernelError::Io { syscall, errno, name } => write!(f, "{name} (os error {errno}), {syscall}"),
+            KernelError::Io { syscall, errno, name } => {
+                write!(f, "{name} (os error {errno}), {syscall}")
+            }
         }
     }
 }

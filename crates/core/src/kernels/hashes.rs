@@ -23,11 +23,18 @@ pub static SHA384: HashKernel<Context> = ring_hash("sha384", |_| Context::new(&d
 /// FIPS 180-4 SHA-512, on ring.
 pub static SHA512: HashKernel<Context> = ring_hash("sha512", |_| Context::new(&digest::SHA512));
 /// SHA-1 (for compatibility with existing systems, not for security), on ring.
-pub static SHA1: HashKernel<Context> = ring_hash("sha1", |_| Context::new(&digest::SHA1_FOR_LEGACY_USE_ONLY));
+pub static SHA1: HashKernel<Context> =
+    ring_hash("sha1", |_| Context::new(&digest::SHA1_FOR_LEGACY_USE_ONLY));
 
 /// A hash kernel over a ring digest context that `new` starts.
 const fn ring_hash(name: &'static str, new: fn(&()) -> Context) -> HashKernel<Context> {
-    HashKernel::new(name, no_params, new, |context, bytes| context.update(bytes), |context, out| out.write(context.finish().as_ref()))
+    HashKernel::new(
+        name,
+        no_params,
+        new,
+        |context, bytes| context.update(bytes),
+        |context, out| out.write(context.finish().as_ref()),
+    )
 }
 
 /// MD5 (for compatibility with existing systems, not for security).
@@ -47,13 +54,18 @@ fn blake3_mode(raw: &RawParams<'_>) -> Result<Blake3Mode, ParamError> {
     match (raw.bytes("key")?, raw.text("context")?) {
         (Some(_), Some(_)) => Err(ParamError::Value {
             name: "context",
-            expected: "absent when \"key\" is given (a keyed hash or a key derivation, not both)".into(),
+            expected: "absent when \"key\" is given (a keyed hash or a key derivation, not both)"
+                .into(),
             got: "a context".into(),
         }),
         (Some(key), None) => {
             let mut k = Zeroizing::new([0u8; blake3::KEY_LEN]);
             if key.len() != k.len() {
-                return Err(ParamError::Value { name: "key", expected: "32 bytes long".into(), got: format!("{} bytes", key.len()) });
+                return Err(ParamError::Value {
+                    name: "key",
+                    expected: "32 bytes long".into(),
+                    got: format!("{} bytes", key.len()),
+                });
             }
             k.copy_from_slice(key);
             Ok(Blake3Mode::Keyed(k))
@@ -105,7 +117,11 @@ fn hmac_params(raw: &RawParams<'_>) -> Result<HmacParams, ParamError> {
         ("sha1", HmacHash::Sha1),
         ("md5", HmacHash::Md5),
     ];
-    let hash = required(raw.choice("hash", &hashes)?, "hash", "one of 'sha256', 'sha384', 'sha512', 'sha1', 'md5'")?;
+    let hash = required(
+        raw.choice("hash", &hashes)?,
+        "hash",
+        "one of 'sha256', 'sha384', 'sha512', 'sha1', 'md5'",
+    )?;
     let key = required(raw.bytes("key")?, "key", "a string or a binary")?;
     Ok(HmacParams { hash, key: Zeroizing::new(key.to_vec()) })
 }
@@ -125,11 +141,21 @@ impl AnyHmac {
         // new_from_slice cannot fail.
         let key = &p.key[..];
         match p.hash {
-            HmacHash::Sha256 => AnyHmac::Sha256(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
-            HmacHash::Sha384 => AnyHmac::Sha384(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
-            HmacHash::Sha512 => AnyHmac::Sha512(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
-            HmacHash::Sha1 => AnyHmac::Sha1(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
-            HmacHash::Md5 => AnyHmac::Md5(Hmac::new_from_slice(key).expect("HMAC takes any key length")),
+            HmacHash::Sha256 => {
+                AnyHmac::Sha256(Hmac::new_from_slice(key).expect("HMAC takes any key length"))
+            }
+            HmacHash::Sha384 => {
+                AnyHmac::Sha384(Hmac::new_from_slice(key).expect("HMAC takes any key length"))
+            }
+            HmacHash::Sha512 => {
+                AnyHmac::Sha512(Hmac::new_from_slice(key).expect("HMAC takes any key length"))
+            }
+            HmacHash::Sha1 => {
+                AnyHmac::Sha1(Hmac::new_from_slice(key).expect("HMAC takes any key length"))
+            }
+            HmacHash::Md5 => {
+                AnyHmac::Md5(Hmac::new_from_slice(key).expect("HMAC takes any key length"))
+            }
         }
     }
 
@@ -156,7 +182,8 @@ impl AnyHmac {
 
 /// HMAC (RFC 2104) over SHA-256/384/512, SHA-1 or MD5: `hash` and `key`
 /// required; the same bytes as `crypto.createHmac(hash, key)`.
-pub static HMAC: HashKernel<AnyHmac, HmacParams> = HashKernel::new("hmac", hmac_params, AnyHmac::new, AnyHmac::update, AnyHmac::finish);
+pub static HMAC: HashKernel<AnyHmac, HmacParams> =
+    HashKernel::new("hmac", hmac_params, AnyHmac::new, AnyHmac::update, AnyHmac::finish);
 
 /// The `seed` parameter of the xxHash kernels: an integer in 0..=2^64-1
 /// (a number or a bigint), 0 when not given.
@@ -166,17 +193,32 @@ fn seed(raw: &RawParams<'_>) -> Result<u64, ParamError> {
 }
 
 /// XXH3 64-bit, canonical (big-endian) form; `seed` 0 unless given.
-pub static XXH3: HashKernel<Xxh3, u64> =
-    HashKernel::new("xxh3", seed, |&s| Xxh3::with_seed(s), |h, bytes| h.update(bytes), |h, out| out.write(&h.digest().to_be_bytes()));
+pub static XXH3: HashKernel<Xxh3, u64> = HashKernel::new(
+    "xxh3",
+    seed,
+    |&s| Xxh3::with_seed(s),
+    |h, bytes| h.update(bytes),
+    |h, out| out.write(&h.digest().to_be_bytes()),
+);
 
 /// XXH64, canonical (big-endian) form; `seed` 0 unless given.
-pub static XXH64: HashKernel<Xxh64, u64> =
-    HashKernel::new("xxh64", seed, |&s| Xxh64::new(s), |h, bytes| h.update(bytes), |h, out| out.write(&h.digest().to_be_bytes()));
+pub static XXH64: HashKernel<Xxh64, u64> = HashKernel::new(
+    "xxh64",
+    seed,
+    |&s| Xxh64::new(s),
+    |h, bytes| h.update(bytes),
+    |h, out| out.write(&h.digest().to_be_bytes()),
+);
 
 /// CRC-32 (ISO-HDLC, as zlib and `zlib.crc32`), 4 bytes big-endian, so the
 /// hex form equals `zlib.crc32(data).toString(16).padStart(8, '0')`.
-pub static CRC32: HashKernel<Crc32> =
-    HashKernel::new("crc32", no_params, |_| Crc32::new(), |h, bytes| h.update(bytes), |h, out| out.write(&h.finalize().to_be_bytes()));
+pub static CRC32: HashKernel<Crc32> = HashKernel::new(
+    "crc32",
+    no_params,
+    |_| Crc32::new(),
+    |h, bytes| h.update(bytes),
+    |h, out| out.write(&h.finalize().to_be_bytes()),
+);
 
 /// CRC-32C (Castagnoli, as iSCSI / ext4), 4 bytes big-endian; the running
 /// CRC is the whole state.
@@ -241,27 +283,43 @@ mod tests {
             out.into_output().as_bytes().to_vec()
         };
         let seeded = |v| RawParams::new(vec![("seed", v)]);
-        assert_eq!(digest("xxh64", seeded(RawValue::Number(7.0))), xxhash_rust::xxh64::xxh64(data, 7).to_be_bytes());
+        assert_eq!(
+            digest("xxh64", seeded(RawValue::Number(7.0))),
+            xxhash_rust::xxh64::xxh64(data, 7).to_be_bytes()
+        );
         assert_eq!(
             digest("xxh3", seeded(RawValue::BigInt(u64::MAX as i128))),
             xxhash_rust::xxh3::xxh3_64_with_seed(data, u64::MAX).to_be_bytes()
         );
-        assert_eq!(digest("xxh3", RawParams::none()), digest("xxh3", seeded(RawValue::Number(0.0))));
+        assert_eq!(
+            digest("xxh3", RawParams::none()),
+            digest("xxh3", seeded(RawValue::Number(0.0)))
+        );
         let xxh64 = get(find("xxh64").unwrap()).unwrap();
         assert!(xxh64.params(&seeded(RawValue::Number(-1.0))).is_err());
         let sha = get(find("sha256").unwrap()).unwrap();
-        assert!(sha.params(&seeded(RawValue::Number(1.0))).unwrap_err().to_string().contains("takes no parameters"));
+        assert!(sha
+            .params(&seeded(RawValue::Number(1.0)))
+            .unwrap_err()
+            .to_string()
+            .contains("takes no parameters"));
     }
 
     /// Runs `name` with `raw` parameters over `data`.
-    fn keyed(name: &str, raw: crate::kernels::RawParams<'_>, data: &[u8]) -> Result<Vec<u8>, crate::kernels::ParamError> {
+    fn keyed(
+        name: &str,
+        raw: crate::kernels::RawParams<'_>,
+        data: &[u8],
+    ) -> Result<Vec<u8>, crate::kernels::ParamError> {
         use crate::input::Input;
         use crate::kernels::{find, get, RunContext, Sink};
         let flag = std::sync::atomic::AtomicBool::new(false);
         let kernel = get(find(name).unwrap()).unwrap();
         let params = kernel.params(&raw)?;
         let mut out = Sink::new(usize::MAX);
-        kernel.run(&params, &Input::Owned(data.to_vec()), &RunContext::new(&flag), &mut out).unwrap();
+        kernel
+            .run(&params, &Input::Owned(data.to_vec()), &RunContext::new(&flag), &mut out)
+            .unwrap();
         Ok(out.into_output().as_bytes().to_vec())
     }
 
@@ -284,16 +342,34 @@ mod tests {
             ("md5", "750c783e6ab0b503eaa86e310a5db738"),
         ];
         for (hash, want) in cases {
-            let raw = RawParams::new(vec![("hash", RawValue::Text(hash)), ("key", RawValue::Bytes(b"Jefe"))]);
-            assert_eq!(hex_of(&keyed("hmac", raw, b"what do ya want for nothing?").unwrap()), want, "{hash}");
+            let raw = RawParams::new(vec![
+                ("hash", RawValue::Text(hash)),
+                ("key", RawValue::Bytes(b"Jefe")),
+            ]);
+            assert_eq!(
+                hex_of(&keyed("hmac", raw, b"what do ya want for nothing?").unwrap()),
+                want,
+                "{hash}"
+            );
         }
         // A key given as text is its UTF-8 bytes.
-        let text = RawParams::new(vec![("hash", RawValue::Text("sha256")), ("key", RawValue::Text("Jefe"))]);
-        assert_eq!(hex_of(&keyed("hmac", text, b"what do ya want for nothing?").unwrap()), cases[0].1);
-        let missing = keyed("hmac", RawParams::new(vec![("hash", RawValue::Text("sha256"))]), b"").unwrap_err();
+        let text = RawParams::new(vec![
+            ("hash", RawValue::Text("sha256")),
+            ("key", RawValue::Text("Jefe")),
+        ]);
+        assert_eq!(
+            hex_of(&keyed("hmac", text, b"what do ya want for nothing?").unwrap()),
+            cases[0].1
+        );
+        let missing = keyed("hmac", RawParams::new(vec![("hash", RawValue::Text("sha256"))]), b"")
+            .unwrap_err();
         assert!(matches!(missing, crate::kernels::ParamError::Missing { name: "key", .. }));
-        let unknown_hash = RawParams::new(vec![("hash", RawValue::Text("sha3")), ("key", RawValue::Text("k"))]);
-        assert!(matches!(keyed("hmac", unknown_hash, b"").unwrap_err(), crate::kernels::ParamError::Value { name: "hash", .. }));
+        let unknown_hash =
+            RawParams::new(vec![("hash", RawValue::Text("sha3")), ("key", RawValue::Text("k"))]);
+        assert!(matches!(
+            keyed("hmac", unknown_hash, b"").unwrap_err(),
+            crate::kernels::ParamError::Value { name: "hash", .. }
+        ));
     }
 
     #[test]
@@ -307,15 +383,26 @@ mod tests {
         let raw = RawParams::new(vec![("context", RawValue::Text(context))]);
         assert_eq!(keyed("blake3", raw, data).unwrap(), blake3::derive_key(context, data));
         let short = RawParams::new(vec![("key", RawValue::Bytes(&key[..31]))]);
-        assert!(matches!(keyed("blake3", short, data).unwrap_err(), ParamError::Value { name: "key", .. }));
-        let both = RawParams::new(vec![("key", RawValue::Bytes(&key)), ("context", RawValue::Text(context))]);
+        assert!(matches!(
+            keyed("blake3", short, data).unwrap_err(),
+            ParamError::Value { name: "key", .. }
+        ));
+        let both = RawParams::new(vec![
+            ("key", RawValue::Bytes(&key)),
+            ("context", RawValue::Text(context)),
+        ]);
         assert!(keyed("blake3", both, data).is_err());
     }
 
     #[test]
     fn reference_vectors() {
         for &(kernel, input, digest) in VECTORS {
-            assert_eq!(hex(kernel, input), digest, "{kernel}({:?})", String::from_utf8_lossy(input));
+            assert_eq!(
+                hex(kernel, input),
+                digest,
+                "{kernel}({:?})",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 }

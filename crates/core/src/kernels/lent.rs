@@ -207,7 +207,12 @@ fn temporary_slot(functions: &TpHost) -> Option<&'static Slot> {
 /// [`live_call`]), `owner` where a later misuse of this host is recorded.
 /// `None` (and `f` not run) when no slot can be had.
 #[inline]
-pub(crate) fn lend<R>(functions: &TpHost, call: *const c_void, owner: &'static Misuse, f: impl FnOnce(*const TpHost) -> R) -> Option<R> {
+pub(crate) fn lend<R>(
+    functions: &TpHost,
+    call: *const c_void,
+    owner: &'static Misuse,
+    f: impl FnOnce(*const TpHost) -> R,
+) -> Option<R> {
     // A thread's slot serves one call at a time: a call made while another
     // is in progress on the same thread (tidepool makes none) gets one of
     // its own, given back when it ends.
@@ -269,7 +274,8 @@ pub(crate) fn live_call(ctx: *mut c_void, what: &str) -> Option<*const c_void> {
 /// else `Err` with the misuse record of the kernel its host was lent to,
 /// while its ring entry still tells. Any `token` is safe to look up.
 fn find(token: usize) -> Result<*const c_void, Option<&'static Misuse>> {
-    let slot = SLOTS.get(token >> GEN_BITS).map(|s| s.load(Ordering::Acquire)).filter(|s| !s.is_null());
+    let slot =
+        SLOTS.get(token >> GEN_BITS).map(|s| s.load(Ordering::Acquire)).filter(|s| !s.is_null());
     // SAFETY: a published slot is never freed.
     let Some(slot) = slot.map(|s| unsafe { &*s }) else {
         return Err(None);
@@ -312,7 +318,17 @@ mod tests {
         unsafe extern "C" fn check(_: *mut c_void) -> i32 {
             0
         }
-        TpHost { size: 0, reserved: 0, ctx: ptr::null_mut(), fail, write, unfilled, commit, reserve, check }
+        TpHost {
+            size: 0,
+            reserved: 0,
+            ctx: ptr::null_mut(),
+            fail,
+            write,
+            unfilled,
+            commit,
+            reserve,
+            check,
+        }
     }
 
     #[test]

@@ -37,7 +37,12 @@ pub enum Fed {
 /// The state of one task's or one stream's computation.
 pub trait Transform: Send {
     /// Consumes the next chunk of input, writing any output it makes.
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError>;
     /// Ends the input, writing what is left (a digest, a trailer). Called once.
     fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError>;
     /// [`update`](Transform::update) that may stop early: once the sink has
@@ -45,12 +50,22 @@ pub trait Transform: Send {
     /// can stop between two pieces of its output does, and says how much of
     /// the chunk it took. The default takes it all (a digest writes nothing
     /// until the end, so it never needs to stop).
-    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
         self.update(chunk, out, ctx).map(|()| Fed::All)
     }
     /// [`flush`](Transform::flush) that may stop at the sink's pause point:
     /// false when there is more to write (call again, with the same `kind`).
-    fn flush_until(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+    fn flush_until(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
         self.flush(kind, out, ctx).map(|()| true)
     }
     /// [`finish`](Transform::finish) that may stop at the sink's pause
@@ -64,7 +79,12 @@ pub trait Transform: Send {
     /// `ZSTD_e_flush`...), checked by the binding. The default writes
     /// nothing: digests and decoders hold nothing back that a flush could
     /// release.
-    fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn flush(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         let _ = (kind, out, ctx);
         Ok(())
     }
@@ -89,7 +109,11 @@ pub trait Kernel: Send + Sync + 'static {
     }
     /// A fresh state. `len_hint` is the input's total length when known
     /// (a one-shot task), to size output buffers once.
-    fn start(&self, params: &Self::Params, len_hint: Option<usize>) -> Result<Self::State, KernelError>;
+    fn start(
+        &self,
+        params: &Self::Params,
+        len_hint: Option<usize>,
+    ) -> Result<Self::State, KernelError>;
 }
 
 /// A [`Kernel`] with its types erased.
@@ -101,9 +125,19 @@ pub trait AnyKernel: Send + Sync {
     /// See [`Kernel::expands`].
     fn expands(&self) -> bool;
     /// Runs a one-shot task: the whole input, then finish.
-    fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError>;
+    fn run(
+        &self,
+        params: &Params,
+        input: &Input,
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+    ) -> Result<(), KernelError>;
     /// A boxed state for a stream, fed across tasks.
-    fn start(&self, params: &Params, len_hint: Option<usize>) -> Result<Box<dyn Transform>, KernelError>;
+    fn start(
+        &self,
+        params: &Params,
+        len_hint: Option<usize>,
+    ) -> Result<Box<dyn Transform>, KernelError>;
 }
 
 impl<K: Kernel> AnyKernel for K {
@@ -119,35 +153,58 @@ impl<K: Kernel> AnyKernel for K {
         Kernel::expands(self)
     }
 
-    fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError> {
+    fn run(
+        &self,
+        params: &Params,
+        input: &Input,
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+    ) -> Result<(), KernelError> {
         let mut state = with_params(self, params, |p| Kernel::start(self, p, Some(input.len())))?;
         ctx.feed(input, |piece| state.update(piece, out, ctx))?;
         state.finish(out, ctx)
     }
 
-    fn start(&self, params: &Params, len_hint: Option<usize>) -> Result<Box<dyn Transform>, KernelError> {
-        with_params(self, params, |p| Kernel::start(self, p, len_hint)).map(|s| Box::new(s) as Box<dyn Transform>)
+    fn start(
+        &self,
+        params: &Params,
+        len_hint: Option<usize>,
+    ) -> Result<Box<dyn Transform>, KernelError> {
+        with_params(self, params, |p| Kernel::start(self, p, len_hint))
+            .map(|s| Box::new(s) as Box<dyn Transform>)
     }
 }
 
 /// Calls `f` with `params` as `K`'s own type. A task posted without
 /// parameters gets the kernel's defaults (its parameters checked from an
 /// empty list); parameters made by another kernel are refused.
-fn with_params<K: Kernel, T>(kernel: &K, params: &Params, f: impl FnOnce(&K::Params) -> Result<T, KernelError>) -> Result<T, KernelError> {
+fn with_params<K: Kernel, T>(
+    kernel: &K,
+    params: &Params,
+    f: impl FnOnce(&K::Params) -> Result<T, KernelError>,
+) -> Result<T, KernelError> {
     if let Some(p) = params.get::<K::Params>() {
         return f(p);
     }
     if !params.is_none() {
-        return Err(KernelError::InvalidInput(format!("parameters made for another kernel reached \"{}\"", Kernel::name(kernel))));
+        return Err(KernelError::InvalidInput(format!(
+            "parameters made for another kernel reached \"{}\"",
+            Kernel::name(kernel)
+        )));
     }
-    let defaults = Kernel::params(kernel, &RawParams::none()).map_err(|e| KernelError::InvalidInput(e.to_string()))?;
+    let defaults = Kernel::params(kernel, &RawParams::none())
+        .map_err(|e| KernelError::InvalidInput(e.to_string()))?;
     f(&defaults)
 }
 
 impl dyn AnyKernel {
     /// Runs a one-shot task with the default parameters and no output
     /// limit, returning its output (tests, benchmarks, direct use).
-    pub fn compute(&self, input: &Input, ctx: &RunContext<'_>) -> Result<super::Output, KernelError> {
+    pub fn compute(
+        &self,
+        input: &Input,
+        ctx: &RunContext<'_>,
+    ) -> Result<super::Output, KernelError> {
         let mut out = Sink::new(usize::MAX);
         self.run(&Params::NONE, input, ctx, &mut out)?;
         Ok(out.into_output())

@@ -11,7 +11,12 @@ pub struct Panic;
 pub struct PanicState(usize);
 
 impl Transform for PanicState {
-    fn update(&mut self, chunk: &[u8], _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         self.0 += chunk.len();
         Ok(())
     }

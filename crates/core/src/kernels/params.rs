@@ -66,13 +66,22 @@ pub enum ParamError {
 impl fmt::Display for ParamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParamError::Unknown { name, known: [] } => write!(f, "unknown parameter \"{name}\": this kernel takes no parameters"),
-            ParamError::Unknown { name, known } => write!(f, "unknown parameter \"{name}\" (this kernel takes {})", known.join(", ")),
-            ParamError::Type { name, expected, got } => write!(f, "the parameter \"{name}\" must be {expected}; received {got}"),
-            ParamError::Range { name, expected, got } | ParamError::Value { name, expected, got } => {
+            ParamError::Unknown { name, known: [] } => {
+                write!(f, "unknown parameter \"{name}\": this kernel takes no parameters")
+            }
+            ParamError::Unknown { name, known } => {
+                write!(f, "unknown parameter \"{name}\" (this kernel takes {})", known.join(", "))
+            }
+            ParamError::Type { name, expected, got } => {
                 write!(f, "the parameter \"{name}\" must be {expected}; received {got}")
             }
-            ParamError::Missing { name, expected } => write!(f, "the parameter \"{name}\" is required: {expected}"),
+            ParamError::Range { name, expected, got }
+            | ParamError::Value { name, expected, got } => {
+                write!(f, "the parameter \"{name}\" must be {expected}; received {got}")
+            }
+            ParamError::Missing { name, expected } => {
+                write!(f, "the parameter \"{name}\" is required: {expected}")
+            }
             ParamError::Refused { message } => f.write_str(message),
         }
     }
@@ -106,15 +115,29 @@ impl<'a> RawParams<'a> {
 
     /// An integer parameter within `range`: a number with no fraction, or a
     /// bigint. `None` when not given.
-    pub fn integer(&self, name: &'static str, range: RangeInclusive<i128>) -> Result<Option<i128>, ParamError> {
+    pub fn integer(
+        &self,
+        name: &'static str,
+        range: RangeInclusive<i128>,
+    ) -> Result<Option<i128>, ParamError> {
         let value = match self.get(name) {
             None => return Ok(None),
             Some(RawValue::Number(n)) if n.fract() == 0.0 && n.is_finite() => n as i128,
             Some(RawValue::BigInt(b)) => b,
             Some(RawValue::Number(n)) => {
-                return Err(ParamError::Range { name, expected: "an integer".into(), got: n.to_string() });
+                return Err(ParamError::Range {
+                    name,
+                    expected: "an integer".into(),
+                    got: n.to_string(),
+                });
             }
-            Some(other) => return Err(ParamError::Type { name, expected: "of type number or bigint", got: other.type_name() }),
+            Some(other) => {
+                return Err(ParamError::Type {
+                    name,
+                    expected: "of type number or bigint",
+                    got: other.type_name(),
+                })
+            }
         };
         if !range.contains(&value) {
             let expected = format!(">= {} and <= {}", range.start(), range.end());
@@ -143,7 +166,9 @@ impl<'a> RawParams<'a> {
         match self.get(name) {
             None => Ok(None),
             Some(RawValue::Text(t)) => Ok(Some(t)),
-            Some(other) => Err(ParamError::Type { name, expected: "of type string", got: other.type_name() }),
+            Some(other) => {
+                Err(ParamError::Type { name, expected: "of type string", got: other.type_name() })
+            }
         }
     }
 
@@ -152,12 +177,18 @@ impl<'a> RawParams<'a> {
         match self.get(name) {
             None => Ok(None),
             Some(RawValue::Bool(b)) => Ok(Some(b)),
-            Some(other) => Err(ParamError::Type { name, expected: "of type boolean", got: other.type_name() }),
+            Some(other) => {
+                Err(ParamError::Type { name, expected: "of type boolean", got: other.type_name() })
+            }
         }
     }
 
     /// One of a fixed set of names, as the value it stands for. `None` when not given.
-    pub fn choice<T: Copy>(&self, name: &'static str, choices: &[(&'static str, T)]) -> Result<Option<T>, ParamError> {
+    pub fn choice<T: Copy>(
+        &self,
+        name: &'static str,
+        choices: &[(&'static str, T)],
+    ) -> Result<Option<T>, ParamError> {
         let Some(text) = self.text(name)? else {
             return Ok(None);
         };
@@ -165,14 +196,22 @@ impl<'a> RawParams<'a> {
             Some((_, value)) => Ok(Some(*value)),
             None => {
                 let names: Vec<String> = choices.iter().map(|(n, _)| format!("'{n}'")).collect();
-                Err(ParamError::Value { name, expected: format!("one of {}", names.join(", ")), got: format!("'{text}'") })
+                Err(ParamError::Value {
+                    name,
+                    expected: format!("one of {}", names.join(", ")),
+                    got: format!("'{text}'"),
+                })
             }
         }
     }
 }
 
 /// `value`, or [`ParamError::Missing`] naming `name` when it was not given.
-pub fn required<T>(value: Option<T>, name: &'static str, expected: &'static str) -> Result<T, ParamError> {
+pub fn required<T>(
+    value: Option<T>,
+    name: &'static str,
+    expected: &'static str,
+) -> Result<T, ParamError> {
     value.ok_or(ParamError::Missing { name, expected })
 }
 
@@ -228,7 +267,10 @@ mod tests {
 
     #[test]
     fn integers_are_checked_by_type_range_and_name() {
-        let raw = RawParams::new(vec![("level", RawValue::Number(9.0)), ("seed", RawValue::BigInt(1 << 70))]);
+        let raw = RawParams::new(vec![
+            ("level", RawValue::Number(9.0)),
+            ("seed", RawValue::BigInt(1 << 70)),
+        ]);
         assert_eq!(raw.integer("level", 0..=9), Ok(Some(9)));
         assert_eq!(raw.integer("absent", 0..=9), Ok(None));
         let err = raw.integer("seed", 0..=u64::MAX as i128).unwrap_err();
@@ -245,7 +287,10 @@ mod tests {
     #[test]
     fn unknown_names_are_refused() {
         let raw = RawParams::new(vec![("levle", RawValue::Number(1.0))]);
-        assert_eq!(raw.only(&["level"]).unwrap_err().to_string(), "unknown parameter \"levle\" (this kernel takes level)");
+        assert_eq!(
+            raw.only(&["level"]).unwrap_err().to_string(),
+            "unknown parameter \"levle\" (this kernel takes level)"
+        );
         assert!(raw.only(&[]).unwrap_err().to_string().contains("takes no parameters"));
         assert!(RawParams::none().only(&[]).is_ok());
     }

@@ -48,7 +48,8 @@ pub const MAX_LOADED: usize = 4096;
 /// [`LIBRARIES`]' lock, and then only read, without a lock (a worker looks
 /// its task's kernel up here). Loaded kernels are leaked: their libraries
 /// are never unloaded.
-static LOADED: [OnceLock<&'static foreign::Foreign>; MAX_LOADED] = [const { OnceLock::new() }; MAX_LOADED];
+static LOADED: [OnceLock<&'static foreign::Foreign>; MAX_LOADED] =
+    [const { OnceLock::new() }; MAX_LOADED];
 
 /// The registered libraries (their descriptors' addresses) and their
 /// kernels' ids; its lock serializes registration.
@@ -56,7 +57,10 @@ static LIBRARIES: Mutex<Vec<(usize, Vec<KernelId>)>> = Mutex::new(Vec::new());
 
 /// Every registered kernel, in id order.
 pub fn all() -> impl Iterator<Item = &'static dyn AnyKernel> {
-    BUILTIN.iter().copied().chain(LOADED.iter().map_while(|k| k.get().map(|&f| f as &dyn AnyKernel)))
+    BUILTIN
+        .iter()
+        .copied()
+        .chain(LOADED.iter().map_while(|k| k.get().map(|&f| f as &dyn AnyKernel)))
 }
 
 /// Looks a kernel up by name.
@@ -80,7 +84,9 @@ pub fn get(id: KernelId) -> Option<&'static dyn AnyKernel> {
 /// # Safety
 /// `library` must be NULL or what a library's `tidepool_kernels_v1`
 /// returned, and the library must stay loaded for the rest of the process.
-pub unsafe fn register(library: *const tidepool_kernel_sdk::abi::TpLibrary) -> Result<Vec<KernelId>, foreign::LoadError> {
+pub unsafe fn register(
+    library: *const tidepool_kernel_sdk::abi::TpLibrary,
+) -> Result<Vec<KernelId>, foreign::LoadError> {
     let mut libraries = LIBRARIES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, ids)) = libraries.iter().find(|(at, _)| *at == library as usize) {
         return Ok(ids.clone());

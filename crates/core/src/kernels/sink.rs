@@ -104,7 +104,14 @@ const MIN_ROOM: usize = 16 * 1024;
 impl Sink {
     /// An empty sink that refuses to hold more than `limit` bytes.
     pub fn new(limit: usize) -> Sink {
-        Sink { inline: [0; INLINE], len: 0, spill: Vec::new(), spilled: false, limit, pause_at: usize::MAX }
+        Sink {
+            inline: [0; INLINE],
+            len: 0,
+            spill: Vec::new(),
+            spilled: false,
+            limit,
+            pause_at: usize::MAX,
+        }
     }
 
     /// An empty sink that refuses to hold more than `limit` bytes, and whose
@@ -140,7 +147,11 @@ impl Sink {
 
     /// Appends `bytes`.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), KernelError> {
-        let end = self.len.checked_add(bytes.len()).filter(|&e| e <= self.limit).ok_or_else(|| self.too_large())?;
+        let end = self
+            .len
+            .checked_add(bytes.len())
+            .filter(|&e| e <= self.limit)
+            .ok_or_else(|| self.too_large())?;
         if !self.spilled && end <= INLINE {
             self.inline[self.len..end].copy_from_slice(bytes);
         } else {
@@ -326,7 +337,10 @@ mod tests {
         let mut shrunk = Sink::new(usize::MAX);
         shrunk.reserve(1000);
         shrunk.write(b"short").unwrap();
-        assert!(!shrunk.into_output().is_spilled(), "a short output comes back inline even after a reservation");
+        assert!(
+            !shrunk.into_output().is_spilled(),
+            "a short output comes back inline even after a reservation"
+        );
     }
 
     #[test]

@@ -10,7 +10,11 @@ use std::time::Instant;
 /// input, with their default parameters (not the decoders, which refuse
 /// most inputs, nor hmac, which needs a key).
 fn pure() -> impl Iterator<Item = &'static &'static dyn AnyKernel> {
-    BUILTIN.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic") && !k.expands() && k.params(&RawParams::none()).is_ok())
+    BUILTIN.iter().filter(|k| {
+        !matches!(k.name(), "spin" | "sleep" | "panic")
+            && !k.expands()
+            && k.params(&RawParams::none()).is_ok()
+    })
 }
 
 /// Runs kernel `name` over `data` (optionally split in parts).
@@ -28,7 +32,9 @@ fn canonical(name: &str, out: Output) -> Vec<u8> {
         return out.as_bytes().to_vec();
     };
     let flag = AtomicBool::new(false);
-    let decoded = get(find(decoder).unwrap()).unwrap().compute(&Input::Owned(out.as_bytes().to_vec()), &RunContext::new(&flag));
+    let decoded = get(find(decoder).unwrap())
+        .unwrap()
+        .compute(&Input::Owned(out.as_bytes().to_vec()), &RunContext::new(&flag));
     decoded.expect("a compressor's output decodes").as_bytes().to_vec()
 }
 
@@ -83,7 +89,11 @@ fn task_flag_and_deadline_stop_a_kernel() {
     let past = Instant::now() - std::time::Duration::from_millis(1);
     let ctx = RunContext::for_task(&pool_flag, None, Some(past));
     assert_eq!(sha.compute(&input, &ctx), Err(KernelError::TimedOut));
-    let ctx = RunContext::for_task(&pool_flag, None, Some(Instant::now() + std::time::Duration::from_secs(60)));
+    let ctx = RunContext::for_task(
+        &pool_flag,
+        None,
+        Some(Instant::now() + std::time::Duration::from_secs(60)),
+    );
     assert!(sha.compute(&input, &ctx).is_ok());
 }
 
@@ -96,7 +106,11 @@ fn timed_kernels_check_the_deadline_even_when_their_time_is_already_up() {
     let ctx = RunContext::for_task(&pool_flag, None, Some(past));
     let zero = Input::Owned(vec![0; 4]);
     for name in ["spin", "sleep"] {
-        assert_eq!(get(find(name).unwrap()).unwrap().compute(&zero, &ctx), Err(KernelError::TimedOut), "{name}");
+        assert_eq!(
+            get(find(name).unwrap()).unwrap().compute(&zero, &ctx),
+            Err(KernelError::TimedOut),
+            "{name}"
+        );
     }
 }
 
@@ -105,7 +119,10 @@ fn cancel_flag_stops_a_kernel() {
     let flag = AtomicBool::new(true);
     let ctx = RunContext::new(&flag);
     let input = Input::Owned(vec![0; CHUNK * 3]);
-    assert_eq!(get(find("sha256").unwrap()).unwrap().compute(&input, &ctx), Err(KernelError::Cancelled));
+    assert_eq!(
+        get(find("sha256").unwrap()).unwrap().compute(&input, &ctx),
+        Err(KernelError::Cancelled)
+    );
 }
 
 #[test]
@@ -123,7 +140,12 @@ fn a_stream_fed_across_calls_equals_the_one_shot_run() {
             state.update(piece, &mut out, &ctx).unwrap();
         }
         state.finish(&mut out, &ctx).unwrap();
-        assert_eq!(canonical(k.name(), out.into_output()), canonical(k.name(), whole), "{}", k.name());
+        assert_eq!(
+            canonical(k.name(), out.into_output()),
+            canonical(k.name(), whole),
+            "{}",
+            k.name()
+        );
     }
 }
 
@@ -137,7 +159,10 @@ fn echo_returns_large_outputs_whole_and_respects_the_limit() {
     assert!(out.is_spilled());
     assert_eq!(out.as_bytes(), &data[..]);
     let mut small = Sink::new(1000);
-    assert_eq!(echo.run(&Params::NONE, &Input::Owned(data), &ctx, &mut small), Err(KernelError::TooLarge { limit: 1000 }));
+    assert_eq!(
+        echo.run(&Params::NONE, &Input::Owned(data), &ctx, &mut small),
+        Err(KernelError::TooLarge { limit: 1000 })
+    );
 }
 
 #[test]

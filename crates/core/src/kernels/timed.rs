@@ -27,7 +27,8 @@ pub static SPIN: Timed = Timed {
 };
 
 /// Sleeps.
-pub static SLEEP: Timed = Timed { name: "sleep", pause: |left| std::thread::sleep(left.min(Duration::from_millis(1))) };
+pub static SLEEP: Timed =
+    Timed { name: "sleep", pause: |left| std::thread::sleep(left.min(Duration::from_millis(1))) };
 
 /// The duration's bytes seen so far, and the input's length.
 pub struct TimedState {
@@ -37,7 +38,12 @@ pub struct TimedState {
 }
 
 impl Transform for TimedState {
-    fn update(&mut self, chunk: &[u8], _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         let have = self.seen.min(4);
         let take = (4 - have).min(chunk.len());
         self.prefix[have..have + take].copy_from_slice(&chunk[..take]);
@@ -55,7 +61,8 @@ impl Transform for TimedState {
                 self.seen
             )));
         }
-        let deadline = Instant::now() + Duration::from_micros(u32::from_le_bytes(self.prefix) as u64);
+        let deadline =
+            Instant::now() + Duration::from_micros(u32::from_le_bytes(self.prefix) as u64);
         loop {
             let now = Instant::now();
             ctx.check()?;

@@ -14,7 +14,9 @@
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer};
 
-use super::codec::{fed, finish_all, flush_all, pump, truncated, update_all, Progress, Stop, CORRUPT};
+use super::codec::{
+    fed, finish_all, flush_all, pump, truncated, update_all, Progress, Stop, CORRUPT,
+};
 use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
 use super::{KernelError, RunContext, Sink};
@@ -55,8 +57,15 @@ impl Kernel for ZstdCompress {
         })
     }
 
-    fn start(&self, p: &ZstdParams, len_hint: Option<usize>) -> Result<ZstdCompressState, KernelError> {
-        let mut cctx = CCtx::try_create().ok_or_else(|| KernelError::Format { code: "Z_MEM_ERROR", message: "out of memory".into() })?;
+    fn start(
+        &self,
+        p: &ZstdParams,
+        len_hint: Option<usize>,
+    ) -> Result<ZstdCompressState, KernelError> {
+        let mut cctx = CCtx::try_create().ok_or_else(|| KernelError::Format {
+            code: "Z_MEM_ERROR",
+            message: "out of memory".into(),
+        })?;
         cctx.set_parameter(CParameter::CompressionLevel(p.level)).map_err(zstd_error)?;
         cctx.set_parameter(CParameter::ChecksumFlag(p.checksum)).map_err(zstd_error)?;
         if let Some(n) = len_hint {
@@ -74,7 +83,13 @@ pub struct ZstdCompressState {
 }
 
 impl ZstdCompressState {
-    fn pump(&mut self, input: &[u8], end: ZSTD_EndDirective, out: &mut Sink, ctx: &RunContext<'_>) -> Result<Stop, KernelError> {
+    fn pump(
+        &mut self,
+        input: &[u8],
+        end: ZSTD_EndDirective,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Stop, KernelError> {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
@@ -85,13 +100,22 @@ impl ZstdCompressState {
             let mut dst = OutBuffer::around(room);
             let left = cctx.compress_stream2(&mut dst, &mut src, end).map_err(zstd_error)?;
             // With e_end or e_flush, 0 left means the frame is complete, or flushed.
-            Ok(Progress { consumed: src.pos(), produced: dst.pos(), ended: !continuing && left == 0 })
+            Ok(Progress {
+                consumed: src.pos(),
+                produced: dst.pos(),
+                ended: !continuing && left == 0,
+            })
         })
     }
 }
 
 impl Transform for ZstdCompressState {
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         update_all(self, chunk, out, ctx)
     }
 
@@ -100,11 +124,21 @@ impl Transform for ZstdCompressState {
     }
 
     /// ZSTD_e_flush, the one flush zstd has: the blocks so far are written.
-    fn flush(&mut self, kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn flush(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         flush_all(self, kind, out, ctx)
     }
 
-    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
         Ok(fed(self.pump(chunk, ZSTD_EndDirective::ZSTD_e_continue, out, ctx)?, 0))
     }
 
@@ -113,8 +147,16 @@ impl Transform for ZstdCompressState {
         Ok(!matches!(self.pump(&[], ZSTD_EndDirective::ZSTD_e_end, out, ctx)?, Stop::Paused { .. }))
     }
 
-    fn flush_until(&mut self, _kind: u32, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
-        Ok(!matches!(self.pump(&[], ZSTD_EndDirective::ZSTD_e_flush, out, ctx)?, Stop::Paused { .. }))
+    fn flush_until(
+        &mut self,
+        _kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
+        Ok(!matches!(
+            self.pump(&[], ZSTD_EndDirective::ZSTD_e_flush, out, ctx)?,
+            Stop::Paused { .. }
+        ))
     }
 }
 
@@ -138,8 +180,16 @@ impl Kernel for ZstdDecompress {
     }
 
     fn start(&self, _p: &(), _len_hint: Option<usize>) -> Result<ZstdDecompressState, KernelError> {
-        let dctx = DCtx::try_create().ok_or_else(|| KernelError::Format { code: "Z_MEM_ERROR", message: "out of memory".into() })?;
-        Ok(ZstdDecompressState { dctx, seen_input: false, between_frames: true, window_capped: false })
+        let dctx = DCtx::try_create().ok_or_else(|| KernelError::Format {
+            code: "Z_MEM_ERROR",
+            message: "out of memory".into(),
+        })?;
+        Ok(ZstdDecompressState {
+            dctx,
+            seen_input: false,
+            between_frames: true,
+            window_capped: false,
+        })
     }
 }
 
@@ -163,14 +213,26 @@ fn window_log_max(limit: usize) -> u32 {
 }
 
 impl Transform for ZstdDecompressState {
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         update_all(self, chunk, out, ctx)
     }
 
-    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
         if !self.window_capped {
             self.window_capped = true;
-            self.dctx.set_parameter(DParameter::WindowLogMax(window_log_max(out.limit()))).map_err(zstd_error)?;
+            self.dctx
+                .set_parameter(DParameter::WindowLogMax(window_log_max(out.limit())))
+                .map_err(zstd_error)?;
         }
         self.seen_input |= !chunk.is_empty();
         let limit = out.limit();
@@ -227,23 +289,43 @@ mod tests {
     #[test]
     fn reads_the_cli_frame_and_concatenated_frames() {
         assert_eq!(run("zstdDecompress", &unhex(CLI_FRAME)).unwrap(), b"hello, tidepool\n");
-        let two = [run("zstdCompress", b"hello ").unwrap(), run("zstdCompress", b"world").unwrap()].concat();
+        let two = [run("zstdCompress", b"hello ").unwrap(), run("zstdCompress", b"world").unwrap()]
+            .concat();
         assert_eq!(run("zstdDecompress", &two).unwrap(), b"hello world");
         let garbage = [run("zstdCompress", b"hello").unwrap(), b"garbage".to_vec()].concat();
-        assert!(matches!(run("zstdDecompress", &garbage), Err(KernelError::Format { code: CORRUPT, .. })));
+        assert!(matches!(
+            run("zstdDecompress", &garbage),
+            Err(KernelError::Format { code: CORRUPT, .. })
+        ));
         let corrupt = run("zstdDecompress", b"this is not zstd");
-        assert!(matches!(corrupt, Err(KernelError::Format { code: CORRUPT, ref message }) if message.contains("frame")), "{corrupt:?}");
+        assert!(
+            matches!(corrupt, Err(KernelError::Format { code: CORRUPT, ref message }) if message.contains("frame")),
+            "{corrupt:?}"
+        );
     }
 
     #[test]
     fn level_and_checksum_reach_zstd() {
         let data = text(300_000);
-        let fast = run_with("zstdCompress", &params("zstdCompress", &[("level", 1.0)]), Input::Owned(data.clone()), usize::MAX).unwrap();
-        let best = run_with("zstdCompress", &params("zstdCompress", &[("level", 19.0)]), Input::Owned(data.clone()), usize::MAX).unwrap();
+        let fast = run_with(
+            "zstdCompress",
+            &params("zstdCompress", &[("level", 1.0)]),
+            Input::Owned(data.clone()),
+            usize::MAX,
+        )
+        .unwrap();
+        let best = run_with(
+            "zstdCompress",
+            &params("zstdCompress", &[("level", 19.0)]),
+            Input::Owned(data.clone()),
+            usize::MAX,
+        )
+        .unwrap();
         assert!(best.len() < fast.len(), "{} vs {}", best.len(), fast.len());
         let raw = RawParams::new(vec![("checksum", RawValue::Bool(true))]);
         let checked = crate::kernels::codec::testing::kernel("zstdCompress").params(&raw).unwrap();
-        let with_sum = run_with("zstdCompress", &checked, Input::Owned(data.clone()), usize::MAX).unwrap();
+        let with_sum =
+            run_with("zstdCompress", &checked, Input::Owned(data.clone()), usize::MAX).unwrap();
         let plain = run("zstdCompress", &data).unwrap();
         assert_eq!(with_sum.len(), plain.len() + 4, "a 4-byte content checksum");
         assert_eq!(run("zstdDecompress", &with_sum).unwrap(), data);
@@ -251,7 +333,10 @@ mod tests {
         let mut bad = with_sum.clone();
         let last = bad.len() - 1;
         bad[last] ^= 1;
-        assert!(matches!(run("zstdDecompress", &bad), Err(KernelError::Format { code: CORRUPT, .. })));
+        assert!(matches!(
+            run("zstdDecompress", &bad),
+            Err(KernelError::Format { code: CORRUPT, .. })
+        ));
         let out_of_range = RawParams::new(vec![("level", RawValue::Number(23.0))]);
         assert!(matches!(
             crate::kernels::codec::testing::kernel("zstdCompress").params(&out_of_range),
@@ -294,7 +379,8 @@ mod window_tests {
         let frame = wide_frame();
         let small = run_with("zstdDecompress", &Params::NONE, Input::Owned(frame.clone()), 1 << 20);
         assert_eq!(small, Err(KernelError::TooLarge { limit: 1 << 20 }));
-        let roomy = run_with("zstdDecompress", &Params::NONE, Input::Owned(frame), 256 << 20).unwrap();
+        let roomy =
+            run_with("zstdDecompress", &Params::NONE, Input::Owned(frame), 256 << 20).unwrap();
         assert_eq!(roomy, vec![7u8; 100]);
     }
 }

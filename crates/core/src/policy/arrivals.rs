@@ -36,7 +36,12 @@ impl ArrivalWindow {
 
     /// Arrivals per second over the last [`WINDOW_MS`] milliseconds up to `now_ms`.
     pub fn rate(&self, now_ms: u64) -> f64 {
-        let count: u64 = self.buckets.iter().filter(|(ms, _)| *ms <= now_ms && ms + WINDOW_MS > now_ms).map(|&(_, n)| u64::from(n)).sum();
+        let count: u64 = self
+            .buckets
+            .iter()
+            .filter(|(ms, _)| *ms <= now_ms && ms + WINDOW_MS > now_ms)
+            .map(|&(_, n)| u64::from(n))
+            .sum();
         count as f64 * 1000.0 / WINDOW_MS as f64
     }
 }
@@ -54,7 +59,11 @@ mod tests {
             }
         }
         assert_eq!(w.rate(99), 5000.0);
-        assert_eq!(w.rate(99 + WINDOW_MS / 2), 2500.0, "half the window has passed with no arrival");
+        assert_eq!(
+            w.rate(99 + WINDOW_MS / 2),
+            2500.0,
+            "half the window has passed with no arrival"
+        );
         assert_eq!(w.rate(99 + WINDOW_MS), 0.0, "a whole quiet window later");
         assert_eq!(w.rate(10_000), 0.0, "long after: stale buckets do not count");
     }

@@ -113,7 +113,8 @@ pub enum RetireReason {
 
 impl SpawnReason {
     /// Every reason, in the order of [`SpawnReason::index`].
-    pub const ALL: [SpawnReason; 4] = [SpawnReason::Core, SpawnReason::QueueAge, SpawnReason::Backlog, SpawnReason::Demand];
+    pub const ALL: [SpawnReason; 4] =
+        [SpawnReason::Core, SpawnReason::QueueAge, SpawnReason::Backlog, SpawnReason::Demand];
 
     /// Its place in [`SpawnReason::ALL`] (a counter per reason).
     pub fn index(self) -> usize {
@@ -237,17 +238,19 @@ pub fn demand(obs: &Observation, mean_run: Duration, cfg: &PolicyConfig) -> usiz
 /// The rule's own test (the queue is already known to exceed the threads).
 fn spawn_test(obs: &Observation, cfg: &PolicyConfig) -> Option<SpawnReason> {
     let threads = obs.threads.max(1) as u32;
-    let age_rule = || (oldest_age(obs) > cfg.spawn_delay * threads).then_some(SpawnReason::QueueAge);
+    let age_rule =
+        || (oldest_age(obs) > cfg.spawn_delay * threads).then_some(SpawnReason::QueueAge);
     match (cfg.rule, obs.mean_run) {
         (SpawnRule::QueueAge, _) | (SpawnRule::Backlog | SpawnRule::Demand, None) => age_rule(),
-        (SpawnRule::Demand, Some(mean_run)) => {
-            (oldest_age(obs) > cfg.spawn_delay && obs.threads < demand(obs, mean_run, cfg)).then_some(SpawnReason::Demand)
-        }
+        (SpawnRule::Demand, Some(mean_run)) => (oldest_age(obs) > cfg.spawn_delay
+            && obs.threads < demand(obs, mean_run, cfg))
+        .then_some(SpawnReason::Demand),
         (SpawnRule::Backlog, Some(mean_run)) => {
             // The oldest task must have waited at least one spawn delay, so
             // that a burst the threads drain at once starts nothing.
             let drain = mean_run.mul_f64(obs.queued as f64 / threads as f64);
-            (drain > cfg.spawn_delay && oldest_age(obs) > cfg.spawn_delay).then_some(SpawnReason::Backlog)
+            (drain > cfg.spawn_delay && oldest_age(obs) > cfg.spawn_delay)
+                .then_some(SpawnReason::Backlog)
         }
     }
 }
@@ -293,7 +296,10 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
     // `spawn_delay`, when the queue holds more tasks than threads.
     let (spaced, enough_queued) = match (cfg.rule, obs.mean_run) {
         (SpawnRule::Demand, Some(_)) => (true, obs.queued > 0),
-        _ => (obs.last_spawn.is_none_or(|t| obs.now.saturating_duration_since(t) >= cfg.spawn_delay), obs.queued > obs.threads),
+        _ => (
+            obs.last_spawn.is_none_or(|t| obs.now.saturating_duration_since(t) >= cfg.spawn_delay),
+            obs.queued > obs.threads,
+        ),
     };
     if obs.threads < cfg.max_threads && enough_queued && spaced {
         if let Some(reason) = spawn_test(obs, cfg) {

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::{decide, extras_may_take, extras_window, Action, ArrivalWindow, Observation, PolicyConfig};
+use super::{
+    decide, extras_may_take, extras_window, Action, ArrivalWindow, Observation, PolicyConfig,
+};
 
 /// A pool modelled through `decide` and
 /// `extras_may_take`, with a fake clock: tasks of a fixed cost arrive at

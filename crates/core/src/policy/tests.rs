@@ -33,7 +33,10 @@ fn obs(t0: Instant, now_ms: u64) -> Observation {
 fn no_spawn_attempt_while_backing_off_after_a_failure() {
     let t0 = Instant::now();
     let loaded = Observation { queued: 1000, oldest_enqueued: Some(t0), ..obs(t0, 1000) };
-    let backing_off = Observation { spawn_backoff_until: Some(t0 + Duration::from_millis(1010)), ..loaded.clone() };
+    let backing_off = Observation {
+        spawn_backoff_until: Some(t0 + Duration::from_millis(1010)),
+        ..loaded.clone()
+    };
     assert_eq!(decide(&backing_off, &cfg()).action, Action::None);
     let after = Observation { now: t0 + Duration::from_millis(1010), ..backing_off };
     assert_eq!(decide(&after, &cfg()).action, Action::Spawn(SpawnReason::QueueAge));
@@ -43,7 +46,10 @@ fn no_spawn_attempt_while_backing_off_after_a_failure() {
 fn extras_wait_until_the_core_threads_fall_behind() {
     let c = cfg();
     assert!(!extras_may_take(0, Duration::from_secs(1), &c), "nothing queued");
-    assert!(!extras_may_take(1, Duration::from_millis(5), &c), "young task: a core thread gets to it");
+    assert!(
+        !extras_may_take(1, Duration::from_millis(5), &c),
+        "young task: a core thread gets to it"
+    );
     assert!(!extras_may_take(100, Duration::from_millis(5), &c), "young queue: the core keeps up");
     assert!(extras_may_take(2, Duration::from_millis(11), &c));
 }
@@ -54,7 +60,13 @@ fn a_lone_task_waits_no_longer_than_spawn_delay_while_an_extra_idles() {
     // and an extra thread is parked (fake clock: t0 is the post).
     let t0 = Instant::now();
     let c = cfg();
-    let lone = |ms| Observation { threads: 2, queued: 1, oldest_enqueued: Some(t0), newest_idle_extra: Some((1, t0)), ..obs(t0, ms) };
+    let lone = |ms| Observation {
+        threads: 2,
+        queued: 1,
+        oldest_enqueued: Some(t0),
+        newest_idle_extra: Some((1, t0)),
+        ..obs(t0, ms)
+    };
     assert!(!extras_may_take(1, oldest_age(&lone(0)), &c));
     // The supervisor looks again periodically, and at the latest when
     // the task turns spawn_delay (10 ms) old...
@@ -75,7 +87,12 @@ fn without_core_threads_extras_take_work_at_once() {
 fn backlog_rule_weighs_queue_length_by_run_time() {
     let t0 = Instant::now();
     let backlog = PolicyConfig { rule: SpawnRule::Backlog, ..cfg() };
-    let base = Observation { queued: 50, oldest_enqueued: Some(t0), mean_run: Some(Duration::from_millis(1)), ..obs(t0, 11) };
+    let base = Observation {
+        queued: 50,
+        oldest_enqueued: Some(t0),
+        mean_run: Some(Duration::from_millis(1)),
+        ..obs(t0, 11)
+    };
     // 50 tasks of 1 ms on one thread: 50 ms to drain, and waiting: spawn.
     assert_eq!(decide(&base, &backlog).action, Action::Spawn(SpawnReason::Backlog));
     // 50 tasks of 10 µs drain in 0.5 ms < spawn_delay: no spawn.
@@ -102,7 +119,13 @@ fn looks_again_when_the_oldest_task_crosses_a_threshold() {
     let o = Observation { threads: 2, queued: 10, oldest_enqueued: Some(t0), ..obs(t0, 18) };
     assert_eq!(decide(&o, &c).next_check, Some(Duration::from_millis(2)));
     // A parked extra and a 7 ms old queue: the extras' gate opens at 10 ms.
-    let e = Observation { threads: 2, queued: 10, oldest_enqueued: Some(t0), newest_idle_extra: Some((1, t0)), ..obs(t0, 7) };
+    let e = Observation {
+        threads: 2,
+        queued: 10,
+        oldest_enqueued: Some(t0),
+        newest_idle_extra: Some((1, t0)),
+        ..obs(t0, 7)
+    };
     assert_eq!(decide(&e, &c).next_check, Some(Duration::from_millis(3)));
     // Thresholds already behind: the periodic check.
     let late = Observation { threads: 4, ..o.clone() };
@@ -132,7 +155,8 @@ fn no_spawn_until_queue_is_old_and_longer_than_threads() {
     // With 2 threads the age threshold doubles.
     let two = Observation { threads: 2, ..both.clone() };
     assert_eq!(decide(&two, &cfg()).action, Action::None);
-    let two_later = Observation { threads: 2, ..Observation { now: t0 + Duration::from_millis(21), ..both } };
+    let two_later =
+        Observation { threads: 2, ..Observation { now: t0 + Duration::from_millis(21), ..both } };
     assert_eq!(decide(&two_later, &cfg()).action, Action::Spawn(SpawnReason::QueueAge));
 }
 
@@ -142,7 +166,8 @@ fn one_spawn_at_a_time_spaced_and_capped() {
     let loaded = Observation { queued: 1000, oldest_enqueued: Some(t0), ..obs(t0, 1000) };
     let spawning = Observation { spawning: true, ..loaded.clone() };
     assert_eq!(decide(&spawning, &cfg()).action, Action::None);
-    let recent = Observation { last_spawn: Some(t0 + Duration::from_millis(995)), ..loaded.clone() };
+    let recent =
+        Observation { last_spawn: Some(t0 + Duration::from_millis(995)), ..loaded.clone() };
     assert_eq!(decide(&recent, &cfg()).action, Action::None);
     let capped = Observation { threads: 4, ..loaded };
     assert_eq!(decide(&capped, &cfg()).action, Action::None);
@@ -189,7 +214,11 @@ fn sim_cfg() -> PolicyConfig {
 fn sim_trickle_never_spawns() {
     // One 0.5 ms task every 2 ms: a quarter of one thread.
     let mut sim = Sim::new(sim_cfg());
-    sim.run(&every(0, 2000, Duration::from_millis(2)), Duration::from_micros(500), Duration::from_millis(2100));
+    sim.run(
+        &every(0, 2000, Duration::from_millis(2)),
+        Duration::from_micros(500),
+        Duration::from_millis(2100),
+    );
     assert!(sim.spawns.is_empty(), "spawned under a trickle at {:?}", sim.spawns);
 }
 
@@ -197,7 +226,11 @@ fn sim_trickle_never_spawns() {
 fn sim_step_of_load_spawns_one_at_a_time_up_to_the_cap() {
     // 3 threads' worth of 1 ms tasks for 300 ms.
     let mut sim = Sim::new(sim_cfg());
-    sim.run(&every(0, 300, Duration::from_micros(333)), Duration::from_millis(1), Duration::from_millis(300));
+    sim.run(
+        &every(0, 300, Duration::from_micros(333)),
+        Duration::from_millis(1),
+        Duration::from_millis(300),
+    );
     assert!(sim.spawns.len() >= 2, "reacted with {:?}", sim.spawns);
     assert!(sim.threads.len() <= 4);
     assert!(sim.spawns[0] < Duration::from_millis(10), "first spawn at {:?}", sim.spawns[0]);
@@ -206,7 +239,11 @@ fn sim_step_of_load_spawns_one_at_a_time_up_to_the_cap() {
 #[test]
 fn sim_idle_extras_retire_and_core_stays() {
     let mut sim = Sim::new(sim_cfg());
-    sim.run(&every(0, 100, Duration::from_micros(250)), Duration::from_millis(1), Duration::from_millis(600));
+    sim.run(
+        &every(0, 100, Duration::from_micros(250)),
+        Duration::from_millis(1),
+        Duration::from_millis(600),
+    );
     assert!(!sim.spawns.is_empty());
     assert_eq!(sim.retires.len(), sim.spawns.len(), "every extra retired after the load");
     assert_eq!(sim.threads.len(), 1);
@@ -274,7 +311,11 @@ fn demand_starts_what_the_load_needs_back_to_back_once_the_queue_is_old() {
     assert_eq!(demand(&loaded, Duration::from_millis(1), &c), 14);
     assert_eq!(decide(&loaded, &c).action, Action::Spawn(SpawnReason::Demand));
     let just_spawned = Observation { threads: 13, last_spawn: Some(loaded.now), ..loaded.clone() };
-    assert_eq!(decide(&just_spawned, &c).action, Action::Spawn(SpawnReason::Demand), "no spacing between spawns");
+    assert_eq!(
+        decide(&just_spawned, &c).action,
+        Action::Spawn(SpawnReason::Demand),
+        "no spacing between spawns"
+    );
     let enough = Observation { threads: 14, ..loaded.clone() };
     assert_eq!(decide(&enough, &c).action, Action::None);
     let young = Observation { now: t0 + Duration::from_micros(900), ..loaded.clone() };
@@ -283,7 +324,11 @@ fn demand_starts_what_the_load_needs_back_to_back_once_the_queue_is_old() {
     assert_eq!(decide(&spawning, &c).action, Action::None, "one thread start at a time");
     let capped = Observation { arrival_rate: 100_000.0, threads: 16, ..loaded };
     assert_eq!(decide(&capped, &c).action, Action::None);
-    assert_eq!(decide(&young, &c).next_check, Some(Duration::from_micros(100)), "looks again when the age crosses spawn_delay");
+    assert_eq!(
+        decide(&young, &c).next_check,
+        Some(Duration::from_micros(100)),
+        "looks again when the age crosses spawn_delay"
+    );
 }
 
 /// Arrivals whose rate rises linearly from `from` to `to` threads' worth
@@ -324,5 +369,8 @@ fn sim_many_thread_ramp_demand_tracks_the_load_where_the_article_rule_lags() {
     // Today's default, the article's rule: the n-th spawn waits for an
     // age of n × spawn_delay, so the queue waits grow with the pool.
     let (article_p99, _, _) = run(SpawnRule::QueueAge);
-    assert!(article_p99 > Duration::from_millis(2), "the article's rule now meets the bound: p99 {article_p99:?}");
+    assert!(
+        article_p99 > Duration::from_millis(2),
+        "the article's rule now meets the bound: p99 {article_p99:?}"
+    );
 }

@@ -212,7 +212,10 @@ impl Pool {
                 return Err(e);
             }
         }
-        Ok(Pool { shared, baseline: std::sync::Mutex::new((Summary::default(), Summary::default())) })
+        Ok(Pool {
+            shared,
+            baseline: std::sync::Mutex::new((Summary::default(), Summary::default())),
+        })
     }
 
     /// The most output a task of `kernel` may make unless it says otherwise

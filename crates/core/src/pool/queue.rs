@@ -57,7 +57,8 @@ impl Pool {
         let queued = st.queue.len();
         shared.queued.store(queued, Ordering::Release);
         let mut wake = None;
-        let nudge = wake_for_queued(&mut st, &shared.config.policy, now, 1, |seat| wake = Some(seat));
+        let nudge =
+            wake_for_queued(&mut st, &shared.config.policy, now, 1, |seat| wake = Some(seat));
         drop(st);
         if let Some(seat) = wake {
             shared.seat_cvs[seat].notify_one();
@@ -94,7 +95,9 @@ impl Pool {
         let queued = st.queue.len();
         shared.queued.store(queued, Ordering::Release);
         let mut wake = Vec::new();
-        let nudge = wake_for_queued(&mut st, &shared.config.policy, now, usize::MAX, |seat| wake.push(seat));
+        let nudge = wake_for_queued(&mut st, &shared.config.policy, now, usize::MAX, |seat| {
+            wake.push(seat)
+        });
         drop(st);
         for seat in wake {
             shared.seat_cvs[seat].notify_one();
@@ -109,7 +112,10 @@ impl Pool {
     /// tasks of one `postMany()` batch share one) in one pass under one lock;
     /// returns their slots. Tasks already taken by a thread are left alone:
     /// raising the flag is what stops them.
-    pub fn remove_queued_with(&self, flag: &std::sync::Arc<std::sync::atomic::AtomicBool>) -> Vec<u32> {
+    pub fn remove_queued_with(
+        &self,
+        flag: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Vec<u32> {
         self.remove_queued_with_any(std::slice::from_ref(flag))
     }
 
@@ -117,12 +123,19 @@ impl Pool {
     /// once (the batches of one AbortSignal that fired): still one pass over
     /// the queue under one lock, where a call per flag would pass over it
     /// once per batch. Returns the removed tasks' slots, in queue order.
-    pub fn remove_queued_with_any(&self, flags: &[std::sync::Arc<std::sync::atomic::AtomicBool>]) -> Vec<u32> {
+    pub fn remove_queued_with_any(
+        &self,
+        flags: &[std::sync::Arc<std::sync::atomic::AtomicBool>],
+    ) -> Vec<u32> {
         // Many flags: a set of their addresses, so that each queued task
         // costs one look-up; a few: compared in turn.
         const SET_FROM: usize = 8;
         let set: std::collections::HashSet<*const std::sync::atomic::AtomicBool> =
-            if flags.len() >= SET_FROM { flags.iter().map(std::sync::Arc::as_ptr).collect() } else { Default::default() };
+            if flags.len() >= SET_FROM {
+                flags.iter().map(std::sync::Arc::as_ptr).collect()
+            } else {
+                Default::default()
+            };
         let carries_one = |f: &std::sync::Arc<std::sync::atomic::AtomicBool>| {
             if flags.len() >= SET_FROM {
                 set.contains(&std::sync::Arc::as_ptr(f))
@@ -180,7 +193,8 @@ impl Pool {
     /// True once since the last call if a worker took tasks from a full
     /// queue. Call after [`take_completions`](Self::take_completions), which lowered the wake flag.
     pub fn take_room_freed(&self) -> bool {
-        self.shared.room_freed.load(Ordering::Acquire) && self.shared.room_freed.swap(false, Ordering::AcqRel)
+        self.shared.room_freed.load(Ordering::Acquire)
+            && self.shared.room_freed.swap(false, Ordering::AcqRel)
     }
 
     /// Removes the oldest queued task that is not a stream's (for the

@@ -200,7 +200,13 @@ impl Shared {
 
 /// Whether idle extra threads may be woken now: the policy's gate, kept open
 /// for [`policy::extras_window`] after it last held.
-pub(super) fn extras_allowed(st: &mut State, queued: usize, oldest_age: Duration, now: Instant, cfg: &PolicyConfig) -> bool {
+pub(super) fn extras_allowed(
+    st: &mut State,
+    queued: usize,
+    oldest_age: Duration,
+    now: Instant,
+    cfg: &PolicyConfig,
+) -> bool {
     if policy::extras_may_take(queued, oldest_age, cfg) {
         st.extras_open_until = Some(now + policy::extras_window(cfg));
         return true;
@@ -255,14 +261,24 @@ pub(super) fn pick_parked(st: &mut State, extras: bool) -> Option<usize> {
 ///   left that nobody awake will take and no thread may be woken for while
 ///   a parked extra exists: that extra may take them once the oldest is
 ///   `spawn_delay` old, and only the supervisor looks again then.
-pub(super) fn wake_for_queued(st: &mut State, cfg: &PolicyConfig, now: Instant, most_wakes: usize, mut wake: impl FnMut(usize)) -> bool {
+pub(super) fn wake_for_queued(
+    st: &mut State,
+    cfg: &PolicyConfig,
+    now: Instant,
+    most_wakes: usize,
+    mut wake: impl FnMut(usize),
+) -> bool {
     let queued = st.queue.len();
     let mut woken = 0;
     // Tasks are left that nobody awake will take, and no parked thread may
     // be woken for them.
     let mut stranded = false;
     while queued > st.spinning + st.wakes_pending && woken < most_wakes {
-        let oldest_age = st.queue.front().map(|t| now.saturating_duration_since(t.enqueued_at)).unwrap_or_default();
+        let oldest_age = st
+            .queue
+            .front()
+            .map(|t| now.saturating_duration_since(t.enqueued_at))
+            .unwrap_or_default();
         let extras = extras_allowed(st, queued, oldest_age, now, cfg);
         match pick_parked(st, extras) {
             Some(seat) => {
@@ -276,7 +292,8 @@ pub(super) fn wake_for_queued(st: &mut State, cfg: &PolicyConfig, now: Instant, 
         }
     }
     let late = supervisor_late(st, now + cfg.spawn_delay);
-    let nudge = (late && queued > st.threads && st.threads < cfg.max_threads) || (late && stranded && has_parked_extra(st));
+    let nudge = (late && queued > st.threads && st.threads < cfg.max_threads)
+        || (late && stranded && has_parked_extra(st));
     if nudge {
         st.supervisor_sleeping = false;
         st.supervisor_wakes_at = Some(now);

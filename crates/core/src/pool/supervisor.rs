@@ -29,12 +29,18 @@ pub(super) fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io
     st.last_spawn = Some(Instant::now());
     drop(st);
 
-    let injected_failure = shared.config.fail_spawns_after.is_some_and(|n| shared.lock().spawned >= n);
+    let injected_failure =
+        shared.config.fail_spawns_after.is_some_and(|n| shared.lock().spawned >= n);
     let spawned = if injected_failure {
-        Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "Resource temporarily unavailable (EAGAIN, injected)"))
+        Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            "Resource temporarily unavailable (EAGAIN, injected)",
+        ))
     } else {
         let worker_shared = shared.clone();
-        thread::Builder::new().name(format!("{THREAD_NAME_PREFIX}{thread_id}")).spawn(move || worker_main(&worker_shared, seat))
+        thread::Builder::new()
+            .name(format!("{THREAD_NAME_PREFIX}{thread_id}"))
+            .spawn(move || worker_main(&worker_shared, seat))
     };
 
     let mut st = shared.lock();
@@ -60,7 +66,8 @@ pub(super) fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io
             st.spawn_errors += 1;
             // Back off before the next attempt: 10 ms, doubling up to 1 s, so
             // a system out of threads is not asked again every check.
-            let backoff = Duration::from_millis(10 << st.spawn_failures_in_a_row.min(7)).min(Duration::from_secs(1));
+            let backoff = Duration::from_millis(10 << st.spawn_failures_in_a_row.min(7))
+                .min(Duration::from_secs(1));
             st.spawn_failures_in_a_row += 1;
             st.spawn_backoff_until = Some(Instant::now() + backoff);
             let threads = st.threads;
@@ -88,7 +95,9 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
                 st = shared.lock();
                 continue;
             }
-            Action::None if extras_allowed(&mut st, obs.queued, policy::oldest_age(&obs), now, &cfg) => {
+            Action::None
+                if extras_allowed(&mut st, obs.queued, policy::oldest_age(&obs), now, &cfg) =>
+            {
                 // Tasks have waited too long for the core threads alone: put
                 // parked extras to work, most senior first, as many as needed.
                 let mut woken = Vec::new();
@@ -115,7 +124,11 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         st = match decision.next_check {
             Some(timeout) => {
                 st.supervisor_wakes_at = Some(now + timeout);
-                let mut st = shared.supervisor_cv.wait_timeout(st, timeout).unwrap_or_else(|e| e.into_inner()).0;
+                let mut st = shared
+                    .supervisor_cv
+                    .wait_timeout(st, timeout)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
                 st.supervisor_wakes_at = None;
                 st
             }

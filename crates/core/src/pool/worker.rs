@@ -122,7 +122,8 @@ impl<'a> Worker<'a> {
             metrics.wait.record(waited);
             // A stream's task does not expire: losing it would end the stream.
             let expires = !matches!(task.mode, Mode::Stream(_));
-            let outcome = if expires && shared.config.max_queue_age.is_some_and(|max| waited > max) {
+            let outcome = if expires && shared.config.max_queue_age.is_some_and(|max| waited > max)
+            {
                 Err(TaskError::Expired)
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
@@ -209,7 +210,11 @@ impl<'a> Worker<'a> {
         let last = note_exit(shared, &mut st);
         drop(st);
         if retired {
-            shared.emit(PoolEvent::Retire { thread_id: s.thread_id, threads, reason: RetireReason::IdleTimeout });
+            shared.emit(PoolEvent::Retire {
+                thread_id: s.thread_id,
+                threads,
+                reason: RetireReason::IdleTimeout,
+            });
         }
         if last {
             shared.completions.wake();
@@ -235,11 +240,23 @@ pub(super) fn spin_for_work(shared: &Shared) {
 /// Runs `task`'s kernel into a sink of at most the task's output limit (or
 /// the pool's for the kernel); a panic becomes `TaskError::Panic` and the
 /// thread lives on.
-pub(super) fn run_task(task: &Task, ctx: &RunContext<'_>, config: &PoolConfig) -> Result<kernels::Output, TaskError> {
+pub(super) fn run_task(
+    task: &Task,
+    ctx: &RunContext<'_>,
+    config: &PoolConfig,
+) -> Result<kernels::Output, TaskError> {
     let Some(kernel) = kernels::get(task.kernel) else {
-        return Err(kernels::KernelError::InvalidInput(format!("no kernel with id {}", task.kernel)).into());
+        return Err(kernels::KernelError::InvalidInput(format!(
+            "no kernel with id {}",
+            task.kernel
+        ))
+        .into());
     };
-    let limit = task.max_output.unwrap_or(if kernel.expands() { config.max_expanded_bytes } else { config.max_output_bytes });
+    let limit = task.max_output.unwrap_or(if kernel.expands() {
+        config.max_expanded_bytes
+    } else {
+        config.max_output_bytes
+    });
     let run = || match &task.mode {
         Mode::Stream(chunk) => chunk.stream.step(chunk, &task.input, ctx),
         Mode::File => {

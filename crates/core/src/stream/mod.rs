@@ -108,7 +108,11 @@ pub enum ChunkEnd {
 
 impl std::fmt::Debug for StreamChunk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamChunk").field("seq", &self.seq).field("end", &self.end).field("budget", &self.budget).finish_non_exhaustive()
+        f.debug_struct("StreamChunk")
+            .field("seq", &self.seq)
+            .field("end", &self.end)
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
     }
 }
 
@@ -116,7 +120,16 @@ impl Stream {
     /// A stream of `kernel` with its checked `params`, whose output in all
     /// may not pass `limit` bytes. No chunk has run on it yet.
     pub fn new(kernel: KernelId, params: Params, limit: usize) -> Arc<Stream> {
-        let position = Position { transform: None, produced: 0, next: 0, fed: 0, ending: false, ended: false, owes: false, consumed: 0 };
+        let position = Position {
+            transform: None,
+            produced: 0,
+            next: 0,
+            fed: 0,
+            ending: false,
+            ended: false,
+            owes: false,
+            consumed: 0,
+        };
         Arc::new(Stream {
             kernel,
             params,
@@ -144,7 +157,8 @@ impl Stream {
     }
 
     fn kernel_ref(&self) -> Result<&'static dyn AnyKernel, KernelError> {
-        kernels::get(self.kernel).ok_or_else(|| KernelError::InvalidInput(format!("no kernel with id {}", self.kernel)))
+        kernels::get(self.kernel)
+            .ok_or_else(|| KernelError::InvalidInput(format!("no kernel with id {}", self.kernel)))
     }
 
     /// Runs one step of a chunk: starts the kernel's state at the first,
@@ -155,12 +169,21 @@ impl Stream {
     /// wants the state (the report says paused). A chunk already taken
     /// over does nothing. The state is taken out while the step runs, so an
     /// error or a panic leaves the stream ended.
-    pub(crate) fn step(&self, chunk: &StreamChunk, input: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
+    pub(crate) fn step(
+        &self,
+        chunk: &StreamChunk,
+        input: &Input,
+        ctx: &RunContext<'_>,
+    ) -> Result<Output, KernelError> {
         let kernel = self.kernel_ref()?;
         let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let mut position = match std::mem::replace(&mut *slot, State::Closed) {
             State::Open(position) => position,
-            State::Closed => return Err(KernelError::InvalidInput("the stream has ended: a chunk failed, or it was finished".to_owned())),
+            State::Closed => {
+                return Err(KernelError::InvalidInput(
+                    "the stream has ended: a chunk failed, or it was finished".to_owned(),
+                ))
+            }
         };
         if chunk.seq < position.next {
             // Taken over by run_inline: nothing left to do, nothing to report.
@@ -168,12 +191,25 @@ impl Stream {
             return Ok(Output::EMPTY);
         }
         if chunk.seq > position.next {
-            return Err(KernelError::InvalidInput(format!("chunk {} of a stream ran before chunk {}", chunk.seq, position.next)));
+            return Err(KernelError::InvalidInput(format!(
+                "chunk {} of a stream ran before chunk {}",
+                chunk.seq, position.next
+            )));
         }
         let mut out = Sink::with_pause(self.limit.saturating_sub(position.produced), chunk.budget);
-        let paused = match position.advance(kernel, &self.params, input, chunk.end, &mut out, ctx, Some(&self.yield_requested)) {
+        let paused = match position.advance(
+            kernel,
+            &self.params,
+            input,
+            chunk.end,
+            &mut out,
+            ctx,
+            Some(&self.yield_requested),
+        ) {
             // The limit is the stream's, not this step's room.
-            Err(KernelError::TooLarge { .. }) => return Err(KernelError::TooLarge { limit: self.limit }),
+            Err(KernelError::TooLarge { .. }) => {
+                return Err(KernelError::TooLarge { limit: self.limit })
+            }
             Err(e) => return Err(e),
             Ok(paused) => paused,
         };
@@ -185,7 +221,8 @@ impl Stream {
         } else {
             Outcome::Done
         };
-        self.report.store(Report { outcome, consumed: position.consumed }.pack(), Ordering::Release);
+        self.report
+            .store(Report { outcome, consumed: position.consumed }.pack(), Ordering::Release);
         if paused || chunk.end != ChunkEnd::Last {
             *slot = State::Open(position);
         }
@@ -198,22 +235,42 @@ impl Stream {
     /// running on a pool thread to stop at its next piece. For a hash's
     /// `update()` past its staging cap: returns the output, which a hash
     /// never makes before its end.
-    pub fn run_inline(&self, in_flight: Option<(u64, &Input)>, rest: &Input, ctx: &RunContext<'_>) -> Result<Output, KernelError> {
+    pub fn run_inline(
+        &self,
+        in_flight: Option<(u64, &Input)>,
+        rest: &Input,
+        ctx: &RunContext<'_>,
+    ) -> Result<Output, KernelError> {
         let kernel = self.kernel_ref()?;
         self.yield_requested.store(true, Ordering::Relaxed);
         let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
         self.yield_requested.store(false, Ordering::Relaxed);
         let mut position = match std::mem::replace(&mut *slot, State::Closed) {
             State::Open(position) => position,
-            State::Closed => return Err(KernelError::InvalidInput("the stream has ended: a chunk failed, or it was finished".to_owned())),
+            State::Closed => {
+                return Err(KernelError::InvalidInput(
+                    "the stream has ended: a chunk failed, or it was finished".to_owned(),
+                ))
+            }
         };
         let mut out = Sink::new(self.limit.saturating_sub(position.produced));
         if let Some((seq, input)) = in_flight {
             if seq > position.next {
-                return Err(KernelError::InvalidInput(format!("chunk {seq} of a stream ran before chunk {}", position.next)));
+                return Err(KernelError::InvalidInput(format!(
+                    "chunk {seq} of a stream ran before chunk {}",
+                    position.next
+                )));
             }
             if seq == position.next {
-                position.advance(kernel, &self.params, input, ChunkEnd::More, &mut out, ctx, None)?;
+                position.advance(
+                    kernel,
+                    &self.params,
+                    input,
+                    ChunkEnd::More,
+                    &mut out,
+                    ctx,
+                    None,
+                )?;
             }
         }
         // The rest is no chunk of its own: `next` stays the binding's.

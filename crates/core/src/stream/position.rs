@@ -58,10 +58,11 @@ impl Position {
         if !self.ending {
             if !self.ended {
                 let (fed, consumed) = (&mut self.fed, &mut self.consumed);
-                let walked = walk(state, input, *fed, &mut self.owes, out, ctx, yield_requested, |n| {
-                    *fed += n;
-                    *consumed += n as u64;
-                });
+                let walked =
+                    walk(state, input, *fed, &mut self.owes, out, ctx, yield_requested, |n| {
+                        *fed += n;
+                        *consumed += n as u64;
+                    });
                 match walked {
                     Ok(()) => {}
                     Err(Halt::Paused) => return Ok(true),
@@ -104,7 +105,11 @@ fn walk(
     yield_requested: Option<&AtomicBool>,
     mut took: impl FnMut(usize),
 ) -> Result<(), Halt> {
-    let mut feed = |state: &mut dyn Transform, piece: &[u8], owes: &mut bool, out: &mut Sink| -> Result<usize, Halt> {
+    let mut feed = |state: &mut dyn Transform,
+                    piece: &[u8],
+                    owes: &mut bool,
+                    out: &mut Sink|
+     -> Result<usize, Halt> {
         if out.should_pause() || yield_requested.is_some_and(|y| y.load(Ordering::Relaxed)) {
             return Err(Halt::Paused);
         }

@@ -11,10 +11,17 @@ fn open(name: &str, limit: usize) -> Arc<Stream> {
 
 /// Runs chunk `seq` of `stream` to its end (again and again while it
 /// pauses), collecting the output; the number of steps it took.
-fn run_chunk(stream: &Arc<Stream>, seq: u64, data: &[u8], end: ChunkEnd, budget: usize) -> Result<(Vec<u8>, usize), KernelError> {
+fn run_chunk(
+    stream: &Arc<Stream>,
+    seq: u64,
+    data: &[u8],
+    end: ChunkEnd,
+    budget: usize,
+) -> Result<(Vec<u8>, usize), KernelError> {
     // A codec stops after a call of its own (OUTPUT_STEP of room), LZ4
     // after a block (at most 4 MiB, its header and checksum).
-    let lz4 = stream.kernel == kernels::find("lz4Compress").unwrap() || stream.kernel == kernels::find("lz4Decompress").unwrap();
+    let lz4 = stream.kernel == kernels::find("lz4Compress").unwrap()
+        || stream.kernel == kernels::find("lz4Decompress").unwrap();
     let slack = if lz4 { (4 << 20) + 16 } else { 2 * crate::kernels::codec::OUTPUT_STEP };
     let cancel = AtomicBool::new(false);
     let ctx = RunContext::new(&cancel);
@@ -23,7 +30,11 @@ fn run_chunk(stream: &Arc<Stream>, seq: u64, data: &[u8], end: ChunkEnd, budget:
     let mut output = Vec::new();
     for steps in 1.. {
         let out = stream.step(&chunk, &input, &ctx)?;
-        assert!(out.as_bytes().len() <= budget.saturating_add(slack), "a step ran far past its budget: {} bytes", out.as_bytes().len());
+        assert!(
+            out.as_bytes().len() <= budget.saturating_add(slack),
+            "a step ran far past its budget: {} bytes",
+            out.as_bytes().len()
+        );
         output.extend_from_slice(out.as_bytes());
         if stream.report().outcome != Outcome::Paused {
             return Ok((output, steps));
@@ -33,7 +44,8 @@ fn run_chunk(stream: &Arc<Stream>, seq: u64, data: &[u8], end: ChunkEnd, budget:
 }
 
 fn run(stream: &Arc<Stream>, seq: u64, data: &[u8], last: bool) -> Result<Vec<u8>, KernelError> {
-    run_chunk(stream, seq, data, if last { ChunkEnd::Last } else { ChunkEnd::More }, usize::MAX).map(|(out, _)| out)
+    run_chunk(stream, seq, data, if last { ChunkEnd::Last } else { ChunkEnd::More }, usize::MAX)
+        .map(|(out, _)| out)
 }
 
 fn one_shot(name: &str, data: &[u8]) -> Vec<u8> {
@@ -62,7 +74,12 @@ fn the_output_limit_is_the_whole_stream_s() {
     let stream = open("gunzip", 99_999);
     let first = run(&stream, 0, head, false).unwrap();
     let second = run(&stream, 1, tail, true);
-    assert_eq!(second, Err(KernelError::TooLarge { limit: 99_999 }), "after {} bytes from the first chunk", first.len());
+    assert_eq!(
+        second,
+        Err(KernelError::TooLarge { limit: 99_999 }),
+        "after {} bytes from the first chunk",
+        first.len()
+    );
     let exact = open("gunzip", 100_000);
     let a = run(&exact, 0, head, false).unwrap();
     let b = run(&exact, 1, tail, true).unwrap();
@@ -78,7 +95,10 @@ fn chunks_fed_one_by_one_give_the_one_shot_digest() {
     let mut at = 0;
     for (i, size) in [0usize, 1, 63, 64, 65, 4096, 70_000].into_iter().enumerate() {
         let end = (at + size).min(data.len());
-        assert!(run(&stream, i as u64, &data[at..end], false).unwrap().is_empty(), "chunk {i} outputs nothing");
+        assert!(
+            run(&stream, i as u64, &data[at..end], false).unwrap().is_empty(),
+            "chunk {i} outputs nothing"
+        );
         at = end;
     }
     assert_eq!(run(&stream, 7, &data[at..], true).unwrap(), expected);
@@ -139,8 +159,16 @@ fn every_decoder_pauses_at_its_budget_and_goes_on() {
         assert_eq!(out.len(), data.len(), "{dec}");
         assert!(out == data, "{dec}: the output is whole");
         // lz4's unit is a block of up to 4 MiB: it stops between blocks.
-        let least = if *dec == "lz4Decompress" { 1 } else { data.len() / (budget + 2 * crate::kernels::codec::OUTPUT_STEP) };
-        assert!(steps >= least, "{dec}: {steps} steps for {} bytes at a {budget}-byte budget", data.len());
+        let least = if *dec == "lz4Decompress" {
+            1
+        } else {
+            data.len() / (budget + 2 * crate::kernels::codec::OUTPUT_STEP)
+        };
+        assert!(
+            steps >= least,
+            "{dec}: {steps} steps for {} bytes at a {budget}-byte budget",
+            data.len()
+        );
         assert_eq!(stream.report().consumed, packed.len() as u64, "{dec}: bytesWritten");
     }
 }
@@ -163,22 +191,42 @@ fn a_compressor_s_finish_pauses_and_goes_on() {
 /// decoder ends, and neither those bytes nor later chunks are read.
 #[test]
 fn a_decoder_ends_at_its_format_s_end() {
-    for (enc, dec) in [("deflate", "inflate"), ("deflateRaw", "inflateRaw"), ("brotliCompress", "brotliDecompress")] {
+    for (enc, dec) in [
+        ("deflate", "inflate"),
+        ("deflateRaw", "inflateRaw"),
+        ("brotliCompress", "brotliDecompress"),
+    ] {
         let packed = one_shot(enc, b"0123456789");
         let trailing = [packed.clone(), b"not valid compressed data".to_vec()].concat();
         let stream = open(dec, usize::MAX);
         assert_eq!(run(&stream, 0, &trailing, false).unwrap(), b"0123456789", "{dec}");
-        assert_eq!(stream.report(), Report { outcome: Outcome::Ended, consumed: packed.len() as u64 }, "{dec}");
+        assert_eq!(
+            stream.report(),
+            Report { outcome: Outcome::Ended, consumed: packed.len() as u64 },
+            "{dec}"
+        );
         assert_eq!(run(&stream, 1, b"more", false).unwrap(), b"", "{dec}");
-        assert_eq!(stream.report(), Report { outcome: Outcome::Ended, consumed: packed.len() as u64 }, "{dec}");
+        assert_eq!(
+            stream.report(),
+            Report { outcome: Outcome::Ended, consumed: packed.len() as u64 },
+            "{dec}"
+        );
         run(&stream, 2, b"", true).unwrap();
         // Ending exactly at a chunk's end: as node:zlib, the stream ends
         // when more bytes come (or at its end), and those are not read.
         let exact = open(dec, usize::MAX);
         run(&exact, 0, &packed, false).unwrap();
-        assert_eq!(exact.report(), Report { outcome: Outcome::Done, consumed: packed.len() as u64 }, "{dec}");
+        assert_eq!(
+            exact.report(),
+            Report { outcome: Outcome::Done, consumed: packed.len() as u64 },
+            "{dec}"
+        );
         assert_eq!(run(&exact, 1, b"x", false).unwrap(), b"", "{dec}");
-        assert_eq!(exact.report(), Report { outcome: Outcome::Ended, consumed: packed.len() as u64 }, "{dec}");
+        assert_eq!(
+            exact.report(),
+            Report { outcome: Outcome::Ended, consumed: packed.len() as u64 },
+            "{dec}"
+        );
     }
     // gzip: a zero byte after a member is padding, the end of the input.
     let member = one_shot("gzip", b"abc");
@@ -201,7 +249,8 @@ fn run_inline_takes_over_the_chunk_in_flight() {
     let ctx = RunContext::new(&cancel);
     for ran_before in [false, true] {
         let stream = open("sha256", usize::MAX);
-        let chunk = StreamChunk { stream: stream.clone(), seq: 0, end: ChunkEnd::More, budget: usize::MAX };
+        let chunk =
+            StreamChunk { stream: stream.clone(), seq: 0, end: ChunkEnd::More, budget: usize::MAX };
         let input = Input::Owned(a.to_vec());
         if ran_before {
             // A step that stopped after its first piece (as a yield would make it).

@@ -84,7 +84,9 @@ impl Foreign {
     pub fn seal(&mut self) {
         self.misuse = Box::leak(Box::new(Misuse::new()));
         self.known = Box::leak(self.specs.iter().map(|s| s.name).collect());
-        self.expected = Box::leak(self.specs.iter().map(|s| &*Box::leak(s.expected.clone().into_boxed_str())).collect());
+        self.expected = Box::leak(
+            self.specs.iter().map(|s| &*Box::leak(s.expected.clone().into_boxed_str())).collect(),
+        );
         self.defaults = self.make(&RawParams::none());
     }
 
@@ -94,19 +96,31 @@ impl Foreign {
         raw.only(self.known)?;
         let mut values = Vec::with_capacity(self.specs.len());
         for (i, s) in self.specs.iter().enumerate() {
-            let mut v = TpValue { present: 1, boolean: 0, integer: 0, number: 0.0, data: ptr::null(), len: 0 };
+            let mut v = TpValue {
+                present: 1,
+                boolean: 0,
+                integer: 0,
+                number: 0.0,
+                data: ptr::null(),
+                len: 0,
+            };
             let given = match s.kind {
-                abi::TP_PARAM_INTEGER => {
-                    raw.integer(s.name, i128::from(s.int_range.0)..=i128::from(s.int_range.1))?.map(|n| v.integer = n as i64)
-                }
+                abi::TP_PARAM_INTEGER => raw
+                    .integer(s.name, i128::from(s.int_range.0)..=i128::from(s.int_range.1))?
+                    .map(|n| v.integer = n as i64),
                 abi::TP_PARAM_NUMBER => number(raw, s)?.map(|n| v.number = n),
                 abi::TP_PARAM_BOOLEAN => raw.boolean(s.name)?.map(|b| v.boolean = u32::from(b)),
-                abi::TP_PARAM_STRING => raw.text(s.name)?.map(|t| (v.data, v.len) = (t.as_ptr(), t.len())),
+                abi::TP_PARAM_STRING => {
+                    raw.text(s.name)?.map(|t| (v.data, v.len) = (t.as_ptr(), t.len()))
+                }
                 _ => raw.bytes(s.name)?.map(|b| (v.data, v.len) = (b.as_ptr(), b.len())),
             };
             if given.is_none() {
                 if s.required {
-                    return Err(ParamError::Missing { name: s.name, expected: self.expected.get(i).copied().unwrap_or("") });
+                    return Err(ParamError::Missing {
+                        name: s.name,
+                        expected: self.expected.get(i).copied().unwrap_or(""),
+                    });
                 }
                 v.present = 0;
             }
@@ -126,20 +140,35 @@ impl Foreign {
         // Ownership follows the status: what the library handed over with
         // TP_OK is freed by it even if the call broke a rule; after a
         // failure, `out` is not ours to free.
-        let made = (status == abi::TP_OK).then(|| ForeignParams { ptr: out, drop: self.kernel.drop_params, owner: self });
-        call.outcome(status, self.name).map_err(|e| ParamError::Refused { message: e.to_string() })?;
+        let made = (status == abi::TP_OK).then(|| ForeignParams {
+            ptr: out,
+            drop: self.kernel.drop_params,
+            owner: self,
+        });
+        call.outcome(status, self.name)
+            .map_err(|e| ParamError::Refused { message: e.to_string() })?;
         Ok(Params::of(made.expect("an outcome is Ok only for TP_OK")))
     }
 
     /// The library's pointer for `params` (this kernel's, or its defaults).
-    fn params_ptr<'p>(&'p self, params: &'p Params) -> Result<(*const c_void, &'p Params), KernelError> {
-        let params = if params.is_none() { self.defaults.as_ref().map_err(|e| KernelError::InvalidInput(e.to_string()))? } else { params };
+    fn params_ptr<'p>(
+        &'p self,
+        params: &'p Params,
+    ) -> Result<(*const c_void, &'p Params), KernelError> {
+        let params = if params.is_none() {
+            self.defaults.as_ref().map_err(|e| KernelError::InvalidInput(e.to_string()))?
+        } else {
+            params
+        };
         if params.is_none() {
             return Ok((ptr::null(), params));
         }
         match params.get::<ForeignParams>() {
             Some(p) if ptr::eq(p.owner, self) => Ok((p.ptr, params)),
-            _ => Err(KernelError::InvalidInput(format!("parameters made for another kernel reached \"{}\"", self.name))),
+            _ => Err(KernelError::InvalidInput(format!(
+                "parameters made for another kernel reached \"{}\"",
+                self.name
+            ))),
         }
     }
 
@@ -155,7 +184,9 @@ impl Foreign {
     ) -> Result<ForeignState, KernelError> {
         let (ptr, params) = self.params_ptr(params)?;
         let k = &self.kernel;
-        let (Some(start), Some(update), Some(finish), Some(drop)) = (k.start, k.update, k.finish, k.drop_state) else {
+        let (Some(start), Some(update), Some(finish), Some(drop)) =
+            (k.start, k.update, k.finish, k.drop_state)
+        else {
             unreachable!("checked by check_library");
         };
         let call = Call::new(self.misuse, None, ctx);
@@ -188,10 +219,18 @@ fn number(raw: &RawParams<'_>, s: &Spec) -> Result<Option<f64>, ParamError> {
         Some(RawValue::Number(n)) if n >= s.num_range.0 && n <= s.num_range.1 => Ok(Some(n)),
         Some(RawValue::Number(n)) => Err(ParamError::Range {
             name: s.name,
-            expected: format!(">= {} and <= {}", js_number(s.num_range.0), js_number(s.num_range.1)),
+            expected: format!(
+                ">= {} and <= {}",
+                js_number(s.num_range.0),
+                js_number(s.num_range.1)
+            ),
             got: js_number(n),
         }),
-        Some(other) => Err(ParamError::Type { name: s.name, expected: "of type number", got: other.type_name() }),
+        Some(other) => Err(ParamError::Type {
+            name: s.name,
+            expected: "of type number",
+            got: other.type_name(),
+        }),
     }
 }
 
@@ -208,13 +247,23 @@ impl AnyKernel for Foreign {
         self.kernel.flags & abi::TP_KERNEL_EXPANDS != 0
     }
 
-    fn run(&self, params: &Params, input: &Input, ctx: &RunContext<'_>, out: &mut Sink) -> Result<(), KernelError> {
+    fn run(
+        &self,
+        params: &Params,
+        input: &Input,
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+    ) -> Result<(), KernelError> {
         let mut state = self.begin(params, Some(input.len()), Some(ctx), false)?;
         ctx.feed(input, |piece| state.update(piece, out, ctx))?;
         state.finish(out, ctx)
     }
 
-    fn start(&self, params: &Params, len_hint: Option<usize>) -> Result<Box<dyn Transform>, KernelError> {
+    fn start(
+        &self,
+        params: &Params,
+        len_hint: Option<usize>,
+    ) -> Result<Box<dyn Transform>, KernelError> {
         self.begin(params, len_hint, None, true).map(|s| Box::new(s) as Box<dyn Transform>)
     }
 }
@@ -245,11 +294,17 @@ impl Drop for ForeignState {
 
 impl Transform for ForeignState {
     #[inline]
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         let call = Call::new(self.misuse, Some(out), Some(ctx));
         // SAFETY: the library's function with its ABI: our state, a live
         // input range and host for the call.
-        let status = call.lend(|host| unsafe { (self.update)(self.state, chunk.as_ptr(), chunk.len(), host) })?;
+        let status = call
+            .lend(|host| unsafe { (self.update)(self.state, chunk.as_ptr(), chunk.len(), host) })?;
         call.outcome(status, self.name)
     }
 

@@ -59,7 +59,8 @@ unsafe fn c_text(p: *const c_char, max: usize) -> Option<&'static str> {
 fn valid_kernel_name(name: &str) -> bool {
     let part = |p: &str| {
         p.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-            && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
+            && p.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
     };
     matches!(name.split_once('/'), Some((scope, rest)) if part(scope) && part(rest))
 }
@@ -107,7 +108,10 @@ pub unsafe fn check_library(library: *const TpLibrary) -> Result<Vec<Foreign>, L
         )));
     }
     if (size as usize) < size_of::<TpLibrary>() {
-        return Err(LoadError::Abi(format!("the library's descriptor has {size} bytes; ABI version 1 needs {}", size_of::<TpLibrary>())));
+        return Err(LoadError::Abi(format!(
+            "the library's descriptor has {size} bytes; ABI version 1 needs {}",
+            size_of::<TpLibrary>()
+        )));
     }
     // SAFETY: the library says its descriptor has at least our fields.
     let lib = unsafe { &*library };
@@ -119,7 +123,10 @@ pub unsafe fn check_library(library: *const TpLibrary) -> Result<Vec<Foreign>, L
         )));
     }
     if lib.kernel_count == 0 || lib.kernel_count > MAX_KERNELS || lib.kernels.is_null() {
-        return Err(LoadError::Invalid(format!("a library describes 1 to {MAX_KERNELS} kernels; this one {}", lib.kernel_count)));
+        return Err(LoadError::Invalid(format!(
+            "a library describes 1 to {MAX_KERNELS} kernels; this one {}",
+            lib.kernel_count
+        )));
     }
     let mut out: Vec<Foreign> = Vec::with_capacity(lib.kernel_count as usize);
     for i in 0..lib.kernel_count as usize {
@@ -136,15 +143,30 @@ pub unsafe fn check_library(library: *const TpLibrary) -> Result<Vec<Foreign>, L
         // SAFETY: as above; the schema lives as long as the library.
         let specs = unsafe { check_specs(name, &k) }?;
         if k.start.is_none() || k.update.is_none() || k.finish.is_none() || k.drop_state.is_none() {
-            return Err(LoadError::Invalid(format!("kernel '{name}' lacks start, update, finish or drop_state")));
+            return Err(LoadError::Invalid(format!(
+                "kernel '{name}' lacks start, update, finish or drop_state"
+            )));
         }
         if !specs.is_empty() && k.make_params.is_none() {
-            return Err(LoadError::Invalid(format!("kernel '{name}' takes parameters but has no make_params")));
+            return Err(LoadError::Invalid(format!(
+                "kernel '{name}' takes parameters but has no make_params"
+            )));
         }
         if k.flags & !abi::TP_KERNEL_EXPANDS != 0 {
-            return Err(LoadError::Invalid(format!("kernel '{name}' has flags {:#x}; ABI version 1 knows TP_KERNEL_EXPANDS (1)", k.flags)));
+            return Err(LoadError::Invalid(format!(
+                "kernel '{name}' has flags {:#x}; ABI version 1 knows TP_KERNEL_EXPANDS (1)",
+                k.flags
+            )));
         }
-        out.push(Foreign { name, kernel: k, specs, known: &[], expected: &[], defaults: Ok(Params::NONE), misuse: &UNSEALED });
+        out.push(Foreign {
+            name,
+            kernel: k,
+            specs,
+            known: &[],
+            expected: &[],
+            defaults: Ok(Params::NONE),
+            misuse: &UNSEALED,
+        });
     }
     Ok(out)
 }
@@ -156,7 +178,9 @@ pub unsafe fn check_library(library: *const TpLibrary) -> Result<Vec<Foreign>, L
 unsafe fn check_specs(name: &str, k: &TpKernel) -> Result<Vec<Spec>, LoadError> {
     let bad = |why: String| LoadError::Invalid(format!("kernel '{name}': {why}"));
     if k.param_count > MAX_PARAMS || (k.param_count > 0 && k.params.is_null()) {
-        return Err(bad(format!("a kernel takes at most {MAX_PARAMS} parameters, described by a non-NULL array")));
+        return Err(bad(format!(
+            "a kernel takes at most {MAX_PARAMS} parameters, described by a non-NULL array"
+        )));
     }
     let raw: &[TpParamSpec] = if k.param_count == 0 {
         &[]
@@ -169,19 +193,29 @@ unsafe fn check_specs(name: &str, k: &TpKernel) -> Result<Vec<Spec>, LoadError> 
         // SAFETY: a spec's name is a NUL-terminated string of the library.
         let pname = unsafe { c_text(p.name, MAX_CODE) }
             .filter(|n| valid_identifier(n))
-            .ok_or_else(|| bad(format!("parameter {j} has no valid name (a letter, then letters, digits or '_')")))?;
+            .ok_or_else(|| {
+                bad(format!(
+                    "parameter {j} has no valid name (a letter, then letters, digits or '_')"
+                ))
+            })?;
         if specs.iter().any(|s| s.name == pname) {
             return Err(bad(format!("two parameters are named '{pname}'")));
         }
         let expected = match p.kind {
-            abi::TP_PARAM_INTEGER if p.int_min <= p.int_max => format!("an integer >= {} and <= {}", p.int_min, p.int_max),
+            abi::TP_PARAM_INTEGER if p.int_min <= p.int_max => {
+                format!("an integer >= {} and <= {}", p.int_min, p.int_max)
+            }
             abi::TP_PARAM_NUMBER if p.num_min <= p.num_max => {
                 format!("a number >= {} and <= {}", js_number(p.num_min), js_number(p.num_max))
             }
             abi::TP_PARAM_BOOLEAN => "a boolean".to_owned(),
             abi::TP_PARAM_STRING => "a string".to_owned(),
-            abi::TP_PARAM_BYTES => "a string or an instance of Buffer, TypedArray or DataView".to_owned(),
-            abi::TP_PARAM_INTEGER | abi::TP_PARAM_NUMBER => return Err(bad(format!("parameter '{pname}' has an empty range"))),
+            abi::TP_PARAM_BYTES => {
+                "a string or an instance of Buffer, TypedArray or DataView".to_owned()
+            }
+            abi::TP_PARAM_INTEGER | abi::TP_PARAM_NUMBER => {
+                return Err(bad(format!("parameter '{pname}' has an empty range")))
+            }
             other => return Err(bad(format!("parameter '{pname}' has an unknown type {other}"))),
         };
         if p.required > 1 {

@@ -71,8 +71,13 @@ struct CallState<'s> {
 }
 
 impl<'s, 'c> Call<'s, 'c> {
-    pub(super) fn new(misuse: &'static Misuse, sink: Option<&'s mut Sink>, run: Option<&'s RunContext<'c>>) -> Self {
-        let state = CallState { sink, failure: None, refused: false, short: false, room: 0, misuse: None };
+    pub(super) fn new(
+        misuse: &'static Misuse,
+        sink: Option<&'s mut Sink>,
+        run: Option<&'s RunContext<'c>>,
+    ) -> Self {
+        let state =
+            CallState { sink, failure: None, refused: false, short: false, room: 0, misuse: None };
         Call { run, state: Mutex::new(state), misuse }
     }
 
@@ -81,8 +86,11 @@ impl<'s, 'c> Call<'s, 'c> {
     /// returns, and on nothing after (lent.rs).
     #[inline]
     pub(super) fn lend<R>(&self, f: impl FnOnce(*const TpHost) -> R) -> Result<R, KernelError> {
-        lent::lend(&HOST_FUNCTIONS, ptr::from_ref(self).cast(), self.misuse, f)
-            .ok_or_else(|| KernelError::InvalidInput("more threads than tidepool can lend hosts to run loaded kernels at once".into()))
+        lent::lend(&HOST_FUNCTIONS, ptr::from_ref(self).cast(), self.misuse, f).ok_or_else(|| {
+            KernelError::InvalidInput(
+                "more threads than tidepool can lend hosts to run loaded kernels at once".into(),
+            )
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, CallState<'s>> {
@@ -103,7 +111,10 @@ impl<'s, 'c> Call<'s, 'c> {
             return Err(contract(m));
         }
         if let Some(m) = lent::UNATTRIBUTED.take() {
-            return Err(KernelError::Failed { code: "ERR_TIDEPOOL_KERNEL_CONTRACT".into(), message: m });
+            return Err(KernelError::Failed {
+                code: "ERR_TIDEPOOL_KERNEL_CONTRACT".into(),
+                message: m,
+            });
         }
         let mut st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         let too_large = KernelError::TooLarge { limit: st.sink.as_ref().map_or(0, |s| s.limit()) };
@@ -121,13 +132,19 @@ impl<'s, 'c> Call<'s, 'c> {
                     message: format!("kernel '{kernel}' failed without saying why"),
                 },
             }),
-            abi::TP_PANIC => Err(KernelError::Panic(st.failure.take().map_or_else(|| "the kernel panicked".to_owned(), |(_, m)| m))),
+            abi::TP_PANIC => Err(KernelError::Panic(
+                st.failure.take().map_or_else(|| "the kernel panicked".to_owned(), |(_, m)| m),
+            )),
             abi::TP_CANCELLED | abi::TP_TIMED_OUT => match run.map(|r| r.check()) {
                 Some(Err(e)) => Err(e),
-                _ => Err(contract(format!("returned status {status} (cancelled or timed out) but the task was neither"))),
+                _ => Err(contract(format!(
+                    "returned status {status} (cancelled or timed out) but the task was neither"
+                ))),
             },
             abi::TP_TOO_LARGE if st.refused || st.short => Err(too_large),
-            abi::TP_TOO_LARGE => Err(contract("returned TP_TOO_LARGE but no write was refused".into())),
+            abi::TP_TOO_LARGE => {
+                Err(contract("returned TP_TOO_LARGE but no write was refused".into()))
+            }
             other => Err(contract(format!("returned an unknown status {other}"))),
         }
     }
@@ -142,7 +159,12 @@ impl<'s, 'c> Call<'s, 'c> {
 /// No call of a host function may overlap the return of the kernel
 /// function its host was lent to (the ABI: every thread is done with the
 /// host before that function returns). Any `ctx` is allowed.
-unsafe fn with_call<T>(ctx: *mut c_void, what: &str, fallback: T, f: impl FnOnce(&Call<'_, '_>) -> T) -> T {
+unsafe fn with_call<T>(
+    ctx: *mut c_void,
+    what: &str,
+    fallback: T,
+    f: impl FnOnce(&Call<'_, '_>) -> T,
+) -> T {
     let Some(call) = lent::live_call(ctx, what) else {
         return fallback;
     };
@@ -170,13 +192,23 @@ unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
     }
 }
 
-unsafe extern "C" fn host_fail(ctx: *mut c_void, code: *const u8, code_len: usize, message: *const u8, message_len: usize) {
+unsafe extern "C" fn host_fail(
+    ctx: *mut c_void,
+    code: *const u8,
+    code_len: usize,
+    message: *const u8,
+    message_len: usize,
+) {
     // SAFETY: called by the library under the ABI's rules, with its byte ranges.
     unsafe {
         with_call(ctx, "fail", (), |call| {
-            let code = std::str::from_utf8(bytes(code, code_len.min(MAX_CODE + 1))).ok().filter(|c| valid_identifier(c));
-            let message = String::from_utf8_lossy(bytes(message, message_len.min(MAX_MESSAGE))).into_owned();
-            call.lock().failure = Some((code.unwrap_or("ERR_TIDEPOOL_KERNEL_FAILED").to_owned(), message));
+            let code = std::str::from_utf8(bytes(code, code_len.min(MAX_CODE + 1)))
+                .ok()
+                .filter(|c| valid_identifier(c));
+            let message =
+                String::from_utf8_lossy(bytes(message, message_len.min(MAX_MESSAGE))).into_owned();
+            call.lock().failure =
+                Some((code.unwrap_or("ERR_TIDEPOOL_KERNEL_FAILED").to_owned(), message));
         })
     }
 }
@@ -220,7 +252,9 @@ unsafe extern "C" fn host_unfilled(ctx: *mut c_void, at_least: usize, room: *mut
                     st.misuse = Some("asked for output room outside update and finish".into());
                     None
                 }
-                Some(sink) => sink.unfilled(want).ok().map(|space| (space.as_mut_ptr(), space.len())),
+                Some(sink) => {
+                    sink.unfilled(want).ok().map(|space| (space.as_mut_ptr(), space.len()))
+                }
             };
             let (p, n) = match lent {
                 Some(lent) => lent,
@@ -256,7 +290,8 @@ unsafe extern "C" fn host_commit(ctx: *mut c_void, n: usize) -> i32 {
                     abi::TP_OK
                 }
                 _ => {
-                    st.misuse = Some(format!("committed {n} bytes of output into {room} bytes of room"));
+                    st.misuse =
+                        Some(format!("committed {n} bytes of output into {room} bytes of room"));
                     abi::TP_ERROR
                 }
             }

@@ -21,7 +21,10 @@ impl Kernel for Twice {
     type Params = (usize, Vec<u8>);
     type State = Doubling;
     fn params(v: &Values<'_>) -> Result<(usize, Vec<u8>), Error> {
-        Ok((v.integer("tail").unwrap_or(1) as usize, v.bytes("prefix").unwrap_or_default().to_vec()))
+        Ok((
+            v.integer("tail").unwrap_or(1) as usize,
+            v.bytes("prefix").unwrap_or_default().to_vec(),
+        ))
     }
     fn start(p: &(usize, Vec<u8>), _: Option<u64>) -> Result<Doubling, Error> {
         let mut tail = p.1.clone();
@@ -65,7 +68,12 @@ fn twice() -> Box<Foreign> {
     kernel
 }
 
-fn run(kernel: &Foreign, params: &Params, data: &[u8], limit: usize) -> Result<Vec<u8>, KernelError> {
+fn run(
+    kernel: &Foreign,
+    params: &Params,
+    data: &[u8],
+    limit: usize,
+) -> Result<Vec<u8>, KernelError> {
     let flag = AtomicBool::new(false);
     let mut sink = Sink::new(limit);
     kernel.run(params, &Input::Owned(data.to_vec()), &RunContext::new(&flag), &mut sink)?;
@@ -77,7 +85,8 @@ fn a_loaded_kernel_writes_in_place_and_frees_what_it_made() {
     let kernel = twice();
     assert_eq!(kernel.name(), "unit/twice");
     assert_eq!(run(&kernel, &Params::NONE, b"ab", 64).unwrap(), b"abab!");
-    let raw = RawParams::new(vec![("tail", RawValue::Number(3.0)), ("prefix", RawValue::Bytes(b"<"))]);
+    let raw =
+        RawParams::new(vec![("tail", RawValue::Number(3.0)), ("prefix", RawValue::Bytes(b"<"))]);
     let params = kernel.params(&raw).unwrap();
     let long: Vec<u8> = (0..100u8).collect();
     let out = run(&kernel, &params, &long, 1024).unwrap();
@@ -85,7 +94,10 @@ fn a_loaded_kernel_writes_in_place_and_frees_what_it_made() {
     assert_eq!(run(&kernel, &params, &long, 150), Err(KernelError::TooLarge { limit: 150 }));
     let bad = kernel.params(&RawParams::new(vec![("prefix", RawValue::Bytes(b"x"))])).unwrap();
     let err = run(&kernel, &bad, b"", 64).unwrap_err();
-    assert!(matches!(err, KernelError::Failed { ref code, .. } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT"), "{err:?}");
+    assert!(
+        matches!(err, KernelError::Failed { ref code, .. } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT"),
+        "{err:?}"
+    );
     let mut state = kernel.start(&params, None).unwrap();
     // Kept for good, as the registry keeps its kernels (their names and
     // schema texts are leaked to be `'static`).

@@ -5,8 +5,9 @@ use lz4_flex::block::{decompress_into, decompress_into_with_dict, DecompressErro
 use xxhash_rust::xxh32::{xxh32, Xxh32};
 
 use super::format::{
-    corrupt, header_checksum, le32, BD_RESERVED, BLOCK_CHECKSUM, BLOCK_SIZES, CONTENT_CHECKSUM, CONTENT_SIZE, DICT_ID, FLG_RESERVED,
-    INDEPENDENT, LEGACY_MAGIC, MAGIC, SKIPPABLE, STORED, VERSION, WINDOW,
+    corrupt, header_checksum, le32, BD_RESERVED, BLOCK_CHECKSUM, BLOCK_SIZES, CONTENT_CHECKSUM,
+    CONTENT_SIZE, DICT_ID, FLG_RESERVED, INDEPENDENT, LEGACY_MAGIC, MAGIC, SKIPPABLE, STORED,
+    VERSION, WINDOW,
 };
 use crate::kernels::codec::{truncated, update_all};
 use crate::kernels::model::{Fed, Kernel, Transform};
@@ -36,7 +37,14 @@ impl Kernel for Lz4Decompress {
         Ok(Lz4DecompressState {
             stage: Stage::Magic,
             pending: Vec::new(),
-            frame: Frame { flg: 0, block_max: 0, content_size: None, produced: 0, content: Xxh32::new(0), window: Vec::new() },
+            frame: Frame {
+                flg: 0,
+                block_max: 0,
+                content_size: None,
+                produced: 0,
+                content: Xxh32::new(0),
+                window: Vec::new(),
+            },
             seen_input: false,
             after_frame: false,
         })
@@ -80,7 +88,14 @@ struct Frame {
 
 impl Frame {
     fn begin(&mut self, flg: u8, block_max: usize, content_size: Option<u64>) {
-        *self = Frame { flg, block_max, content_size, produced: 0, content: Xxh32::new(0), window: std::mem::take(&mut self.window) };
+        *self = Frame {
+            flg,
+            block_max,
+            content_size,
+            produced: 0,
+            content: Xxh32::new(0),
+            window: std::mem::take(&mut self.window),
+        };
         self.window.clear();
         if flg & INDEPENDENT == 0 && self.window.capacity() < 2 * WINDOW {
             self.window.reserve_exact(2 * WINDOW);
@@ -108,23 +123,31 @@ impl Frame {
                 let fits = ask.min(room.len());
                 let room = &mut room[..fits];
                 let cut = room.len() < ask;
-                let decoded = if self.linked() { decompress_into_with_dict(data, room, self.dict()) } else { decompress_into(data, room) };
+                let decoded = if self.linked() {
+                    decompress_into_with_dict(data, room, self.dict())
+                } else {
+                    decompress_into(data, room)
+                };
                 match decoded {
                     Ok(n) => {
                         self.wrote(&room[..n]);
                         n
                     }
                     // The block does not fit what the limit leaves.
-                    Err(DecompressError::OutputTooSmall { .. }) if cut => return Err(KernelError::TooLarge { limit }),
+                    Err(DecompressError::OutputTooSmall { .. }) if cut => {
+                        return Err(KernelError::TooLarge { limit })
+                    }
                     Err(e) => return Err(block_error(e)),
                 }
             }
             // At the limit: only a block that decodes to nothing fits.
-            Err(too_large @ KernelError::TooLarge { .. }) => match decompress_into_with_dict(data, &mut [], self.dict()) {
-                Ok(_) => 0,
-                Err(DecompressError::OutputTooSmall { .. }) => return Err(too_large),
-                Err(e) => return Err(block_error(e)),
-            },
+            Err(too_large @ KernelError::TooLarge { .. }) => {
+                match decompress_into_with_dict(data, &mut [], self.dict()) {
+                    Ok(_) => 0,
+                    Err(DecompressError::OutputTooSmall { .. }) => return Err(too_large),
+                    Err(e) => return Err(block_error(e)),
+                }
+            }
             Err(other) => return Err(other),
         };
         out.commit(n);
@@ -163,7 +186,9 @@ impl Frame {
 fn block_error(e: DecompressError) -> KernelError {
     match e {
         // The room was the block maximum size.
-        DecompressError::OutputTooSmall { .. } => corrupt("a block decodes to more than the block maximum size"),
+        DecompressError::OutputTooSmall { .. } => {
+            corrupt("a block decodes to more than the block maximum size")
+        }
         e => corrupt(&format!("corrupt block ({e})")),
     }
 }
@@ -183,7 +208,12 @@ pub struct Lz4DecompressState {
 /// all (and nothing is pending), else gathered in `pending` across chunks;
 /// `None` when the chunk ends first (what it had is kept in `pending`). The
 /// caller clears `pending` once it has used the bytes.
-fn take<'a>(pending: &'a mut Vec<u8>, chunk: &'a [u8], at: &mut usize, n: usize) -> Option<&'a [u8]> {
+fn take<'a>(
+    pending: &'a mut Vec<u8>,
+    chunk: &'a [u8],
+    at: &mut usize,
+    n: usize,
+) -> Option<&'a [u8]> {
     if pending.is_empty() && chunk.len() - *at >= n {
         let bytes = &chunk[*at..*at + n];
         *at += n;
@@ -217,7 +247,9 @@ impl Lz4DecompressState {
                 MAGIC => Stage::Flags,
                 m if SKIPPABLE.contains(&m) => Stage::SkipSize,
                 LEGACY_MAGIC => return Err(corrupt("the legacy format is not supported")),
-                _ if *after_frame => return Err(corrupt("data after the end of the frame is not a frame")),
+                _ if *after_frame => {
+                    return Err(corrupt("data after the end of the frame is not a frame"))
+                }
                 _ => return Err(corrupt("bad magic number")),
             },
             Stage::Flags => {
@@ -242,7 +274,8 @@ impl Lz4DecompressState {
                 if header_checksum(&descriptor[..len + 1]) != bytes[len - 1] {
                     return Err(corrupt("header checksum mismatch"));
                 }
-                let content_size = (len == 9).then(|| u64::from(le32(&bytes[..4])) | u64::from(le32(&bytes[4..8])) << 32);
+                let content_size = (len == 9)
+                    .then(|| u64::from(le32(&bytes[..4])) | u64::from(le32(&bytes[4..8])) << 32);
                 frame.begin(flg, BLOCK_SIZES[usize::from(bd >> 4) - 4], content_size);
                 Stage::BlockSize
             }
@@ -289,13 +322,23 @@ impl Lz4DecompressState {
 }
 
 impl Transform for Lz4DecompressState {
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         update_all(self, chunk, out, ctx)
     }
 
     /// Stops after a block decoded at the sink's pause point (the bytes
     /// gathered for the next one are kept, and count as taken).
-    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
         self.seen_input |= !chunk.is_empty();
         let Lz4DecompressState { stage, pending, frame, after_frame, .. } = self;
         let mut at = 0;
@@ -314,7 +357,9 @@ impl Transform for Lz4DecompressState {
                 Stage::Magic | Stage::BlockSize | Stage::ContentChecksum | Stage::SkipSize => 4,
                 Stage::Flags => 2,
                 Stage::Descriptor { len, .. } => len,
-                Stage::Block { size, .. } => size + if frame.flg & BLOCK_CHECKSUM != 0 { 4 } else { 0 },
+                Stage::Block { size, .. } => {
+                    size + if frame.flg & BLOCK_CHECKSUM != 0 { 4 } else { 0 }
+                }
             };
             let Some(bytes) = take(pending, chunk, &mut at, need) else {
                 return Ok(Fed::All);

@@ -5,7 +5,10 @@
 use lz4_flex::block::{compress_into, get_maximum_output_size};
 use xxhash_rust::xxh32::{xxh32, Xxh32};
 
-use super::format::{header_checksum, BLOCK_CHECKSUM, BLOCK_SIZES, CONTENT_CHECKSUM, INDEPENDENT, MAGIC, STORED, VERSION};
+use super::format::{
+    header_checksum, BLOCK_CHECKSUM, BLOCK_SIZES, CONTENT_CHECKSUM, INDEPENDENT, MAGIC, STORED,
+    VERSION,
+};
 use crate::kernels::codec::update_all;
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
@@ -35,10 +38,12 @@ impl Kernel for Lz4Compress {
             None => BLOCK_SIZES[3],
             // A number outside the four sizes is out of range (as Node calls
             // a zlib `strategy` of 5), so ERR_OUT_OF_RANGE.
-            Some(n) => BLOCK_SIZES.iter().copied().find(|&s| s as i128 == n).ok_or_else(|| ParamError::Range {
-                name: "blockSize",
-                expected: "one of 65536, 262144, 1048576, 4194304".into(),
-                got: n.to_string(),
+            Some(n) => BLOCK_SIZES.iter().copied().find(|&s| s as i128 == n).ok_or_else(|| {
+                ParamError::Range {
+                    name: "blockSize",
+                    expected: "one of 65536, 262144, 1048576, 4194304".into(),
+                    got: n.to_string(),
+                }
             })?,
         };
         Ok(Lz4Params {
@@ -48,11 +53,19 @@ impl Kernel for Lz4Compress {
         })
     }
 
-    fn start(&self, p: &Lz4Params, len_hint: Option<usize>) -> Result<Lz4CompressState, KernelError> {
+    fn start(
+        &self,
+        p: &Lz4Params,
+        len_hint: Option<usize>,
+    ) -> Result<Lz4CompressState, KernelError> {
         // A one-shot task knows its size: a shorter input than a block gets
         // the smallest block size that holds it, so a decoder needs less room.
         let block_size = match len_hint {
-            Some(n) => BLOCK_SIZES.iter().copied().find(|&s| s >= n).map_or(p.block_size, |s| s.min(p.block_size)),
+            Some(n) => BLOCK_SIZES
+                .iter()
+                .copied()
+                .find(|&s| s >= n)
+                .map_or(p.block_size, |s| s.min(p.block_size)),
             None => p.block_size,
         };
         let id = BLOCK_SIZES.iter().position(|&s| s == block_size).unwrap_or(3) as u8 + 4;
@@ -136,7 +149,12 @@ fn gather(block: &mut Vec<u8>, bytes: &[u8], block_size: usize) {
 /// `checksum`, their xxh32. Compresses straight into the sink's room; near
 /// the limit, where the room is short of the worst case, into `scratch`
 /// first, so the output is the same bytes until the sink refuses them.
-fn write_block(data: &[u8], checksum: bool, out: &mut Sink, scratch: &mut Vec<u8>) -> Result<(), KernelError> {
+fn write_block(
+    data: &[u8],
+    checksum: bool,
+    out: &mut Sink,
+    scratch: &mut Vec<u8>,
+) -> Result<(), KernelError> {
     let need = 4 + get_maximum_output_size(data.len()) + if checksum { 4 } else { 0 };
     if let Ok(room) = out.unfilled(need) {
         if room.len() >= need {
@@ -153,7 +171,8 @@ fn write_block(data: &[u8], checksum: bool, out: &mut Sink, scratch: &mut Vec<u8
 /// Lays one block out in `dst` (room for the worst case), returning its length.
 fn frame_block(data: &[u8], checksum: bool, dst: &mut [u8]) -> Result<usize, KernelError> {
     let (word, body) = dst.split_at_mut(4);
-    let packed = compress_into(data, body).map_err(|e| KernelError::InvalidInput(format!("lz4 refused a block: {e}")))?;
+    let packed = compress_into(data, body)
+        .map_err(|e| KernelError::InvalidInput(format!("lz4 refused a block: {e}")))?;
     let (len, size) = if packed < data.len() {
         (packed, packed as u32)
     } else {
@@ -170,13 +189,23 @@ fn frame_block(data: &[u8], checksum: bool, dst: &mut [u8]) -> Result<usize, Ker
 }
 
 impl Transform for Lz4CompressState {
-    fn update(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         update_all(self, chunk, out, ctx)
     }
 
     /// Stops after a block written at the sink's pause point: a block is
     /// this format's unit of output (at most its maximum size, 4 MiB).
-    fn update_until(&mut self, chunk: &[u8], out: &mut Sink, ctx: &RunContext<'_>) -> Result<Fed, KernelError> {
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
         self.begin(out)?;
         let checksum = self.block_checksum();
         let mut rest = chunk;
@@ -223,7 +252,12 @@ impl Transform for Lz4CompressState {
 
     /// Writes the block gathered so far (shorter than the block size, which
     /// the frame format allows): LZ4's one flush.
-    fn flush(&mut self, _kind: u32, out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn flush(
+        &mut self,
+        _kind: u32,
+        out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
         self.begin(out)?;
         if !self.block.is_empty() {
             write_block(&self.block, self.block_checksum(), out, &mut self.scratch)?;

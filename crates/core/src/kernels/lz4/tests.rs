@@ -5,7 +5,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 
 use super::format::{
-    header_checksum, le32, BLOCK_CHECKSUM, CONTENT_CHECKSUM, CONTENT_SIZE, DICT_ID, FLG_RESERVED, INDEPENDENT, MAGIC, STORED, VERSION,
+    header_checksum, le32, BLOCK_CHECKSUM, CONTENT_CHECKSUM, CONTENT_SIZE, DICT_ID, FLG_RESERVED,
+    INDEPENDENT, MAGIC, STORED, VERSION,
 };
 use crate::input::Input;
 use crate::kernels::codec::testing::{check_pair, kernel, noise, run, run_with, text};
@@ -100,7 +101,10 @@ fn header(flg: u8, bd: u8, extra: &[u8]) -> Vec<u8> {
 
 fn refused(input: &[u8], reason: &str) {
     let err = run("lz4Decompress", input).unwrap_err();
-    assert!(matches!(&err, KernelError::Format { code: CORRUPT, message } if message.contains(reason)), "{reason}: {err:?}");
+    assert!(
+        matches!(&err, KernelError::Format { code: CORRUPT, message } if message.contains(reason)),
+        "{reason}: {err:?}"
+    );
     assert_eq!(in_pieces("lz4Decompress", input, 3).unwrap_err(), err, "the same in pieces");
 }
 
@@ -113,10 +117,18 @@ fn round_trips_limits_bombs_truncation_and_cancellation() {
 fn reads_the_cli_s_frames_in_any_pieces() {
     assert_eq!(run("lz4Decompress", &unhex(CLI_HELLO)).unwrap(), b"hello, tidepool\n");
     let linked = cli_linked();
-    assert_eq!(linked[4..6], [VERSION << 6 | BLOCK_CHECKSUM | CONTENT_SIZE | CONTENT_CHECKSUM, 4 << 4], "linked 64 KiB blocks");
+    assert_eq!(
+        linked[4..6],
+        [VERSION << 6 | BLOCK_CHECKSUM | CONTENT_SIZE | CONTENT_CHECKSUM, 4 << 4],
+        "linked 64 KiB blocks"
+    );
     assert_eq!(run("lz4Decompress", &linked).unwrap(), pattern(300));
     for piece in [1, 3, 4, 7, 1000, 70_000] {
-        assert_eq!(in_pieces("lz4Decompress", &linked, piece).unwrap(), pattern(300), "pieces of {piece}");
+        assert_eq!(
+            in_pieces("lz4Decompress", &linked, piece).unwrap(),
+            pattern(300),
+            "pieces of {piece}"
+        );
     }
 }
 
@@ -130,7 +142,11 @@ fn our_frames_carry_the_cli_s_header() {
     assert_eq!(packed[..4], MAGIC.to_le_bytes());
     let (flg, bd) = (packed[4], packed[5]);
     assert_eq!(flg >> 6, VERSION);
-    assert_eq!(flg & !(VERSION << 6), INDEPENDENT | CONTENT_CHECKSUM, "independent blocks, a content checksum and nothing else");
+    assert_eq!(
+        flg & !(VERSION << 6),
+        INDEPENDENT | CONTENT_CHECKSUM,
+        "independent blocks, a content checksum and nothing else"
+    );
     assert_eq!(bd, 7 << 4, "4 MiB blocks");
     assert_eq!(packed[6], header_checksum(&packed[4..6]));
     assert_eq!(run("lz4Decompress", &packed).unwrap(), data);
@@ -145,8 +161,11 @@ fn our_frames_carry_the_cli_s_header() {
     assert_eq!(empty.len(), 7 + 4 + 4, "a header, the end mark and the checksum");
     assert_eq!(run("lz4Decompress", &empty).unwrap(), b"");
 
-    let raw =
-        vec![("blockSize", RawValue::Number(65536.0)), ("blockChecksum", RawValue::Bool(true)), ("contentChecksum", RawValue::Bool(false))];
+    let raw = vec![
+        ("blockSize", RawValue::Number(65536.0)),
+        ("blockChecksum", RawValue::Bool(true)),
+        ("contentChecksum", RawValue::Bool(false)),
+    ];
     let packed = compress(raw, &data[..300_000]);
     assert_eq!(packed[4..6], [VERSION << 6 | INDEPENDENT | BLOCK_CHECKSUM, 4 << 4]);
     assert_eq!(packed[packed.len() - 4..], [0; 4], "the end mark last: no content checksum");
@@ -162,20 +181,25 @@ fn our_frames_carry_the_cli_s_header() {
 fn parameters_are_checked() {
     let lz4 = kernel("lz4Compress");
     for size in [1000.0, 0.0, -65536.0, 8388608.0] {
-        let err = lz4.params(&RawParams::new(vec![("blockSize", RawValue::Number(size))])).unwrap_err();
+        let err =
+            lz4.params(&RawParams::new(vec![("blockSize", RawValue::Number(size))])).unwrap_err();
         assert!(matches!(err, ParamError::Range { name: "blockSize", .. }), "{size}: {err}");
     }
-    let err = lz4.params(&RawParams::new(vec![("contentChecksum", RawValue::Number(1.0))])).unwrap_err();
+    let err =
+        lz4.params(&RawParams::new(vec![("contentChecksum", RawValue::Number(1.0))])).unwrap_err();
     assert!(matches!(err, ParamError::Type { name: "contentChecksum", .. }), "{err}");
     let err = lz4.params(&RawParams::new(vec![("level", RawValue::Number(1.0))])).unwrap_err();
     assert!(matches!(err, ParamError::Unknown { .. }), "{err}");
-    assert!(kernel("lz4Decompress").params(&RawParams::new(vec![("blockSize", RawValue::Number(65536.0))])).is_err());
+    assert!(kernel("lz4Decompress")
+        .params(&RawParams::new(vec![("blockSize", RawValue::Number(65536.0))]))
+        .is_err());
 }
 
 #[test]
 fn corrupt_frames_are_refused_with_a_reason() {
     let data = text(200_000);
-    let raw = vec![("blockSize", RawValue::Number(65536.0)), ("blockChecksum", RawValue::Bool(true))];
+    let raw =
+        vec![("blockSize", RawValue::Number(65536.0)), ("blockChecksum", RawValue::Bool(true))];
     let good = compress(raw, &data);
     let flipped = |at: usize| {
         let mut bad = good.clone();
@@ -186,7 +210,10 @@ fn corrupt_frames_are_refused_with_a_reason() {
     refused(&flipped(20), "block checksum mismatch");
     refused(&flipped(good.len() - 1), "content checksum mismatch");
     refused(b"not an lz4 frame", "bad magic number");
-    refused(&[run("lz4Compress", b"hello").unwrap(), b"garbage".to_vec()].concat(), "after the end of the frame");
+    refused(
+        &[run("lz4Compress", b"hello").unwrap(), b"garbage".to_vec()].concat(),
+        "after the end of the frame",
+    );
     refused(&0x184C_2102u32.to_le_bytes(), "legacy");
     let flg = VERSION << 6 | INDEPENDENT;
     refused(&header(flg | DICT_ID, 4 << 4, &[1, 2, 3, 4]), "dictionary");
@@ -195,11 +222,21 @@ fn corrupt_frames_are_refused_with_a_reason() {
     refused(&header(flg, 4 << 4 | 1, &[]), "reserved");
     refused(&header(flg, 3 << 4, &[]), "block maximum size");
     // A block size word past the block maximum, compressed or stored.
-    refused(&[header(flg, 4 << 4, &[]), (65536u32 + 1).to_le_bytes().to_vec()].concat(), "larger than the block maximum");
-    refused(&[header(flg, 4 << 4, &[]), (STORED | 65537).to_le_bytes().to_vec()].concat(), "larger than the block maximum");
+    refused(
+        &[header(flg, 4 << 4, &[]), (65536u32 + 1).to_le_bytes().to_vec()].concat(),
+        "larger than the block maximum",
+    );
+    refused(
+        &[header(flg, 4 << 4, &[]), (STORED | 65537).to_le_bytes().to_vec()].concat(),
+        "larger than the block maximum",
+    );
     // A match reaching back before the output, with no block checksum to catch it first.
     let block = [0x10, b'a', 0x10, 0x00];
-    refused(&[header(flg, 4 << 4, &[]), 4u32.to_le_bytes().to_vec(), block.to_vec(), vec![0; 4]].concat(), "corrupt block");
+    refused(
+        &[header(flg, 4 << 4, &[]), 4u32.to_le_bytes().to_vec(), block.to_vec(), vec![0; 4]]
+            .concat(),
+        "corrupt block",
+    );
     // The content size of the CLI's frame, changed (and its header checksum made right).
     let cli = cli_linked();
     let mut size = cli[6..14].to_vec();
@@ -213,7 +250,10 @@ fn corrupt_frames_are_refused_with_a_reason() {
 
 #[test]
 fn concatenated_and_skippable_frames() {
-    let skippable = |n: u8| [&0x184D_2A5Au32.to_le_bytes()[..], &u32::from(n).to_le_bytes(), &vec![n; n.into()]].concat();
+    let skippable = |n: u8| {
+        [&0x184D_2A5Au32.to_le_bytes()[..], &u32::from(n).to_le_bytes(), &vec![n; n.into()]]
+            .concat()
+    };
     let input = [
         skippable(3),
         run("lz4Compress", b"hello ").unwrap(),
@@ -226,24 +266,40 @@ fn concatenated_and_skippable_frames() {
     let expected = [&b"hello world, "[..], &pattern(300)].concat();
     assert_eq!(run("lz4Decompress", &input).unwrap(), expected);
     for piece in [1, 2, 5, 300] {
-        assert_eq!(in_pieces("lz4Decompress", &input, piece).unwrap(), expected, "pieces of {piece}");
+        assert_eq!(
+            in_pieces("lz4Decompress", &input, piece).unwrap(),
+            expected,
+            "pieces of {piece}"
+        );
     }
     assert_eq!(run("lz4Decompress", &skippable(5)).unwrap(), b"", "a skippable frame alone");
-    assert_eq!(run("lz4Decompress", &skippable(5)[..7]), Err(truncated()), "cut inside a skippable frame");
+    assert_eq!(
+        run("lz4Decompress", &skippable(5)[..7]),
+        Err(truncated()),
+        "cut inside a skippable frame"
+    );
 }
 
 #[test]
 fn linked_blocks_at_the_output_limit() {
     let linked = cli_linked();
     let n = pattern(300).len();
-    assert_eq!(run_with("lz4Decompress", &Params::NONE, Input::Owned(linked.clone()), n).unwrap(), pattern(300));
-    assert_eq!(run_with("lz4Decompress", &Params::NONE, Input::Owned(linked), n - 1), Err(KernelError::TooLarge { limit: n - 1 }));
+    assert_eq!(
+        run_with("lz4Decompress", &Params::NONE, Input::Owned(linked.clone()), n).unwrap(),
+        pattern(300)
+    );
+    assert_eq!(
+        run_with("lz4Decompress", &Params::NONE, Input::Owned(linked), n - 1),
+        Err(KernelError::TooLarge { limit: n - 1 })
+    );
 }
 
 #[test]
 fn random_mutations_never_panic() {
-    let raw = vec![("blockSize", RawValue::Number(65536.0)), ("contentChecksum", RawValue::Bool(false))];
-    let frames = [cli_linked(), compress(raw, &text(150_000)), run("lz4Compress", &text(5000)).unwrap()];
+    let raw =
+        vec![("blockSize", RawValue::Number(65536.0)), ("contentChecksum", RawValue::Bool(false))];
+    let frames =
+        [cli_linked(), compress(raw, &text(150_000)), run("lz4Compress", &text(5000)).unwrap()];
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     let mut next = move |below: usize| {
         x ^= x << 13;
@@ -272,7 +328,9 @@ fn random_mutations_never_panic() {
             }
         }
         let piece = 1 + next(4000);
-        let outcome = catch_unwind(AssertUnwindSafe(|| (run("lz4Decompress", &m), in_pieces("lz4Decompress", &m, piece))));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            (run("lz4Decompress", &m), in_pieces("lz4Decompress", &m, piece))
+        }));
         let Ok((whole, pieces)) = outcome else { panic!("mutation {i} panicked") };
         assert_eq!(whole, pieces, "mutation {i}: pieces of {piece} decode like the whole");
         if whole.is_ok() {

@@ -1,0 +1,183 @@
+//! The deflate family's tests: round trips, Node's edge behaviour, limits.
+
+use super::*;
+use crate::input::Input;
+use crate::kernels::params::RawValue;
+use crate::kernels::Params;
+use std::sync::atomic::AtomicBool;
+
+use crate::kernels::codec::testing::{check_pair, kernel, noise, params, run, run_with, text};
+
+const PAIRS: [(&str, &str); 3] =
+    [("gzip", "gunzip"), ("deflate", "inflate"), ("deflateRaw", "inflateRaw")];
+
+#[test]
+fn every_pair_round_trips_and_stops_at_limits_truncation_and_cancellation() {
+    for (enc, dec) in PAIRS {
+        check_pair(enc, dec, 500);
+    }
+}
+
+#[test]
+fn every_format_round_trips_every_level_and_shape() {
+    let shapes =
+        [Vec::new(), vec![7], text(64 * 1024), noise(100_000), text(3 * CHUNK_FOR_TESTS + 11)];
+    for (enc, dec) in PAIRS {
+        for level in [-1.0, 0.0, 1.0, 6.0, 9.0] {
+            for data in &shapes {
+                let packed = run_with(
+                    enc,
+                    &params(enc, &[("level", level)]),
+                    Input::Owned(data.clone()),
+                    usize::MAX,
+                )
+                .unwrap();
+                assert_eq!(
+                    &run(dec, &packed).unwrap(),
+                    data,
+                    "{enc} level {level}, {} bytes",
+                    data.len()
+                );
+            }
+        }
+    }
+}
+
+const CHUNK_FOR_TESTS: usize = crate::kernels::CHUNK;
+
+#[test]
+fn every_parameter_reaches_zlib() {
+    let data = text(200_000);
+    let default = run("deflate", &data).unwrap();
+    for (name, value) in [("level", 1.0), ("windowBits", 9.0), ("memLevel", 1.0), ("strategy", 2.0)]
+    {
+        let packed = run_with(
+            "deflate",
+            &params("deflate", &[(name, value)]),
+            Input::Owned(data.clone()),
+            usize::MAX,
+        )
+        .unwrap();
+        assert_ne!(packed, default, "{name} changed nothing");
+        assert_eq!(run("inflate", &packed).unwrap(), data, "{name}");
+    }
+    // A stream made with a 32 KiB window needs it: inflate with 9 bits refuses.
+    let small = run_with(
+        "inflate",
+        &params("inflate", &[("windowBits", 9.0)]),
+        Input::Owned(default.clone()),
+        usize::MAX,
+    );
+    assert!(matches!(small, Err(KernelError::Format { code: "Z_DATA_ERROR", .. })), "{small:?}");
+    // windowBits 0: the header's.
+    let header = run_with(
+        "inflate",
+        &params("inflate", &[("windowBits", 0.0)]),
+        Input::Owned(default),
+        usize::MAX,
+    )
+    .unwrap();
+    assert_eq!(header, data);
+}
+
+#[test]
+fn parameters_out_of_node_ranges_are_refused() {
+    let refused = |k: &str, name: &'static str, v: f64| {
+        let raw = RawParams::new(vec![(name, RawValue::Number(v))]);
+        kernel(k).params(&raw).unwrap_err()
+    };
+    for (k, name, v) in [
+        ("gzip", "level", 10.0),
+        ("gzip", "level", -2.0),
+        ("gzip", "windowBits", 8.0),
+        ("deflate", "windowBits", 16.0),
+        ("deflate", "memLevel", 0.0),
+        ("deflate", "strategy", 5.0),
+        ("inflateRaw", "windowBits", 0.0),
+        ("inflate", "windowBits", 7.0),
+    ] {
+        assert!(matches!(refused(k, name, v), ParamError::Range { .. }), "{k} {name} {v}");
+    }
+    let unknown = kernel("gunzip")
+        .params(&RawParams::new(vec![("level", RawValue::Number(1.0))]))
+        .unwrap_err();
+    assert!(matches!(unknown, ParamError::Unknown { .. }));
+}
+
+#[test]
+fn gunzip_joins_members_and_treats_zeros_after_a_member_as_padding() {
+    let (a, b) = (run("gzip", b"hello ").unwrap(), run("gzip", b"world").unwrap());
+    let both = [a.clone(), b].concat();
+    assert_eq!(run("gunzip", &both).unwrap(), b"hello world");
+    // Split so that the second member starts exactly at a chunk boundary.
+    let flag = AtomicBool::new(false);
+    let first: &'static [u8] = Box::leak(a.clone().into_boxed_slice());
+    let second: &'static [u8] = Box::leak(both[a.len()..].to_vec().into_boxed_slice());
+    let input = Input::Many(
+        vec![
+            crate::input::RawSlice::from_static(first),
+            crate::input::RawSlice::from_static(second),
+        ]
+        .into_boxed_slice(),
+    );
+    let mut out = Sink::new(usize::MAX);
+    kernel("gunzip").run(&Params::NONE, &input, &RunContext::new(&flag), &mut out).unwrap();
+    assert_eq!(out.into_output().as_bytes(), b"hello world");
+    let padded = [a.clone(), vec![0; 10], b"anything after padding".to_vec()].concat();
+    assert_eq!(run("gunzip", &padded).unwrap(), b"hello ");
+    let garbage = [a.clone(), b"garbage".to_vec()].concat();
+    assert!(matches!(
+        run("gunzip", &garbage),
+        Err(KernelError::Format { code: "Z_DATA_ERROR", .. })
+    ));
+    let cut_header = [a, vec![0x1f]].concat();
+    assert!(matches!(
+        run("gunzip", &cut_header),
+        Err(KernelError::Format { code: "Z_BUF_ERROR", .. })
+    ));
+}
+
+#[test]
+fn data_after_a_zlib_or_raw_stream_is_ignored() {
+    for (enc, dec) in [("deflate", "inflate"), ("deflateRaw", "inflateRaw")] {
+        let tail = [run(enc, b"abc").unwrap(), b"xyz".to_vec()].concat();
+        assert_eq!(run(dec, &tail).unwrap(), b"abc", "{dec}");
+    }
+}
+
+#[test]
+fn truncated_empty_and_corrupt_inputs_get_zlib_codes() {
+    for (enc, dec) in PAIRS {
+        let packed = run(enc, &text(10_000)).unwrap();
+        let cut = run(dec, &packed[..packed.len() - 3]);
+        assert!(
+            matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", ref message }) if message == "unexpected end of file"),
+            "{dec}: {cut:?}"
+        );
+        assert!(
+            matches!(run(dec, &[]), Err(KernelError::Format { code: "Z_BUF_ERROR", .. })),
+            "{dec} of nothing"
+        );
+    }
+    for dec in ["gunzip", "inflate"] {
+        let bad = run(dec, b"not compressed at all");
+        assert!(
+            matches!(bad, Err(KernelError::Format { code: "Z_DATA_ERROR", .. })),
+            "{dec}: {bad:?}"
+        );
+    }
+    // A flipped bit in the body: the checksum (or the code) catches it.
+    let mut packed = run("gzip", &text(10_000)).unwrap();
+    let mid = packed.len() / 2;
+    packed[mid] ^= 0x40;
+    assert!(matches!(
+        run("gunzip", &packed),
+        Err(KernelError::Format { code: "Z_DATA_ERROR", .. })
+    ));
+}
+
+#[test]
+fn the_gzip_header_names_unix_like_node() {
+    // Byte 9 is the OS: Node writes 3 (Unix) on Linux and macOS.
+    assert_eq!(run("gzip", b"x").unwrap()[9], 3);
+}
