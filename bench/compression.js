@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { withLoopHealth } = require('./loop-health');
 const { inFlight } = require('./in-flight');
+const { sourceCorpus } = require('./corpus');
 
 const ROOT = path.join(__dirname, '..');
 const MESSAGES = 1024;
@@ -33,17 +34,7 @@ function messages() {
     size += line.length + 1;
   }
   const json = Buffer.from(records.join('\n'));
-  const files = [
-    'lib/pool.js',
-    'index.d.ts',
-    'src/native_pool.rs',
-    'src/delivery.rs',
-    'crates/core/src/pool/mod.rs',
-    'crates/core/src/kernels/zlib.rs',
-  ];
-  const source = process.env.TIDEPOOL_BENCH_CORPUS
-    ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
-    : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const source = sourceCorpus();
   return Array.from({ length: MESSAGES }, (_, i) => {
     const from = i % 2 === 0 ? json : source;
     const start = (i * 4099) % (from.length - BYTES);

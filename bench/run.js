@@ -32,6 +32,7 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { withLoopHealth } = require('./loop-health');
 const { inFlight } = require('./in-flight');
+const { sourceCorpus } = require('./corpus');
 const compression = require('./compression');
 
 const ROOT = path.join(__dirname, '..');
@@ -763,16 +764,7 @@ async function gzipStreams(kind, streams, mib, { probe = false } = {}) {
   const zlib = require('node:zlib');
   const { Readable, Writable } = require('node:stream');
   const { pipeline } = require('node:stream/promises');
-  const files = [
-    'lib/pool.js',
-    'index.d.ts',
-    'README.md',
-    'src/native_pool.rs',
-    'crates/core/src/pool/mod.rs',
-  ];
-  const text = process.env.TIDEPOOL_BENCH_CORPUS
-    ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
-    : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const text = sourceCorpus();
   const block = Buffer.alloc(4 << 20);
   for (let at = 0; at < block.length; at += text.length) text.copy(block, at);
   const chunk = 64 * 1024;
@@ -857,16 +849,7 @@ async function streamHash(make) {
 
 /** Text-like bytes: this repository's sources, repeated to `bytes`. */
 function sourceText(bytes) {
-  const files = [
-    'lib/pool.js',
-    'index.d.ts',
-    'README.md',
-    'src/native_pool.rs',
-    'crates/core/src/pool/mod.rs',
-  ];
-  const text = process.env.TIDEPOOL_BENCH_CORPUS
-    ? fs.readFileSync(process.env.TIDEPOOL_BENCH_CORPUS) // an A/B of two trees: the same bytes on both sides
-    : Buffer.concat(files.map((f) => fs.readFileSync(path.join(ROOT, f))));
+  const text = sourceCorpus();
   const block = Buffer.alloc(bytes);
   for (let at = 0; at < block.length; at += text.length) text.copy(block, at);
   return block;
