@@ -1,7 +1,5 @@
-//! Why a kernel did not produce a result, and the numbers node:zlib puts
-//! beside a format error.
-
-use super::{brotli, zlib};
+//! Why a kernel did not produce a result. A leaf: every kernel imports
+//! it, and it imports no kernel.
 
 /// Why a kernel did not produce a result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,9 +48,3 @@ impl std::fmt::Display for KernelError {
 }
 
 impl std::error::Error for KernelError {}
-
-/// The number node:zlib puts in `errno` beside a [`KernelError::Format`]
-/// code (zlib's return codes, brotli's error numbers), if it has one.
-pub fn format_errno(code: &str) -> Option<i32> {
-    zlib::errno_of(code).or_else(|| brotli::errno_of(code))
-}

@@ -47,8 +47,8 @@ pub(crate) mod tests;
 
 pub use codec::PAIRS as CODEC_PAIRS;
 pub use context::{RunContext, CHUNK};
-pub use error::{format_errno, KernelError};
+pub use error::KernelError;
 pub use model::{AnyKernel, Fed, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};
-pub use registry::{all, find, get, register, KernelId, BUILTIN, MAX_LOADED};
+pub use registry::{all, find, format_errno, get, register, KernelId, BUILTIN, MAX_LOADED};
 pub use sink::{Output, Sink, INLINE};

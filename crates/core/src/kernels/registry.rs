@@ -1,5 +1,7 @@
 //! The registry: every kernel by number and by name, the built-ins first,
-//! then the kernels loaded from libraries, registered all or none.
+//! then the kernels loaded from libraries, registered all or none; and
+//! what is known of the built-ins as a whole (the errno of their format
+//! errors).
 
 use std::sync::{Mutex, OnceLock};
 
@@ -9,6 +11,13 @@ use super::{brotli, echo, foreign, hashes, lz4, panic, timed, zlib, zstd, AnyKer
 /// kernels are `0..BUILTIN.len()`, in [`BUILTIN`]'s order (stable within a
 /// build only); loaded kernels follow, in the order they were registered.
 pub type KernelId = u32;
+
+/// The number node:zlib puts in `errno` beside a
+/// [`KernelError::Format`](super::KernelError::Format) code (zlib's return
+/// codes, brotli's error numbers), if it has one.
+pub fn format_errno(code: &str) -> Option<i32> {
+    zlib::errno_of(code).or_else(|| brotli::errno_of(code))
+}
 
 /// The built-in kernels, in id order.
 pub static BUILTIN: &[&dyn AnyKernel] = &[
