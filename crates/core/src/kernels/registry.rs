@@ -42,6 +42,7 @@ pub static BUILTIN: &[&dyn AnyKernel] = &[
     &zlib::INFLATE,
     &zlib::DEFLATE_RAW,
     &zlib::INFLATE_RAW,
+    &zlib::UNZIP,
     &brotli::BROTLI_COMPRESS,
     &brotli::BROTLI_DECOMPRESS,
     &zstd::ZSTD_COMPRESS,

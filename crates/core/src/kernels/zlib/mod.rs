@@ -1,6 +1,7 @@
 //! The deflate family, named after `node:zlib`'s functions: `gzip` /
-//! `gunzip`, `deflate` / `inflate` (the zlib format) and `deflateRaw` /
-//! `inflateRaw`, on zlib-rs (zlib's algorithms in safe Rust).
+//! `gunzip`, `deflate` / `inflate` (the zlib format), `deflateRaw` /
+//! `inflateRaw` and `unzip` (gzip or zlib, told by the header), on zlib-rs
+//! (zlib's algorithms in safe Rust).
 //!
 //! The parameters are zlib's, with `node:zlib`'s names, ranges and
 //! defaults. The decoders behave as Node's do at the edges: a gzip input may
@@ -10,9 +11,17 @@
 //! stream does is `Z_BUF_ERROR` ("unexpected end of file"), a corrupt one
 //! `Z_DATA_ERROR`.
 //!
+//! A preset `dictionary` is zlib's, as Node sets it: a deflate or raw
+//! encoder starts with it; a raw decoder too; a zlib-format decoder (inflate,
+//! unzip) loads it when the stream asks for one, and a stream that asks
+//! for one it was not given is `Z_NEED_DICT` ("Missing dictionary"; "Bad
+//! dictionary" when the one given is not the one named).
+//!
 //! Output goes straight into the task's [`Sink`], whose limit
 //! (`maxOutputBytes`) stops a decompression bomb as soon as it passes it:
 //! memory stays near the limit.
+
+use std::sync::Arc;
 
 use zlib_rs::{
     Deflate, DeflateConfig, DeflateError, DeflateFlush, Inflate, InflateError, InflateFlush,
@@ -33,6 +42,8 @@ enum Format {
     Zlib,
     /// RFC 1951 alone.
     Raw,
+    /// Gzip or zlib, as the header says (decoding only: `unzip`).
+    Auto,
 }
 
 impl Format {
@@ -42,6 +53,7 @@ impl Format {
             Format::Gzip => 16 + i32::from(bits),
             Format::Zlib => i32::from(bits),
             Format::Raw => -i32::from(bits),
+            Format::Auto => 32 + i32::from(bits),
         }
     }
 }
@@ -82,15 +94,18 @@ pub static DEFLATE: Compress = Compress { name: "deflate", format: Format::Zlib 
 pub static DEFLATE_RAW: Compress = Compress { name: "deflateRaw", format: Format::Raw };
 
 /// zlib's deflate parameters, checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompressParams {
     level: i32,
     window_bits: u8,
     mem_level: i32,
     strategy: Strategy,
+    dictionary: Option<Arc<[u8]>>,
 }
 
-const COMPRESS_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy"];
+const GZIP_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy"];
+/// A gzip stream has no preset dictionary (zlib refuses one).
+const COMPRESS_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy", "dictionary"];
 
 impl Kernel for Compress {
     type Params = CompressParams;
@@ -101,7 +116,7 @@ impl Kernel for Compress {
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<CompressParams, ParamError> {
-        raw.only(COMPRESS_PARAMS)?;
+        raw.only(if self.format == Format::Gzip { GZIP_PARAMS } else { COMPRESS_PARAMS })?;
         // Node's ranges and defaults (zlib.constants: Z_DEFAULT_COMPRESSION,
         // Z_DEFAULT_WINDOWBITS, Z_DEFAULT_MEMLEVEL, Z_DEFAULT_STRATEGY).
         // windowBits 8 is zlib's "9 in disguise"; Node refuses it for gzip.
@@ -118,6 +133,7 @@ impl Kernel for Compress {
             window_bits: raw.integer("windowBits", min_bits..=15)?.unwrap_or(15) as u8,
             mem_level: raw.integer("memLevel", 1..=9)?.unwrap_or(8) as i32,
             strategy,
+            dictionary: raw.bytes("dictionary")?.map(Arc::from),
         })
     }
 
@@ -139,10 +155,11 @@ impl Kernel for Compress {
         // Text compresses 3-10x, random data not at all: a quarter of the
         // input is one reservation for the common case, and the sink grows
         // (doubling) for the rest.
-        Ok(CompressState {
-            deflate: Deflate::new_with_config(config),
-            reserve: len_hint.map(|n| n / 4 + 64),
-        })
+        let mut deflate = Deflate::new_with_config(config);
+        if let Some(dictionary) = &p.dictionary {
+            deflate.set_dictionary(dictionary).map_err(deflate_error)?;
+        }
+        Ok(CompressState { deflate, reserve: len_hint.map(|n| n / 4 + 64) })
     }
 }
 
@@ -256,12 +273,20 @@ pub struct Decompress {
 pub static GUNZIP: Decompress = Decompress { name: "gunzip", format: Format::Gzip };
 pub static INFLATE: Decompress = Decompress { name: "inflate", format: Format::Zlib };
 pub static INFLATE_RAW: Decompress = Decompress { name: "inflateRaw", format: Format::Raw };
+pub static UNZIP: Decompress = Decompress { name: "unzip", format: Format::Auto };
 
-/// The window size a decoder allows (0: the one the stream's header names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The window size a decoder allows (0: the one the stream's header names),
+/// the preset dictionary it may be asked for, and whether an input may stop
+/// inside its stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecompressParams {
     window_bits: u8,
+    dictionary: Option<Arc<[u8]>>,
+    truncated_ok: bool,
 }
+
+/// zlib's Z_FINISH: node:zlib's default `finishFlush`.
+const Z_FINISH: i128 = 4;
 
 impl Kernel for Decompress {
     type Params = DecompressParams;
@@ -272,7 +297,7 @@ impl Kernel for Decompress {
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<DecompressParams, ParamError> {
-        raw.only(&["windowBits"])?;
+        raw.only(&["windowBits", "dictionary", "finishFlush"])?;
         // 0 (take the header's) exists only where there is a header.
         let window_bits = match raw.integer("windowBits", 0..=15)? {
             None => 15,
@@ -291,7 +316,14 @@ impl Kernel for Decompress {
                 });
             }
         };
-        Ok(DecompressParams { window_bits })
+        // node:zlib's finishFlush: with anything but Z_FINISH, the end of the
+        // input is a flush, and an input cut short is no error.
+        let finish_flush = raw.integer("finishFlush", 0..=5)?.unwrap_or(Z_FINISH);
+        Ok(DecompressParams {
+            window_bits,
+            dictionary: raw.bytes("dictionary")?.map(Arc::from),
+            truncated_ok: finish_flush != Z_FINISH,
+        })
     }
 
     fn expands(&self) -> bool {
@@ -303,10 +335,16 @@ impl Kernel for Decompress {
         p: &DecompressParams,
         _len_hint: Option<usize>,
     ) -> Result<DecompressState, KernelError> {
+        let mut inflate = new_inflate(self.format, p.window_bits);
+        if let (Format::Raw, Some(dictionary)) = (self.format, &p.dictionary) {
+            inflate.set_dictionary(dictionary).map_err(|e| inflate_error(&inflate, e))?;
+        }
         Ok(DecompressState {
-            inflate: new_inflate(self.format, p.window_bits),
+            inflate,
             format: self.format,
             window_bits: p.window_bits,
+            dictionary: p.dictionary.clone(),
+            truncated_ok: p.truncated_ok,
             phase: Phase::InStream,
         })
     }
@@ -319,6 +357,7 @@ fn new_inflate(format: Format, window_bits: u8) -> Inflate {
         Format::Gzip => Inflate::new(true, 16 + if window_bits == 0 { 15 } else { window_bits }),
         Format::Zlib => Inflate::new(true, window_bits),
         Format::Raw => Inflate::new(false, window_bits),
+        Format::Auto => Inflate::new(true, 32 + if window_bits == 0 { 15 } else { window_bits }),
     }
 }
 
@@ -334,8 +373,11 @@ enum Phase {
 
 pub struct DecompressState {
     inflate: Inflate,
+    /// `Auto` until the first byte tells gzip from zlib.
     format: Format,
     window_bits: u8,
+    dictionary: Option<Arc<[u8]>>,
+    truncated_ok: bool,
     phase: Phase,
 }
 
@@ -370,12 +412,27 @@ impl DecompressState {
                 },
                 Phase::InStream => {}
             }
+            // A gzip member starts with 0x1f, which no zlib header does.
+            if let (Format::Auto, Some(&first)) = (self.format, input.get(at)) {
+                self.format = if first == 0x1f { Format::Gzip } else { Format::Zlib };
+            }
             let inflate = &mut self.inflate;
+            let dictionary = self.dictionary.as_deref();
             let stop = pump(out, ctx, &input[at..], false, |input, room| {
                 let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
-                let status = inflate
-                    .decompress(input, room, InflateFlush::NoFlush)
-                    .map_err(|e| inflate_error(inflate, e))?;
+                let mut status = inflate.decompress(input, room, InflateFlush::NoFlush);
+                // As zlib's users do: the dictionary is loaded when the
+                // stream names one, and inflate goes on past the header.
+                if let (Err(InflateError::NeedDict { .. }), Some(dictionary)) =
+                    (&status, dictionary)
+                {
+                    if inflate.set_dictionary(dictionary).is_err() {
+                        return Err(format_error(Z_NEED_DICT, "Bad dictionary"));
+                    }
+                    let taken = (inflate.total_in() - in_before) as usize;
+                    status = inflate.decompress(&input[taken..], room, InflateFlush::NoFlush);
+                }
+                let status = status.map_err(|e| inflate_error(inflate, e))?;
                 Ok(Progress {
                     consumed: (inflate.total_in() - in_before) as usize,
                     produced: (inflate.total_out() - out_before) as usize,
@@ -429,7 +486,10 @@ impl Transform for DecompressState {
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
         match self.phase {
             // Node's words for an input that stops inside a stream.
-            Phase::InStream => Err(format_error(Z_BUF_ERROR, "unexpected end of file")),
+            Phase::InStream if !self.truncated_ok => {
+                Err(format_error(Z_BUF_ERROR, "unexpected end of file"))
+            }
+            Phase::InStream => Ok(()),
             Phase::AfterMember | Phase::Done => Ok(()),
         }
     }

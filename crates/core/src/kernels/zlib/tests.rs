@@ -181,3 +181,95 @@ fn the_gzip_header_names_unix_like_node() {
     // Byte 9 is the OS: Node writes 3 (Unix) on Linux and macOS.
     assert_eq!(run("gzip", b"x").unwrap()[9], 3);
 }
+
+/// Checked parameters of `name` with a `dictionary`.
+fn with_dictionary(name: &str, dictionary: &[u8]) -> Params {
+    kernel(name).params(&RawParams::new(vec![("dictionary", RawValue::Bytes(dictionary))])).unwrap()
+}
+
+#[test]
+fn a_preset_dictionary_is_set_and_asked_for_as_node_does() {
+    let dictionary = b"tidepool queue age thread {\"id\":";
+    let data = text(10_000);
+    for (enc, decoders) in [("deflate", &["inflate", "unzip"][..]), ("deflateRaw", &["inflateRaw"])]
+    {
+        let packed = run_with(
+            enc,
+            &with_dictionary(enc, dictionary),
+            Input::Owned(data.clone()),
+            usize::MAX,
+        )
+        .unwrap();
+        // The dictionary is used: the output differs from one made without it.
+        assert_ne!(packed, run(enc, &data).unwrap(), "{enc}");
+        for &dec in decoders {
+            let back = run_with(
+                dec,
+                &with_dictionary(dec, dictionary),
+                Input::Owned(packed.clone()),
+                usize::MAX,
+            );
+            assert_eq!(back.unwrap(), data, "{enc} -> {dec}");
+        }
+    }
+    // A zlib stream names its dictionary: none given, or another, is Z_NEED_DICT.
+    let packed = run_with(
+        "deflate",
+        &with_dictionary("deflate", dictionary),
+        Input::Owned(data.clone()),
+        usize::MAX,
+    )
+    .unwrap();
+    for (params, words) in [
+        (Params::NONE, "Missing dictionary"),
+        (with_dictionary("inflate", b"another dictionary"), "Bad dictionary"),
+    ] {
+        let got = run_with("inflate", &params, Input::Owned(packed.clone()), usize::MAX);
+        match got {
+            Err(KernelError::Format { code: "Z_NEED_DICT", message }) => assert_eq!(message, words),
+            other => panic!("{words}: {other:?}"),
+        }
+    }
+    // gzip has no dictionary: refused by name.
+    let refused =
+        kernel("gzip").params(&RawParams::new(vec![("dictionary", RawValue::Bytes(dictionary))]));
+    assert!(matches!(refused, Err(ParamError::Unknown { .. })), "{refused:?}");
+}
+
+#[test]
+fn unzip_tells_gzip_from_zlib_and_joins_gzip_members() {
+    let data = text(50_000);
+    let zlib = run("deflate", &data).unwrap();
+    assert_eq!(run("unzip", &zlib).unwrap(), data);
+    let mut members = run("gzip", &data[..20_000]).unwrap();
+    members.extend(run("gzip", &data[20_000..]).unwrap());
+    assert_eq!(run("unzip", &members).unwrap(), data);
+    // A zlib stream ends the input: what follows is ignored, as by inflate.
+    let mut trailing = zlib.clone();
+    trailing.extend_from_slice(b"garbage");
+    assert_eq!(run("unzip", &trailing).unwrap(), data);
+    let bad = run("unzip", b"not compressed at all");
+    assert!(matches!(bad, Err(KernelError::Format { code: "Z_DATA_ERROR", .. })), "{bad:?}");
+    let cut = run("unzip", &zlib[..zlib.len() / 2]);
+    assert!(matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{cut:?}");
+}
+
+#[test]
+fn a_decoder_told_to_flush_at_the_end_takes_a_cut_input() {
+    let data = text(50_000);
+    for (enc, dec) in [("gzip", "gunzip"), ("deflate", "inflate"), ("deflateRaw", "inflateRaw")] {
+        let packed = run(enc, &data).unwrap();
+        let cut = &packed[..packed.len() / 2];
+        let strict = run(dec, cut);
+        assert!(matches!(strict, Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{dec}");
+        // Z_SYNC_FLUSH: what the cut input holds, and no error.
+        let lenient = run_with(
+            dec,
+            &params(dec, &[("finishFlush", 2.0)]),
+            Input::Owned(cut.to_vec()),
+            usize::MAX,
+        )
+        .unwrap();
+        assert!(!lenient.is_empty() && data.starts_with(&lenient), "{dec}: {}", lenient.len());
+    }
+}
