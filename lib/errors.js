@@ -74,7 +74,11 @@ for (const code of [
   'ERR_TIDEPOOL_SPAWN_FAILED',
   'ERR_TIDEPOOL_TIMEOUT',
   'ERR_TIDEPOOL_UNKNOWN_KERNEL',
+  'ERR_TIDEPOOL_ZLIB_INSTALLED',
+  'ERR_TIDEPOOL_ZLIB_UNSUPPORTED',
   'ABORT_ERR',
+  'ERR_BROTLI_INVALID_PARAM',
+  'ERR_ZSTD_INVALID_PARAM',
   'ERR_ACCESS_DENIED',
   'ERR_BUFFER_TOO_LARGE',
   'ERR_CRYPTO_HASH_FINALIZED',
@@ -141,16 +145,23 @@ function label(name) {
   return typeof name === 'function' ? name() : name;
 }
 
+/** Node's word for what `name` names: a property (`options.level`) or an argument. */
+function kindOf(name) {
+  return name.includes('.') ? 'property' : 'argument';
+}
+
 function invalidArgType(name, expected, actual, received = describe(actual)) {
+  const at = label(name);
   return makeError(
     TypeError,
     'ERR_INVALID_ARG_TYPE',
-    `The "${label(name)}" argument must be ${expected}. Received ${received}`,
+    `The "${at}" ${kindOf(at)} must be ${expected}. Received ${received}`,
   );
 }
 
 function invalidArgValue(name, reason) {
-  return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The argument '${label(name)}' ${reason}`);
+  const at = label(name);
+  return makeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The ${kindOf(at)} '${at}' ${reason}`);
 }
 
 /** A binary whose memory cannot be read: detached, or out of bounds of its ArrayBuffer. */
