@@ -36,6 +36,7 @@ declare namespace tidepool {
     | 'inflate'
     | 'deflateRaw'
     | 'inflateRaw'
+    | 'unzip'
     | 'brotliCompress'
     | 'brotliDecompress'
     | 'zstdCompress'
@@ -88,12 +89,25 @@ declare namespace tidepool {
     memLevel?: number;
     /** `zlib.constants.Z_DEFAULT_STRATEGY` (0) to `Z_FIXED` (4). @default 0 */
     strategy?: number;
+    /** A preset dictionary (`deflate` and `deflateRaw`; a gzip stream has none). */
+    dictionary?: NodeJS.ArrayBufferView | ArrayBuffer | string;
   }
 
-  /** Parameters of `gunzip`, `inflate` and `inflateRaw`. */
+  /** Parameters of `gunzip`, `inflate`, `inflateRaw` and `unzip` (gzip or zlib, by the header). */
   export interface InflateParams {
     /** The largest window the stream may use: 8 to 15, or 0 (the header's; not for raw). @default 15 */
     windowBits?: number;
+    /**
+     * The preset dictionary the encoder used: loaded when a zlib stream
+     * asks for it (`Z_NEED_DICT` "Missing dictionary" without it, "Bad
+     * dictionary" for another), set at the start of a raw one.
+     */
+    dictionary?: NodeJS.ArrayBufferView | ArrayBuffer | string;
+    /**
+     * `node:zlib`'s `finishFlush`: with anything but `Z_FINISH` (4), an
+     * input cut short ends without an error, its output so far kept. @default 4
+     */
+    finishFlush?: number;
   }
 
   /** Parameters of `brotliCompress`, as `node:zlib`'s `BROTLI_PARAM_*`. */
@@ -842,17 +856,19 @@ declare namespace tidepool {
      * zlib-style error (`Z_DATA_ERROR`, ...), too much output with
      * `ERR_BUFFER_TOO_LARGE`; a pool closed mid-stream with `ERR_TIDEPOOL_CLOSED`.
      */
-    createGzip(options?: CodecStreamOptions<DeflateParams>): CodecStream;
+    createGzip(options?: CodecStreamOptions<DeflateParams> & DeflateParams): CodecStream;
     /** `node:zlib`'s `createGunzip()`, on the pool's threads (see {@link Pool.createGzip}). */
-    createGunzip(options?: CodecStreamOptions<InflateParams>): CodecStream;
+    createGunzip(options?: CodecStreamOptions<InflateParams> & InflateParams): CodecStream;
     /** `node:zlib`'s `createDeflate()`, on the pool's threads. */
-    createDeflate(options?: CodecStreamOptions<DeflateParams>): CodecStream;
+    createDeflate(options?: CodecStreamOptions<DeflateParams> & DeflateParams): CodecStream;
     /** `node:zlib`'s `createInflate()`, on the pool's threads. */
-    createInflate(options?: CodecStreamOptions<InflateParams>): CodecStream;
+    createInflate(options?: CodecStreamOptions<InflateParams> & InflateParams): CodecStream;
     /** `node:zlib`'s `createDeflateRaw()`, on the pool's threads. */
-    createDeflateRaw(options?: CodecStreamOptions<DeflateParams>): CodecStream;
+    createDeflateRaw(options?: CodecStreamOptions<DeflateParams> & DeflateParams): CodecStream;
     /** `node:zlib`'s `createInflateRaw()`, on the pool's threads. */
-    createInflateRaw(options?: CodecStreamOptions<InflateParams>): CodecStream;
+    createInflateRaw(options?: CodecStreamOptions<InflateParams> & InflateParams): CodecStream;
+    /** `node:zlib`'s `createUnzip()` (gzip or zlib, by the header), on the pool's threads. */
+    createUnzip(options?: CodecStreamOptions<InflateParams> & InflateParams): CodecStream;
     /** `node:zlib`'s `createBrotliCompress()`, on the pool's threads. */
     createBrotliCompress(options?: CodecStreamOptions<BrotliParams>): CodecStream;
     /** `node:zlib`'s `createBrotliDecompress()`, on the pool's threads. */

@@ -111,10 +111,24 @@ test('params as for the one-shot kernels; bad options throw', async () => {
     assert.ok(best.length < fast.length);
     assert.ok(zlib.gunzipSync(best).equals(data));
     assert.throws(() => pool.createGzip({ params: { level: 12 } }), { code: 'ERR_OUT_OF_RANGE' });
-    assert.throws(() => pool.createGzip({ level: 6 }), {
-      code: 'ERR_INVALID_ARG_VALUE',
-      message: /level/,
+    // node:zlib's habit: its names beside the options are params, checked as node:zlib does.
+    const beside = await through(pool.createGzip({ level: 1 }), data);
+    assert.ok(beside.equals(fast));
+    assert.throws(() => pool.createGzip({ level: 12 }), {
+      code: 'ERR_OUT_OF_RANGE',
+      message: 'The value of "options.level" is out of range. It must be >= -1 and <= 9. Received 12',
     });
+    assert.throws(() => pool.createGzip({ level: 1, params: { level: 2 } }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /options.level' is given twice/,
+    });
+    // brotli's parameters keyed by node:zlib's constants.
+    const keyed = await through(
+      pool.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } }),
+      data,
+    );
+    const named = await through(pool.createBrotliCompress({ params: { quality: 1 } }), data);
+    assert.ok(keyed.equals(named));
     assert.throws(() => pool.createGunzip({ maxOutputBytes: 0 }), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => pool.createGunzip({ highWaterMark: -1 }), { code: 'ERR_OUT_OF_RANGE' });
     // An aborted signal: as node:zlib, the stream is made and destroyed at once.

@@ -84,11 +84,11 @@ test("a newcomer's slips name the way out: a kernel's other spelling, node:zlib'
       () => new Pool({ kernel: 'nothing-like-it' }),
       (err) => !/Did you mean/.test(err.message),
     );
-    // node:zlib takes level beside the options; here it is a kernel parameter.
-    assert.throws(() => pool.createGzip({ level: 9 }), {
+    // node:zlib takes level beside the options, and so does createGzip(); post() takes params.
+    assert.throws(() => pool.post(Buffer.alloc(1), { kernel: 'gzip', level: 9 }), {
       code: 'ERR_INVALID_ARG_VALUE',
       message:
-        /'level' is a kernel parameter here: pass it in params, createGzip\(\{ params: \{ level: \.\.\. \} \}\)/,
+        /'level' is a kernel parameter here: pass it in params, post\(message, \{ params: \{ level: \.\.\. \} \}\)/,
     });
     assert.throws(() => pool.createBrotliCompress({ quality: 4 }), {
       message: /createBrotliCompress\(\{ params: \{ quality/,

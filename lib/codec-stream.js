@@ -83,11 +83,18 @@ class CodecStream extends Transform {
   #flushes;
   /** Flush markers written and not yet taken by _write (see `_writev`). */
   #markers = 0;
+  /** The flush kind that follows each write (node:zlib's `flush` option; 0: none). */
+  #writeFlush;
 
-  /** `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and this stream; `kernel`: the codec's name. */
-  constructor(port, handle, kernel, options) {
+  /**
+   * `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and
+   * this stream; `kernel`: the codec's name; `writeFlush`: the flush kind
+   * each write ends with (0 or undefined: none), as node:zlib's `flush`.
+   */
+  constructor(port, handle, kernel, options, writeFlush = 0) {
     super(options);
     this.#flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
+    this.#writeFlush = writeFlush;
     this.#tasks = new StreamTasks(
       port,
       handle,
@@ -198,7 +205,7 @@ class CodecStream extends Transform {
   // whose callback would not wait for the bytes to be consumed).
   _write(chunk, encoding, callback) {
     if (markedKind(chunk) >= 0) this.#markers--;
-    this.#tasks.write([{ chunk, encoding }], callback, markedKind);
+    this.#tasks.write([{ chunk, encoding }], callback, markedKind, this.#writeFlush);
   }
 
   /**
@@ -213,7 +220,7 @@ class CodecStream extends Transform {
   }
 
   #writev = (chunks, callback) => {
-    this.#tasks.write(chunks, callback, markedKind);
+    this.#tasks.write(chunks, callback, markedKind, this.#writeFlush);
   };
 
   _read(size) {

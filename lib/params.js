@@ -8,6 +8,7 @@ const { binding, KERNELS } = require('./binding');
 const { types } = require('node:util');
 const { describe, invalidArgType, invalidState, makeError, outOfRange } = require('./errors');
 const { isDetachedBinary } = require('./binary');
+const { keyedName } = require('./zlib/pool-options');
 
 /** makeParams(kernel, names, values, once) (src/wire/args.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
 const makeParams =
@@ -41,7 +42,11 @@ function paramsHandle(kernel, params, where, once) {
     // The native side reads a SharedArrayBuffer through a view, as it
     // reads an input.
     if (types.isSharedArrayBuffer(value)) value = new Uint8Array(value);
-    names.push(name);
+    // node:zlib's keyed brotli and zstd parameters, by their names here
+    // (its flags are numbers).
+    const known = keyedName(KERNELS[kernel], name);
+    if (known !== name && known === 'checksum' && typeof value === 'number') value = value !== 0;
+    names.push(known);
     values.push(value);
   }
   // After every getter has run: a binary one of them detached is refused

@@ -25,6 +25,8 @@ const { elementNamer } = require('./batch');
 const { MapIterator } = require('./map');
 const { Hash } = require('./hash');
 const { CodecStream } = require('./codec-stream');
+const { OPEN_CODEC, POOL_SHAPE } = require('./zlib/link');
+const { zlibParams } = require('./zlib/pool-options');
 const { filePath, absolute, accessDenied } = require('./files');
 const { METRICS_SOURCE } = require('./metrics-source');
 const {
@@ -318,17 +320,28 @@ class Pool extends EventEmitter {
    * createGzip() and the others, named as in node:zlib.
    */
   #createCodecStream(kernel, options) {
-    const o = streamOptions(
-      options,
-      CODEC_STREAM_OPTIONS,
-      `create${kernel[0].toUpperCase()}${kernel.slice(1)}`,
-    );
+    const method = `create${kernel[0].toUpperCase()}${kernel.slice(1)}`;
+    // node:zlib's own names (level, windowBits...) are taken too, as params.
+    const zlib = zlibParams(kernel, options, method);
+    const o = streamOptions(zlib.rest, CODEC_STREAM_OPTIONS, method);
     // A stream's limit counts its whole output, not one Buffer: it may pass buffer.constants.MAX_LENGTH.
     const maxOutputBytes = checkOutputLimit(o.maxOutputBytes, Number.MAX_SAFE_INTEGER);
-    const handle = this.#newStream(kernelId(kernel, 'kernel'), o.params, maxOutputBytes);
+    const params = zlib.params === undefined ? o.params : { ...o.params, ...zlib.params };
+    const handle = this.#newStream(kernelId(kernel, 'kernel'), params, maxOutputBytes);
     const stream = new CodecStream(this.#streams(), handle, kernel, streamBuffers(o.highWaterMark));
     if (o.signal !== undefined) this.#engine.aborts.watchStream(o.signal, stream);
     return stream;
+  }
+
+  /** For lib/zlib/'s classes: a codec stream's port and native handle (see OPEN_CODEC). */
+  [OPEN_CODEC](kernel, params) {
+    const handle = this.#newStream(kernelId(kernel, 'kernel'), params, undefined);
+    return { port: this.#streams(), handle };
+  }
+
+  /** For lib/zlib/'s one-shots: what turns a message into a result (see POOL_SHAPE). */
+  get [POOL_SHAPE]() {
+    return { encoding: this.#engine.encoding, select: this.#select !== defaultSelect };
   }
 
   /** node:zlib's createGzip(), on the pool's threads; `params` as for the `gzip` kernel. */
@@ -362,6 +375,11 @@ class Pool extends EventEmitter {
 
   createBrotliDecompress(options) {
     return this.#createCodecStream('brotliDecompress', options);
+  }
+
+  /** node:zlib's createUnzip(): gzip or zlib, as the header says. */
+  createUnzip(options) {
+    return this.#createCodecStream('unzip', options);
   }
 
   createZstdCompress(options) {

@@ -146,8 +146,9 @@ class StreamTasks {
    * A Writable's chunks ({ chunk, encoding } each); `flushKind(chunk)`: the
    * flush a chunk marks, or -1. Checked all first (the callback gets the
    * first refusal), then queued; `callback` once they were consumed.
+   * `flushEach`: a flush kind each chunk of data is followed by (0: none).
    */
-  write(chunks, callback, flushKind) {
+  write(chunks, callback, flushKind, flushEach = 0) {
     // How many of these chunks were written while the pool was open.
     const accepted = this.#debts.takeWrites(chunks.length);
     if (this.#sealed || this.#error !== undefined) {
@@ -163,6 +164,7 @@ class StreamTasks {
       callback(err);
       return;
     }
+    if (flushEach !== 0) items = flushedItems(items, flushEach);
     if (items.length === 0) {
       callback();
       return;
@@ -422,6 +424,17 @@ class StreamTasks {
     // Write callbacks of the chunks taken: later, not inside update().
     if (callbacks.length !== 0) nextTick(callAll, callbacks, undefined);
   }
+}
+
+/** `items` with a flush of `kind` after each one of data (node:zlib's `flush` option). */
+function flushedItems(items, kind) {
+  const out = ownArray(0);
+  for (let i = 0; i < items.length; i++) {
+    out[out.length] = items[i];
+    if (items[i].data !== undefined)
+      out[out.length] = new Item(undefined, 0, kind, undefined, 0, false);
+  }
+  return out;
 }
 
 module.exports = { StreamTasks, updateBytes, noted, ABORT, WHEN_OVER };

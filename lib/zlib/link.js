@@ -1,0 +1,18 @@
+'use strict';
+// What lib/zlib/ asks of a Pool beyond its public API, by symbol.
+
+/**
+ * `pool[OPEN_CODEC](kernel, params)`: `{ port, handle }` of a new codec
+ * stream, as CodecStream's constructor takes them (for node:zlib's
+ * classes, which are not CodecStream itself).
+ */
+const OPEN_CODEC = Symbol('tidepool.openCodec');
+
+/**
+ * `pool[POOL_SHAPE]`: `{ encoding, select }`, the pool's `encoding` and
+ * whether it has its own `select` (the one-shots post a Buffer and need
+ * one back).
+ */
+const POOL_SHAPE = Symbol('tidepool.shape');
+
+module.exports = { OPEN_CODEC, POOL_SHAPE };

@@ -1,0 +1,301 @@
+'use strict';
+// node:zlib's options, read as node:zlib reads them (its checks, ranges,
+// defaults and error messages) and turned into what a pool's codec stream
+// or task takes: the kernel's `params`, the output limit, and the rest as
+// the Transform's options. What node:zlib takes and a pool cannot do is a
+// typed error (ERR_TIDEPOOL_ZLIB_UNSUPPORTED) naming the option, never a
+// silent difference.
+//
+// As node:zlib, names it does not know are left alone (middleware hands
+// its whole options object to createGzip()); unlike it, only own
+// properties are read (see lib/options.js).
+
+const { Buffer } = require('node:buffer');
+const { types } = require('node:util');
+const { constants } = require('./constants');
+const { invalidArgType, makeError, outOfRange } = require('../errors');
+
+const hasOwn = Object.hasOwn;
+const kMaxLength = require('node:buffer').constants.MAX_LENGTH;
+
+/** The codec families: their kernels, flush kinds and keyed parameters. */
+const DEFLATE = 'deflate';
+const BROTLI = 'brotli';
+const ZSTD = 'zstd';
+
+/** Per class: its kernel, family, and whether it decodes. */
+const MODES = Object.freeze({
+  __proto__: null,
+  Gzip: { kernel: 'gzip', family: DEFLATE, decodes: false },
+  Gunzip: { kernel: 'gunzip', family: DEFLATE, decodes: true },
+  Deflate: { kernel: 'deflate', family: DEFLATE, decodes: false },
+  Inflate: { kernel: 'inflate', family: DEFLATE, decodes: true },
+  DeflateRaw: { kernel: 'deflateRaw', family: DEFLATE, decodes: false },
+  InflateRaw: { kernel: 'inflateRaw', family: DEFLATE, decodes: true },
+  Unzip: { kernel: 'unzip', family: DEFLATE, decodes: true },
+  BrotliCompress: { kernel: 'brotliCompress', family: BROTLI, decodes: false },
+  BrotliDecompress: { kernel: 'brotliDecompress', family: BROTLI, decodes: true },
+  ZstdCompress: { kernel: 'zstdCompress', family: ZSTD, decodes: false },
+  ZstdDecompress: { kernel: 'zstdDecompress', family: ZSTD, decodes: true },
+});
+
+/** The options node:zlib reads itself; the others go to the Transform. */
+const ZLIB_NAMES = Object.freeze([
+  'flush',
+  'finishFlush',
+  'chunkSize',
+  'windowBits',
+  'level',
+  'memLevel',
+  'strategy',
+  'dictionary',
+  'params',
+  'maxOutputLength',
+  'info',
+  'pledgedSrcSize',
+]);
+
+/** The brotli parameters (constants.BROTLI_PARAM_*) a pool's brotli kernels take, by key. */
+const BROTLI_ENCODER_PARAMS = Object.freeze({
+  __proto__: null,
+  [constants.BROTLI_PARAM_MODE]: 'mode',
+  [constants.BROTLI_PARAM_QUALITY]: 'quality',
+  [constants.BROTLI_PARAM_LGWIN]: 'lgwin',
+  [constants.BROTLI_PARAM_SIZE_HINT]: 'sizeHint',
+});
+/** The largest key node:zlib takes as a brotli parameter (BROTLI_PARAM_NDIRECT). */
+const MAX_BROTLI_PARAM = constants.BROTLI_PARAM_NDIRECT;
+/** The zstd parameters (constants.ZSTD_c_*) a pool's zstd encoder takes, by key. */
+const ZSTD_ENCODER_PARAMS = Object.freeze({
+  __proto__: null,
+  [constants.ZSTD_c_compressionLevel]: 'level',
+  [constants.ZSTD_c_checksumFlag]: 'checksum',
+});
+
+/** An option node:zlib takes that a pool's codec cannot honour. */
+function unsupported(what, why) {
+  return makeError(
+    Error,
+    'ERR_TIDEPOOL_ZLIB_UNSUPPORTED',
+    `${what} is not supported by @tidepool-rs/pool/zlib: ${why}`,
+  );
+}
+
+/**
+ * node:zlib's checkFiniteNumber: false for undefined and NaN (the default
+ * applies), true for a finite number; otherwise Node's error.
+ */
+function finite(value, name) {
+  if (value === undefined) return false;
+  if (Number.isFinite(value)) return true;
+  if (Number.isNaN(value)) return false;
+  if (typeof value !== 'number') throw invalidArgType(name, 'of type number', value);
+  throw outOfRange(name, 'a finite number', value);
+}
+
+/** node:zlib's checkRangesOrGetDefault. */
+function rangeOr(value, name, lower, upper, fallback) {
+  if (!finite(value, name)) return fallback;
+  if (value < lower || value > upper) throw outOfRange(name, `>= ${lower} and <= ${upper}`, value);
+  return value;
+}
+
+/** Own properties of `options` (a non-object reads as none, as `opts.x` would be undefined). */
+function own(options, name) {
+  return options !== null &&
+    (typeof options === 'object' || typeof options === 'function') &&
+    hasOwn(options, name)
+    ? options[name]
+    : undefined;
+}
+
+/** `options.dictionary` as node:zlib takes it, as a view (undefined: none). */
+function dictionaryOf(options) {
+  const dictionary = own(options, 'dictionary');
+  if (dictionary === undefined) return undefined;
+  if (types.isArrayBufferView(dictionary)) return dictionary;
+  if (types.isAnyArrayBuffer(dictionary)) return Buffer.from(dictionary);
+  throw invalidArgType(
+    'options.dictionary',
+    'an instance of Buffer, TypedArray, DataView, or ArrayBuffer',
+    dictionary,
+  );
+}
+
+/** The keyed `options.params` of brotli and zstd, as a pool kernel's named params. */
+function keyedParams(options, mode) {
+  const given = own(options, 'params');
+  const params = { __proto__: null };
+  if (given === undefined) return params;
+  const brotli = mode.family === BROTLI;
+  const names = brotli
+    ? mode.decodes
+      ? undefined
+      : BROTLI_ENCODER_PARAMS
+    : mode.decodes
+      ? undefined
+      : ZSTD_ENCODER_PARAMS;
+  if (given === null || typeof given !== 'object')
+    throw invalidArgType('options.params', 'of type object', given);
+  for (const origKey in given) {
+    if (!hasOwn(given, origKey)) continue;
+    const key = +origKey;
+    const value = given[origKey];
+    if (brotli && (Number.isNaN(key) || key < 0 || key > MAX_BROTLI_PARAM)) {
+      throw makeError(
+        RangeError,
+        'ERR_BROTLI_INVALID_PARAM',
+        `${origKey} is not a valid Brotli parameter`,
+      );
+    }
+    if (!brotli && !Number.isInteger(key)) {
+      throw makeError(
+        RangeError,
+        'ERR_ZSTD_INVALID_PARAM',
+        `${origKey} is not a valid zstd parameter`,
+      );
+    }
+    if (typeof value !== 'number' && typeof value !== 'boolean')
+      throw invalidArgType('options.params[key]', 'of type number', value);
+    const name = names?.[key];
+    if (name === undefined) {
+      // The decoders' parameters change memory use or allow non-standard
+      // windows, which the pool's decoders do not offer.
+      throw unsupported(
+        `${brotli ? 'Brotli' : 'zstd'} parameter ${origKey}`,
+        `the ${mode.kernel} kernel takes ${names === undefined ? 'no parameters' : `only ${Object.keys(names).join(', ')}`}`,
+      );
+    }
+    params[name] = name === 'checksum' ? Boolean(value) : Number(value);
+  }
+  return params;
+}
+
+/**
+ * Reads node:zlib's options for class `name` (MODES). Returns the kernel,
+ * its params (or undefined), the stream's output limit, its flush kinds,
+ * whether `info` was asked for, and the Transform's own options.
+ */
+function readOptions(name, options) {
+  const mode = MODES[name];
+  const family = mode.family;
+  const out = {
+    kernel: mode.kernel,
+    params: undefined,
+    maxOutputLength: kMaxLength,
+    flush: 0,
+    finishFlush: 0,
+    info: Boolean(own(options, 'info')),
+    transform: { __proto__: null, autoDestroy: true },
+  };
+  // The ZlibBase checks, in node:zlib's order.
+  const chunkSize = own(options, 'chunkSize');
+  if (finite(chunkSize, 'options.chunkSize') && chunkSize < constants.Z_MIN_CHUNK)
+    throw outOfRange('options.chunkSize', `>= ${constants.Z_MIN_CHUNK}`, chunkSize);
+  let params;
+  if (family === DEFLATE) {
+    params = deflateParams(name, mode, options);
+    out.flush = rangeOr(own(options, 'flush'), 'options.flush', 0, constants.Z_BLOCK, 0);
+    out.finishFlush = rangeOr(
+      own(options, 'finishFlush'),
+      'options.finishFlush',
+      0,
+      constants.Z_BLOCK,
+      constants.Z_FINISH,
+    );
+    if (out.finishFlush !== constants.Z_FINISH) {
+      if (!mode.decodes) {
+        throw unsupported(
+          `options.finishFlush ${out.finishFlush} on ${name}`,
+          'an encoder always ends its stream (Z_FINISH)',
+        );
+      }
+      params.finishFlush = out.finishFlush;
+    }
+  } else {
+    params = keyedParams(options, mode);
+    const [process, finish, last] =
+      family === BROTLI
+        ? [
+            constants.BROTLI_OPERATION_PROCESS,
+            constants.BROTLI_OPERATION_FINISH,
+            constants.BROTLI_OPERATION_EMIT_METADATA,
+          ]
+        : [constants.ZSTD_e_continue, constants.ZSTD_e_end, constants.ZSTD_e_end];
+    out.flush = rangeOr(own(options, 'flush'), 'options.flush', process, last, process);
+    out.finishFlush = rangeOr(
+      own(options, 'finishFlush'),
+      'options.finishFlush',
+      process,
+      last,
+      finish,
+    );
+    if (out.finishFlush !== finish)
+      throw unsupported(
+        `options.finishFlush ${out.finishFlush} on ${name}`,
+        'the end is always a finish',
+      );
+    if (out.flush > constants.BROTLI_OPERATION_FLUSH)
+      throw unsupported(`options.flush ${out.flush} on ${name}`, 'a write may only flush');
+    if (family === ZSTD && own(options, 'dictionary') !== undefined)
+      throw unsupported('options.dictionary on zstd', 'the zstd kernels take no dictionary yet');
+    const pledged = own(options, 'pledgedSrcSize');
+    if (family === ZSTD && !mode.decodes && pledged !== undefined && pledged !== null) {
+      if (typeof pledged !== 'number' || !Number.isSafeInteger(pledged) || pledged < 0)
+        throw outOfRange('options.pledgedSrcSize', 'a non-negative integer', pledged);
+    }
+  }
+  out.maxOutputLength = rangeOr(
+    own(options, 'maxOutputLength'),
+    'options.maxOutputLength',
+    1,
+    kMaxLength,
+    kMaxLength,
+  );
+  out.params = Object.keys(params).length === 0 ? undefined : params;
+  // The Transform's options: the caller's own, but node:zlib's.
+  if (options !== null && typeof options === 'object') {
+    for (const key in options) {
+      if (hasOwn(options, key) && !ZLIB_NAMES.includes(key)) out.transform[key] = options[key];
+    }
+  }
+  return out;
+}
+
+/** The deflate family's own options (Zlib's constructor in node:zlib). */
+function deflateParams(name, mode, options) {
+  const params = { __proto__: null };
+  const windowBits = own(options, 'windowBits');
+  if (mode.decodes && (windowBits === undefined || windowBits === null || windowBits === 0)) {
+    // 0: the header's (inflate, gunzip, unzip); raw streams have none.
+    if (name !== 'InflateRaw') params.windowBits = 0;
+    else if (windowBits === 0) throw outOfRange('options.windowBits', '>= 8 and <= 15', 0);
+  } else {
+    // As node:zlib: `{ windowBits: 8 }` is valid for deflate but not gzip.
+    const min = constants.Z_MIN_WINDOWBITS + (name === 'Gzip' ? 1 : 0);
+    const bits = rangeOr(
+      windowBits,
+      'options.windowBits',
+      min,
+      constants.Z_MAX_WINDOWBITS,
+      undefined,
+    );
+    if (bits !== undefined) params.windowBits = bits;
+  }
+  const level = rangeOr(own(options, 'level'), 'options.level', -1, 9, undefined);
+  const memLevel = rangeOr(own(options, 'memLevel'), 'options.memLevel', 1, 9, undefined);
+  const strategy = rangeOr(own(options, 'strategy'), 'options.strategy', 0, 4, undefined);
+  const dictionary = dictionaryOf(options);
+  if (!mode.decodes) {
+    if (level !== undefined) params.level = level;
+    if (memLevel !== undefined) params.memLevel = memLevel;
+    if (strategy !== undefined) params.strategy = strategy;
+  }
+  // node:zlib sets a dictionary on deflate, inflate (when asked), the raw
+  // ones and unzip, never on gzip and gunzip (their format has none).
+  if (dictionary !== undefined && name !== 'Gzip' && name !== 'Gunzip')
+    params.dictionary = dictionary;
+  return params;
+}
+
+module.exports = { readOptions, rangeOr, unsupported, MODES, DEFLATE, BROTLI, ZSTD };

@@ -1,0 +1,102 @@
+'use strict';
+// node:zlib's habits in the pool's own API: createGzip({ level: 9 }) as
+// node:zlib takes it (the names beside `params`), and brotli's and zstd's
+// parameters keyed by their constants (`{ [BROTLI_PARAM_QUALITY]: 4 }`) in
+// `params`, for streams and for post().
+
+const { constants } = require('./constants');
+const { rangeOr } = require('./options');
+const { makeError } = require('../errors');
+
+const hasOwn = Object.hasOwn;
+
+/** node:zlib's names a pool codec stream takes beside `params`, per kernel. */
+const DEFLATE_NAMES = Object.freeze(['level', 'windowBits', 'memLevel', 'strategy', 'dictionary']);
+const INFLATE_NAMES = Object.freeze(['windowBits', 'dictionary', 'finishFlush']);
+const NAMES = Object.freeze({
+  __proto__: null,
+  gzip: DEFLATE_NAMES,
+  deflate: DEFLATE_NAMES,
+  deflateRaw: DEFLATE_NAMES,
+  gunzip: INFLATE_NAMES,
+  inflate: INFLATE_NAMES,
+  inflateRaw: INFLATE_NAMES,
+  unzip: INFLATE_NAMES,
+});
+
+/** node:zlib's range of each name (its checks, its messages). */
+const RANGES = Object.freeze({
+  __proto__: null,
+  level: [-1, 9],
+  windowBits: [0, 15],
+  memLevel: [1, 9],
+  strategy: [0, 4],
+  finishFlush: [0, 5],
+});
+
+/** The keyed parameters of brotli and zstd, by kernel: key -> the kernel's name. */
+const KEYED = Object.freeze({
+  __proto__: null,
+  brotliCompress: Object.freeze({
+    __proto__: null,
+    [constants.BROTLI_PARAM_MODE]: 'mode',
+    [constants.BROTLI_PARAM_QUALITY]: 'quality',
+    [constants.BROTLI_PARAM_LGWIN]: 'lgwin',
+    [constants.BROTLI_PARAM_SIZE_HINT]: 'sizeHint',
+  }),
+  zstdCompress: Object.freeze({
+    __proto__: null,
+    [constants.ZSTD_c_compressionLevel]: 'level',
+    [constants.ZSTD_c_checksumFlag]: 'checksum',
+  }),
+});
+
+/**
+ * The kernel's name for a parameter given by its node:zlib key (a
+ * numeric string of `KEYED`), or `name` itself.
+ */
+function keyedName(kernel, name) {
+  const keys = KEYED[kernel];
+  return keys === undefined ? name : (keys[name] ?? name);
+}
+
+/**
+ * Splits a codec stream's options (`method`'s) into node:zlib's names
+ * (checked as node:zlib checks them, as kernel params) and the rest.
+ * `params` is undefined when none of those names is given.
+ */
+function zlibParams(kernel, options, method) {
+  const names = NAMES[kernel];
+  if (names === undefined || options === null || typeof options !== 'object')
+    return { params: undefined, rest: options };
+  let params;
+  let rest = options;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
+    if (!hasOwn(options, name)) continue;
+    const value = options[name];
+    if (rest === options) {
+      rest = { ...options };
+      params = { __proto__: null };
+    }
+    delete rest[name];
+    if (value === undefined) continue;
+    const given = options.params;
+    if (given !== null && typeof given === 'object' && hasOwn(given, name)) {
+      throw makeError(
+        TypeError,
+        'ERR_INVALID_ARG_VALUE',
+        `The property 'options.${name}' is given twice: beside params and in options.params (${method})`,
+      );
+    }
+    const range = RANGES[name];
+    params[name] =
+      range === undefined
+        ? value
+        : rangeOr(value, `options.${name}`, range[0], range[1], undefined);
+    if (params[name] === undefined) delete params[name];
+  }
+  return { params, rest };
+}
+
+module.exports = { zlibParams, keyedName };
