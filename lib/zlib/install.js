@@ -1,0 +1,125 @@
+'use strict';
+// install(): node:zlib's async one-shots and stream factories replaced, on
+// node:zlib's own module object, by this module's, so that code which
+// calls `zlib.createGzip()` or `zlib.gzip()` (compression middleware,
+// ws...) runs on a tidepool without a change. ESM named imports follow
+// (module.syncBuiltinESMExports). uninstall() puts node:zlib's back.
+//
+// Left alone: the *Sync functions (they run on the calling thread by
+// definition), the classes (tar's minizlib and others drive their
+// internals), constants, crc32. A function taken from node:zlib before
+// install() (`const { createGzip } = require('zlib')` at load time) keeps
+// node:zlib's: install first (`node --require @tidepool-rs/pool/zlib/register`).
+
+const zlib = require('node:zlib');
+const { syncBuiltinESMExports } = require('node:module');
+const { invalidArgType, invalidArgValue, makeError, unknownOption } = require('../errors');
+const { POOL_SHAPE } = require('./link');
+
+/** node:zlib's names install() replaces (the zstd ones also where this Node has none). */
+const ROUTED = Object.freeze([
+  'createGzip',
+  'createGunzip',
+  'createDeflate',
+  'createInflate',
+  'createDeflateRaw',
+  'createInflateRaw',
+  'createUnzip',
+  'createBrotliCompress',
+  'createBrotliDecompress',
+  'createZstdCompress',
+  'createZstdDecompress',
+  'gzip',
+  'gunzip',
+  'deflate',
+  'inflate',
+  'deflateRaw',
+  'inflateRaw',
+  'unzip',
+  'brotliCompress',
+  'brotliDecompress',
+  'zstdCompress',
+  'zstdDecompress',
+]);
+
+/** While installed: node:zlib's property descriptors (undefined where it had none) and the pool. */
+let saved;
+let pool;
+
+/** The pool install() was given, or undefined. */
+function installedPool() {
+  return pool;
+}
+
+/**
+ * Routes node:zlib's async work to `api` (this module's exports) for the
+ * whole process, on `options.pool` or the module's default pool. Installing
+ * again while installed is an error unless it changes nothing.
+ */
+function install(options, api) {
+  let given;
+  if (options !== undefined) {
+    if (options === null || typeof options !== 'object')
+      throw invalidArgType('options', 'of type object', options);
+    for (const key in options) {
+      if (Object.hasOwn(options, key) && key !== 'pool')
+        throw unknownOption('options', key, ['pool'], undefined);
+    }
+    given = Object.hasOwn(options, 'pool') ? options.pool : undefined;
+    if (given !== undefined) checkPool(given);
+  }
+  if (saved !== undefined) {
+    if (given === pool) return;
+    throw makeError(
+      Error,
+      'ERR_TIDEPOOL_ZLIB_INSTALLED',
+      'node:zlib is already routed to another pool: uninstall() first',
+    );
+  }
+  saved = { __proto__: null };
+  for (const name of ROUTED) {
+    saved[name] = Object.getOwnPropertyDescriptor(zlib, name);
+    Object.defineProperty(zlib, name, {
+      value: api[name],
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  pool = given;
+  syncBuiltinESMExports();
+}
+
+/** Puts node:zlib's own functions back; nothing when not installed. */
+function uninstall() {
+  if (saved === undefined) return;
+  for (const name of ROUTED) {
+    const own = saved[name];
+    if (own === undefined) delete zlib[name];
+    else Object.defineProperty(zlib, name, own);
+  }
+  saved = undefined;
+  pool = undefined;
+  syncBuiltinESMExports();
+}
+
+/** A pool install() can route to: an open Pool whose results are Buffers. */
+function checkPool(given) {
+  const { Pool } = require('../pool');
+  if (!(given instanceof Pool)) throw invalidArgType('options.pool', 'an instance of Pool', given);
+  if (given.closed)
+    throw makeError(
+      Error,
+      'ERR_TIDEPOOL_CLOSED',
+      'The pool is closed: install() needs an open one',
+    );
+  const shape = given[POOL_SHAPE];
+  if (shape.encoding !== 'buffer' || shape.select) {
+    throw invalidArgValue(
+      'options.pool',
+      `must take and give Buffers as node:zlib does (no select, encoding 'buffer'). Received a pool with ${shape.select ? 'a select function' : `encoding '${shape.encoding}'`}`,
+    );
+  }
+}
+
+module.exports = { install, uninstall, installedPool };

@@ -1,0 +1,60 @@
+// Types of require('@tidepool-rs/pool/zlib'): node:zlib's API, running on a
+// tidepool. Everything node:zlib declares is re-exported as it is; the
+// declarations below add what this module has beyond it.
+import type { Transform, TransformOptions } from 'node:stream';
+import type { Pool } from './index';
+
+export * from 'node:zlib';
+
+/** zstd's options, as node:zlib takes them (Node 22.15+; here on every Node). */
+export interface ZstdOptions extends TransformOptions {
+  /** @default constants.ZSTD_e_continue */
+  flush?: number | undefined;
+  /** Only `constants.ZSTD_e_end` (the default). */
+  finishFlush?: number | undefined;
+  chunkSize?: number | undefined;
+  /** Keyed by `constants.ZSTD_c_*`: `ZSTD_c_compressionLevel` and `ZSTD_c_checksumFlag` here. */
+  params?: { [key: number]: number | boolean } | undefined;
+  maxOutputLength?: number | undefined;
+  info?: boolean | undefined;
+  pledgedSrcSize?: number | undefined;
+}
+
+export interface ZstdCompress extends Transform {
+  flush(kind?: number, callback?: () => void): void;
+  flush(callback?: () => void): void;
+  close(callback?: () => void): void;
+  readonly bytesWritten: number;
+}
+export interface ZstdDecompress extends ZstdCompress {}
+
+type OneShotCallback = (error: Error | null, result: Buffer) => void;
+type Input = string | ArrayBuffer | NodeJS.ArrayBufferView;
+
+export function createZstdCompress(options?: ZstdOptions): ZstdCompress;
+export function createZstdDecompress(options?: ZstdOptions): ZstdDecompress;
+export function zstdCompress(buf: Input, callback: OneShotCallback): void;
+export function zstdCompress(buf: Input, options: ZstdOptions, callback: OneShotCallback): void;
+export function zstdDecompress(buf: Input, callback: OneShotCallback): void;
+export function zstdDecompress(buf: Input, options: ZstdOptions, callback: OneShotCallback): void;
+
+export interface InstallOptions {
+  /**
+   * The pool node:zlib's async work runs on; it must give Buffers
+   * (`encoding: 'buffer'`, no `select`). @default this module's own pool
+   */
+  pool?: Pool<any, any>;
+}
+
+/**
+ * Routes node:zlib's async one-shots (`gzip()`...) and stream factories
+ * (`createGzip()`...) to this module for the whole process, so libraries
+ * that call `require('zlib')` run on a tidepool. The `*Sync` functions,
+ * the classes and the constants stay node:zlib's. Throws
+ * `ERR_TIDEPOOL_ZLIB_INSTALLED` when already installed with another pool.
+ */
+export function install(options?: InstallOptions): void;
+/** Puts node:zlib's own functions back (nothing when not installed). */
+export function uninstall(): void;
+/** The pool this module's work runs on: install()'s, or the module's own (made when first used). */
+export const pool: Pool<any, any>;
