@@ -90,7 +90,7 @@ declare namespace tidepool {
     /** `zlib.constants.Z_DEFAULT_STRATEGY` (0) to `Z_FIXED` (4). @default 0 */
     strategy?: number;
     /** A preset dictionary (`deflate` and `deflateRaw`; a gzip stream has none). */
-    dictionary?: NodeJS.ArrayBufferView | ArrayBuffer | string;
+    dictionary?: Binary | string;
   }
 
   /** Parameters of `gunzip`, `inflate`, `inflateRaw` and `unzip` (gzip or zlib, by the header). */
@@ -102,7 +102,7 @@ declare namespace tidepool {
      * asks for it (`Z_NEED_DICT` "Missing dictionary" without it, "Bad
      * dictionary" for another), set at the start of a raw one.
      */
-    dictionary?: NodeJS.ArrayBufferView | ArrayBuffer | string;
+    dictionary?: Binary | string;
     /**
      * `node:zlib`'s `finishFlush`: with anything but `Z_FINISH` (4), an
      * input cut short ends without an error, its output so far kept. @default 4
@@ -472,11 +472,13 @@ declare namespace tidepool {
     /** Not offered: throws `ERR_METHOD_NOT_IMPLEMENTED` (a stream keeps the `params` it was created with). */
     params(...args: unknown[]): never;
     /**
-     * Not offered: throws `ERR_METHOD_NOT_IMPLEMENTED`. `node:zlib`'s
-     * `reset()` discards the codec's state at once, whatever writes are
-     * still queued; create a new stream instead.
+     * `node:zlib`'s `reset()`: the codec starts over, as a new stream would
+     * (its dictionary set again), for what is written after the call; the
+     * writes before it are consumed first (`node:zlib` resets at once,
+     * under writes still queued). The deflate family only: brotli's,
+     * zstd's and LZ4's throw `ERR_METHOD_NOT_IMPLEMENTED`.
      */
-    reset(): never;
+    reset(): void;
     /** `node:zlib`'s `close()`: destroys the stream; `callback` once it has closed. */
     close(callback?: (err?: Error | null) => void): void;
     /** Input bytes the codec has taken, as `node:zlib`'s: a decoder whose format ended does not count what followed. */
@@ -647,6 +649,8 @@ declare namespace tidepool {
     | 'ERR_STREAM_DESTROYED'
     | 'ERR_TIDEPOOL_KERNEL_CONTRACT'
     | 'ERR_TIDEPOOL_UNKNOWN_KERNEL'
+    | 'ERR_TIDEPOOL_ZLIB_INSTALLED'
+    | 'ERR_TIDEPOOL_ZLIB_UNSUPPORTED'
     | 'ERR_TIDEPOOL_CLOSED'
     | 'ERR_TIDEPOOL_DESTROYED'
     | 'ERR_TIDEPOOL_CANCELLED'

@@ -116,7 +116,8 @@ test('params as for the one-shot kernels; bad options throw', async () => {
     assert.ok(beside.equals(fast));
     assert.throws(() => pool.createGzip({ level: 12 }), {
       code: 'ERR_OUT_OF_RANGE',
-      message: 'The value of "options.level" is out of range. It must be >= -1 and <= 9. Received 12',
+      message:
+        'The value of "options.level" is out of range. It must be >= -1 and <= 9. Received 12',
     });
     assert.throws(() => pool.createGzip({ level: 1, params: { level: 2 } }), {
       code: 'ERR_INVALID_ARG_VALUE',
@@ -356,13 +357,27 @@ test("flush() takes its family's kinds, as node:zlib; params() says it is not th
       code: 'ERR_INVALID_ARG_TYPE',
     });
     assert.throws(() => gzip.params(1, 0, () => {}), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
-    // node:zlib's reset() drops the state under queued writes: refused, never silently something else.
-    assert.equal(typeof zlib.createGzip().reset, 'function');
-    assert.throws(() => gzip.reset(), {
+    // reset() is the deflate family's: brotli's refuses it, never silently something else.
+    assert.equal(typeof zlib.createBrotliCompress().reset, 'function');
+    assert.throws(() => pool.createBrotliCompress().reset(), {
       name: 'Error',
       code: 'ERR_METHOD_NOT_IMPLEMENTED',
       message: /reset\(\)/,
     });
+    // After a reset, the output is a new stream's, as node:zlib's (the writes before it went first).
+    for (const make of [zlib.createDeflateRaw, () => pool.createDeflateRaw()]) {
+      const raw = make();
+      const out = [];
+      raw.on('data', (chunk) => out.push(chunk));
+      raw.write('before the reset, before the reset');
+      await new Promise((resolve) => raw.flush(zlib.constants.Z_SYNC_FLUSH, resolve));
+      out.length = 0;
+      raw.reset();
+      raw.end('after');
+      await once(raw, 'end');
+      // A stream of its own: it decodes without what came before the reset.
+      assert.equal(zlib.inflateRawSync(Buffer.concat(out)).toString(), 'after');
+    }
     const brotli = pool.createBrotliCompress();
     assert.throws(() => brotli.flush(zlib.constants.BROTLI_OPERATION_FINISH), {
       code: 'ERR_OUT_OF_RANGE',

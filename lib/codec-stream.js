@@ -30,22 +30,27 @@ const OUTPUT_BLOCK = 64 * 1024;
  * (no flush) only waits for the writes before it. Finishing kinds
  * (Z_FINISH...) are end()'s, and refused here.
  */
-/** A family's flush kinds: the default, the kinds taken, their names for an error. */
-function family(fallback, kinds, names) {
-  return Object.freeze({ __proto__: null, fallback, kinds: Object.freeze(kinds), names });
+/**
+ * A family's flush kinds: the default, the kinds taken, their names for
+ * an error; and whether its codecs can reset().
+ */
+function family(fallback, kinds, names, resets) {
+  return Object.freeze({ __proto__: null, fallback, kinds: Object.freeze(kinds), names, resets });
 }
 const DEFLATE_FLUSHES = family(
   3,
   [0, 1, 2, 3, 5],
   'Z_NO_FLUSH (0), Z_PARTIAL_FLUSH (1), Z_SYNC_FLUSH (2), Z_FULL_FLUSH (3) or Z_BLOCK (5)',
+  true,
 );
 const BROTLI_FLUSHES = family(
   1,
   [0, 1],
   'BROTLI_OPERATION_PROCESS (0) or BROTLI_OPERATION_FLUSH (1)',
+  false,
 );
-const ZSTD_FLUSHES = family(1, [0, 1], 'ZSTD_e_continue (0) or ZSTD_e_flush (1)');
-const LZ4_FLUSHES = family(1, [0, 1], '0 (no flush) or 1 (write the block gathered so far)');
+const ZSTD_FLUSHES = family(1, [0, 1], 'ZSTD_e_continue (0) or ZSTD_e_flush (1)', false);
+const LZ4_FLUSHES = family(1, [0, 1], '0 (no flush) or 1 (write the block gathered so far)', false);
 const FLUSHES = Object.freeze({
   __proto__: null,
   gzip: DEFLATE_FLUSHES,
@@ -54,6 +59,7 @@ const FLUSHES = Object.freeze({
   inflate: DEFLATE_FLUSHES,
   deflateRaw: DEFLATE_FLUSHES,
   inflateRaw: DEFLATE_FLUSHES,
+  unzip: DEFLATE_FLUSHES,
   brotliCompress: BROTLI_FLUSHES,
   brotliDecompress: BROTLI_FLUSHES,
   zstdCompress: ZSTD_FLUSHES,
@@ -69,12 +75,19 @@ const FLUSHES = Object.freeze({
  */
 const MARKERS = Object.freeze([0, 1, 2, 3, 4, 5].map(() => Buffer.alloc(0)));
 
+/**
+ * reset() as a flush kind (crates/core's kernels::ZLIB_RESET): the codec
+ * starts over after the writes before it; and the empty Buffer that marks it.
+ */
+const RESET = 0x200;
+const RESET_MARKER = Buffer.alloc(0);
+
 /** The flush kind `chunk` marks, or -1 for a chunk of data. */
 function markedKind(chunk) {
   for (let kind = 0; kind < MARKERS.length; kind++) {
     if (chunk === MARKERS[kind]) return kind;
   }
-  return -1;
+  return chunk === RESET_MARKER ? RESET : -1;
 }
 
 class CodecStream extends Transform {
@@ -175,16 +188,29 @@ class CodecStream extends Transform {
   }
 
   /**
-   * node:zlib's reset() drops the codec's state at once, under writes that
-   * are still queued (they would go into the new state, unlike anything
-   * the caller meant): a clear error instead.
+   * node:zlib's reset(): the codec starts over, as a new stream would (its
+   * dictionary set again), for what is written after this call. node:zlib
+   * resets at once, under writes still queued; here the writes before the
+   * call are consumed first. The deflate family only: brotli's, zstd's and
+   * LZ4's throw ERR_METHOD_NOT_IMPLEMENTED.
    */
   reset() {
-    throw makeError(
-      Error,
-      'ERR_METHOD_NOT_IMPLEMENTED',
-      'The reset() method is not implemented: a tidepool stream keeps its state until it ends (create a new stream instead)',
-    );
+    if (!this.#flushes.resets) {
+      throw makeError(
+        Error,
+        'ERR_METHOD_NOT_IMPLEMENTED',
+        'The reset() method is not implemented for this codec: create a new stream instead',
+      );
+    }
+    if (this.destroyed)
+      throw makeError(
+        Error,
+        'ERR_STREAM_DESTROYED',
+        'Cannot call reset after a stream was destroyed',
+      );
+    if (this.writableEnded) return;
+    this.#markers++;
+    this.write(RESET_MARKER);
   }
 
   /** A write counts for the pool's close() (the work given before it finishes). */

@@ -272,3 +272,22 @@ fn run_inline_takes_over_the_chunk_in_flight() {
         assert_eq!(run(&stream, 1, c, true).unwrap(), expected, "ran before: {ran_before}");
     }
 }
+
+#[test]
+fn a_reset_starts_a_deflate_family_stream_over_as_a_new_one() {
+    use crate::kernels::ZLIB_RESET as RESET;
+    let (a, b) = (b"first stream, first stream".repeat(100), b"second stream".repeat(100));
+    for (enc, dec) in [("deflateRaw", "inflateRaw"), ("deflate", "inflate"), ("gzip", "gunzip")] {
+        // An encoder: the output after the reset is a stream of its own.
+        let stream = open(enc, usize::MAX);
+        let first = run_chunk(&stream, 0, &a, ChunkEnd::Flush(2), usize::MAX).unwrap().0;
+        let _ = run_chunk(&stream, 1, b"", ChunkEnd::Flush(RESET), usize::MAX).unwrap();
+        let second = run(&stream, 2, &b, true).unwrap();
+        assert_eq!(second, one_shot(enc, &b), "{enc}: after a reset, a new stream");
+        // A decoder: it reads a new stream after a reset.
+        let decoder = open(dec, usize::MAX);
+        assert_eq!(run(&decoder, 0, &first, false).unwrap(), a, "{dec}");
+        let _ = run_chunk(&decoder, 1, b"", ChunkEnd::Flush(RESET), usize::MAX).unwrap();
+        assert_eq!(run(&decoder, 2, &second, true).unwrap(), b, "{dec}: after a reset");
+    }
+}

@@ -77,6 +77,12 @@ pub(super) fn errno_of(code: &str) -> Option<i32> {
     }
 }
 
+/// The flush kind that stands for node:zlib's `reset()`: the codec starts
+/// over (with its dictionary), as a new stream would, after the writes
+/// before it. Above every zlib flush constant; the JS side writes it
+/// (lib/codec-stream.js).
+pub const RESET: u32 = 0x200;
+
 fn format_error(code: &'static str, message: &str) -> KernelError {
     KernelError::Format { code, message: message.to_owned() }
 }
@@ -159,12 +165,18 @@ impl Kernel for Compress {
         if let Some(dictionary) = &p.dictionary {
             deflate.set_dictionary(dictionary).map_err(deflate_error)?;
         }
-        Ok(CompressState { deflate, reserve: len_hint.map(|n| n / 4 + 64) })
+        Ok(CompressState {
+            deflate,
+            dictionary: p.dictionary.clone(),
+            reserve: len_hint.map(|n| n / 4 + 64),
+        })
     }
 }
 
 pub struct CompressState {
     deflate: Deflate,
+    /// Set again by a reset.
+    dictionary: Option<Arc<[u8]>>,
     reserve: Option<usize>,
 }
 
@@ -258,6 +270,13 @@ impl Transform for CompressState {
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<bool, KernelError> {
+        if kind == RESET {
+            self.deflate.reset();
+            if let Some(dictionary) = &self.dictionary {
+                self.deflate.set_dictionary(dictionary).map_err(deflate_error)?;
+            }
+            return Ok(true);
+        }
         Ok(!matches!(self.pump(&[], deflate_flush(kind)?, out, ctx)?, Stop::Paused { .. }))
     }
 }
@@ -341,6 +360,7 @@ impl Kernel for Decompress {
         }
         Ok(DecompressState {
             inflate,
+            origin: self.format,
             format: self.format,
             window_bits: p.window_bits,
             dictionary: p.dictionary.clone(),
@@ -373,6 +393,8 @@ enum Phase {
 
 pub struct DecompressState {
     inflate: Inflate,
+    /// The kernel's format, for a reset.
+    origin: Format,
     /// `Auto` until the first byte tells gzip from zlib.
     format: Format,
     window_bits: u8,
@@ -481,6 +503,25 @@ impl Transform for DecompressState {
         ctx: &RunContext<'_>,
     ) -> Result<Fed, KernelError> {
         self.inflate_until(chunk, out, ctx)
+    }
+
+    // A decoder holds nothing back for a flush; a reset starts it over.
+    fn flush(
+        &mut self,
+        kind: u32,
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
+        if kind == RESET {
+            self.format = self.origin;
+            self.inflate = new_inflate(self.format, self.window_bits);
+            if let (Format::Raw, Some(dictionary)) = (self.format, &self.dictionary) {
+                let inflate = &mut self.inflate;
+                inflate.set_dictionary(dictionary).map_err(|e| inflate_error(inflate, e))?;
+            }
+            self.phase = Phase::InStream;
+        }
+        Ok(())
     }
 
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
