@@ -59,9 +59,18 @@ test('the README has examples in both languages, and none is left unrun', () => 
   );
 });
 
-for (const block of js) {
+// docs/zlib.md's examples run the same way.
+const ZLIB_DOC = fs.readFileSync(path.join(ROOT, 'docs/zlib.md'), 'utf8');
+const runnable = [
+  ...js.map((block) => ({ ...block, file: 'README.md' })),
+  ...blocks(ZLIB_DOC)
+    .filter((b) => b.lang === 'js')
+    .map((block) => ({ ...block, file: 'docs/zlib.md' })),
+];
+
+for (const block of runnable) {
   const esm = block.flags.includes('esm');
-  test(`README.md:${block.line}: runs as ${esm ? 'an ES module' : 'CommonJS'}`, () => {
+  test(`${block.file}:${block.line}: runs as ${esm ? 'an ES module' : 'CommonJS'}`, () => {
     const dir = project();
     const file = path.join(dir, esm ? 'example.mjs' : 'example.js');
     fs.writeFileSync(file, block.code);
