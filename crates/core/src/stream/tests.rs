@@ -291,3 +291,47 @@ fn a_reset_starts_a_deflate_family_stream_over_as_a_new_one() {
         assert_eq!(run(&decoder, 2, &second, true).unwrap(), b, "{dec}: after a reset");
     }
 }
+
+#[test]
+fn params_changes_the_level_mid_stream_after_a_sync_flush() {
+    use crate::kernels::ZLIB_PARAMS as PARAMS;
+    let head = b"compressible, compressible, compressible ".repeat(300);
+    let tail: Vec<u8> =
+        (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    for (enc, dec) in [("deflate", "inflate"), ("gzip", "gunzip"), ("deflateRaw", "inflateRaw")] {
+        let stream = open(enc, usize::MAX);
+        // node:zlib's params(0, Z_DEFAULT_STRATEGY): level 0 stores what follows.
+        let mut packed =
+            run_chunk(&stream, 0, &head, ChunkEnd::Flush(PARAMS + 8), usize::MAX).unwrap().0;
+        let after = run(&stream, 1, &tail, true).unwrap();
+        assert!(after.windows(tail.len()).any(|w| w == tail), "{enc}: level 0 stores the tail");
+        packed.extend(after);
+        let mut both = head.clone();
+        both.extend(&tail);
+        assert_eq!(one_shot(dec, &packed), both, "{enc}: one valid stream");
+        // And back up to 9 with a strategy: still one valid stream.
+        let stream = open(enc, usize::MAX);
+        let mut packed =
+            run_chunk(&stream, 0, &tail, ChunkEnd::Flush(PARAMS + 10 * 8 + 1), usize::MAX)
+                .unwrap()
+                .0;
+        packed.extend(run(&stream, 1, &head, true).unwrap());
+        let mut both = tail.clone();
+        both.extend(&head);
+        assert_eq!(one_shot(dec, &packed), both, "{enc}: level 9, Z_FILTERED");
+    }
+}
+
+#[test]
+fn an_empty_write_between_two_sync_flushes_makes_the_second_write_its_block() {
+    use crate::kernels::ZLIB_EMPTY_WRITE as EMPTY_WRITE;
+    let stream = open("deflateRaw", usize::MAX);
+    let first = run_chunk(&stream, 0, b"hello", ChunkEnd::Flush(2), usize::MAX).unwrap().0;
+    assert!(first.ends_with(&[0, 0, 0xff, 0xff]));
+    // Two flushes in a row: the second writes nothing (zlib's rule).
+    assert!(run_chunk(&stream, 1, b"", ChunkEnd::Flush(2), usize::MAX).unwrap().0.is_empty());
+    // An empty write between them: the flush after it writes an empty stored block, as Node's.
+    let _ = run_chunk(&stream, 2, b"", ChunkEnd::Flush(EMPTY_WRITE), usize::MAX).unwrap();
+    let second = run_chunk(&stream, 3, b"", ChunkEnd::Flush(2), usize::MAX).unwrap().0;
+    assert_eq!(second, [0, 0, 0, 0xff, 0xff]);
+}

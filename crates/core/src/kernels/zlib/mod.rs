@@ -23,10 +23,9 @@
 
 use std::sync::Arc;
 
-use zlib_rs::{
-    Deflate, DeflateConfig, DeflateError, DeflateFlush, Inflate, InflateError, InflateFlush,
-    Status, Strategy,
-};
+use zlib_rs::{Inflate, InflateError, InflateFlush, Status};
+
+use deflater::{Deflater, Failure};
 
 use super::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
 use super::model::{Fed, Kernel, Transform};
@@ -83,6 +82,12 @@ pub(super) fn errno_of(code: &str) -> Option<i32> {
 /// (lib/codec-stream.js).
 pub const RESET: u32 = 0x200;
 
+/// The flush kind that stands for an empty write: node:zlib calls deflate
+/// for it (Z_NO_FLUSH, no input), so a flush after it is not a repeat of
+/// the one before and writes its empty block (ws counts on the four bytes
+/// a sync flush ends with).
+pub const EMPTY_WRITE: u32 = 0x300;
+
 fn format_error(code: &'static str, message: &str) -> KernelError {
     KernelError::Format { code, message: message.to_owned() }
 }
@@ -105,13 +110,17 @@ pub struct CompressParams {
     level: i32,
     window_bits: u8,
     mem_level: i32,
-    strategy: Strategy,
+    strategy: i32,
     dictionary: Option<Arc<[u8]>>,
+    /// The flush the end is (node:zlib's `finishFlush`): Z_FINISH closes
+    /// the stream; another kind leaves it open, flushed that way.
+    finish_flush: i32,
 }
 
-const GZIP_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy"];
+const GZIP_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy", "finishFlush"];
 /// A gzip stream has no preset dictionary (zlib refuses one).
-const COMPRESS_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy", "dictionary"];
+const COMPRESS_PARAMS: &[&str] =
+    &["level", "windowBits", "memLevel", "strategy", "finishFlush", "dictionary"];
 
 impl Kernel for Compress {
     type Params = CompressParams;
@@ -127,19 +136,15 @@ impl Kernel for Compress {
         // Z_DEFAULT_WINDOWBITS, Z_DEFAULT_MEMLEVEL, Z_DEFAULT_STRATEGY).
         // windowBits 8 is zlib's "9 in disguise"; Node refuses it for gzip.
         let min_bits = if self.format == Format::Gzip { 9 } else { 8 };
-        let strategy = match raw.integer("strategy", 0..=4)?.unwrap_or(0) {
-            0 => Strategy::Default,
-            1 => Strategy::Filtered,
-            2 => Strategy::HuffmanOnly,
-            3 => Strategy::Rle,
-            _ => Strategy::Fixed,
-        };
+        // Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED.
+        let strategy = raw.integer("strategy", 0..=4)?.unwrap_or(0) as i32;
         Ok(CompressParams {
             level: raw.integer("level", -1..=9)?.unwrap_or(-1) as i32,
             window_bits: raw.integer("windowBits", min_bits..=15)?.unwrap_or(15) as u8,
             mem_level: raw.integer("memLevel", 1..=9)?.unwrap_or(8) as i32,
             strategy,
             dictionary: raw.bytes("dictionary")?.map(Arc::from),
+            finish_flush: raw.integer("finishFlush", 0..=5)?.unwrap_or(Z_FINISH) as i32,
         })
     }
 
@@ -151,22 +156,18 @@ impl Kernel for Compress {
         // zlib turns a window of 8 into 9 for zlib streams; for raw ones
         // zlib-rs refuses 8, and Node passes 9 itself: so do we.
         let bits = if self.format == Format::Raw { p.window_bits.max(9) } else { p.window_bits };
-        let config = DeflateConfig {
-            level: p.level,
-            window_bits: self.format.window_bits(bits),
-            mem_level: p.mem_level,
-            strategy: p.strategy,
-            ..DeflateConfig::default()
-        };
-        // Text compresses 3-10x, random data not at all: a quarter of the
-        // input is one reservation for the common case, and the sink grows
-        // (doubling) for the rest.
-        let mut deflate = Deflate::new_with_config(config);
+        let mut deflate =
+            Deflater::new(p.level, self.format.window_bits(bits), p.mem_level, p.strategy)
+                .map_err(deflate_error)?;
         if let Some(dictionary) = &p.dictionary {
             deflate.set_dictionary(dictionary).map_err(deflate_error)?;
         }
+        // Text compresses 3-10x, random data not at all: a quarter of the
+        // input is one reservation for the common case, and the sink grows
+        // (doubling) for the rest.
         Ok(CompressState {
             deflate,
+            finish_flush: p.finish_flush,
             dictionary: p.dictionary.clone(),
             reserve: len_hint.map(|n| n / 4 + 64),
         })
@@ -174,7 +175,8 @@ impl Kernel for Compress {
 }
 
 pub struct CompressState {
-    deflate: Deflate,
+    deflate: Deflater,
+    finish_flush: i32,
     /// Set again by a reset.
     dictionary: Option<Arc<[u8]>>,
     reserve: Option<usize>,
@@ -187,7 +189,7 @@ impl CompressState {
     fn pump(
         &mut self,
         input: &[u8],
-        flush: DeflateFlush,
+        flush: i32,
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<Stop, KernelError> {
@@ -195,35 +197,60 @@ impl CompressState {
             out.reserve(n);
         }
         let deflate = &mut self.deflate;
-        pump(out, ctx, input, flush != DeflateFlush::NoFlush, |input, room| {
-            let (in_before, out_before) = (deflate.total_in(), deflate.total_out());
-            let status = deflate.compress(input, room, flush).map_err(deflate_error)?;
-            Ok(Progress {
-                consumed: (deflate.total_in() - in_before) as usize,
-                produced: (deflate.total_out() - out_before) as usize,
-                ended: status == Status::StreamEnd,
-            })
+        pump(out, ctx, input, flush != Z_NO_FLUSH, |input, room| {
+            let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
+            Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
         })
+    }
+
+    /// node:zlib's params(): a sync flush, then the new level and strategy.
+    fn params(
+        &mut self,
+        level: i32,
+        strategy: i32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
+        if matches!(self.pump(&[], Z_SYNC_FLUSH, out, ctx)?, Stop::Paused { .. }) {
+            return Ok(false);
+        }
+        // After the flush nothing is held back: no output is written.
+        let room = out.unfilled(64)?;
+        let produced = self.deflate.params(level, strategy, room).map_err(deflate_error)?;
+        out.commit(produced);
+        Ok(true)
     }
 }
 
-fn deflate_error(e: DeflateError) -> KernelError {
-    match e {
-        DeflateError::MemError => format_error(Z_MEM_ERROR, "out of memory"),
-        other => format_error(Z_STREAM_ERROR, other.as_str()),
+/// zlib's flush constants.
+const Z_NO_FLUSH: i32 = 0;
+const Z_SYNC_FLUSH: i32 = 2;
+
+fn deflate_error(e: Failure) -> KernelError {
+    match e.code {
+        libz_rs_sys::Z_MEM_ERROR => format_error(Z_MEM_ERROR, "out of memory"),
+        _ => format_error(Z_STREAM_ERROR, e.message.as_deref().unwrap_or("stream error")),
     }
 }
 
 /// zlib's flush constants as `node:zlib` passes them: Z_PARTIAL_FLUSH,
 /// Z_SYNC_FLUSH, Z_FULL_FLUSH, Z_BLOCK.
-fn deflate_flush(kind: u32) -> Result<DeflateFlush, KernelError> {
+fn deflate_flush(kind: u32) -> Result<i32, KernelError> {
     match kind {
-        1 => Ok(DeflateFlush::PartialFlush),
-        2 => Ok(DeflateFlush::SyncFlush),
-        3 => Ok(DeflateFlush::FullFlush),
-        5 => Ok(DeflateFlush::Block),
+        1 | 2 | 3 | 5 => Ok(kind as i32),
         _ => Err(KernelError::InvalidInput(format!("no deflate flush of kind {kind}"))),
     }
+}
+
+/// node:zlib's `params(level, strategy)` as a flush kind (above zlib's,
+/// below [`RESET`]): `PARAMS + (level + 1) * 8 + strategy`.
+pub const PARAMS: u32 = 0x100;
+
+/// The level and strategy a [`PARAMS`] kind carries, if it is one.
+fn params_of(kind: u32) -> Option<(i32, i32)> {
+    let code = kind.checked_sub(PARAMS)?;
+    let (level, strategy) = ((code / 8) as i32 - 1, (code % 8) as i32);
+    ((-1..=9).contains(&level) && (0..=4).contains(&strategy)).then_some((level, strategy))
 }
 
 impl Transform for CompressState {
@@ -255,13 +282,13 @@ impl Transform for CompressState {
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<Fed, KernelError> {
-        Ok(fed(self.pump(chunk, DeflateFlush::NoFlush, out, ctx)?, 0))
+        Ok(fed(self.pump(chunk, Z_NO_FLUSH, out, ctx)?, 0))
     }
 
     // Called again after a pause, deflate goes on with the same flush
     // (zlib's rule: the same flush value until it is done).
     fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
-        Ok(!matches!(self.pump(&[], DeflateFlush::Finish, out, ctx)?, Stop::Paused { .. }))
+        Ok(!matches!(self.pump(&[], self.finish_flush, out, ctx)?, Stop::Paused { .. }))
     }
 
     fn flush_until(
@@ -271,10 +298,19 @@ impl Transform for CompressState {
         ctx: &RunContext<'_>,
     ) -> Result<bool, KernelError> {
         if kind == RESET {
-            self.deflate.reset();
+            self.deflate.reset().map_err(deflate_error)?;
             if let Some(dictionary) = &self.dictionary {
                 self.deflate.set_dictionary(dictionary).map_err(deflate_error)?;
             }
+            return Ok(true);
+        }
+        if let Some((level, strategy)) = params_of(kind) {
+            return self.params(level, strategy, out, ctx);
+        }
+        if kind == EMPTY_WRITE {
+            let room = out.unfilled(64)?;
+            let step = self.deflate.deflate(&[], room, Z_NO_FLUSH).map_err(deflate_error)?;
+            out.commit(step.produced);
             return Ok(true);
         }
         Ok(!matches!(self.pump(&[], deflate_flush(kind)?, out, ctx)?, Stop::Paused { .. }))
@@ -535,5 +571,6 @@ impl Transform for DecompressState {
         }
     }
 }
+mod deflater;
 #[cfg(test)]
 mod tests;

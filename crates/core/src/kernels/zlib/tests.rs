@@ -273,3 +273,28 @@ fn a_decoder_told_to_flush_at_the_end_takes_a_cut_input() {
         assert!(!lenient.is_empty() && data.starts_with(&lenient), "{dec}: {}", lenient.len());
     }
 }
+
+#[test]
+fn an_encoder_told_to_sync_flush_at_the_end_leaves_its_stream_open() {
+    let data = text(20_000);
+    for (enc, dec) in [("gzip", "gunzip"), ("deflate", "inflate"), ("deflateRaw", "inflateRaw")] {
+        let open_ended = run_with(
+            enc,
+            &params(enc, &[("finishFlush", 2.0)]),
+            Input::Owned(data.clone()),
+            usize::MAX,
+        )
+        .unwrap();
+        // All of it decodes, but the stream has no end: a strict decoder says so.
+        let cut = run(dec, &open_ended);
+        assert!(matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{enc}");
+        let lenient = run_with(
+            dec,
+            &params(dec, &[("finishFlush", 2.0)]),
+            Input::Owned(open_ended),
+            usize::MAX,
+        )
+        .unwrap();
+        assert_eq!(lenient, data, "{enc}");
+    }
+}
