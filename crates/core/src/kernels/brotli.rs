@@ -13,7 +13,8 @@
 use brotlic::decode::{DecodeError, DecoderInfo};
 use brotlic::encode::BrotliOperation;
 use brotlic::{
-    BrotliDecoder, BrotliEncoder, BrotliEncoderOptions, CompressionMode, Quality, WindowSize,
+    BlockSize, BrotliDecoder, BrotliEncoder, BrotliEncoderOptions, CompressionMode, Quality,
+    WindowSize,
 };
 
 use super::codec::{fed, finish_all, flush_all, pump, truncated, update_all, Progress, Stop};
@@ -30,6 +31,13 @@ pub struct BrotliParams {
     lgwin: u8,
     mode: u8,
     size_hint: Option<u32>,
+    /// BROTLI_PARAM_LGBLOCK: the input block's base-2 log (None: brotli's choice).
+    lgblock: Option<u8>,
+    /// BROTLI_PARAM_DISABLE_LITERAL_CONTEXT_MODELING.
+    no_context_modeling: bool,
+    /// BROTLI_PARAM_NPOSTFIX and BROTLI_PARAM_NDIRECT: the distance codes' shape.
+    npostfix: Option<u32>,
+    ndirect: Option<u32>,
 }
 
 impl Kernel for BrotliCompress {
@@ -41,12 +49,48 @@ impl Kernel for BrotliCompress {
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<BrotliParams, ParamError> {
-        raw.only(&["quality", "lgwin", "mode", "sizeHint"])?;
+        raw.only(&[
+            "quality",
+            "lgwin",
+            "mode",
+            "sizeHint",
+            "lgblock",
+            "disableLiteralContextModeling",
+            "npostfix",
+            "ndirect",
+        ])?;
+        let npostfix = raw.integer("npostfix", 0..=3)?.map(|n| n as u32);
+        // brotli's rule: a multiple of 2^npostfix, at most 15 of them.
+        let shift = npostfix.unwrap_or(0);
+        let ndirect = raw.integer("ndirect", 0..=i128::from(15u32 << shift))?.map(|n| n as u32);
+        if let Some(n) = ndirect.filter(|n| n % (1 << shift) != 0) {
+            return Err(ParamError::Value {
+                name: "ndirect",
+                expected: format!("a multiple of {} (2 to the power of npostfix)", 1 << shift),
+                got: n.to_string(),
+            });
+        }
         Ok(BrotliParams {
             quality: raw.integer("quality", 0..=11)?.unwrap_or(11) as u8,
             lgwin: raw.integer("lgwin", 10..=24)?.unwrap_or(22) as u8,
             mode: raw.integer("mode", 0..=2)?.unwrap_or(0) as u8,
             size_hint: raw.integer("sizeHint", 0..=i128::from(u32::MAX))?.map(|n| n as u32),
+            lgblock: match raw.integer("lgblock", 0..=24)? {
+                // 0 is brotli's "choose".
+                None | Some(0) => None,
+                Some(n) if n >= 16 => Some(n as u8),
+                Some(n) => {
+                    return Err(ParamError::Range {
+                        name: "lgblock",
+                        expected: "0 or >= 16 and <= 24".into(),
+                        got: n.to_string(),
+                    })
+                }
+            },
+            no_context_modeling: raw.integer("disableLiteralContextModeling", 0..=1)?.unwrap_or(0)
+                == 1,
+            npostfix,
+            ndirect,
         })
     }
 
@@ -68,6 +112,18 @@ impl Kernel for BrotliCompress {
             .mode(mode);
         if let Some(hint) = p.size_hint.or(len_hint.map(|n| n.min(u32::MAX as usize) as u32)) {
             options.size_hint(hint);
+        }
+        if let Some(bits) = p.lgblock {
+            options.block_size(BlockSize::new(bits).map_err(|_| invalid("lgblock"))?);
+        }
+        if p.no_context_modeling {
+            options.disable_context_modeling(true);
+        }
+        if let Some(n) = p.npostfix {
+            options.postfix_bits(n);
+        }
+        if let Some(n) = p.ndirect {
+            options.direct_distance_codes(n);
         }
         let encoder = options.build().map_err(|_| invalid("parameters"))?;
         Ok(BrotliCompressState { encoder, reserve: len_hint.map(|n| n / 4 + 64) })
@@ -158,16 +214,26 @@ impl Transform for BrotliCompressState {
 pub struct BrotliDecompress;
 pub static BROTLI_DECOMPRESS: BrotliDecompress = BrotliDecompress;
 
+/// node:zlib's `finishFlush` for a brotli decoder: anything but
+/// BROTLI_OPERATION_FINISH (2) makes an input cut short no error (undici
+/// decodes responses so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BrotliDecompressParams {
+    truncated_ok: bool,
+}
+
 impl Kernel for BrotliDecompress {
-    type Params = ();
+    type Params = BrotliDecompressParams;
     type State = BrotliDecompressState;
 
     fn name(&self) -> &'static str {
         "brotliDecompress"
     }
 
-    fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {
-        raw.only(&[])
+    fn params(&self, raw: &RawParams<'_>) -> Result<BrotliDecompressParams, ParamError> {
+        raw.only(&["finishFlush"])?;
+        let finish_flush = raw.integer("finishFlush", 0..=3)?.unwrap_or(2);
+        Ok(BrotliDecompressParams { truncated_ok: finish_flush != 2 })
     }
 
     fn expands(&self) -> bool {
@@ -176,16 +242,21 @@ impl Kernel for BrotliDecompress {
 
     fn start(
         &self,
-        _p: &(),
+        p: &BrotliDecompressParams,
         _len_hint: Option<usize>,
     ) -> Result<BrotliDecompressState, KernelError> {
-        Ok(BrotliDecompressState { decoder: BrotliDecoder::new(), done: false })
+        Ok(BrotliDecompressState {
+            decoder: BrotliDecoder::new(),
+            done: false,
+            truncated_ok: p.truncated_ok,
+        })
     }
 }
 
 pub struct BrotliDecompressState {
     decoder: BrotliDecoder,
     done: bool,
+    truncated_ok: bool,
 }
 
 impl Transform for BrotliDecompressState {
@@ -231,7 +302,7 @@ impl Transform for BrotliDecompressState {
     }
 
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        if self.done {
+        if self.done || self.truncated_ok {
             Ok(())
         } else {
             Err(truncated())
@@ -333,5 +404,58 @@ mod tests {
         assert_eq!(errno_of("ERR__ERROR_FORMAT_PADDING_1"), Some(-14));
         let tail = [run("brotliCompress", b"hello").unwrap(), b"xyz".to_vec()].concat();
         assert_eq!(run("brotliDecompress", &tail).unwrap(), b"hello");
+    }
+
+    #[test]
+    fn a_decoder_told_not_to_finish_takes_a_cut_input() {
+        let data = text(100_000);
+        let packed = run("brotliCompress", &data).unwrap();
+        let cut = &packed[..packed.len() / 2];
+        assert!(matches!(
+            run("brotliDecompress", cut),
+            Err(KernelError::Format { code: "Z_BUF_ERROR", .. })
+        ));
+        let p = params("brotliDecompress", &[("finishFlush", 1.0)]);
+        let got = run_with("brotliDecompress", &p, Input::Owned(cut.to_vec()), usize::MAX).unwrap();
+        assert!(data.starts_with(&got), "a prefix of the input");
+        // The whole input is whole, as without it.
+        let p = params("brotliDecompress", &[("finishFlush", 1.0)]);
+        assert_eq!(
+            run_with("brotliDecompress", &p, Input::Owned(packed), usize::MAX).unwrap(),
+            data
+        );
+    }
+
+    #[test]
+    fn the_block_and_distance_parameters_are_taken_and_checked() {
+        // Text over a small alphabet with no long repeats.
+        let mut x = 12345u32;
+        let data: Vec<u8> = (0..60_000)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                b"etaoin shrdlu"[(x >> 16) as usize % 13]
+            })
+            .collect();
+        for extra in [
+            ("lgblock", 16.0),
+            ("disableLiteralContextModeling", 1.0),
+            ("npostfix", 2.0),
+            ("ndirect", 8.0),
+        ] {
+            let p = params("brotliCompress", &[("quality", 10.0), extra]);
+            let packed =
+                run_with("brotliCompress", &p, Input::Owned(data.clone()), usize::MAX).unwrap();
+            assert!(run("brotliDecompress", &packed).unwrap() == data, "{}", extra.0);
+        }
+        let kernel = crate::kernels::codec::testing::kernel("brotliCompress");
+        for (name, value) in
+            [("lgblock", 15.0), ("disableLiteralContextModeling", 2.0), ("ndirect", 3.0)]
+        {
+            let raw = RawParams::new(vec![
+                ("npostfix", crate::kernels::RawValue::Number(1.0)),
+                (name, crate::kernels::RawValue::Number(value)),
+            ]);
+            assert!(kernel.params(&raw).is_err(), "{name} {value}");
+        }
     }
 }

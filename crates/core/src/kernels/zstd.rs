@@ -163,23 +163,36 @@ impl Transform for ZstdCompressState {
 pub struct ZstdDecompress;
 pub static ZSTD_DECOMPRESS: ZstdDecompress = ZstdDecompress;
 
+/// node:zlib's `finishFlush` for a zstd decoder: anything but ZSTD_e_end
+/// (2) makes an input cut short no error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZstdDecompressParams {
+    truncated_ok: bool,
+}
+
 impl Kernel for ZstdDecompress {
-    type Params = ();
+    type Params = ZstdDecompressParams;
     type State = ZstdDecompressState;
 
     fn name(&self) -> &'static str {
         "zstdDecompress"
     }
 
-    fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {
-        raw.only(&[])
+    fn params(&self, raw: &RawParams<'_>) -> Result<ZstdDecompressParams, ParamError> {
+        raw.only(&["finishFlush"])?;
+        let finish_flush = raw.integer("finishFlush", 0..=2)?.unwrap_or(2);
+        Ok(ZstdDecompressParams { truncated_ok: finish_flush != 2 })
     }
 
     fn expands(&self) -> bool {
         true
     }
 
-    fn start(&self, _p: &(), _len_hint: Option<usize>) -> Result<ZstdDecompressState, KernelError> {
+    fn start(
+        &self,
+        p: &ZstdDecompressParams,
+        _len_hint: Option<usize>,
+    ) -> Result<ZstdDecompressState, KernelError> {
         let dctx = DCtx::try_create().ok_or_else(|| KernelError::Format {
             code: "Z_MEM_ERROR",
             message: "out of memory".into(),
@@ -189,12 +202,14 @@ impl Kernel for ZstdDecompress {
             seen_input: false,
             between_frames: true,
             window_capped: false,
+            truncated_ok: p.truncated_ok,
         })
     }
 }
 
 pub struct ZstdDecompressState {
     dctx: DCtx<'static>,
+    truncated_ok: bool,
     seen_input: bool,
     /// The last call ended a frame (or none has begun): the input may end here.
     between_frames: bool,
@@ -260,7 +275,7 @@ impl Transform for ZstdDecompressState {
     }
 
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        if !self.seen_input || !self.between_frames {
+        if (!self.seen_input || !self.between_frames) && !self.truncated_ok {
             return Err(truncated());
         }
         Ok(())
@@ -342,6 +357,23 @@ mod tests {
             crate::kernels::codec::testing::kernel("zstdCompress").params(&out_of_range),
             Err(ParamError::Range { name: "level", .. })
         ));
+    }
+
+    #[test]
+    fn a_decoder_told_not_to_finish_takes_a_cut_input() {
+        let data = text(100_000);
+        let packed = run("zstdCompress", &data).unwrap();
+        let cut = &packed[..packed.len() / 2];
+        assert!(matches!(
+            run("zstdDecompress", cut),
+            Err(KernelError::Format { code: "Z_BUF_ERROR", .. })
+        ));
+        let p = params("zstdDecompress", &[("finishFlush", 1.0)]);
+        let got = run_with("zstdDecompress", &p, Input::Owned(cut.to_vec()), usize::MAX).unwrap();
+        assert!(data.starts_with(&got), "a prefix of the input");
+        // The whole input is whole, as without it.
+        let p = params("zstdDecompress", &[("finishFlush", 1.0)]);
+        assert_eq!(run_with("zstdDecompress", &p, Input::Owned(packed), usize::MAX).unwrap(), data);
     }
 }
 
