@@ -469,8 +469,13 @@ declare namespace tidepool {
      */
     flush(kind?: number, callback?: (err?: Error | null) => void): void;
     flush(callback: (err?: Error | null) => void): void;
-    /** Not offered: throws `ERR_METHOD_NOT_IMPLEMENTED` (a stream keeps the `params` it was created with). */
-    params(...args: unknown[]): never;
+    /**
+     * `node:zlib`'s `params()` (the deflate family): what was written so
+     * far is flushed (`Z_SYNC_FLUSH`), then `level` (-1 to 9) and `strategy`
+     * (0 to 4) change for what follows, then `callback` runs. Brotli, zstd
+     * and LZ4 streams throw `ERR_METHOD_NOT_IMPLEMENTED`.
+     */
+    params(level: number, strategy: number, callback?: () => void): void;
     /**
      * `node:zlib`'s `reset()`: the codec starts over, as a new stream would
      * (its dictionary set again), for what is written after the call; the

@@ -341,7 +341,7 @@ test('flush() makes what was written so far decodable, and the stream goes on', 
   }
 });
 
-test("flush() takes its family's kinds, as node:zlib; params() says it is not there", async () => {
+test("flush() takes its family's kinds, as node:zlib; params() and reset() are the deflate family's", async () => {
   const pool = new Pool();
   try {
     const gzip = pool.createGzip();
@@ -356,7 +356,24 @@ test("flush() takes its family's kinds, as node:zlib; params() says it is not th
       name: 'TypeError',
       code: 'ERR_INVALID_ARG_TYPE',
     });
-    assert.throws(() => gzip.params(1, 0, () => {}), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+    assert.throws(() => pool.createBrotliCompress().params(1, 0), {
+      code: 'ERR_METHOD_NOT_IMPLEMENTED',
+    });
+    assert.throws(() => gzip.params(10, 0), { code: 'ERR_OUT_OF_RANGE' });
+    // params() flushes, then changes the level: as node:zlib's, level 0 stores what follows.
+    for (const make of [zlib.createDeflate, () => pool.createDeflate()]) {
+      const deflate = make({ level: 9 });
+      const out = [];
+      deflate.on('data', (chunk) => out.push(chunk));
+      const stored = Buffer.from('stored as it is, stored as it is');
+      deflate.write('squeezed, squeezed, squeezed');
+      await new Promise((resolve) => deflate.params(0, 0, resolve));
+      deflate.end(stored);
+      await once(deflate, 'end');
+      const packed = Buffer.concat(out);
+      assert.ok(packed.includes(stored));
+      assert.equal(zlib.inflateSync(packed).toString(), `squeezed, squeezed, squeezed${stored}`);
+    }
     // reset() is the deflate family's: brotli's refuses it, never silently something else.
     assert.equal(typeof zlib.createBrotliCompress().reset, 'function');
     assert.throws(() => pool.createBrotliCompress().reset(), {

@@ -69,26 +69,50 @@ const FLUSHES = Object.freeze({
 });
 
 /**
- * What flush() writes: one empty Buffer per kind, told apart by identity
- * when it reaches _write (the Writable keeps it in order with the other
- * writes, as node:zlib's flush buffers are).
+ * The deflate family's controls, as flush kinds above zlib's (crates/core's
+ * kernels::ZLIB_PARAMS and ZLIB_RESET): params(level, strategy) is
+ * `PARAMS + (level + 1) * 8 + strategy`, a sync flush then the change;
+ * reset() starts the codec over. Both apply after the writes before them.
  */
-const MARKERS = Object.freeze([0, 1, 2, 3, 4, 5].map(() => Buffer.alloc(0)));
+const PARAMS = 0x100;
+const RESET = 0x200;
+/** An empty write, which node:zlib hands its deflate too (kernels::ZLIB_EMPTY_WRITE). */
+const EMPTY_WRITE = 0x300;
 
 /**
- * reset() as a flush kind (crates/core's kernels::ZLIB_RESET): the codec
- * starts over after the writes before it; and the empty Buffer that marks it.
+ * What flush(), params() and reset() write: an empty Buffer per kind, told
+ * apart by identity when it reaches _write (the Writable keeps it in order
+ * with the other writes, as node:zlib's flush buffers are). Made on first
+ * use; a prototype-free map from the Buffer to its kind.
  */
-const RESET = 0x200;
-const RESET_MARKER = Buffer.alloc(0);
+const MARKED = new Map();
+const MARKERS = [];
+
+/** The empty Buffer that marks flush kind `kind`. */
+function marker(kind) {
+  let buffer = MARKERS[kind];
+  if (buffer === undefined) {
+    buffer = MARKERS[kind] = Buffer.alloc(0);
+    MARKED.set(buffer, kind);
+  }
+  return buffer;
+}
 
 /** The flush kind `chunk` marks, or -1 for a chunk of data. */
 function markedKind(chunk) {
-  for (let kind = 0; kind < MARKERS.length; kind++) {
-    if (chunk === MARKERS[kind]) return kind;
-  }
-  return chunk === RESET_MARKER ? RESET : -1;
+  return chunk.length === 0 ? (MARKED.get(chunk) ?? -1) : -1;
 }
+
+/** markedKind() of the deflate family, where an empty write is one too (EMPTY_WRITE). */
+function deflateMarkedKind(chunk) {
+  return chunk.length === 0 ? (MARKED.get(chunk) ?? EMPTY_WRITE) : -1;
+}
+
+/**
+ * A pool stream's habits: no flush after writes, output as the pool makes it.
+ * @type {{ readonly writeFlush: number, readonly chunkSize: number }}
+ */
+const NO_ZLIB = Object.freeze({ writeFlush: 0, chunkSize: 0 });
 
 class CodecStream extends Transform {
   #tasks;
@@ -98,29 +122,86 @@ class CodecStream extends Transform {
   #markers = 0;
   /** The flush kind that follows each write (node:zlib's `flush` option; 0: none). */
   #writeFlush;
+  /** What a written chunk stands for (markedKind, or deflateMarkedKind). */
+  #kindOf;
+  /** The largest output chunk pushed (node:zlib's `chunkSize`), or 0: as the pool makes them. */
+  #chunkSize;
+  /**
+   * With #chunkSize: output not pushed yet, because the reader was full
+   * (node:zlib pushes a piece at a time and stops at a full reader); and
+   * what waits for it to be pushed (the end). At most one step's output.
+   */
+  #unpushed = [];
+  #afterUnpushed = [];
 
   /**
    * `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and
-   * this stream; `kernel`: the codec's name; `writeFlush`: the flush kind
-   * each write ends with (0 or undefined: none), as node:zlib's `flush`.
+   * this stream; `kernel`: the codec's name; `zlib`: node:zlib's habits,
+   * `writeFlush` (the flush kind each write ends with, as its `flush`
+   * option; 0: none) and `chunkSize` (output pushed in pieces of at most
+   * that many bytes, as its streams push them; 0: as the pool makes them).
    */
-  constructor(port, handle, kernel, options, writeFlush = 0) {
+  constructor(port, handle, kernel, options, zlib = NO_ZLIB) {
     super(options);
     this.#flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
-    this.#writeFlush = writeFlush;
+    this.#writeFlush = zlib.writeFlush;
+    this.#kindOf = this.#flushes.resets ? deflateMarkedKind : markedKind;
+    this.#chunkSize = zlib.chunkSize;
     this.#tasks = new StreamTasks(
       port,
       handle,
       {
         // Nothing pushed: nothing to wait for (Transform calls back such a write at once).
-        output: (result) => result.length === 0 || this.push(result),
+        output: (result) => {
+          if (result.length === 0) return true;
+          if (this.#chunkSize === 0) return this.push(result);
+          if (this.#unpushed.length !== 0) {
+            this.#unpushed.push(result);
+            return false;
+          }
+          return this.#pushPieces(result);
+        },
         // As node:zlib: a decoder past the end of its format ends the readable side.
-        ended: () => this.push(null),
+        ended: () => this.#whenPushed(() => this.push(null)),
         failed: (err) => this.destroy(err),
         budget: () => Math.max(this.readableHighWaterMark - this.readableLength, OUTPUT_BLOCK),
       },
       () => makeError(Error, 'ERR_STREAM_WRITE_AFTER_END', 'write after end'),
     );
+  }
+
+  /**
+   * `result` pushed in pieces of #chunkSize (views of it) while the reader
+   * has room; the rest goes to the front of #unpushed. Whether the reader
+   * has room.
+   */
+  #pushPieces(result) {
+    const size = this.#chunkSize;
+    for (let at = 0; at < result.length; at += size) {
+      const end = Math.min(at + size, result.length);
+      if (!this.push(result.subarray(at, end))) {
+        if (end < result.length) this.#unpushed.unshift(result.subarray(end));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Pushes what #unpushed holds while the reader has room; true once it is all pushed. */
+  #pushUnpushed() {
+    while (this.#unpushed.length !== 0) {
+      if (!this.#pushPieces(/** @type {Buffer} */ (this.#unpushed.shift()))) return false;
+    }
+    const after = this.#afterUnpushed;
+    this.#afterUnpushed = [];
+    for (let i = 0; i < after.length; i++) after[i]();
+    return true;
+  }
+
+  /** `fn()` once #unpushed is pushed (at once when it is empty). */
+  #whenPushed(fn) {
+    if (this.#unpushed.length === 0) fn();
+    else this.#afterUnpushed.push(fn);
   }
 
   /** Its signal fired: destroyed with `err`, as node:zlib's streams are. */
@@ -164,7 +245,7 @@ class CodecStream extends Transform {
       if (callback !== undefined) this.once('end', callback);
     } else {
       this.#markers++;
-      this.write(MARKERS[kind], callback);
+      this.write(marker(kind), callback);
     }
   }
 
@@ -178,13 +259,43 @@ class CodecStream extends Transform {
     this.destroy();
   }
 
-  /** node:zlib's params() changes the level mid-stream, which zlib-rs cannot: a clear error instead. */
-  params() {
-    throw makeError(
-      Error,
-      'ERR_METHOD_NOT_IMPLEMENTED',
-      'The params() method is not implemented: tidepool streams keep the params they were created with (options.params)',
-    );
+  /**
+   * node:zlib's params(level, strategy[, callback]): what was written so far
+   * is flushed (Z_SYNC_FLUSH), then the level and strategy change, and
+   * `callback` runs. The deflate family only; a decoder takes and ignores
+   * it, as node:zlib's. Others throw ERR_METHOD_NOT_IMPLEMENTED.
+   */
+  params(level, strategy, callback) {
+    if (!this.#flushes.resets) {
+      throw makeError(
+        Error,
+        'ERR_METHOD_NOT_IMPLEMENTED',
+        'The params() method is not implemented for this codec: create a new stream instead',
+      );
+    }
+    if (typeof level !== 'number') throw invalidArgType('level', 'of type number', level);
+    if (!Number.isInteger(level) || level < -1 || level > 9)
+      throw outOfRange('level', '>= -1 and <= 9', level);
+    if (typeof strategy !== 'number') throw invalidArgType('strategy', 'of type number', strategy);
+    if (!Number.isInteger(strategy) || strategy < 0 || strategy > 4)
+      throw outOfRange('strategy', '>= 0 and <= 4', strategy);
+    if (callback !== undefined && typeof callback !== 'function')
+      throw invalidArgType('callback', 'of type function', callback);
+    if (this.destroyed)
+      throw makeError(
+        Error,
+        'ERR_STREAM_DESTROYED',
+        'Cannot call params after a stream was destroyed',
+      );
+    // As flush(): after the end, nothing changes; the callback waits for it.
+    if (this.writableFinished) {
+      if (callback !== undefined) nextTick(callback);
+    } else if (this.writableEnded) {
+      if (callback !== undefined) this.once('end', callback);
+    } else {
+      this.#markers++;
+      this.write(marker(PARAMS + (level + 1) * 8 + strategy), callback);
+    }
   }
 
   /**
@@ -210,11 +321,20 @@ class CodecStream extends Transform {
       );
     if (this.writableEnded) return;
     this.#markers++;
-    this.write(RESET_MARKER);
+    this.write(marker(RESET));
   }
 
   /** A write counts for the pool's close() (the work given before it finishes). */
   write(chunk, encoding, callback) {
+    // In object mode the Writable takes anything: refused here, at once,
+    // as node:zlib's do.
+    if (this.writableObjectMode && typeof chunk !== 'string' && !ArrayBuffer.isView(chunk)) {
+      throw invalidArgType(
+        'chunk',
+        'of type string or an instance of Buffer, TypedArray, or DataView',
+        chunk,
+      );
+    }
     return noted(this, this.#tasks, chunk, encoding, callback);
   }
 
@@ -231,7 +351,7 @@ class CodecStream extends Transform {
   // whose callback would not wait for the bytes to be consumed).
   _write(chunk, encoding, callback) {
     if (markedKind(chunk) >= 0) this.#markers--;
-    this.#tasks.write([{ chunk, encoding }], callback, markedKind, this.#writeFlush);
+    this.#tasks.write([{ chunk, encoding }], callback, this.#kindOf, this.#writeFlush);
   }
 
   /**
@@ -246,19 +366,26 @@ class CodecStream extends Transform {
   }
 
   #writev = (chunks, callback) => {
-    this.#tasks.write(chunks, callback, markedKind, this.#writeFlush);
+    this.#tasks.write(chunks, callback, this.#kindOf, this.#writeFlush);
   };
 
   _read(size) {
+    if (this.#unpushed.length !== 0 && !this.#pushUnpushed()) return;
     this.#tasks.resume();
     super._read(size);
   }
 
   _flush(callback) {
-    this.#tasks.finish(callback);
+    // The end comes after the output: what a full reader left unpushed too.
+    this.#tasks.finish((err) => {
+      if (err) callback(err);
+      else this.#whenPushed(callback);
+    });
   }
 
   _destroy(err, callback) {
+    this.#unpushed = [];
+    this.#afterUnpushed = [];
     // The chunk running stops at its next piece; the state goes with it.
     this.#tasks.fail(
       err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'),

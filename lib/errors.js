@@ -79,6 +79,7 @@ for (const code of [
   'ABORT_ERR',
   'ERR_BROTLI_INVALID_PARAM',
   'ERR_ZSTD_INVALID_PARAM',
+  'ERR_ZLIB_INITIALIZATION_FAILED',
   'ERR_ACCESS_DENIED',
   'ERR_BUFFER_TOO_LARGE',
   'ERR_CRYPTO_HASH_FINALIZED',
@@ -118,7 +119,7 @@ function countedCode(err) {
 
 /** A short description of a received value, as Node's argument errors give it. */
 function describe(value) {
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return `function ${value.name || '<anonymous>'}`;
   if (typeof value === 'object') {
     let name;

@@ -46,6 +46,7 @@ function paramsHandle(kernel, params, where, once) {
     // (its flags are numbers).
     const known = keyedName(KERNELS[kernel], name);
     if (known !== name && known === 'checksum' && typeof value === 'number') value = value !== 0;
+    else if (known !== name && typeof value === 'boolean') value = Number(value);
     names.push(known);
     values.push(value);
   }

@@ -54,13 +54,29 @@ for (const name in ONE_SHOTS) {
   const Class = CLASSES[ONE_SHOTS[name]];
   api[name] = oneShot(name, ONE_SHOTS[name], Class, currentPool);
   // On the calling thread by definition: node:zlib's (zstd's from Node 22.15).
-  if (typeof zlib[`${name}Sync`] === 'function') api[`${name}Sync`] = zlib[`${name}Sync`];
+  const sync = zlib[`${name}Sync`];
+  if (typeof sync === 'function') api[`${name}Sync`] = syncOf(`${name}Sync`, sync, Class);
+}
+
+/**
+ * node:zlib's `*Sync` function `sync`, except that with `info: true` its
+ * `engine` is this module's class (ended), as the async ones give it.
+ */
+function syncOf(name, sync, Class) {
+  return {
+    [name](buffer, options) {
+      const result = sync(buffer, options);
+      // `{ buffer, engine }` when node:zlib was asked for info.
+      if (Buffer.isBuffer(result)) return result;
+      const engine = new Class(options);
+      engine.close();
+      return { buffer: result.buffer, engine };
+    },
+  }[name];
 }
 
 module.exports = {
   ...api,
-  constants,
-  codes: /** @type {any} */ (zlib).codes,
   crc32: zlib.crc32,
   install: (options) => install(options, module.exports),
   uninstall,
@@ -69,3 +85,13 @@ module.exports = {
     return currentPool();
   },
 };
+// As node:zlib's: read-only, and always the same objects.
+Object.defineProperties(module.exports, {
+  constants: { value: constants, enumerable: true, writable: false, configurable: false },
+  codes: {
+    value: /** @type {any} */ (zlib).codes,
+    enumerable: true,
+    writable: false,
+    configurable: false,
+  },
+});

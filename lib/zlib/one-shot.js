@@ -7,7 +7,7 @@
 
 const { Buffer } = require('node:buffer');
 const { types } = require('node:util');
-const { readOptions } = require('./options');
+const { readOptions, initError } = require('./options');
 const { invalidArgType, makeError } = require('../errors');
 
 const nextTick = process.nextTick;
@@ -54,21 +54,25 @@ function oneShot(name, className, Class, poolOf) {
       const data = inputOf(buffer);
       const post = { kernel: o.kernel, maxOutputBytes: o.maxOutputLength };
       if (o.params !== undefined) post.params = o.params;
-      poolOf()
-        .post(data, post)
-        .then(
-          ({ result }) => {
-            let value = result;
-            if (o.info) {
-              // node:zlib's engine, ended: here a stream of the same class, closed.
-              const engine = new Class(options);
-              engine.close();
-              value = { buffer: result, engine };
-            }
-            nextTick(callback, null, value);
-          },
-          (err) => nextTick(callback, zlibError(err, o.maxOutputLength)),
-        );
+      let task;
+      try {
+        task = poolOf().post(data, post);
+      } catch (err) {
+        throw initError(err, o.kernel);
+      }
+      task.then(
+        ({ result }) => {
+          let value = result;
+          if (o.info) {
+            // node:zlib's engine, ended: here a stream of the same class, closed.
+            const engine = new Class(options);
+            engine.close();
+            value = { buffer: result, engine };
+          }
+          nextTick(callback, null, value);
+        },
+        (err) => nextTick(callback, zlibError(err, o.maxOutputLength)),
+      );
     },
   }[name];
 }

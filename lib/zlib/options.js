@@ -12,11 +12,12 @@
 
 const { Buffer } = require('node:buffer');
 const { types } = require('node:util');
-const { constants } = require('./constants');
+const { constants, KEYED } = require('./constants');
 const { invalidArgType, makeError, outOfRange } = require('../errors');
 
 const hasOwn = Object.hasOwn;
-const kMaxLength = require('node:buffer').constants.MAX_LENGTH;
+// As node:zlib: the Buffer limit as this module found it when loaded.
+const { kMaxLength } = require('node:buffer');
 
 /** The codec families: their kernels, flush kinds and keyed parameters. */
 const DEFLATE = 'deflate';
@@ -55,22 +56,8 @@ const ZLIB_NAMES = Object.freeze([
   'pledgedSrcSize',
 ]);
 
-/** The brotli parameters (constants.BROTLI_PARAM_*) a pool's brotli kernels take, by key. */
-const BROTLI_ENCODER_PARAMS = Object.freeze({
-  __proto__: null,
-  [constants.BROTLI_PARAM_MODE]: 'mode',
-  [constants.BROTLI_PARAM_QUALITY]: 'quality',
-  [constants.BROTLI_PARAM_LGWIN]: 'lgwin',
-  [constants.BROTLI_PARAM_SIZE_HINT]: 'sizeHint',
-});
 /** The largest key node:zlib takes as a brotli parameter (BROTLI_PARAM_NDIRECT). */
 const MAX_BROTLI_PARAM = constants.BROTLI_PARAM_NDIRECT;
-/** The zstd parameters (constants.ZSTD_c_*) a pool's zstd encoder takes, by key. */
-const ZSTD_ENCODER_PARAMS = Object.freeze({
-  __proto__: null,
-  [constants.ZSTD_c_compressionLevel]: 'level',
-  [constants.ZSTD_c_checksumFlag]: 'checksum',
-});
 
 /** An option node:zlib takes that a pool's codec cannot honour. */
 function unsupported(what, why) {
@@ -128,18 +115,22 @@ function keyedParams(options, mode) {
   const params = { __proto__: null };
   if (given === undefined) return params;
   const brotli = mode.family === BROTLI;
-  const names = brotli
-    ? mode.decodes
-      ? undefined
-      : BROTLI_ENCODER_PARAMS
-    : mode.decodes
-      ? undefined
-      : ZSTD_ENCODER_PARAMS;
+  const names = KEYED[mode.kernel];
   if (given === null || typeof given !== 'object')
     throw invalidArgType('options.params', 'of type object', given);
+  const seen = new Set();
   for (const origKey in given) {
     if (!hasOwn(given, origKey)) continue;
     const key = +origKey;
+    // As node:zlib: '0' and '00' are one parameter, given twice.
+    if (brotli && seen.has(key)) {
+      throw makeError(
+        RangeError,
+        'ERR_BROTLI_INVALID_PARAM',
+        `${origKey} is not a valid Brotli parameter`,
+      );
+    }
+    seen.add(key);
     const value = given[origKey];
     if (brotli && (Number.isNaN(key) || key < 0 || key > MAX_BROTLI_PARAM)) {
       throw makeError(
@@ -166,6 +157,7 @@ function keyedParams(options, mode) {
         `the ${mode.kernel} kernel takes ${names === undefined ? 'no parameters' : `only ${Object.keys(names).join(', ')}`}`,
       );
     }
+    // Flags are numbers to the kernels, but zstd's checksum.
     params[name] = name === 'checksum' ? Boolean(value) : Number(value);
   }
   return params;
@@ -185,13 +177,17 @@ function readOptions(name, options) {
     maxOutputLength: kMaxLength,
     flush: 0,
     finishFlush: 0,
+    chunkSize: constants.Z_DEFAULT_CHUNK,
     info: Boolean(own(options, 'info')),
     transform: { __proto__: null, autoDestroy: true },
   };
   // The ZlibBase checks, in node:zlib's order.
   const chunkSize = own(options, 'chunkSize');
-  if (finite(chunkSize, 'options.chunkSize') && chunkSize < constants.Z_MIN_CHUNK)
-    throw outOfRange('options.chunkSize', `>= ${constants.Z_MIN_CHUNK}`, chunkSize);
+  if (finite(chunkSize, 'options.chunkSize')) {
+    if (chunkSize < constants.Z_MIN_CHUNK)
+      throw outOfRange('options.chunkSize', `>= ${constants.Z_MIN_CHUNK}`, chunkSize);
+    out.chunkSize = Math.trunc(chunkSize);
+  }
   let params;
   if (family === DEFLATE) {
     params = deflateParams(name, mode, options);
@@ -203,15 +199,9 @@ function readOptions(name, options) {
       constants.Z_BLOCK,
       constants.Z_FINISH,
     );
-    if (out.finishFlush !== constants.Z_FINISH) {
-      if (!mode.decodes) {
-        throw unsupported(
-          `options.finishFlush ${out.finishFlush} on ${name}`,
-          'an encoder always ends its stream (Z_FINISH)',
-        );
-      }
-      params.finishFlush = out.finishFlush;
-    }
+    // With another kind, the end only flushes (an encoder's stream is
+    // left open; a decoder takes an input cut short).
+    if (out.finishFlush !== constants.Z_FINISH) params.finishFlush = out.finishFlush;
   } else {
     params = keyedParams(options, mode);
     const [process, finish, last] =
@@ -230,11 +220,17 @@ function readOptions(name, options) {
       last,
       finish,
     );
-    if (out.finishFlush !== finish)
-      throw unsupported(
-        `options.finishFlush ${out.finishFlush} on ${name}`,
-        'the end is always a finish',
-      );
+    // A decoder told not to finish takes an input cut short (undici's
+    // brotli responses); an encoder always finishes its stream.
+    if (out.finishFlush !== finish) {
+      if (!mode.decodes) {
+        throw unsupported(
+          `options.finishFlush ${out.finishFlush} on ${name}`,
+          'the end is always a finish',
+        );
+      }
+      params.finishFlush = out.finishFlush;
+    }
     if (out.flush > constants.BROTLI_OPERATION_FLUSH)
       throw unsupported(`options.flush ${out.flush} on ${name}`, 'a write may only flush');
     if (family === ZSTD && own(options, 'dictionary') !== undefined)
@@ -298,4 +294,26 @@ function deflateParams(name, mode, options) {
   return params;
 }
 
-module.exports = { readOptions, rangeOr, unsupported, MODES, DEFLATE, BROTLI, ZSTD };
+/** The argument errors a kernel's check of brotli's or zstd's values gives. */
+const VALUE_CODES = ['ERR_OUT_OF_RANGE', 'ERR_INVALID_ARG_VALUE', 'ERR_INVALID_ARG_TYPE'];
+
+/**
+ * node:zlib checks brotli's and zstd's values in the library, which refuses
+ * the whole stream: ERR_ZLIB_INITIALIZATION_FAILED for a kernel's refusal
+ * of one. Other errors are as they are.
+ */
+function initError(err, kernel) {
+  const family = MODES_BY_KERNEL[kernel]?.family;
+  if (
+    family === DEFLATE ||
+    err === null ||
+    typeof err !== 'object' ||
+    !VALUE_CODES.includes(err.code)
+  )
+    return err;
+  return makeError(Error, 'ERR_ZLIB_INITIALIZATION_FAILED', 'Initialization failed');
+}
+
+const MODES_BY_KERNEL = Object.fromEntries(Object.values(MODES).map((mode) => [mode.kernel, mode]));
+
+module.exports = { readOptions, initError, rangeOr, unsupported, MODES, DEFLATE, BROTLI, ZSTD };

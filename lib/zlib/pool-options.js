@@ -4,14 +4,21 @@
 // parameters keyed by their constants (`{ [BROTLI_PARAM_QUALITY]: 4 }`) in
 // `params`, for streams and for post().
 
-const { constants } = require('./constants');
+const { KEYED } = require('./constants');
 const { rangeOr } = require('./options');
 const { makeError } = require('../errors');
 
 const hasOwn = Object.hasOwn;
 
 /** node:zlib's names a pool codec stream takes beside `params`, per kernel. */
-const DEFLATE_NAMES = Object.freeze(['level', 'windowBits', 'memLevel', 'strategy', 'dictionary']);
+const DEFLATE_NAMES = Object.freeze([
+  'level',
+  'windowBits',
+  'memLevel',
+  'strategy',
+  'dictionary',
+  'finishFlush',
+]);
 const INFLATE_NAMES = Object.freeze(['windowBits', 'dictionary', 'finishFlush']);
 const NAMES = Object.freeze({
   __proto__: null,
@@ -32,23 +39,6 @@ const RANGES = Object.freeze({
   memLevel: [1, 9],
   strategy: [0, 4],
   finishFlush: [0, 5],
-});
-
-/** The keyed parameters of brotli and zstd, by kernel: key -> the kernel's name. */
-const KEYED = Object.freeze({
-  __proto__: null,
-  brotliCompress: Object.freeze({
-    __proto__: null,
-    [constants.BROTLI_PARAM_MODE]: 'mode',
-    [constants.BROTLI_PARAM_QUALITY]: 'quality',
-    [constants.BROTLI_PARAM_LGWIN]: 'lgwin',
-    [constants.BROTLI_PARAM_SIZE_HINT]: 'sizeHint',
-  }),
-  zstdCompress: Object.freeze({
-    __proto__: null,
-    [constants.ZSTD_c_compressionLevel]: 'level',
-    [constants.ZSTD_c_checksumFlag]: 'checksum',
-  }),
 });
 
 /**

@@ -4,9 +4,10 @@
 // node:zlib's options (./options.js), with node:zlib's members where a pool
 // stream can keep their contract.
 
+const { deprecate } = require('node:util');
 const { CodecStream } = require('../codec-stream');
 const { OPEN_CODEC } = require('./link');
-const { readOptions, rangeOr, unsupported, MODES, DEFLATE } = require('./options');
+const { readOptions, initError, rangeOr, MODES, DEFLATE } = require('./options');
 
 /**
  * Where the classes get their pool (set by ./index.js).
@@ -46,10 +47,36 @@ function finiteOwn(options, name) {
 class ZlibBase extends CodecStream {
   constructor(name, options) {
     const o = readOptions(name, options);
-    const { port, handle } = poolOf()[OPEN_CODEC](o.kernel, o.params);
-    super(port, handle, o.kernel, transformOptions(o.transform), o.flush);
+    let opened;
+    try {
+      opened = poolOf()[OPEN_CODEC](o.kernel, o.params);
+    } catch (err) {
+      throw initError(err, o.kernel);
+    }
+    const { port, handle } = opened;
+    super(port, handle, o.kernel, transformOptions(o.transform), {
+      writeFlush: o.flush,
+      chunkSize: o.chunkSize,
+    });
+  }
+
+  /** node:zlib's deprecated name of bytesWritten (DEP0108). */
+  get bytesRead() {
+    warnBytesRead();
+    return this.bytesWritten;
+  }
+
+  set bytesRead(value) {
+    warnBytesRead();
   }
 }
+
+/** DEP0108, once per process, as node:zlib warns it. */
+const warnBytesRead = deprecate(
+  () => {},
+  'zlib.bytesRead is deprecated and will change its meaning in the future. Use zlib.bytesWritten instead.',
+  'DEP0108',
+);
 
 /** The deflate family's (node:zlib's Zlib): params(). */
 class Zlib extends ZlibBase {
@@ -63,21 +90,20 @@ class Zlib extends ZlibBase {
   }
 
   /**
-   * node:zlib's params(level, strategy, callback): only where nothing
-   * changes (a pool's deflate keeps its level and strategy); otherwise
-   * ERR_TIDEPOOL_ZLIB_UNSUPPORTED, thrown as node:zlib throws its argument
-   * errors.
+   * node:zlib's params(level, strategy, callback): its checks, and nothing
+   * to do (the callback on the next tick) when neither changes; otherwise
+   * a sync flush, then the change (CodecStream's params()).
    */
   params(level, strategy, callback) {
     rangeOr(level, 'level', -1, 9, undefined);
     rangeOr(strategy, 'strategy', 0, 4, undefined);
-    if (level !== this.#level || strategy !== this.#strategy) {
-      throw unsupported(
-        'params() with another level or strategy',
-        'a pool stream keeps the level and strategy it was created with',
-      );
+    if (level === this.#level && strategy === this.#strategy) {
+      if (callback !== undefined) process.nextTick(callback);
+      return;
     }
-    if (callback !== undefined) process.nextTick(callback);
+    super.params(Math.trunc(level), Math.trunc(strategy), callback);
+    this.#level = level;
+    this.#strategy = strategy;
   }
 }
 
