@@ -9,6 +9,7 @@
 
 const assert = require('node:assert/strict');
 const nodeZlib = require('node:zlib');
+const { inspect } = require('node:util');
 const ours = require('@tidepool-rs/pool/zlib');
 
 /** Node's test/common, the parts the zlib tests use; one per run. */
@@ -52,6 +53,23 @@ class Common {
     return [...this.getArrayBufferViews(buf), new Uint8Array(buf).buffer];
   }
 
+  /**
+   * Node's invalidArgTypeHelper(input): the " Received ..." that ends an
+   * ERR_INVALID_ARG_TYPE message for `input`.
+   */
+  invalidArgTypeHelper(input) {
+    if (input === null || input === undefined) return ` Received ${input}`;
+    if (typeof input === 'function') return ` Received function ${input.name}`;
+    if (typeof input === 'object') {
+      const name = input.constructor?.name;
+      return name
+        ? ` Received an instance of ${name}`
+        : ` Received ${inspect(input, { depth: -1 })}`;
+    }
+    const shown = inspect(input, { colors: false });
+    return ` Received type ${typeof input} (${shown.length > 28 ? `${shown.slice(0, 25)}...` : shown})`;
+  }
+
   /** Node's getArrayBufferViews(buf): the same bytes as each kind of view. */
   getArrayBufferViews(buf) {
     const { buffer, byteOffset, byteLength } = buf;
@@ -90,11 +108,22 @@ class Common {
 }
 
 /**
+ * The tasks the module's pool has run: those completed, or with `work:
+ * 'any'` (a check whose only work fails, such as a decoder given bad
+ * input) those that failed too.
+ */
+function tasksRun(work) {
+  const { completed, failed } = ours.pool.stats();
+  return work === 'any' ? completed + failed : completed;
+}
+
+/**
  * Runs `check(zlib, common, who)` against node:zlib, then against
  * `@tidepool-rs/pool/zlib`; each run may return a promise, and its
  * mustCall()s are checked when it settles and `settle` ms more have passed
  * (for callbacks an upstream test leaves to process exit). `work`: the
- * tidepool run must have run tasks on the module's pool (its stats say so).
+ * tidepool run must have run tasks on the module's pool (its stats say so;
+ * 'any': tasks that failed count too; false: no check).
  */
 async function both(check, { settle = 0, work = true } = {}) {
   for (const [zlib, who] of [
@@ -102,12 +131,12 @@ async function both(check, { settle = 0, work = true } = {}) {
     [ours, 'tidepool'],
   ]) {
     const common = new Common();
-    const before = zlib === ours ? ours.pool.stats().completed : 0;
+    const before = zlib === ours ? tasksRun(work) : 0;
     await check(zlib, common, who);
     if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
     common.verify(who);
     if (zlib === ours && work) {
-      assert.ok(ours.pool.stats().completed > before, `${who}: the pool ran no task`);
+      assert.ok(tasksRun(work) > before, `${who}: the pool ran no task`);
     }
   }
 }

@@ -7,25 +7,28 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const zlib = require('node:zlib');
+const nodeZlib = require('node:zlib');
 const { getDefaultHighWaterMark } = require('node:stream');
-const { both } = require('./adapter');
+const { both } = require('./harness');
 const { waitFor } = require('../wait');
 
 async function brotliOfZeros(total) {
-  const z = zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } });
+  const compress = nodeZlib.createBrotliCompress({
+    params: { [nodeZlib.constants.BROTLI_PARAM_QUALITY]: 1 },
+  });
   const out = [];
-  z.on('data', (chunk) => out.push(chunk));
+  compress.on('data', (chunk) => out.push(chunk));
   const mib = Buffer.alloc(1 << 20);
-  for (let i = 0; i < total / (1 << 20); i++) await new Promise((resolve) => z.write(mib, resolve));
-  await new Promise((resolve) => z.end(resolve));
+  for (let i = 0; i < total / (1 << 20); i++)
+    await new Promise((resolve) => compress.write(mib, resolve));
+  await new Promise((resolve) => compress.end(resolve));
   return Buffer.concat(out);
 }
 
 test('a brotli bomb nobody reads stops at the readable buffer', async () => {
   const buf = await brotliOfZeros(1 << 30);
-  await both(async (z, who) => {
-    const decoder = z.createBrotliDecompress();
+  await both(async (zlib, _common, who) => {
+    const decoder = zlib.createBrotliDecompress();
     decoder.end(buf);
     // Upstream waits 500 ms for the thread pool to fill the buffer; here,
     // until it holds a highWaterMark's worth, then as long again.

@@ -6,11 +6,11 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { once } = require('node:events');
-const { both } = require('./adapter');
+const { both } = require('./harness');
 
 test('flush() after a write that needs a drain', async () => {
-  await both(async (z, who) => {
-    const deflater = z.createDeflate({ level: 0, highWaterMark: 16 });
+  await both(async (zlib, _common, who) => {
+    const deflater = zlib.createDeflate({ level: 0, highWaterMark: 16 });
     let flushCount = 0;
     let drainCount = 0;
     const flush = deflater.flush;

@@ -5,18 +5,18 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { both } = require('./adapter');
+const { both } = require('./harness');
 
 test('write() + flush() + write() + flush(): each flush covers the writes before it', async () => {
-  await both(async (z, who) => {
-    const compress = z.createGzip();
-    const decompress = z.createGunzip();
+  await both(async (zlib, _common, who) => {
+    const compress = zlib.createGzip();
+    const decompress = zlib.createGunzip();
     decompress.setEncoding('utf8');
     const events = [];
     const compressedChunks = [];
     for (const chunk of ['abc', 'def', 'ghi']) {
       compress.write(chunk, () => events.push({ written: chunk }));
-      compress.flush(z.constants.Z_PARTIAL_FLUSH, () => {
+      compress.flush(zlib.constants.Z_PARTIAL_FLUSH, () => {
         events.push('flushed');
         const out = compress.read();
         if (out !== null) compressedChunks.push(out);

@@ -9,7 +9,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { Stream } = require('node:stream');
-const { both } = require('./adapter');
+const { both } = require('./harness');
 
 /** Emits `total` random bytes in blocks of `block` ± jitter, keeping their SHA-1. */
 class RandomReadStream extends Stream {
@@ -85,15 +85,15 @@ class HashStream extends Stream {
 }
 
 test('random bytes through gzip and gunzip come out as they went in', async () => {
-  await both(async (z, who) => {
+  await both(async (zlib, _common, who) => {
     for (const [total, block, jitter] of [
       [1024, 256, 16],
       [4 << 20, 256 << 10, 1024],
     ]) {
       const inp = new RandomReadStream({ total, block, jitter });
       const out = new HashStream();
-      const gzip = z.createGzip();
-      const gunz = z.createGunzip();
+      const gzip = zlib.createGzip();
+      const gunz = zlib.createGunzip();
       const hashed = new Promise((resolve, reject) => {
         out.on('data', resolve);
         gzip.on('error', reject);
