@@ -114,96 +114,105 @@ function deflateMarkedKind(chunk) {
  */
 const NO_ZLIB = Object.freeze({ writeFlush: 0, chunkSize: 0 });
 
-class CodecStream extends Transform {
-  #tasks;
+/** A codec stream's own state (a property, not #private fields: see CodecStream). */
+const CODEC = Symbol('tidepool.codec');
+
+/** What a codec stream keeps, and its output's way to the reader. */
+class Codec {
+  tasks;
   /** The codec's flush kinds (FLUSHES). */
-  #flushes;
+  flushes;
   /** Flush markers written and not yet taken by _write (see `_writev`). */
-  #markers = 0;
+  markers = 0;
   /** The flush kind that follows each write (node:zlib's `flush` option; 0: none). */
-  #writeFlush;
+  writeFlush;
   /** What a written chunk stands for (markedKind, or deflateMarkedKind). */
-  #kindOf;
+  kindOf;
   /** The largest output chunk pushed (node:zlib's `chunkSize`), or 0: as the pool makes them. */
-  #chunkSize;
+  chunkSize;
   /**
-   * With #chunkSize: output not pushed yet, because the reader was full
+   * With chunkSize: output not pushed yet, because the reader was full
    * (node:zlib pushes a piece at a time and stops at a full reader); and
    * what waits for it to be pushed (the end). At most one step's output.
    */
-  #unpushed = [];
-  #afterUnpushed = [];
+  unpushed = [];
+  afterUnpushed = [];
+  /** The writes buffered while a task ran, as one task (see `_writev`). */
+  writev;
 
-  /**
-   * `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and
-   * this stream; `kernel`: the codec's name; `zlib`: node:zlib's habits,
-   * `writeFlush` (the flush kind each write ends with, as its `flush`
-   * option; 0: none) and `chunkSize` (output pushed in pieces of at most
-   * that many bytes, as its streams push them; 0: as the pool makes them).
-   */
-  constructor(port, handle, kernel, options, zlib = NO_ZLIB) {
-    super(options);
-    this.#flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
-    this.#writeFlush = zlib.writeFlush;
-    this.#kindOf = this.#flushes.resets ? deflateMarkedKind : markedKind;
-    this.#chunkSize = zlib.chunkSize;
-    this.#tasks = new StreamTasks(
+  constructor(stream, port, handle, kernel, zlib) {
+    this.flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
+    this.writeFlush = zlib.writeFlush;
+    this.kindOf = this.flushes.resets ? deflateMarkedKind : markedKind;
+    this.chunkSize = zlib.chunkSize;
+    this.writev = (chunks, callback) => {
+      this.tasks.write(chunks, callback, this.kindOf, this.writeFlush);
+    };
+    this.tasks = new StreamTasks(
       port,
       handle,
       {
         // Nothing pushed: nothing to wait for (Transform calls back such a write at once).
         output: (result) => {
           if (result.length === 0) return true;
-          if (this.#chunkSize === 0) return this.push(result);
-          if (this.#unpushed.length !== 0) {
-            this.#unpushed.push(result);
+          if (this.chunkSize === 0) return stream.push(result);
+          if (this.unpushed.length !== 0) {
+            this.unpushed.push(result);
             return false;
           }
-          return this.#pushPieces(result);
+          return this.pushPieces(stream, result);
         },
         // As node:zlib: a decoder past the end of its format ends the readable side.
-        ended: () => this.#whenPushed(() => this.push(null)),
-        failed: (err) => this.destroy(err),
-        budget: () => Math.max(this.readableHighWaterMark - this.readableLength, OUTPUT_BLOCK),
+        ended: () => this.whenPushed(() => stream.push(null)),
+        failed: (err) => stream.destroy(err),
+        budget: () => Math.max(stream.readableHighWaterMark - stream.readableLength, OUTPUT_BLOCK),
       },
       () => makeError(Error, 'ERR_STREAM_WRITE_AFTER_END', 'write after end'),
     );
   }
 
   /**
-   * `result` pushed in pieces of #chunkSize (views of it) while the reader
-   * has room; the rest goes to the front of #unpushed. Whether the reader
-   * has room.
+   * `result` pushed to `stream` in pieces of chunkSize (views of it) while
+   * the reader has room; the rest goes to the front of `unpushed`. Whether
+   * the reader has room.
    */
-  #pushPieces(result) {
-    const size = this.#chunkSize;
+  pushPieces(stream, result) {
+    const size = this.chunkSize;
     for (let at = 0; at < result.length; at += size) {
       const end = Math.min(at + size, result.length);
-      if (!this.push(result.subarray(at, end))) {
-        if (end < result.length) this.#unpushed.unshift(result.subarray(end));
+      if (!stream.push(result.subarray(at, end))) {
+        if (end < result.length) this.unpushed.unshift(result.subarray(end));
         return false;
       }
     }
     return true;
   }
 
-  /** Pushes what #unpushed holds while the reader has room; true once it is all pushed. */
-  #pushUnpushed() {
-    while (this.#unpushed.length !== 0) {
-      if (!this.#pushPieces(/** @type {Buffer} */ (this.#unpushed.shift()))) return false;
+  /** Pushes what `unpushed` holds while the reader has room; true once it is all pushed. */
+  pushUnpushed(stream) {
+    while (this.unpushed.length !== 0) {
+      if (!this.pushPieces(stream, /** @type {Buffer} */ (this.unpushed.shift()))) return false;
     }
-    const after = this.#afterUnpushed;
-    this.#afterUnpushed = [];
+    const after = this.afterUnpushed;
+    this.afterUnpushed = [];
     for (let i = 0; i < after.length; i++) after[i]();
     return true;
   }
 
-  /** `fn()` once #unpushed is pushed (at once when it is empty). */
-  #whenPushed(fn) {
-    if (this.#unpushed.length === 0) fn();
-    else this.#afterUnpushed.push(fn);
+  /** `fn()` once `unpushed` is pushed (at once when it is empty). */
+  whenPushed(fn) {
+    if (this.unpushed.length === 0) fn();
+    else this.afterUnpushed.push(fn);
   }
+}
 
+/**
+ * The methods of a codec stream. Its constructor is CodecStream below, a
+ * function as node:zlib's are, so that a subclass written the old way
+ * (`Gzip.call(this, options)`) initializes its `this`; an ES class with
+ * #private fields cannot.
+ */
+class CodecStreamMethods extends Transform {
   /** Its signal fired: destroyed with `err`, as node:zlib's streams are. */
   [ABORT](err) {
     this.destroy(err);
@@ -211,12 +220,12 @@ class CodecStream extends Transform {
 
   /** `fn()` once the stream's tasks are over (pool.js lets go of its signal then). */
   [WHEN_OVER](fn) {
-    this.#tasks.whenOver(fn);
+    this[CODEC].tasks.whenOver(fn);
   }
 
   /** Input bytes the codec has taken, as node:zlib's `bytesWritten`. */
   get bytesWritten() {
-    return this.#tasks.consumed;
+    return this[CODEC].tasks.consumed;
   }
 
   /**
@@ -227,15 +236,15 @@ class CodecStream extends Transform {
   flush(kind, callback) {
     if (typeof kind === 'function' || (kind === undefined && callback === undefined)) {
       callback = kind;
-      kind = this.#flushes.fallback;
+      kind = this[CODEC].flushes.fallback;
     } else if (kind === undefined) {
-      kind = this.#flushes.fallback;
+      kind = this[CODEC].flushes.fallback;
     }
     if (typeof kind !== 'number') throw invalidArgType('kind', 'of type number', kind);
-    const kinds = this.#flushes.kinds;
+    const kinds = this[CODEC].flushes.kinds;
     let known = false;
     for (let i = 0; i < kinds.length; i++) known ||= kinds[i] === kind;
-    if (!known) throw outOfRange('kind', this.#flushes.names, kind);
+    if (!known) throw outOfRange('kind', this[CODEC].flushes.names, kind);
     if (callback !== undefined && typeof callback !== 'function')
       throw invalidArgType('callback', 'of type function', callback);
     // As node:zlib: after the end, the callback waits for it (or runs at once).
@@ -244,7 +253,7 @@ class CodecStream extends Transform {
     } else if (this.writableEnded) {
       if (callback !== undefined) this.once('end', callback);
     } else {
-      this.#markers++;
+      this[CODEC].markers++;
       this.write(marker(kind), callback);
     }
   }
@@ -266,7 +275,7 @@ class CodecStream extends Transform {
    * it, as node:zlib's. Others throw ERR_METHOD_NOT_IMPLEMENTED.
    */
   params(level, strategy, callback) {
-    if (!this.#flushes.resets) {
+    if (!this[CODEC].flushes.resets) {
       throw makeError(
         Error,
         'ERR_METHOD_NOT_IMPLEMENTED',
@@ -293,7 +302,7 @@ class CodecStream extends Transform {
     } else if (this.writableEnded) {
       if (callback !== undefined) this.once('end', callback);
     } else {
-      this.#markers++;
+      this[CODEC].markers++;
       this.write(marker(PARAMS + (level + 1) * 8 + strategy), callback);
     }
   }
@@ -306,7 +315,7 @@ class CodecStream extends Transform {
    * LZ4's throw ERR_METHOD_NOT_IMPLEMENTED.
    */
   reset() {
-    if (!this.#flushes.resets) {
+    if (!this[CODEC].flushes.resets) {
       throw makeError(
         Error,
         'ERR_METHOD_NOT_IMPLEMENTED',
@@ -320,7 +329,7 @@ class CodecStream extends Transform {
         'Cannot call reset after a stream was destroyed',
       );
     if (this.writableEnded) return;
-    this.#markers++;
+    this[CODEC].markers++;
     this.write(marker(RESET));
   }
 
@@ -335,23 +344,28 @@ class CodecStream extends Transform {
         chunk,
       );
     }
-    return noted(this, this.#tasks, chunk, encoding, callback);
+    return noted(this, this[CODEC].tasks, chunk, encoding, callback);
   }
 
   /** Its end is asked for: a pool closed from now on finishes it first. */
   end(chunk, encoding, callback) {
     const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
     if (writes && !this.writableEnded && !this.destroyed && this.errored === null)
-      this.#tasks.noteWrite();
-    this.#tasks.finishing();
+      this[CODEC].tasks.noteWrite();
+    this[CODEC].tasks.finishing();
     return super.end(chunk, encoding, callback);
   }
 
   // Writes go to the pool as they are (not through Transform's _write,
   // whose callback would not wait for the bytes to be consumed).
   _write(chunk, encoding, callback) {
-    if (markedKind(chunk) >= 0) this.#markers--;
-    this.#tasks.write([{ chunk, encoding }], callback, this.#kindOf, this.#writeFlush);
+    if (markedKind(chunk) >= 0) this[CODEC].markers--;
+    this[CODEC].tasks.write(
+      [{ chunk, encoding }],
+      callback,
+      this[CODEC].kindOf,
+      this[CODEC].writeFlush,
+    );
   }
 
   /**
@@ -362,37 +376,56 @@ class CodecStream extends Transform {
    */
   // @ts-expect-error -- Transform reads `_writev` as a property: an accessor may hide it.
   get _writev() {
-    return this.#markers === 0 ? this.#writev : undefined;
+    return this[CODEC].markers === 0 ? this[CODEC].writev : undefined;
   }
 
-  #writev = (chunks, callback) => {
-    this.#tasks.write(chunks, callback, this.#kindOf, this.#writeFlush);
-  };
-
   _read(size) {
-    if (this.#unpushed.length !== 0 && !this.#pushUnpushed()) return;
-    this.#tasks.resume();
+    if (this[CODEC].unpushed.length !== 0 && !this[CODEC].pushUnpushed(this)) return;
+    this[CODEC].tasks.resume();
     super._read(size);
   }
 
   _flush(callback) {
     // The end comes after the output: what a full reader left unpushed too.
-    this.#tasks.finish((err) => {
+    this[CODEC].tasks.finish((err) => {
       if (err) callback(err);
-      else this.#whenPushed(callback);
+      else this[CODEC].whenPushed(callback);
     });
   }
 
   _destroy(err, callback) {
-    this.#unpushed = [];
-    this.#afterUnpushed = [];
+    this[CODEC].unpushed = [];
+    this[CODEC].afterUnpushed = [];
     // The chunk running stops at its next piece; the state goes with it.
-    this.#tasks.fail(
+    this[CODEC].tasks.fail(
       err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'),
       true,
     );
     callback(err);
   }
 }
+
+/**
+ * A codec stream: `port`, `handle`: the engine's StreamPort
+ * (lib/engine/ports.js) and this stream; `kernel`: the codec's name;
+ * `options`: the Transform's; `zlib`: node:zlib's habits, `writeFlush` (the
+ * flush kind each write ends with, as its `flush` option; 0: none) and
+ * `chunkSize` (output pushed in pieces of at most that many bytes, as its
+ * streams push them; 0: as the pool makes them).
+ * @this {any}
+ */
+function CodecStream(port, handle, kernel, options, zlib = NO_ZLIB) {
+  if (!(this instanceof CodecStream))
+    throw new TypeError("Class constructor CodecStream cannot be invoked without 'new'");
+  Transform.call(this, options);
+  this[CODEC] = new Codec(this, port, handle, kernel, zlib);
+}
+CodecStream.prototype = CodecStreamMethods.prototype;
+Object.defineProperty(CodecStream.prototype, 'constructor', {
+  value: CodecStream,
+  writable: true,
+  configurable: true,
+});
+Object.setPrototypeOf(CodecStream, Transform);
 
 module.exports = { CodecStream };

@@ -43,33 +43,30 @@ function finiteOwn(options, name) {
   return Number.isFinite(options[name]) ? options[name] : undefined;
 }
 
-/** What is common to node:zlib's classes here (node:zlib's ZlibBase). */
-class ZlibBase extends CodecStream {
-  constructor(name, options) {
-    const o = readOptions(name, options);
-    let opened;
-    try {
-      opened = poolOf()[OPEN_CODEC](o.kernel, o.params);
-    } catch (err) {
-      throw initError(err, o.kernel);
-    }
-    const { port, handle } = opened;
-    super(port, handle, o.kernel, transformOptions(o.transform), {
-      writeFlush: o.flush,
-      chunkSize: o.chunkSize,
-    });
-  }
+// The classes are functions, as node:zlib's are: called without `new`
+// they make an instance; called on an object (`Gzip.call(this, options)`,
+// the old way to inherit) they initialize it; `class X extends Gzip` works.
 
-  /** node:zlib's deprecated name of bytesWritten (DEP0108). */
-  get bytesRead() {
-    warnBytesRead();
-    return this.bytesWritten;
+/**
+ * What is common to node:zlib's classes here (node:zlib's ZlibBase): `name`
+ * is the class's (MODES).
+ * @this {any}
+ */
+function ZlibBase(name, options) {
+  const o = readOptions(name, options);
+  let opened;
+  try {
+    opened = poolOf()[OPEN_CODEC](o.kernel, o.params);
+  } catch (err) {
+    throw initError(err, o.kernel);
   }
-
-  set bytesRead(value) {
-    warnBytesRead();
-  }
+  CodecStream.call(this, opened.port, opened.handle, o.kernel, transformOptions(o.transform), {
+    writeFlush: o.flush,
+    chunkSize: o.chunkSize,
+  });
 }
+Object.setPrototypeOf(ZlibBase.prototype, CodecStream.prototype);
+Object.setPrototypeOf(ZlibBase, CodecStream);
 
 /** DEP0108, once per process, as node:zlib warns it. */
 const warnBytesRead = deprecate(
@@ -78,57 +75,70 @@ const warnBytesRead = deprecate(
   'DEP0108',
 );
 
-/** The deflate family's (node:zlib's Zlib): params(). */
-class Zlib extends ZlibBase {
-  #level;
-  #strategy;
+// node:zlib's deprecated name of bytesWritten (DEP0108).
+Object.defineProperty(ZlibBase.prototype, 'bytesRead', {
+  configurable: true,
+  enumerable: true,
+  /** @this {any} */
+  get() {
+    warnBytesRead();
+    return this.bytesWritten;
+  },
+  // node:zlib's setter writes bytesWritten, which is the pool's count here.
+  set(_value) {
+    warnBytesRead();
+  },
+});
 
-  constructor(name, options) {
-    super(name, options);
-    this.#level = finiteOwn(options, 'level') ?? -1;
-    this.#strategy = finiteOwn(options, 'strategy') ?? 0;
-  }
+/** The level and strategy a deflate-family stream has now (for params()). */
+const LEVEL = Symbol('tidepool.level');
 
-  /**
-   * node:zlib's params(level, strategy, callback): its checks, and nothing
-   * to do (the callback on the next tick) when neither changes; otherwise
-   * a sync flush, then the change (CodecStream's params()).
-   */
-  params(level, strategy, callback) {
-    rangeOr(level, 'level', -1, 9, undefined);
-    rangeOr(strategy, 'strategy', 0, 4, undefined);
-    if (level === this.#level && strategy === this.#strategy) {
-      if (callback !== undefined) process.nextTick(callback);
-      return;
-    }
-    super.params(Math.trunc(level), Math.trunc(strategy), callback);
-    this.#level = level;
-    this.#strategy = strategy;
-  }
+/**
+ * The deflate family's (node:zlib's Zlib): params().
+ * @this {any}
+ */
+function Zlib(name, options) {
+  ZlibBase.call(this, name, options);
+  this[LEVEL] = {
+    level: finiteOwn(options, 'level') ?? -1,
+    strategy: finiteOwn(options, 'strategy') ?? 0,
+  };
 }
+Object.setPrototypeOf(Zlib.prototype, ZlibBase.prototype);
+Object.setPrototypeOf(Zlib, ZlibBase);
+
+/**
+ * node:zlib's params(level, strategy, callback): its checks, and nothing
+ * to do (the callback on the next tick) when neither changes; otherwise a
+ * sync flush, then the change (CodecStream's params()).
+ * @this {any}
+ */
+Zlib.prototype.params = function params(level, strategy, callback) {
+  rangeOr(level, 'level', -1, 9, undefined);
+  rangeOr(strategy, 'strategy', 0, 4, undefined);
+  const now = this[LEVEL];
+  if (level === now.level && strategy === now.strategy) {
+    if (callback !== undefined) process.nextTick(callback);
+    return;
+  }
+  CodecStream.prototype.params.call(this, Math.trunc(level), Math.trunc(strategy), callback);
+  now.level = level;
+  now.strategy = strategy;
+};
 
 /** A node:zlib class: callable without `new`, `instanceof` and subclassing as in node:zlib. */
 function zlibClass(name) {
-  const Impl = {
-    [name]: class extends (MODES[name].family === DEFLATE ? Zlib : ZlibBase) {
-      constructor(options) {
-        super(name, options);
-      }
-    },
-  }[name];
+  const Base = MODES[name].family === DEFLATE ? Zlib : ZlibBase;
   /** @type {any} */
   const Class = {
+    /** @this {any} */
     [name]: function (options) {
-      return Reflect.construct(Impl, [options], new.target ?? Class);
+      if (!(this instanceof Class)) return new Class(options);
+      Base.call(this, name, options);
     },
   }[name];
-  Object.defineProperty(Class, 'prototype', { value: Impl.prototype, writable: false });
-  Object.defineProperty(Impl.prototype, 'constructor', {
-    value: Class,
-    writable: true,
-    configurable: true,
-  });
-  Object.setPrototypeOf(Class, ZlibBase);
+  Object.setPrototypeOf(Class.prototype, Base.prototype);
+  Object.setPrototypeOf(Class, Base);
   return Class;
 }
 
