@@ -397,10 +397,10 @@ class CodecStreamMethods extends Transform {
     this[CODEC].unpushed = [];
     this[CODEC].afterUnpushed = [];
     // The chunk running stops at its next piece; the state goes with it.
-    this[CODEC].tasks.fail(
-      err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'),
-      true,
-    );
+    // (A stream that finished, destroyed by autoDestroy, has nothing to stop.)
+    const tasks = this[CODEC].tasks;
+    if (err || !tasks.over)
+      tasks.fail(err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'), true);
     callback(err);
   }
 }

@@ -116,6 +116,11 @@ class StreamTasks {
     return this.#error;
   }
 
+  /** The tasks are over: finished, or failed. */
+  get over() {
+    return this.#done || this.#error !== undefined;
+  }
+
   /** Input bytes the kernel took in all. */
   get consumed() {
     return this.#consumed;
