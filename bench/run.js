@@ -34,6 +34,7 @@ const { withLoopHealth } = require('./loop-health');
 const { inFlight } = require('./in-flight');
 const { sourceCorpus } = require('./corpus');
 const compression = require('./compression');
+const http = require('./http');
 
 const ROOT = path.join(__dirname, '..');
 const TINY_TASKS = 200_000;
@@ -500,6 +501,9 @@ const RATIOS = [
 // The compression section (bench/compression.js): its cases and ratios.
 Object.assign(CASES, compression.CASES);
 RATIOS.push(...compression.RATIOS);
+// The HTTP section (bench/http.js): a compressing server, node:zlib against install().
+Object.assign(CASES, http.CASES);
+RATIOS.push(...http.RATIOS);
 
 // ---- helpers used inside the child ----------------------------------------
 
@@ -1300,6 +1304,9 @@ async function parent() {
 
 /** The extra measurements of a case, as medians: CPU time and idle RSS. */
 function notes(first, med) {
+  if (first.healthP99 !== undefined) {
+    return `/health p50/p99 ${med('healthP50').toFixed(2)}/${med('healthP99').toFixed(2)} ms, readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, server ${med('serverCpuS').toFixed(1)} CPU s`;
+  }
   if (first.readP50 !== undefined) {
     return `readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, dns.lookup ${med('dnsP50').toFixed(2)}/${med('dnsP99').toFixed(2)} ms`;
   }
