@@ -7,14 +7,7 @@
 const { EventEmitter } = require('node:events');
 const { binding, syncKernels, kernelNames } = require('./binding');
 const { snapshot, isPlainArray, received } = require('./binary');
-const {
-  invalidArgType,
-  invalidArgValue,
-  outOfRange,
-  abortError,
-  fsError,
-  fileFailure,
-} = require('./errors');
+const { invalidArgType, outOfRange, abortError, fsError, fileFailure } = require('./errors');
 const { ENCODINGS, resolvePoolOptions, resolveStatsOptions } = require('./options');
 const { isAborted, signalReason } = require('./signals');
 const { NativePromise } = require('./intrinsics');
@@ -23,26 +16,14 @@ const { paramsHandle, checkDefaults } = require('./params');
 const { loadKernels } = require('./kernels');
 const { elementNamer } = require('./batch');
 const { MapIterator } = require('./map');
-const { Hash } = require('./hash');
-const { CodecStream } = require('./codec-stream');
 const { OPEN_CODEC, POOL_SHAPE } = require('./zlib/link');
-const { zlibParams } = require('./zlib/pool-options');
 const { filePath, absolute, accessDenied } = require('./files');
 const { METRICS_SOURCE } = require('./metrics-source');
-const {
-  defaultSelect,
-  kernelId,
-  checkOutputLimit,
-  taskOptions,
-  HASH_KERNELS,
-  HASH_OPTIONS,
-  CODEC_STREAM_OPTIONS,
-  streamOptions,
-  streamBuffers,
-} = require('./task-options');
+const { defaultSelect, kernelId, taskOptions } = require('./task-options');
 const { Engine } = require('./engine/engine');
 const { TaskOptions, taskExtra } = require('./engine/post');
-const { MapPort, StreamPort } = require('./engine/ports');
+const { MapPort } = require('./engine/ports');
+const { StreamFactory } = require('./stream-factory');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -88,9 +69,10 @@ class Pool extends EventEmitter {
   #select;
   /** How errors name the input: 'message', or 'select(message)' with a custom select. */
   #inputName;
-  /** What map()'s iterators and the streams ask of the engine (made on first use). */
+  /** What map()'s iterators ask of the engine (made on first use). */
   #mapPort = undefined;
-  #streamPort = undefined;
+  /** What makes the pool's streams (lib/stream-factory.js). */
+  #factory;
 
   /** @param {import('../index').PoolOptions} [options] */
   constructor(options) {
@@ -119,6 +101,7 @@ class Pool extends EventEmitter {
       queueFull: resolved.queueFull,
       maxInputBytes: resolved.maxInputBytes,
     });
+    this.#factory = new StreamFactory(this.#engine, this.#defaults);
     process.nextTick(() => this.emit('online'));
   }
 
@@ -280,63 +263,17 @@ class Pool extends EventEmitter {
    * readable side gives the digest, as node:crypto's Hash.
    */
   createHash(kernel, options) {
-    if (typeof kernel !== 'string') throw invalidArgType('kernel', 'of type string', kernel);
-    const id = kernelId(kernel, 'kernel');
-    if (!HASH_KERNELS.has(kernel) && !kernel.includes('/')) {
-      throw invalidArgValue(
-        'kernel',
-        `is not a hash kernel ('${kernel}'; the hashes: ${[...HASH_KERNELS].join(', ')}, or a loaded kernel)`,
-      );
-    }
-    const o = streamOptions(options, HASH_OPTIONS, 'createHash');
-    const hash = new Hash(
-      this.#streams(),
-      this.#newStream(id, o.params, undefined),
-      streamBuffers(o.highWaterMark),
-    );
-    if (o.signal !== undefined) this.#engine.aborts.watchStream(o.signal, hash);
-    return hash;
+    return this.#factory.hash(kernel, options);
   }
 
-  /** A stream's native handle: its kernel, params (checked here, once) and output limit. */
-  #newStream(id, params, maxOutputBytes) {
-    let handle;
-    const defaults = this.#defaults;
-    if (params !== undefined) handle = paramsHandle(id, params, 'options.params', false);
-    else if (id === defaults.kernel && defaults.extra !== undefined) handle = defaults.extra.params;
-    else checkDefaults(id, 'options.params');
-    return this.#engine.native.newStream(id, handle, maxOutputBytes);
-  }
-
-  #streams() {
-    this.#streamPort ??= new StreamPort(this.#engine);
-    return this.#streamPort;
-  }
-
-  /**
-   * A Transform stream that runs `kernel` (a codec) over what is written,
-   * on the pool's threads, one chunk at a time and in order, the codec's
-   * state kept in Rust between chunks (lib/codec-stream.js). Behind
-   * createGzip() and the others, named as in node:zlib.
-   */
-  #createCodecStream(kernel, options) {
-    const method = `create${kernel[0].toUpperCase()}${kernel.slice(1)}`;
-    // node:zlib's own names (level, windowBits...) are taken too, as params.
-    const zlib = zlibParams(kernel, options, method);
-    const o = streamOptions(zlib.rest, CODEC_STREAM_OPTIONS, method);
-    // A stream's limit counts its whole output, not one Buffer: it may pass buffer.constants.MAX_LENGTH.
-    const maxOutputBytes = checkOutputLimit(o.maxOutputBytes, Number.MAX_SAFE_INTEGER);
-    const params = zlib.params === undefined ? o.params : { ...o.params, ...zlib.params };
-    const handle = this.#newStream(kernelId(kernel, 'kernel'), params, maxOutputBytes);
-    const stream = new CodecStream(this.#streams(), handle, kernel, streamBuffers(o.highWaterMark));
-    if (o.signal !== undefined) this.#engine.aborts.watchStream(o.signal, stream);
-    return stream;
+  /** node:crypto's createHmac(algorithm, key[, options]) on the pool's threads. */
+  createHmac(algorithm, key, options) {
+    return this.#factory.hmac(algorithm, key, options);
   }
 
   /** For lib/zlib/'s classes: a codec stream's port and native handle (see OPEN_CODEC). */
   [OPEN_CODEC](kernel, params) {
-    const handle = this.#newStream(kernelId(kernel, 'kernel'), params, undefined);
-    return { port: this.#streams(), handle };
+    return this.#factory.open(kernel, params);
   }
 
   /** For lib/zlib/'s one-shots: what turns a message into a result (see POOL_SHAPE). */
@@ -346,56 +283,56 @@ class Pool extends EventEmitter {
 
   /** node:zlib's createGzip(), on the pool's threads; `params` as for the `gzip` kernel. */
   createGzip(options) {
-    return this.#createCodecStream('gzip', options);
+    return this.#factory.codec('gzip', options);
   }
 
   createGunzip(options) {
-    return this.#createCodecStream('gunzip', options);
+    return this.#factory.codec('gunzip', options);
   }
 
   createDeflate(options) {
-    return this.#createCodecStream('deflate', options);
+    return this.#factory.codec('deflate', options);
   }
 
   createInflate(options) {
-    return this.#createCodecStream('inflate', options);
+    return this.#factory.codec('inflate', options);
   }
 
   createDeflateRaw(options) {
-    return this.#createCodecStream('deflateRaw', options);
+    return this.#factory.codec('deflateRaw', options);
   }
 
   createInflateRaw(options) {
-    return this.#createCodecStream('inflateRaw', options);
+    return this.#factory.codec('inflateRaw', options);
   }
 
   createBrotliCompress(options) {
-    return this.#createCodecStream('brotliCompress', options);
+    return this.#factory.codec('brotliCompress', options);
   }
 
   createBrotliDecompress(options) {
-    return this.#createCodecStream('brotliDecompress', options);
+    return this.#factory.codec('brotliDecompress', options);
   }
 
   /** node:zlib's createUnzip(): gzip or zlib, as the header says. */
   createUnzip(options) {
-    return this.#createCodecStream('unzip', options);
+    return this.#factory.codec('unzip', options);
   }
 
   createZstdCompress(options) {
-    return this.#createCodecStream('zstdCompress', options);
+    return this.#factory.codec('zstdCompress', options);
   }
 
   createZstdDecompress(options) {
-    return this.#createCodecStream('zstdDecompress', options);
+    return this.#factory.codec('zstdDecompress', options);
   }
 
   createLz4Compress(options) {
-    return this.#createCodecStream('lz4Compress', options);
+    return this.#factory.codec('lz4Compress', options);
   }
 
   createLz4Decompress(options) {
-    return this.#createCodecStream('lz4Decompress', options);
+    return this.#factory.codec('lz4Decompress', options);
   }
 
   /**

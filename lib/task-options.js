@@ -140,6 +140,7 @@ const HASH_KERNELS = new Set([
   'crc32c',
 ]);
 const HASH_OPTIONS = Object.freeze(['params', 'signal', 'highWaterMark']);
+const HMAC_OPTIONS = Object.freeze(['signal', 'highWaterMark']);
 const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWaterMark', 'signal']);
 
 /**
@@ -208,6 +209,7 @@ module.exports = {
   taskOptions,
   HASH_KERNELS,
   HASH_OPTIONS,
+  HMAC_OPTIONS,
   CODEC_STREAM_OPTIONS,
   streamOptions,
   streamBuffers,

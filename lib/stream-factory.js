@@ -1,0 +1,129 @@
+'use strict';
+// The streams a Pool makes (createHash(), createHmac(), createGzip() and
+// the other codecs, and lib/zlib/'s classes): each option read and checked
+// once, the kernel's params made into a native stream handle, the stream
+// built over the engine's StreamPort, its signal watched.
+
+const { KeyObject } = require('node:crypto');
+const { Hash } = require('./hash');
+const { CodecStream } = require('./codec-stream');
+const { StreamPort } = require('./engine/ports');
+const { paramsHandle, checkDefaults } = require('./params');
+const { zlibParams } = require('./zlib/pool-options');
+const { invalidArgType, invalidArgValue, makeError } = require('./errors');
+const {
+  kernelId,
+  checkOutputLimit,
+  HASH_KERNELS,
+  HASH_OPTIONS,
+  HMAC_OPTIONS,
+  CODEC_STREAM_OPTIONS,
+  streamOptions,
+  streamBuffers,
+} = require('./task-options');
+
+class StreamFactory {
+  #engine;
+  /** The pool's kernel and what it runs with (its `params`), as Pool keeps them. */
+  #defaults;
+  /** What the streams ask of the engine (made on first use). */
+  #port = undefined;
+
+  constructor(engine, defaults) {
+    this.#engine = engine;
+    this.#defaults = defaults;
+  }
+
+  /** createHash(kernel[, options]) (lib/hash.js). */
+  hash(kernel, options) {
+    if (typeof kernel !== 'string') throw invalidArgType('kernel', 'of type string', kernel);
+    const id = kernelId(kernel, 'kernel');
+    if (!HASH_KERNELS.has(kernel) && !kernel.includes('/')) {
+      throw invalidArgValue(
+        'kernel',
+        `is not a hash kernel ('${kernel}'; the hashes: ${[...HASH_KERNELS].join(', ')}, or a loaded kernel)`,
+      );
+    }
+    const o = streamOptions(options, HASH_OPTIONS, 'createHash');
+    return this.#watched(
+      new Hash(
+        this.#ports(),
+        this.#handle(id, o.params, undefined),
+        streamBuffers(o.highWaterMark),
+      ),
+      o.signal,
+    );
+  }
+
+  /**
+   * createHmac(algorithm, key[, options]), as node:crypto's: createHash('hmac')
+   * with `{ hash: algorithm, key }`. `key`: a string (its UTF-8 bytes), a
+   * binary, or a secret KeyObject.
+   */
+  hmac(algorithm, key, options) {
+    if (typeof algorithm !== 'string') throw invalidArgType('hmac', 'of type string', algorithm);
+    if (key instanceof KeyObject) {
+      if (key.type !== 'secret') {
+        throw makeError(
+          TypeError,
+          'ERR_CRYPTO_INVALID_KEY_OBJECT_TYPE',
+          `Invalid key object type ${key.type}, expected secret.`,
+        );
+      }
+      key = key.export();
+    }
+    const o = streamOptions(options, HMAC_OPTIONS, 'createHmac');
+    const handle = this.#handle(kernelId('hmac', 'kernel'), { hash: algorithm, key }, undefined);
+    return this.#watched(new Hash(this.#ports(), handle, streamBuffers(o.highWaterMark)), o.signal);
+  }
+
+  /**
+   * A Transform stream that runs `kernel` (a codec) over what is written,
+   * on the pool's threads, one chunk at a time and in order, the codec's
+   * state kept in Rust between chunks (lib/codec-stream.js). Behind
+   * createGzip() and the others, named as in node:zlib.
+   */
+  codec(kernel, options) {
+    const method = `create${kernel[0].toUpperCase()}${kernel.slice(1)}`;
+    // node:zlib's own names (level, windowBits...) are taken too, as params.
+    const zlib = zlibParams(kernel, options, method);
+    const o = streamOptions(zlib.rest, CODEC_STREAM_OPTIONS, method);
+    // A stream's limit counts its whole output, not one Buffer: it may pass buffer.constants.MAX_LENGTH.
+    const maxOutputBytes = checkOutputLimit(o.maxOutputBytes, Number.MAX_SAFE_INTEGER);
+    const params = zlib.params === undefined ? o.params : { ...o.params, ...zlib.params };
+    const handle = this.#handle(kernelId(kernel, 'kernel'), params, maxOutputBytes);
+    return this.#watched(
+      new CodecStream(this.#ports(), handle, kernel, streamBuffers(o.highWaterMark)),
+      o.signal,
+    );
+  }
+
+  /** For lib/zlib/'s classes: `{ port, handle }` of a codec stream with `params` (checked). */
+  open(kernel, params) {
+    const handle = this.#handle(kernelId(kernel, 'kernel'), params, undefined);
+    return { port: this.#ports(), handle };
+  }
+
+  /** A stream's native handle: its kernel, params (checked here, once) and output limit. */
+  #handle(id, params, maxOutputBytes) {
+    let handle;
+    const defaults = this.#defaults;
+    if (params !== undefined) handle = paramsHandle(id, params, 'options.params', false);
+    else if (id === defaults.kernel && defaults.extra !== undefined) handle = defaults.extra.params;
+    else checkDefaults(id, 'options.params');
+    return this.#engine.native.newStream(id, handle, maxOutputBytes);
+  }
+
+  #ports() {
+    this.#port ??= new StreamPort(this.#engine);
+    return this.#port;
+  }
+
+  /** `stream`, its signal (if any) watched: it is destroyed when it fires. */
+  #watched(stream, signal) {
+    if (signal !== undefined) this.#engine.aborts.watchStream(signal, stream);
+    return stream;
+  }
+}
+
+module.exports = { StreamFactory };
