@@ -856,6 +856,16 @@ declare namespace tidepool {
      *   kernel's parameter errors.
      */
     createHash(kernel: HashKernelName | LoadedKernelName, options?: HashOptions): Hash;
+    /**
+     * `node:crypto`'s `createHmac(algorithm, key[, options])` on the pool's
+     * threads: {@link Pool.createHash} of `hmac` with `{ hash: algorithm, key }`.
+     * `key`: a string (its UTF-8 bytes), a binary, or a secret `KeyObject`.
+     */
+    createHmac(
+      algorithm: HmacParams['hash'],
+      key: string | Binary | import('node:crypto').KeyObject,
+      options?: Omit<HashOptions, 'params'>,
+    ): Hash;
 
     /**
      * `node:zlib`'s `createGzip()`, its chunks run on the pool's threads (one

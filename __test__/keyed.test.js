@@ -53,6 +53,37 @@ test('hmac equals crypto.createHmac for every hash, key form and input shape', a
   }
 });
 
+test("createHmac() gives crypto.createHmac's digest for every hash and key form", async () => {
+  const pool = new Pool();
+  try {
+    const secret = crypto.createSecretKey(Buffer.from('a secret key of some length'));
+    const data = Buffer.from('the same bytes through both, cut differently');
+    for (const algorithm of HASHES) {
+      for (const key of ['text key', Buffer.from([1, 2, 3]), new Uint16Array([7, 8]), secret]) {
+        const ours = pool.createHmac(algorithm, key);
+        ours.update(data.subarray(0, 7));
+        ours.update(data.subarray(7));
+        const control = crypto.createHmac(algorithm, key).update(data).digest('hex');
+        assert.equal(await ours.digest('hex'), control, `${algorithm} ${key.constructor.name}`);
+      }
+    }
+    const { publicKey } = crypto.generateKeyPairSync('ed25519');
+    for (const create of [crypto.createHmac, (a, k) => pool.createHmac(a, k)]) {
+      assert.throws(() => create('sha256', publicKey), {
+        name: 'TypeError',
+        code: 'ERR_CRYPTO_INVALID_KEY_OBJECT_TYPE',
+        message: 'Invalid key object type public, expected secret.',
+      });
+      assert.throws(() => create(256, 'k'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    assert.throws(() => pool.createHmac('sha256', 'k', { params: {} }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
+  } finally {
+    await pool.close();
+  }
+});
+
 test('the key is copied when posted: changing or detaching it afterwards changes nothing', async () => {
   const pool = new Pool({ kernel: 'hmac', maxThreads: 1, params: { hash: 'sha256', key: 'x' } });
   const data = Buffer.alloc(1 << 20, 7);

@@ -335,6 +335,9 @@ async function hashes(): Promise<void> {
   );
   // As node:crypto: 'buffer' (and an unknown encoding, at run time) gives a Buffer.
   expectType<Buffer>(await pool.createHash('sha256').digest('buffer'));
+  expectType<string>(await pool.createHmac('sha256', Buffer.from('k')).digest('hex'));
+  // @ts-expect-error: createHmac() takes no params
+  pool.createHmac('sha1', 'k', { params: { hash: 'sha1', key: 'k' } });
   const writable: import('node:stream').Writable = pool.createHash('md5');
   const transform: import('node:stream').Transform = pool.createHash('md5', { highWaterMark: 16 });
   void writable;
