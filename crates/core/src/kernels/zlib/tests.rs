@@ -4,6 +4,7 @@ use super::*;
 use crate::input::Input;
 use crate::kernels::params::RawValue;
 use crate::kernels::Params;
+use crate::kernels::{ParamError, RawParams, RunContext, Sink};
 use std::sync::atomic::AtomicBool;
 
 use crate::kernels::codec::testing::{check_pair, kernel, noise, params, run, run_with, text};

@@ -1,0 +1,234 @@
+//! The encoders: `gzip`, `deflate`, `deflateRaw`, on zlib's API
+//! ([`Deflater`]) so that `params()` can change the level mid-stream.
+
+use std::sync::Arc;
+
+use super::deflater::{Deflater, Failure};
+use super::{format_error, Format, EMPTY_WRITE, RESET, Z_FINISH, Z_MEM_ERROR, Z_STREAM_ERROR};
+use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use crate::kernels::model::{Fed, Kernel, Transform};
+use crate::kernels::params::{ParamError, RawParams};
+use crate::kernels::{KernelError, RunContext, Sink};
+
+/// `gzip`, `deflate`, `deflateRaw`.
+pub struct Compress {
+    name: &'static str,
+    format: Format,
+}
+
+pub static GZIP: Compress = Compress { name: "gzip", format: Format::Gzip };
+pub static DEFLATE: Compress = Compress { name: "deflate", format: Format::Zlib };
+pub static DEFLATE_RAW: Compress = Compress { name: "deflateRaw", format: Format::Raw };
+
+/// zlib's deflate parameters, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompressParams {
+    level: i32,
+    window_bits: u8,
+    mem_level: i32,
+    strategy: i32,
+    dictionary: Option<Arc<[u8]>>,
+    /// The flush the end is (node:zlib's `finishFlush`): Z_FINISH closes
+    /// the stream; another kind leaves it open, flushed that way.
+    finish_flush: i32,
+}
+
+const GZIP_PARAMS: &[&str] = &["level", "windowBits", "memLevel", "strategy", "finishFlush"];
+/// A gzip stream has no preset dictionary (zlib refuses one).
+const COMPRESS_PARAMS: &[&str] =
+    &["level", "windowBits", "memLevel", "strategy", "finishFlush", "dictionary"];
+
+impl Kernel for Compress {
+    type Params = CompressParams;
+    type State = CompressState;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn params(&self, raw: &RawParams<'_>) -> Result<CompressParams, ParamError> {
+        raw.only(if self.format == Format::Gzip { GZIP_PARAMS } else { COMPRESS_PARAMS })?;
+        // Node's ranges and defaults (zlib.constants: Z_DEFAULT_COMPRESSION,
+        // Z_DEFAULT_WINDOWBITS, Z_DEFAULT_MEMLEVEL, Z_DEFAULT_STRATEGY).
+        // windowBits 8 is zlib's "9 in disguise"; Node refuses it for gzip.
+        let min_bits = if self.format == Format::Gzip { 9 } else { 8 };
+        // Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED.
+        let strategy = raw.integer("strategy", 0..=4)?.unwrap_or(0) as i32;
+        Ok(CompressParams {
+            level: raw.integer("level", -1..=9)?.unwrap_or(-1) as i32,
+            window_bits: raw.integer("windowBits", min_bits..=15)?.unwrap_or(15) as u8,
+            mem_level: raw.integer("memLevel", 1..=9)?.unwrap_or(8) as i32,
+            strategy,
+            dictionary: raw.bytes("dictionary")?.map(Arc::from),
+            finish_flush: raw.integer("finishFlush", 0..=5)?.unwrap_or(Z_FINISH) as i32,
+        })
+    }
+
+    fn start(
+        &self,
+        p: &CompressParams,
+        len_hint: Option<usize>,
+    ) -> Result<CompressState, KernelError> {
+        // zlib turns a window of 8 into 9 for zlib streams; for raw ones
+        // zlib-rs refuses 8, and Node passes 9 itself: so do we.
+        let bits = if self.format == Format::Raw { p.window_bits.max(9) } else { p.window_bits };
+        let mut deflate =
+            Deflater::new(p.level, self.format.window_bits(bits), p.mem_level, p.strategy)
+                .map_err(deflate_error)?;
+        if let Some(dictionary) = &p.dictionary {
+            deflate.set_dictionary(dictionary).map_err(deflate_error)?;
+        }
+        // Text compresses 3-10x, random data not at all: a quarter of the
+        // input is one reservation for the common case, and the sink grows
+        // (doubling) for the rest.
+        Ok(CompressState {
+            deflate,
+            finish_flush: p.finish_flush,
+            dictionary: p.dictionary.clone(),
+            reserve: len_hint.map(|n| n / 4 + 64),
+        })
+    }
+}
+
+pub struct CompressState {
+    deflate: Deflater,
+    finish_flush: i32,
+    /// Set again by a reset.
+    dictionary: Option<Arc<[u8]>>,
+    reserve: Option<usize>,
+}
+
+impl CompressState {
+    /// Runs deflate over `input` with `flush` until it has taken all of it
+    /// (and, for a flush or `Finish`, written all it holds: deflate says
+    /// so by writing nothing more), or the sink's pause point.
+    fn pump(
+        &mut self,
+        input: &[u8],
+        flush: i32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Stop, KernelError> {
+        if let Some(n) = self.reserve.take() {
+            out.reserve(n);
+        }
+        let deflate = &mut self.deflate;
+        pump(out, ctx, input, flush != Z_NO_FLUSH, |input, room| {
+            let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
+            Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
+        })
+    }
+
+    /// node:zlib's params(): a sync flush, then the new level and strategy.
+    fn params(
+        &mut self,
+        level: i32,
+        strategy: i32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
+        if matches!(self.pump(&[], Z_SYNC_FLUSH, out, ctx)?, Stop::Paused { .. }) {
+            return Ok(false);
+        }
+        // After the flush nothing is held back: no output is written.
+        let room = out.unfilled(64)?;
+        let produced = self.deflate.params(level, strategy, room).map_err(deflate_error)?;
+        out.commit(produced);
+        Ok(true)
+    }
+}
+
+/// zlib's flush constants.
+const Z_NO_FLUSH: i32 = 0;
+const Z_SYNC_FLUSH: i32 = 2;
+
+fn deflate_error(e: Failure) -> KernelError {
+    match e.code {
+        libz_rs_sys::Z_MEM_ERROR => format_error(Z_MEM_ERROR, "out of memory"),
+        _ => format_error(Z_STREAM_ERROR, e.message.as_deref().unwrap_or("stream error")),
+    }
+}
+
+/// zlib's flush constants as `node:zlib` passes them: Z_PARTIAL_FLUSH,
+/// Z_SYNC_FLUSH, Z_FULL_FLUSH, Z_BLOCK.
+fn deflate_flush(kind: u32) -> Result<i32, KernelError> {
+    match kind {
+        1 | 2 | 3 | 5 => Ok(kind as i32),
+        _ => Err(KernelError::InvalidInput(format!("no deflate flush of kind {kind}"))),
+    }
+}
+
+/// node:zlib's `params(level, strategy)` as a flush kind (above zlib's,
+/// below [`RESET`]): `PARAMS + (level + 1) * 8 + strategy`.
+pub const PARAMS: u32 = 0x100;
+
+/// The level and strategy a [`PARAMS`] kind carries, if it is one.
+fn params_of(kind: u32) -> Option<(i32, i32)> {
+    let code = kind.checked_sub(PARAMS)?;
+    let (level, strategy) = ((code / 8) as i32 - 1, (code % 8) as i32);
+    ((-1..=9).contains(&level) && (0..=4).contains(&strategy)).then_some((level, strategy))
+}
+
+impl Transform for CompressState {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
+        update_all(self, chunk, out, ctx)
+    }
+
+    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        finish_all(self, out, ctx)
+    }
+
+    fn flush(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
+        flush_all(self, kind, out, ctx)
+    }
+
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
+        Ok(fed(self.pump(chunk, Z_NO_FLUSH, out, ctx)?, 0))
+    }
+
+    // Called again after a pause, deflate goes on with the same flush
+    // (zlib's rule: the same flush value until it is done).
+    fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Ok(!matches!(self.pump(&[], self.finish_flush, out, ctx)?, Stop::Paused { .. }))
+    }
+
+    fn flush_until(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
+        if kind == RESET {
+            self.deflate.reset().map_err(deflate_error)?;
+            if let Some(dictionary) = &self.dictionary {
+                self.deflate.set_dictionary(dictionary).map_err(deflate_error)?;
+            }
+            return Ok(true);
+        }
+        if let Some((level, strategy)) = params_of(kind) {
+            return self.params(level, strategy, out, ctx);
+        }
+        if kind == EMPTY_WRITE {
+            let room = out.unfilled(64)?;
+            let step = self.deflate.deflate(&[], room, Z_NO_FLUSH).map_err(deflate_error)?;
+            out.commit(step.produced);
+            return Ok(true);
+        }
+        Ok(!matches!(self.pump(&[], deflate_flush(kind)?, out, ctx)?, Stop::Paused { .. }))
+    }
+}

@@ -1,0 +1,265 @@
+//! The decoders: `gunzip`, `inflate`, `inflateRaw` and `unzip`, on
+//! zlib-rs's safe `Inflate`.
+
+use std::sync::Arc;
+
+use zlib_rs::{Inflate, InflateError, InflateFlush, Status};
+
+use super::{
+    format_error, Format, RESET, Z_BUF_ERROR, Z_DATA_ERROR, Z_FINISH, Z_MEM_ERROR, Z_NEED_DICT,
+    Z_STREAM_ERROR,
+};
+use crate::kernels::codec::{pump, update_all, Progress, Stop};
+use crate::kernels::model::{Fed, Kernel, Transform};
+use crate::kernels::params::{ParamError, RawParams};
+use crate::kernels::{KernelError, RunContext, Sink};
+
+/// `gunzip`, `inflate`, `inflateRaw`.
+pub struct Decompress {
+    name: &'static str,
+    format: Format,
+}
+
+pub static GUNZIP: Decompress = Decompress { name: "gunzip", format: Format::Gzip };
+pub static INFLATE: Decompress = Decompress { name: "inflate", format: Format::Zlib };
+pub static INFLATE_RAW: Decompress = Decompress { name: "inflateRaw", format: Format::Raw };
+pub static UNZIP: Decompress = Decompress { name: "unzip", format: Format::Auto };
+
+/// The window size a decoder allows (0: the one the stream's header names),
+/// the preset dictionary it may be asked for, and whether an input may stop
+/// inside its stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecompressParams {
+    window_bits: u8,
+    dictionary: Option<Arc<[u8]>>,
+    truncated_ok: bool,
+}
+
+impl Kernel for Decompress {
+    type Params = DecompressParams;
+    type State = DecompressState;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn params(&self, raw: &RawParams<'_>) -> Result<DecompressParams, ParamError> {
+        raw.only(&["windowBits", "dictionary", "finishFlush"])?;
+        // 0 (take the header's) exists only where there is a header.
+        let window_bits = match raw.integer("windowBits", 0..=15)? {
+            None => 15,
+            Some(0) if self.format != Format::Raw => 0,
+            Some(bits) if bits >= 8 => bits as u8,
+            Some(bits) => {
+                let expected = if self.format == Format::Raw {
+                    ">= 8 and <= 15"
+                } else {
+                    "0 or >= 8 and <= 15"
+                };
+                return Err(ParamError::Range {
+                    name: "windowBits",
+                    expected: expected.into(),
+                    got: bits.to_string(),
+                });
+            }
+        };
+        // node:zlib's finishFlush: with anything but Z_FINISH, the end of the
+        // input is a flush, and an input cut short is no error.
+        let finish_flush = raw.integer("finishFlush", 0..=5)?.unwrap_or(Z_FINISH);
+        Ok(DecompressParams {
+            window_bits,
+            dictionary: raw.bytes("dictionary")?.map(Arc::from),
+            truncated_ok: finish_flush != Z_FINISH,
+        })
+    }
+
+    fn expands(&self) -> bool {
+        true
+    }
+
+    fn start(
+        &self,
+        p: &DecompressParams,
+        _len_hint: Option<usize>,
+    ) -> Result<DecompressState, KernelError> {
+        let mut inflate = new_inflate(self.format, p.window_bits);
+        if let (Format::Raw, Some(dictionary)) = (self.format, &p.dictionary) {
+            inflate.set_dictionary(dictionary).map_err(|e| inflate_error(&inflate, e))?;
+        }
+        Ok(DecompressState {
+            inflate,
+            origin: self.format,
+            format: self.format,
+            window_bits: p.window_bits,
+            dictionary: p.dictionary.clone(),
+            truncated_ok: p.truncated_ok,
+            phase: Phase::InStream,
+        })
+    }
+}
+
+fn new_inflate(format: Format, window_bits: u8) -> Inflate {
+    // zlib-rs takes the gzip flag in window_bits (16 + bits), like zlib. A
+    // gzip header names no window size, so "the header's" (0) is the largest.
+    match format {
+        Format::Gzip => Inflate::new(true, 16 + if window_bits == 0 { 15 } else { window_bits }),
+        Format::Zlib => Inflate::new(true, window_bits),
+        Format::Raw => Inflate::new(false, window_bits),
+        Format::Auto => Inflate::new(true, 32 + if window_bits == 0 { 15 } else { window_bits }),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Inside a stream (or a gzip member): more input is needed.
+    InStream,
+    /// A gzip member has ended; what follows decides (another member, or padding).
+    AfterMember,
+    /// The stream has ended; the rest of the input is ignored.
+    Done,
+}
+
+pub struct DecompressState {
+    inflate: Inflate,
+    /// The kernel's format, for a reset.
+    origin: Format,
+    /// `Auto` until the first byte tells gzip from zlib.
+    format: Format,
+    window_bits: u8,
+    dictionary: Option<Arc<[u8]>>,
+    truncated_ok: bool,
+    phase: Phase,
+}
+
+impl DecompressState {
+    /// Inflates `input` until it is taken, the stream ends (for a gzip
+    /// input, its last member: a zero byte after a member, or a zlib or raw
+    /// stream's end) or the sink's pause point.
+    fn inflate_until(
+        &mut self,
+        input: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
+        let mut at = 0;
+        loop {
+            match self.phase {
+                Phase::Done => {
+                    return Ok(if at == input.len() { Fed::All } else { Fed::Ended(at) })
+                }
+                // Node's rule: after a gzip member, a zero byte ends the
+                // input (padding); anything else must be another member.
+                Phase::AfterMember => match input.get(at) {
+                    None => return Ok(Fed::All),
+                    Some(0) => {
+                        self.phase = Phase::Done;
+                        return Ok(Fed::Ended(at));
+                    }
+                    Some(_) => {
+                        self.inflate = new_inflate(self.format, self.window_bits);
+                        self.phase = Phase::InStream;
+                    }
+                },
+                Phase::InStream => {}
+            }
+            // A gzip member starts with 0x1f, which no zlib header does.
+            if let (Format::Auto, Some(&first)) = (self.format, input.get(at)) {
+                self.format = if first == 0x1f { Format::Gzip } else { Format::Zlib };
+            }
+            let inflate = &mut self.inflate;
+            let dictionary = self.dictionary.as_deref();
+            let stop = pump(out, ctx, &input[at..], false, |input, room| {
+                let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
+                let mut status = inflate.decompress(input, room, InflateFlush::NoFlush);
+                // As zlib's users do: the dictionary is loaded when the
+                // stream names one, and inflate goes on past the header.
+                if let (Err(InflateError::NeedDict { .. }), Some(dictionary)) =
+                    (&status, dictionary)
+                {
+                    if inflate.set_dictionary(dictionary).is_err() {
+                        return Err(format_error(Z_NEED_DICT, "Bad dictionary"));
+                    }
+                    let taken = (inflate.total_in() - in_before) as usize;
+                    status = inflate.decompress(&input[taken..], room, InflateFlush::NoFlush);
+                }
+                let status = status.map_err(|e| inflate_error(inflate, e))?;
+                Ok(Progress {
+                    consumed: (inflate.total_in() - in_before) as usize,
+                    produced: (inflate.total_out() - out_before) as usize,
+                    ended: status == Status::StreamEnd,
+                })
+            })?;
+            match stop {
+                Stop::NeedsInput => return Ok(Fed::All),
+                Stop::Paused { at: took } => return Ok(Fed::Paused(at + took)),
+                Stop::Ended { rest } => {
+                    at += rest;
+                    self.phase =
+                        if self.format == Format::Gzip { Phase::AfterMember } else { Phase::Done };
+                }
+            }
+        }
+    }
+}
+
+/// The typed error of a failed inflate call, with zlib's own words for it
+/// when it has them ("incorrect header check", ...).
+fn inflate_error(inflate: &Inflate, e: InflateError) -> KernelError {
+    let detail = inflate.error_message().unwrap_or(e.as_str());
+    match e {
+        InflateError::DataError => format_error(Z_DATA_ERROR, detail),
+        InflateError::NeedDict { .. } => format_error(Z_NEED_DICT, "Missing dictionary"),
+        InflateError::MemError => format_error(Z_MEM_ERROR, detail),
+        InflateError::StreamError => format_error(Z_STREAM_ERROR, detail),
+    }
+}
+
+impl Transform for DecompressState {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
+        update_all(self, chunk, out, ctx)
+    }
+
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
+        self.inflate_until(chunk, out, ctx)
+    }
+
+    // A decoder holds nothing back for a flush; a reset starts it over.
+    fn flush(
+        &mut self,
+        kind: u32,
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
+        if kind == RESET {
+            self.format = self.origin;
+            self.inflate = new_inflate(self.format, self.window_bits);
+            if let (Format::Raw, Some(dictionary)) = (self.format, &self.dictionary) {
+                let inflate = &mut self.inflate;
+                inflate.set_dictionary(dictionary).map_err(|e| inflate_error(inflate, e))?;
+            }
+            self.phase = Phase::InStream;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        match self.phase {
+            // Node's words for an input that stops inside a stream.
+            Phase::InStream if !self.truncated_ok => {
+                Err(format_error(Z_BUF_ERROR, "unexpected end of file"))
+            }
+            Phase::InStream => Ok(()),
+            Phase::AfterMember | Phase::Done => Ok(()),
+        }
+    }
+}
