@@ -511,7 +511,7 @@ test('the stream fuzzer: random producers, readers, flushes and destroys keep ev
     `the fuzzer's process died of ${r.signal} (seed ${seed})\n${r.stderr}`,
   );
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-  assert.match(r.stdout, /stream fuzz: \d+ cases/);
+  assert.match(r.stdout, /stream fuzz: \d+ cases/, `seed ${seed}: ${r.stderr}`);
 });
 
 test('close() does not wait for a stream ended, then dropped unread', async () => {

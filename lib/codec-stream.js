@@ -12,7 +12,7 @@
 
 const { Buffer } = require('node:buffer');
 const { Transform, finished } = require('node:stream');
-const { StreamTasks, noted, ABORT, WHEN_OVER } = require('./stream-tasks');
+const { StreamTasks, noted, notedEnd, ABORT, WHEN_OVER } = require('./stream-tasks');
 const { makeError, invalidArgType, outOfRange } = require('./errors');
 
 const nextTick = process.nextTick;
@@ -188,15 +188,20 @@ class Codec {
     return true;
   }
 
-  /** Pushes what `unpushed` holds while the reader has room; true once it is all pushed. */
+  /**
+   * Pushes what `unpushed` holds while the reader has room; once it is all
+   * pushed, runs what waited for that (the end). Whether it is all pushed
+   * and the reader has room left.
+   */
   pushUnpushed(stream) {
-    while (this.unpushed.length !== 0) {
-      if (!this.pushPieces(stream, /** @type {Buffer} */ (this.unpushed.shift()))) return false;
-    }
+    let room = true;
+    while (room && this.unpushed.length !== 0)
+      room = this.pushPieces(stream, /** @type {Buffer} */ (this.unpushed.shift()));
+    if (this.unpushed.length !== 0) return false;
     const after = this.afterUnpushed;
     this.afterUnpushed = [];
     for (let i = 0; i < after.length; i++) after[i]();
-    return true;
+    return room;
   }
 
   /** `fn()` once `unpushed` is pushed (at once when it is empty). */
@@ -349,11 +354,7 @@ class CodecStreamMethods extends Transform {
 
   /** Its end is asked for: a pool closed from now on finishes it first. */
   end(chunk, encoding, callback) {
-    const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
-    if (writes && !this.writableEnded && !this.destroyed && this.errored === null)
-      this[CODEC].tasks.noteWrite();
-    this[CODEC].tasks.finishing();
-    return super.end(chunk, encoding, callback);
+    return notedEnd(this, this[CODEC].tasks, chunk, encoding, callback);
   }
 
   // Writes go to the pool as they are (not through Transform's _write,
@@ -380,7 +381,12 @@ class CodecStreamMethods extends Transform {
   }
 
   _read(size) {
-    if (this[CODEC].unpushed.length !== 0 && !this[CODEC].pushUnpushed(this)) return;
+    const codec = this[CODEC];
+    if (
+      (codec.unpushed.length !== 0 || codec.afterUnpushed.length !== 0) &&
+      !codec.pushUnpushed(this)
+    )
+      return;
     this[CODEC].tasks.resume();
     super._read(size);
   }
@@ -417,8 +423,10 @@ class CodecStreamMethods extends Transform {
 function CodecStream(port, handle, kernel, options, zlib = NO_ZLIB) {
   if (!(this instanceof CodecStream))
     throw new TypeError("Class constructor CodecStream cannot be invoked without 'new'");
-  Transform.call(this, options);
+  // The state first: an aborted `signal` in `options` destroys the stream
+  // inside Transform's constructor, and _destroy reads it.
   this[CODEC] = new Codec(this, port, handle, kernel, zlib);
+  Transform.call(this, options);
 }
 CodecStream.prototype = CodecStreamMethods.prototype;
 Object.defineProperty(CodecStream.prototype, 'constructor', {

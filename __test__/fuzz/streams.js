@@ -23,6 +23,7 @@
 const crypto = require('node:crypto');
 const zlib = require('node:zlib');
 const { Pool } = require('../..');
+const zlibModule = require('../../lib/zlib');
 const { seeded } = require('./seeded');
 
 const { SECONDS, SEED, int, pick, chance } = seeded();
@@ -97,7 +98,7 @@ function watchBuffer(stream, highWaterMark, what, bound = OUTPUT_BOUND) {
  * pieces, random flushes, and a reader of random habits. Resolves with what
  * was read. `stop` (optional): after how many writes to destroy (or abort).
  */
-async function drive(stream, input, { flushKind, stop, abort }) {
+async function drive(stream, input, { flushKind, stop, abort, controls }) {
   const out = [];
   let callbacks = 0;
   let writes = 0;
@@ -160,6 +161,12 @@ async function drive(stream, input, { flushKind, stop, abort }) {
       break;
     }
     if (flushKind !== undefined && chance(0.1)) stream.flush(flushKind);
+    // The deflate family's controls: none changes what the output decodes to.
+    if (controls && chance(0.05)) stream.params(int(11) - 1, int(5));
+    if (controls && chance(0.05)) {
+      writes++;
+      stream.write(Buffer.alloc(0), () => callbacks++);
+    }
     if (wait) await called;
     else pending.push(called);
     if (chance(0.05)) await tick();
@@ -189,9 +196,14 @@ async function codecCase(pool, what) {
     enc === 'createLz4Compress' || enc === 'createZstdCompress' || enc === 'createBrotliCompress'
       ? 1
       : pick([1, 2, 3]);
-  const encoder = pool[enc]({ highWaterMark, ...lz4 });
-  watchBuffer(encoder, highWaterMark, `${what} ${enc}`);
-  const packed = await drive(encoder, input, { flushKind });
+  // Sometimes node:zlib's class from @tidepool-rs/pool/zlib, with a chunkSize.
+  const viaModule = enc !== 'createLz4Compress' && enc !== 'createZstdCompress' && chance(0.3);
+  const encoder = viaModule
+    ? zlibModule[enc]({ highWaterMark, chunkSize: pick([64, 1024, 16 * 1024, 100_000]) })
+    : pool[enc]({ highWaterMark, ...lz4 });
+  watchBuffer(encoder, highWaterMark, `${what} ${enc}${viaModule ? ' (module)' : ''}`);
+  const controls = ['createGzip', 'createDeflate', 'createDeflateRaw'].includes(enc);
+  const packed = await drive(encoder, input, { flushKind, controls });
   let back;
   if (nodeDecode !== undefined) {
     back = nodeDecode(packed);
@@ -318,7 +330,18 @@ async function main() {
   const pool = new Pool({ maxThreads: 1 + int(3) });
   const deadline = Date.now() + SECONDS * 1000;
   let cases = 0;
+  // A case that waits for what never comes would let the process exit
+  // quietly (nothing keeps the loop alive): a watchdog keeps it, and fails
+  // a case that takes this long.
+  let started = Date.now();
+  const watchdog = setInterval(() => {
+    if (Date.now() - started > 30_000) {
+      console.error(`case ${cases} did not finish in 30 s (seed ${SEED})`);
+      process.exit(1);
+    }
+  }, 1000);
   while (Date.now() < deadline) {
+    started = Date.now();
     const what = `case ${cases}`;
     const kind = int(11);
     if (kind < 5) await codecCase(pool, what);
@@ -331,6 +354,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 1));
     if (pool.stats().pending !== 0) fail(`${what}: ${pool.stats().pending} tasks still pending`);
   }
+  clearInterval(watchdog);
   await pool.close();
   console.log(`stream fuzz: ${cases} cases, seed ${SEED}`);
 }
