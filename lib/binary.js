@@ -207,6 +207,7 @@ function isDetachedBinary(value) {
 
 module.exports = {
   snapshot,
+  isResizable,
   readableBytes,
   isDetachedBinary,
   checkResizable,

@@ -132,7 +132,7 @@ function describe(value) {
     }
     return typeof name === 'string' && name !== '' ? `an instance of ${name}` : 'an object';
   }
-  let shown = String(value);
+  let shown = typeof value === 'bigint' ? `${value}n` : String(value);
   if (shown.length > 28) shown = `${shown.slice(0, 25)}...`;
   if (typeof value === 'string') shown = `'${shown}'`;
   return `type ${typeof value} (${shown})`;
@@ -171,11 +171,28 @@ function invalidState(name, reason) {
   return makeError(TypeError, 'ERR_INVALID_STATE', `Invalid state: "${label(name)}" ${reason}`);
 }
 
+/** `digits` with an underscore every three from the right, as Node's errors show large numbers. */
+function separated(digits) {
+  let out = '';
+  let i = digits.length;
+  const start = digits[0] === '-' ? 1 : 0;
+  for (; i >= start + 4; i -= 3) out = `_${digits.slice(i - 3, i)}${out}`;
+  return `${digits.slice(0, i)}${out}`;
+}
+
 function outOfRange(name, range, actual) {
+  // Node's words for what was received: large integers and bigints grouped.
+  let received = String(actual);
+  if (typeof actual === 'bigint') {
+    if (actual > 2n ** 32n || actual < -(2n ** 32n)) received = separated(received);
+    received += 'n';
+  } else if (Number.isInteger(actual) && Math.abs(actual) > 2 ** 32) {
+    received = separated(received);
+  }
   return makeError(
     RangeError,
     'ERR_OUT_OF_RANGE',
-    `The value of "${label(name)}" is out of range. It must be ${range}. Received ${String(actual)}`,
+    `The value of "${label(name)}" is out of range. It must be ${range}. Received ${received}`,
   );
 }
 

@@ -12,7 +12,7 @@
 
 const { Transform } = require('node:stream');
 const { Buffer } = require('node:buffer');
-const { StreamTasks, noted, updateBytes, ABORT, WHEN_OVER } = require('./stream-tasks');
+const { StreamTasks, noted, notedEnd, updateBytes, ABORT, WHEN_OVER } = require('./stream-tasks');
 const { makeError } = require('./errors');
 const { NativePromise } = require('./intrinsics');
 
@@ -238,11 +238,7 @@ class Hash extends Transform {
   /** Its end is asked for: a pool closed from now on finishes it first. */
   end(chunk, encoding, callback) {
     this.#flushTrail();
-    const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
-    if (writes && !this.writableEnded && !this.destroyed && this.errored === null)
-      this.#tasks.noteWrite();
-    this.#tasks.finishing();
-    return super.end(chunk, encoding, callback);
+    return notedEnd(this, this.#tasks, chunk, encoding, callback);
   }
 
   _write(chunk, encoding, callback) {

@@ -27,6 +27,26 @@ function noted(stream, tasks, chunk, encoding, callback) {
   }
 }
 
+/**
+ * `stream.end([chunk])` (Writable's), its chunk and its end noted for the
+ * pool's close() (as noted() notes a write); an end the Writable throws
+ * for (a bad chunk) leaves no debt.
+ */
+const writableEnd = require('node:stream').Writable.prototype.end;
+function notedEnd(stream, tasks, chunk, encoding, callback) {
+  const writes = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
+  const taken = writes && !stream.writableEnded && !stream.destroyed && stream.errored === null;
+  if (taken) tasks.noteWrite();
+  const finishing = tasks.finishing();
+  try {
+    return writableEnd.call(stream, chunk, encoding, callback);
+  } catch (err) {
+    if (taken) tasks.unnoteWrite();
+    if (finishing) tasks.unfinishing();
+    throw err;
+  }
+}
+
 class StreamDebts {
   /** The pool's side (lib/engine/ports.js): open, hold, release. */
   #port;
@@ -64,11 +84,19 @@ class StreamDebts {
     this.repay(1);
   }
 
-  /** The end was asked for: accepted (once) while the pool is open. */
+  /** The end was asked for: accepted (once) while the pool is open. True when this call noted it. */
   noteFinish() {
-    if (this.#finishAccepted || !this.#port.open()) return;
+    if (this.#finishAccepted || !this.#port.open()) return false;
     this.#finishAccepted = true;
     this.owe(1);
+    return true;
+  }
+
+  /** A noted end the Writable refused at once (its chunk was bad): no debt after all. */
+  unnoteFinish() {
+    if (!this.#finishAccepted) return;
+    this.#finishAccepted = false;
+    this.repay(1);
   }
 
   /** `n` writes reached the tasks, in the order they were made: how many of them were accepted. */
@@ -104,4 +132,4 @@ class StreamDebts {
   }
 }
 
-module.exports = { StreamDebts, noted };
+module.exports = { StreamDebts, noted, notedEnd };

@@ -39,7 +39,7 @@ const { ownArray } = require('./own-array');
 const { WaitQueue } = require('./wait-queue');
 const { LAST, Item, takeChunk, callAll, callbacksOf, failItems } = require('./stream-items');
 const { writtenItems, updateBytes } = require('./stream-input');
-const { StreamDebts, noted } = require('./stream-debts');
+const { StreamDebts, noted, notedEnd } = require('./stream-debts');
 const { Staging } = require('./stream-staging');
 
 const nextTick = process.nextTick;
@@ -142,9 +142,14 @@ class StreamTasks {
     this.#debts.unnoteWrite();
   }
 
-  /** The end was asked for (end(), digest()): accepted while the pool is open. */
+  /** The end was asked for (end(), digest()): accepted while the pool is open. True when this noted it. */
   finishing() {
-    if (!this.#done && this.#error === undefined) this.#debts.noteFinish();
+    return !this.#done && this.#error === undefined && this.#debts.noteFinish();
+  }
+
+  /** A noted end the Writable refused at once: no debt after all. */
+  unfinishing() {
+    this.#debts.unnoteFinish();
   }
 
   /**
@@ -442,4 +447,4 @@ function flushedItems(items, kind) {
   return out;
 }
 
-module.exports = { StreamTasks, updateBytes, noted, ABORT, WHEN_OVER };
+module.exports = { StreamTasks, updateBytes, noted, notedEnd, ABORT, WHEN_OVER };

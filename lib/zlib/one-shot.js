@@ -8,7 +8,8 @@
 const { Buffer } = require('node:buffer');
 const { types } = require('node:util');
 const { readOptions, initError } = require('./options');
-const { invalidArgType, makeError } = require('../errors');
+const { abortError, invalidArgType, makeError } = require('../errors');
+const { isResizable } = require('../binary');
 
 const nextTick = process.nextTick;
 
@@ -18,13 +19,35 @@ const nextTick = process.nextTick;
  */
 function inputOf(buffer) {
   if (typeof buffer === 'string') return Buffer.from(buffer);
-  if (types.isArrayBufferView(buffer)) return buffer;
-  if (types.isAnyArrayBuffer(buffer)) return Buffer.from(buffer);
+  // As node:zlib, whose engine ends with no chunk.
+  if (buffer === null || buffer === undefined) return Buffer.alloc(0);
+  // Memory that could shrink under a pool thread is copied (node:zlib reads it in place).
+  if (types.isArrayBufferView(buffer))
+    return isResizable(buffer.buffer) ? Buffer.from(copyOf(buffer)) : buffer;
+  if (types.isAnyArrayBuffer(buffer))
+    return isResizable(buffer) ? Buffer.from(buffer.slice(0)) : Buffer.from(buffer);
   throw invalidArgType(
     'chunk',
     'of type string or an instance of Buffer, TypedArray, or DataView',
     buffer,
   );
+}
+
+/** The bytes of `view`, copied. */
+function copyOf(view) {
+  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
+}
+
+/**
+ * `options` without its signal: the ended engine `info` gives is made from
+ * the call's options, and a signal there would destroy it at once.
+ */
+function withoutSignal(options) {
+  if (options === null || typeof options !== 'object' || !Object.hasOwn(options, 'signal'))
+    return options;
+  const rest = { ...options };
+  delete rest.signal;
+  return rest;
 }
 
 /** node:zlib's error for a task's failure (its words where they differ). */
@@ -54,6 +77,16 @@ function oneShot(name, className, Class, poolOf) {
       const data = inputOf(buffer);
       const post = { kernel: o.kernel, maxOutputBytes: o.maxOutputLength };
       if (o.params !== undefined) post.params = o.params;
+      // node:zlib's streams take a signal, and so its one-shots: an aborted
+      // one is the callback's AbortError, as there.
+      const signal = o.transform.signal;
+      if (signal !== undefined && signal !== null) {
+        if (signal.aborted) {
+          nextTick(callback, abortError(signal.reason));
+          return;
+        }
+        post.signal = signal;
+      }
       let task;
       try {
         task = poolOf().post(data, post);
@@ -77,4 +110,4 @@ function oneShot(name, className, Class, poolOf) {
   }[name];
 }
 
-module.exports = { oneShot, inputOf };
+module.exports = { oneShot, inputOf, withoutSignal, copyOf };

@@ -54,6 +54,16 @@ const ZLIB_NAMES = Object.freeze([
   'maxOutputLength',
   'info',
   'pledgedSrcSize',
+  // A Transform's own methods given as options would replace the stream's
+  // (node:zlib's break too): not passed on.
+  'transform',
+  'flush',
+  'final',
+  'write',
+  'writev',
+  'read',
+  'destroy',
+  'construct',
 ]);
 
 /** The largest key node:zlib takes as a brotli parameter (BROTLI_PARAM_NDIRECT). */
@@ -87,6 +97,12 @@ function rangeOr(value, name, lower, upper, fallback) {
   return value;
 }
 
+/** rangeOr(), then as node:zlib's binding reads it: an integer (2.5 is 2). */
+function intOr(value, name, lower, upper, fallback) {
+  const checked = rangeOr(value, name, lower, upper, fallback);
+  return checked === undefined ? undefined : Math.trunc(checked);
+}
+
 /** Own properties of `options` (a non-object reads as none, as `opts.x` would be undefined). */
 function own(options, name) {
   return options !== null &&
@@ -100,13 +116,40 @@ function own(options, name) {
 function dictionaryOf(options) {
   const dictionary = own(options, 'dictionary');
   if (dictionary === undefined) return undefined;
-  if (types.isArrayBufferView(dictionary)) return dictionary;
-  if (types.isAnyArrayBuffer(dictionary)) return Buffer.from(dictionary);
+  // As node:zlib: an empty dictionary (a detached buffer's is) is none.
+  if (types.isArrayBufferView(dictionary))
+    return dictionary.byteLength === 0 ? undefined : dictionary;
+  if (types.isAnyArrayBuffer(dictionary))
+    return dictionary.byteLength === 0 ? undefined : Buffer.from(dictionary);
   throw invalidArgType(
     'options.dictionary',
     'an instance of Buffer, TypedArray, DataView, or ArrayBuffer',
     dictionary,
   );
+}
+
+/**
+ * A keyed parameter's value as node:zlib hands it to the library: brotli's
+ * as a uint32 (NaN 0, 4.7 4, -1 2^32-1), then brotli's own clamps of the
+ * quality and window (the values it refuses, the kernel refuses too:
+ * ERR_ZLIB_INITIALIZATION_FAILED); zstd's as an int32.
+ */
+function keyedValue(brotli, name, value) {
+  if (!brotli) return Number(value) | 0;
+  const v = Number(value) >>> 0;
+  switch (name) {
+    case 'quality':
+      return Math.min(v, 11);
+    case 'lgwin':
+      return Math.min(Math.max(v, 10), 24);
+    case 'lgblock':
+      return v === 0 ? 0 : Math.min(Math.max(v, 16), 24);
+    case 'mode':
+      // brotli reads a mode it does not know as the generic one.
+      return v > 2 ? 0 : v;
+    default:
+      return v;
+  }
 }
 
 /** The keyed `options.params` of brotli and zstd, as a pool kernel's named params. */
@@ -132,7 +175,7 @@ function keyedParams(options, mode) {
     }
     seen.add(key);
     const value = given[origKey];
-    if (brotli && (Number.isNaN(key) || key < 0 || key > MAX_BROTLI_PARAM)) {
+    if (brotli && (!Number.isInteger(key) || key < 0 || key > MAX_BROTLI_PARAM)) {
       throw makeError(
         RangeError,
         'ERR_BROTLI_INVALID_PARAM',
@@ -148,6 +191,16 @@ function keyedParams(options, mode) {
     }
     if (typeof value !== 'number' && typeof value !== 'boolean')
       throw invalidArgType('options.params[key]', 'of type number', value);
+    // The brotli decoder's: how its ring buffer grows (memory only: taken
+    // and left to the pool's decoder) and large windows (not offered).
+    if (
+      brotli &&
+      mode.decodes &&
+      key === constants.BROTLI_DECODER_PARAM_DISABLE_RING_BUFFER_REALLOCATION
+    )
+      continue;
+    if (brotli && mode.decodes && key === constants.BROTLI_DECODER_PARAM_LARGE_WINDOW && !value)
+      continue;
     const name = names?.[key];
     if (name === undefined) {
       // The decoders' parameters change memory use or allow non-standard
@@ -157,8 +210,7 @@ function keyedParams(options, mode) {
         `the ${mode.kernel} kernel takes ${names === undefined ? 'no parameters' : `only ${Object.keys(names).join(', ')}`}`,
       );
     }
-    // Flags are numbers to the kernels, but zstd's checksum.
-    params[name] = name === 'checksum' ? Boolean(value) : Number(value);
+    params[name] = name === 'checksum' ? Boolean(value) : keyedValue(brotli, name, value);
   }
   return params;
 }
@@ -186,13 +238,17 @@ function readOptions(name, options) {
   if (finite(chunkSize, 'options.chunkSize')) {
     if (chunkSize < constants.Z_MIN_CHUNK)
       throw outOfRange('options.chunkSize', `>= ${constants.Z_MIN_CHUNK}`, chunkSize);
+    // node:zlib allocates its output buffer of that size at once.
+    if (chunkSize > kMaxLength) throw outOfRange('size', `>= 0 && <= ${kMaxLength}`, chunkSize);
     out.chunkSize = Math.trunc(chunkSize);
   }
   let params;
   if (family === DEFLATE) {
     params = deflateParams(name, mode, options);
-    out.flush = rangeOr(own(options, 'flush'), 'options.flush', 0, constants.Z_BLOCK, 0);
-    out.finishFlush = rangeOr(
+    out.flush = intOr(own(options, 'flush'), 'options.flush', 0, constants.Z_BLOCK, 0);
+    if (out.flush === constants.Z_FINISH)
+      throw unsupported('options.flush Z_FINISH', 'a write may flush, only the end finishes');
+    out.finishFlush = intOr(
       own(options, 'finishFlush'),
       'options.finishFlush',
       0,
@@ -212,8 +268,8 @@ function readOptions(name, options) {
             constants.BROTLI_OPERATION_EMIT_METADATA,
           ]
         : [constants.ZSTD_e_continue, constants.ZSTD_e_end, constants.ZSTD_e_end];
-    out.flush = rangeOr(own(options, 'flush'), 'options.flush', process, last, process);
-    out.finishFlush = rangeOr(
+    out.flush = intOr(own(options, 'flush'), 'options.flush', process, last, process);
+    out.finishFlush = intOr(
       own(options, 'finishFlush'),
       'options.finishFlush',
       process,
@@ -241,7 +297,7 @@ function readOptions(name, options) {
         throw outOfRange('options.pledgedSrcSize', 'a non-negative integer', pledged);
     }
   }
-  out.maxOutputLength = rangeOr(
+  out.maxOutputLength = intOr(
     own(options, 'maxOutputLength'),
     'options.maxOutputLength',
     1,
@@ -262,14 +318,14 @@ function readOptions(name, options) {
 function deflateParams(name, mode, options) {
   const params = { __proto__: null };
   const windowBits = own(options, 'windowBits');
-  if (mode.decodes && (windowBits === undefined || windowBits === null || windowBits === 0)) {
-    // 0: the header's (inflate, gunzip, unzip); raw streams have none.
-    if (name !== 'InflateRaw') params.windowBits = 0;
-    else if (windowBits === 0) throw outOfRange('options.windowBits', '>= 8 and <= 15', 0);
+  const headed = mode.decodes && name !== 'InflateRaw';
+  if (headed && (windowBits === undefined || windowBits === null || windowBits === 0)) {
+    // 0: the header's (inflate, gunzip, unzip); a raw stream has none.
+    params.windowBits = 0;
   } else {
     // As node:zlib: `{ windowBits: 8 }` is valid for deflate but not gzip.
     const min = constants.Z_MIN_WINDOWBITS + (name === 'Gzip' ? 1 : 0);
-    const bits = rangeOr(
+    const bits = intOr(
       windowBits,
       'options.windowBits',
       min,
@@ -278,9 +334,9 @@ function deflateParams(name, mode, options) {
     );
     if (bits !== undefined) params.windowBits = bits;
   }
-  const level = rangeOr(own(options, 'level'), 'options.level', -1, 9, undefined);
-  const memLevel = rangeOr(own(options, 'memLevel'), 'options.memLevel', 1, 9, undefined);
-  const strategy = rangeOr(own(options, 'strategy'), 'options.strategy', 0, 4, undefined);
+  const level = intOr(own(options, 'level'), 'options.level', -1, 9, undefined);
+  const memLevel = intOr(own(options, 'memLevel'), 'options.memLevel', 1, 9, undefined);
+  const strategy = intOr(own(options, 'strategy'), 'options.strategy', 0, 4, undefined);
   const dictionary = dictionaryOf(options);
   if (!mode.decodes) {
     if (level !== undefined) params.level = level;
@@ -316,4 +372,14 @@ function initError(err, kernel) {
 
 const MODES_BY_KERNEL = Object.fromEntries(Object.values(MODES).map((mode) => [mode.kernel, mode]));
 
-module.exports = { readOptions, initError, rangeOr, unsupported, MODES, DEFLATE, BROTLI, ZSTD };
+module.exports = {
+  readOptions,
+  initError,
+  rangeOr,
+  intOr,
+  unsupported,
+  MODES,
+  DEFLATE,
+  BROTLI,
+  ZSTD,
+};

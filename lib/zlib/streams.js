@@ -7,6 +7,8 @@
 const { deprecate } = require('node:util');
 const { CodecStream } = require('../codec-stream');
 const { OPEN_CODEC } = require('./link');
+const { isResizable } = require('../binary');
+const { copyOf } = require('./one-shot');
 const { readOptions, initError, rangeOr, MODES, DEFLATE } = require('./options');
 
 /**
@@ -31,7 +33,8 @@ const WRITE_AHEAD = 2 << 20;
 
 /** The Transform's options: the caller's, with the pool's write-ahead when it sets no buffer. */
 function transformOptions(given) {
-  if (given.highWaterMark === undefined && given.writableHighWaterMark === undefined)
+  const objects = given.objectMode || given.writableObjectMode;
+  if (!objects && given.highWaterMark === undefined && given.writableHighWaterMark === undefined)
     given.writableHighWaterMark = WRITE_AHEAD;
   return given;
 }
@@ -67,6 +70,16 @@ function ZlibBase(name, options) {
 }
 Object.setPrototypeOf(ZlibBase.prototype, CodecStream.prototype);
 Object.setPrototypeOf(ZlibBase, CodecStream);
+
+/**
+ * A write whose memory could shrink under a pool thread (a view of a
+ * resizable ArrayBuffer) is copied: node:zlib takes it as it is.
+ * @this {any}
+ */
+ZlibBase.prototype.write = function write(chunk, encoding, callback) {
+  if (ArrayBuffer.isView(chunk) && isResizable(chunk.buffer)) chunk = Buffer.from(copyOf(chunk));
+  return CodecStream.prototype.write.call(this, chunk, encoding, callback);
+};
 
 /** DEP0108, once per process, as node:zlib warns it. */
 const warnBytesRead = deprecate(
@@ -116,12 +129,17 @@ Object.setPrototypeOf(Zlib, ZlibBase);
 Zlib.prototype.params = function params(level, strategy, callback) {
   rangeOr(level, 'level', -1, 9, undefined);
   rangeOr(strategy, 'strategy', 0, 4, undefined);
+  // node:zlib's binding reads what is not a number (NaN, undefined) as 0.
+  if (!Number.isFinite(level)) level = 0;
+  if (!Number.isFinite(strategy)) strategy = 0;
   const now = this[LEVEL];
   if (level === now.level && strategy === now.strategy) {
     if (callback !== undefined) process.nextTick(callback);
     return;
   }
-  CodecStream.prototype.params.call(this, Math.trunc(level), Math.trunc(strategy), callback);
+  // node:zlib calls the callback with no argument.
+  const done = callback === undefined ? undefined : () => callback();
+  CodecStream.prototype.params.call(this, Math.trunc(level), Math.trunc(strategy), done);
   now.level = level;
   now.strategy = strategy;
 };

@@ -1,0 +1,131 @@
+'use strict';
+// @tidepool-rs/pool/zlib beyond Node's own tests (__test__/node/): what an
+// adversarial review of it found, each checked against node:zlib in the
+// same test as the control, and install()/uninstall() themselves.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const nodeZlib = require('node:zlib');
+const { promisify } = require('node:util');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { once } = require('node:events');
+const ours = require('@tidepool-rs/pool/zlib');
+const { Pool } = require('..');
+
+const BOTH = [
+  ['node:zlib', nodeZlib],
+  ['tidepool', ours],
+];
+
+test('an aborted signal: the stream is destroyed with an AbortError, a one-shot calls back with it', async () => {
+  for (const [who, zlib] of BOTH) {
+    const stream = zlib.createGzip({ signal: AbortSignal.abort('why') });
+    const [err] = await once(stream, 'error');
+    assert.equal(err.name, 'AbortError', who);
+    assert.equal(err.code, 'ABORT_ERR', who);
+    // With info: the engine is not destroyed under the caller (no crash).
+    const oneShot = await promisify(zlib.gzip)('x', { info: true, signal: AbortSignal.abort() })
+      .then(() => 'resolved')
+      .catch((e) => e.code);
+    assert.equal(oneShot, 'ABORT_ERR', who);
+    const sync = zlib.gzipSync('x', { info: true, signal: AbortSignal.abort() });
+    assert.ok(Buffer.isBuffer(sync.buffer), who);
+  }
+});
+
+test('a one-shot stops when its signal fires under way', async () => {
+  const bomb = nodeZlib.gzipSync(Buffer.alloc(64 << 20));
+  for (const [who, zlib] of BOTH) {
+    const controller = new AbortController();
+    const result = promisify(zlib.gunzip)(bomb, { signal: controller.signal });
+    controller.abort();
+    await assert.rejects(result, { code: 'ABORT_ERR' }, who);
+  }
+});
+
+test("numbers node:zlib's binding truncates are taken, as there", async () => {
+  for (const [who, zlib] of BOTH) {
+    const options = { level: 2.5, windowBits: 9.5, memLevel: 1.5 };
+    const packed = await promisify(zlib.deflate)('hello hello hello', options);
+    assert.equal(nodeZlib.inflateSync(packed).toString(), 'hello hello hello', who);
+    const out = await promisify(zlib.gunzip)(nodeZlib.gzipSync('abc'), { maxOutputLength: 100.5 });
+    assert.equal(out.toString(), 'abc', who);
+    const brotli = { params: { [nodeZlib.constants.BROTLI_PARAM_QUALITY]: 4.7 } };
+    const squeezed = await promisify(zlib.brotliCompress)('abc abc abc', brotli);
+    assert.equal(nodeZlib.brotliDecompressSync(squeezed).toString(), 'abc abc abc', who);
+  }
+});
+
+test('an end() refused for its chunk leaves nothing for close() to wait for', async () => {
+  for (const [who, zlib] of BOTH) {
+    const gzip = zlib.createGzip();
+    assert.throws(() => gzip.end(42), { code: 'ERR_INVALID_ARG_TYPE' }, who);
+    gzip.destroy();
+  }
+  const pool = new Pool();
+  const gzip = pool.createGzip();
+  assert.throws(() => gzip.end(42), { code: 'ERR_INVALID_ARG_TYPE' });
+  // The stream is left open and unended: close() still resolves.
+  await pool.close();
+});
+
+test('install() routes node:zlib and uninstall() puts back exactly what was there', async () => {
+  const names = ['createGzip', 'gzip', 'createUnzip', 'brotliDecompress'];
+  const before = names.map((name) => Object.getOwnPropertyDescriptor(nodeZlib, name));
+  const pool = new Pool();
+  try {
+    ours.install({ pool });
+    ours.install({ pool }); // again, the same pool: nothing changes
+    assert.throws(() => ours.install({ pool: new Pool() }), {
+      code: 'ERR_TIDEPOOL_ZLIB_INSTALLED',
+    });
+    assert.equal(nodeZlib.createGzip, ours.createGzip);
+    assert.equal(ours.pool, pool);
+    const packed = await promisify(nodeZlib.gzip)('routed');
+    assert.equal(nodeZlib.gunzipSync(packed).toString(), 'routed');
+    assert.ok(pool.stats().completed > 0, 'the pool did the work');
+    // The *Sync functions and the classes stay node:zlib's.
+    assert.notEqual(nodeZlib.gzipSync, ours.gzipSync);
+    assert.notEqual(nodeZlib.Gzip, ours.Gzip);
+  } finally {
+    ours.uninstall();
+    await pool.close();
+  }
+  const after = names.map((name) => Object.getOwnPropertyDescriptor(nodeZlib, name));
+  assert.deepEqual(after, before);
+  assert.throws(() => ours.install({ pool: 'no' }), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => ours.install({ pol: 1 }), { code: 'ERR_INVALID_ARG_VALUE' });
+  assert.throws(() => ours.install({ pool: new Pool({ encoding: 'hex' }) }), {
+    code: 'ERR_INVALID_ARG_VALUE',
+  });
+});
+
+test('ESM named imports of node:zlib follow install(), and --require …/register installs', () => {
+  const esm = [
+    "import zlibModule from '@tidepool-rs/pool/zlib';",
+    "import { createGzip } from 'node:zlib';",
+    'zlibModule.install();',
+    "const { createGzip: after } = await import('node:zlib');",
+    'console.log(after === zlibModule.createGzip, createGzip === zlibModule.createGzip);',
+  ].join('\n');
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', esm], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  // Live bindings: both the new import and the one taken before follow.
+  assert.equal(run.stdout.trim(), 'true true');
+  const registered = spawnSync(
+    process.execPath,
+    [
+      '--require',
+      '@tidepool-rs/pool/zlib/register',
+      '-e',
+      "console.log(require('zlib').gzip === require('@tidepool-rs/pool/zlib').gzip)",
+    ],
+    { cwd: path.join(__dirname, '..'), encoding: 'utf8' },
+  );
+  assert.equal(registered.status, 0, registered.stderr);
+  assert.equal(registered.stdout.trim(), 'true');
+});
