@@ -1,13 +1,13 @@
 // Types of require('@tidepool-rs/pool/zlib'): node:zlib's API, running on a
 // tidepool. Everything node:zlib declares is re-exported as it is; the
 // declarations below add what this module has beyond it.
-import type { Transform, TransformOptions } from 'node:stream';
+import type { Transform } from 'node:stream';
 import type { Pool } from './index';
 
 export * from 'node:zlib';
 
 /** zstd's options, as node:zlib takes them (Node 22.15+; here on every Node). */
-export interface ZstdOptions extends TransformOptions {
+export interface ZstdOptions {
   /** @default constants.ZSTD_e_continue */
   flush?: number | undefined;
   /** Only `constants.ZSTD_e_end` (the default). */
@@ -18,7 +18,21 @@ export interface ZstdOptions extends TransformOptions {
   maxOutputLength?: number | undefined;
   info?: boolean | undefined;
   pledgedSrcSize?: number | undefined;
+  signal?: AbortSignal | undefined;
+  highWaterMark?: number | undefined;
 }
+
+/** node:zlib's constants, with zstd's (`ZSTD_*`) where this Node's have none. */
+export const constants: typeof import('node:zlib').constants & {
+  readonly [name: `ZSTD_${string}`]: number;
+  readonly ZSTD_e_continue: number;
+  readonly ZSTD_e_flush: number;
+  readonly ZSTD_e_end: number;
+  readonly ZSTD_c_compressionLevel: number;
+  readonly ZSTD_c_checksumFlag: number;
+  readonly ZSTD_d_windowLogMax: number;
+  readonly ZSTD_CLEVEL_DEFAULT: number;
+};
 
 export interface ZstdCompress extends Transform {
   flush(kind?: number, callback?: () => void): void;

@@ -398,3 +398,18 @@ function metrics(): void {
   collectMetrics(new Pool(), { registy: new Registry() });
 }
 void metrics;
+
+// @tidepool-rs/pool/zlib: node:zlib's types, with zstd, install() and the pool.
+import * as tzlib from '../zlib';
+function zlibModule(): void {
+  const gzip: import('node:zlib').Gzip = tzlib.createGzip({ level: 9, chunkSize: 1024 });
+  tzlib.gunzip(Buffer.from('x'), (err: Error | null, out: Buffer) => void [err, out]);
+  tzlib.zstdCompress('x', { params: { [tzlib.constants.ZSTD_c_compressionLevel]: 3 } }, () => {});
+  tzlib.install({ pool: new Pool() });
+  tzlib.uninstall();
+  expectType<number>(tzlib.pool.stats().completed);
+  // @ts-expect-error: install() takes a pool, nothing else
+  tzlib.install({ pol: new Pool() });
+  void gzip;
+}
+void zlibModule;
