@@ -27,6 +27,8 @@ pub const PAIRS: &[(&str, &str)] = &[
     ("gzip", "gunzip"),
     ("deflate", "inflate"),
     ("deflateRaw", "inflateRaw"),
+    // unzip reads deflate's zlib format (and gzip's: see its own tests).
+    ("deflate", "unzip"),
     ("brotliCompress", "brotliDecompress"),
     ("zstdCompress", "zstdDecompress"),
     ("lz4Compress", "lz4Decompress"),
