@@ -128,6 +128,29 @@ declare namespace tidepool {
     level?: number;
     /** Append a content checksum to the frame (the decoder verifies it). @default false */
     checksum?: boolean;
+    /** A dictionary (raw content or a trained one); the decoder needs the same. */
+    dictionary?: Binary | string;
+  }
+
+  /** Parameters of `zstdDecompress`. */
+  export interface ZstdDecompressParams {
+    /** The dictionary the frames were made with. */
+    dictionary?: Binary | string;
+    /**
+     * `node:zlib`'s `finishFlush`: with anything but `ZSTD_e_end` (2), an
+     * input cut short ends without an error, its output so far kept. @default 2
+     */
+    finishFlush?: number;
+  }
+
+  /** Parameters of `brotliDecompress`. */
+  export interface BrotliDecompressParams {
+    /**
+     * `node:zlib`'s `finishFlush`: with anything but
+     * `BROTLI_OPERATION_FINISH` (2), an input cut short ends without an
+     * error, its output so far kept. @default 2
+     */
+    finishFlush?: number;
   }
 
   /** Parameters of `lz4Compress` (the LZ4 frame format, as the `lz4` tool writes it). */
@@ -170,6 +193,8 @@ declare namespace tidepool {
     | InflateParams
     | BrotliParams
     | ZstdParams
+    | ZstdDecompressParams
+    | BrotliDecompressParams
     | Lz4Params
     | HmacParams
     | Blake3Params
@@ -891,11 +916,17 @@ declare namespace tidepool {
     /** `node:zlib`'s `createBrotliCompress()`, on the pool's threads. */
     createBrotliCompress(options?: CodecStreamOptions<BrotliParams>): CodecStream;
     /** `node:zlib`'s `createBrotliDecompress()`, on the pool's threads. */
-    createBrotliDecompress(options?: CodecStreamOptions): CodecStream;
+    createBrotliDecompress(
+      options?: CodecStreamOptions<BrotliDecompressParams> & BrotliDecompressParams,
+    ): CodecStream;
     /** A Zstandard compression stream (`node:zlib`'s `createZstdCompress()` from Node 22.15), on the pool's threads. */
-    createZstdCompress(options?: CodecStreamOptions<ZstdParams>): CodecStream;
+    createZstdCompress(
+      options?: CodecStreamOptions<ZstdParams> & Pick<ZstdParams, 'dictionary'>,
+    ): CodecStream;
     /** A Zstandard decompression stream, on the pool's threads. */
-    createZstdDecompress(options?: CodecStreamOptions): CodecStream;
+    createZstdDecompress(
+      options?: CodecStreamOptions<ZstdDecompressParams> & ZstdDecompressParams,
+    ): CodecStream;
     /** An LZ4 frame compression stream, on the pool's threads. */
     createLz4Compress(options?: CodecStreamOptions<Lz4Params>): CodecStream;
     /** An LZ4 frame decompression stream, on the pool's threads. */

@@ -289,8 +289,11 @@ function readOptions(name, options) {
     }
     if (out.flush > constants.BROTLI_OPERATION_FLUSH)
       throw unsupported(`options.flush ${out.flush} on ${name}`, 'a write may only flush');
-    if (family === ZSTD && own(options, 'dictionary') !== undefined)
-      throw unsupported('options.dictionary on zstd', 'the zstd kernels take no dictionary yet');
+    // node:zlib's zstd takes a dictionary both ways (as its deflate does).
+    if (family === ZSTD) {
+      const dictionary = dictionaryOf(options);
+      if (dictionary !== undefined) params.dictionary = dictionary;
+    }
     const pledged = own(options, 'pledgedSrcSize');
     if (family === ZSTD && !mode.decodes && pledged !== undefined && pledged !== null) {
       if (typeof pledged !== 'number' || !Number.isSafeInteger(pledged) || pledged < 0)

@@ -11,6 +11,8 @@
 //! large) frames whose window is past the power of two above the output
 //! limit, and any over 128 MiB.
 
+use std::sync::Arc;
+
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer};
 
@@ -33,10 +35,13 @@ fn zstd_error(code: usize) -> KernelError {
 pub struct ZstdCompress;
 pub static ZSTD_COMPRESS: ZstdCompress = ZstdCompress;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ZstdParams {
     level: i32,
     checksum: bool,
+    /// A dictionary the frames are made with (zstd's raw content or a
+    /// trained one); the decoder needs the same.
+    dictionary: Option<Arc<[u8]>>,
 }
 
 impl Kernel for ZstdCompress {
@@ -48,12 +53,13 @@ impl Kernel for ZstdCompress {
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<ZstdParams, ParamError> {
-        raw.only(&["level", "checksum"])?;
+        raw.only(&["level", "checksum", "dictionary"])?;
         let levels = i128::from(zstd_safe::min_c_level())..=i128::from(zstd_safe::max_c_level());
         Ok(ZstdParams {
             // ZSTD_CLEVEL_DEFAULT.
             level: raw.integer("level", levels)?.unwrap_or(3) as i32,
             checksum: raw.boolean("checksum")?.unwrap_or(false),
+            dictionary: raw.bytes("dictionary")?.map(Arc::from),
         })
     }
 
@@ -68,6 +74,9 @@ impl Kernel for ZstdCompress {
         })?;
         cctx.set_parameter(CParameter::CompressionLevel(p.level)).map_err(zstd_error)?;
         cctx.set_parameter(CParameter::ChecksumFlag(p.checksum)).map_err(zstd_error)?;
+        if let Some(dictionary) = &p.dictionary {
+            cctx.load_dictionary(dictionary).map_err(zstd_error)?;
+        }
         if let Some(n) = len_hint {
             // A one-shot task knows its size: the frame header records it
             // (as `zstd` does for a file) and zstd sizes its tables to it.
@@ -165,9 +174,11 @@ pub static ZSTD_DECOMPRESS: ZstdDecompress = ZstdDecompress;
 
 /// node:zlib's `finishFlush` for a zstd decoder: anything but ZSTD_e_end
 /// (2) makes an input cut short no error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ZstdDecompressParams {
     truncated_ok: bool,
+    /// The dictionary the frames were made with.
+    dictionary: Option<Arc<[u8]>>,
 }
 
 impl Kernel for ZstdDecompress {
@@ -179,9 +190,12 @@ impl Kernel for ZstdDecompress {
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<ZstdDecompressParams, ParamError> {
-        raw.only(&["finishFlush"])?;
+        raw.only(&["finishFlush", "dictionary"])?;
         let finish_flush = raw.integer("finishFlush", 0..=2)?.unwrap_or(2);
-        Ok(ZstdDecompressParams { truncated_ok: finish_flush != 2 })
+        Ok(ZstdDecompressParams {
+            truncated_ok: finish_flush != 2,
+            dictionary: raw.bytes("dictionary")?.map(Arc::from),
+        })
     }
 
     fn expands(&self) -> bool {
@@ -193,10 +207,13 @@ impl Kernel for ZstdDecompress {
         p: &ZstdDecompressParams,
         _len_hint: Option<usize>,
     ) -> Result<ZstdDecompressState, KernelError> {
-        let dctx = DCtx::try_create().ok_or_else(|| KernelError::Format {
+        let mut dctx = DCtx::try_create().ok_or_else(|| KernelError::Format {
             code: "Z_MEM_ERROR",
             message: "out of memory".into(),
         })?;
+        if let Some(dictionary) = &p.dictionary {
+            dctx.load_dictionary(dictionary).map_err(zstd_error)?;
+        }
         Ok(ZstdDecompressState {
             dctx,
             seen_input: false,
@@ -357,6 +374,31 @@ mod tests {
             crate::kernels::codec::testing::kernel("zstdCompress").params(&out_of_range),
             Err(ParamError::Range { name: "level", .. })
         ));
+    }
+
+    #[test]
+    fn a_dictionary_is_used_both_ways_and_needed_to_decode() {
+        use crate::kernels::codec::testing::kernel;
+        let dictionary: &[u8] = b"tidepool queue age thread {\"id\": 42, \"user\": ";
+        let with = |name: &str| {
+            kernel(name)
+                .params(&RawParams::new(vec![("dictionary", RawValue::Bytes(dictionary))]))
+                .unwrap()
+        };
+        let data = text(20_000);
+        let packed =
+            run_with("zstdCompress", &with("zstdCompress"), Input::Owned(data.clone()), usize::MAX)
+                .unwrap();
+        assert!(packed != run("zstdCompress", &data).unwrap(), "the dictionary changed nothing");
+        let back = run_with(
+            "zstdDecompress",
+            &with("zstdDecompress"),
+            Input::Owned(packed.clone()),
+            usize::MAX,
+        );
+        assert!(back.unwrap() == data);
+        // Without it, the frame cannot be read: a typed error, not wrong bytes.
+        assert!(matches!(run("zstdDecompress", &packed), Err(KernelError::Format { .. })));
     }
 
     #[test]
