@@ -29,6 +29,9 @@ const NAMES = Object.freeze({
   inflate: INFLATE_NAMES,
   inflateRaw: INFLATE_NAMES,
   unzip: INFLATE_NAMES,
+  brotliDecompress: Object.freeze(['finishFlush']),
+  zstdCompress: Object.freeze(['dictionary']),
+  zstdDecompress: Object.freeze(['finishFlush', 'dictionary']),
 });
 
 /** node:zlib's range of each name (its checks, its messages). */
