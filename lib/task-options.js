@@ -213,4 +213,5 @@ module.exports = {
   CODEC_STREAM_OPTIONS,
   streamOptions,
   streamBuffers,
+  STREAM_WRITE_AHEAD,
 };

@@ -9,7 +9,7 @@
 const zlib = require('node:zlib');
 const { constants } = require('./constants');
 const { CLASSES, setPoolSource } = require('./streams');
-const { oneShot, withoutSignal } = require('./one-shot');
+const { oneShot, endedEngine } = require('./one-shot');
 const { install, uninstall, installedPool } = require('./install');
 
 /** The pool of this process's zlib work when install() was given none. */
@@ -68,9 +68,7 @@ function syncOf(name, sync, Class) {
       const result = sync(buffer, options);
       // `{ buffer, engine }` when node:zlib was asked for info.
       if (Buffer.isBuffer(result)) return result;
-      const engine = new Class(withoutSignal(options));
-      engine.close();
-      return { buffer: result.buffer, engine };
+      return { buffer: result.buffer, engine: endedEngine(Class, options) };
     },
   }[name];
 }

@@ -39,15 +39,19 @@ function copyOf(view) {
 }
 
 /**
- * `options` without its signal: the ended engine `info` gives is made from
- * the call's options, and a signal there would destroy it at once.
+ * node:zlib's `info` engine: a stream of the class, made from the call's
+ * options and ended. Made without the caller's signal, which would
+ * destroy it (with an 'error' nobody listens to) once it fires.
  */
-function withoutSignal(options) {
-  if (options === null || typeof options !== 'object' || !Object.hasOwn(options, 'signal'))
-    return options;
-  const rest = { ...options };
-  delete rest.signal;
-  return rest;
+function endedEngine(Class, options) {
+  let rest = options;
+  if (options !== null && typeof options === 'object' && Object.hasOwn(options, 'signal')) {
+    rest = { ...options };
+    delete rest.signal;
+  }
+  const engine = new Class(rest);
+  engine.close();
+  return engine;
 }
 
 /** node:zlib's error for a task's failure (its words where they differ). */
@@ -97,10 +101,7 @@ function oneShot(name, className, Class, poolOf) {
         ({ result }) => {
           let value = result;
           if (o.info) {
-            // node:zlib's engine, ended: here a stream of the same class, closed.
-            const engine = new Class(options);
-            engine.close();
-            value = { buffer: result, engine };
+            value = { buffer: result, engine: endedEngine(Class, options) };
           }
           nextTick(callback, null, value);
         },
@@ -110,4 +111,4 @@ function oneShot(name, className, Class, poolOf) {
   }[name];
 }
 
-module.exports = { oneShot, inputOf, withoutSignal, copyOf };
+module.exports = { oneShot, inputOf, endedEngine, copyOf };

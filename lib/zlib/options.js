@@ -90,6 +90,19 @@ function finite(value, name) {
   throw outOfRange(name, 'a finite number', value);
 }
 
+/**
+ * node:zlib's ranges of the deflate family's numbers (windowBits: 0 is a
+ * decoder's "the header's"; an encoder's start at 8, or 9 for gzip).
+ */
+const RANGES = Object.freeze({
+  __proto__: null,
+  level: [-1, 9],
+  windowBits: [0, 15],
+  memLevel: [1, 9],
+  strategy: [0, 4],
+  finishFlush: [0, 5],
+});
+
 /** node:zlib's checkRangesOrGetDefault. */
 function rangeOr(value, name, lower, upper, fallback) {
   if (!finite(value, name)) return fallback;
@@ -337,9 +350,19 @@ function deflateParams(name, mode, options) {
     );
     if (bits !== undefined) params.windowBits = bits;
   }
-  const level = intOr(own(options, 'level'), 'options.level', -1, 9, undefined);
-  const memLevel = intOr(own(options, 'memLevel'), 'options.memLevel', 1, 9, undefined);
-  const strategy = intOr(own(options, 'strategy'), 'options.strategy', 0, 4, undefined);
+  const level = intOr(own(options, 'level'), 'options.level', ...RANGES.level, undefined);
+  const memLevel = intOr(
+    own(options, 'memLevel'),
+    'options.memLevel',
+    ...RANGES.memLevel,
+    undefined,
+  );
+  const strategy = intOr(
+    own(options, 'strategy'),
+    'options.strategy',
+    ...RANGES.strategy,
+    undefined,
+  );
   const dictionary = dictionaryOf(options);
   if (!mode.decodes) {
     if (level !== undefined) params.level = level;
@@ -380,6 +403,7 @@ module.exports = {
   initError,
   rangeOr,
   intOr,
+  RANGES,
   unsupported,
   MODES,
   DEFLATE,

@@ -5,7 +5,7 @@
 // `params`, for streams and for post().
 
 const { KEYED } = require('./constants');
-const { rangeOr } = require('./options');
+const { rangeOr, RANGES } = require('./options');
 const { makeError } = require('../errors');
 
 const hasOwn = Object.hasOwn;
@@ -32,16 +32,6 @@ const NAMES = Object.freeze({
   brotliDecompress: Object.freeze(['finishFlush']),
   zstdCompress: Object.freeze(['dictionary']),
   zstdDecompress: Object.freeze(['finishFlush', 'dictionary']),
-});
-
-/** node:zlib's range of each name (its checks, its messages). */
-const RANGES = Object.freeze({
-  __proto__: null,
-  level: [-1, 9],
-  windowBits: [0, 15],
-  memLevel: [1, 9],
-  strategy: [0, 4],
-  finishFlush: [0, 5],
 });
 
 /**

@@ -7,6 +7,7 @@
 const { deprecate } = require('node:util');
 const { CodecStream } = require('../codec-stream');
 const { OPEN_CODEC } = require('./link');
+const { STREAM_WRITE_AHEAD } = require('../task-options');
 const { isResizable } = require('../binary');
 const { copyOf } = require('./one-shot');
 const { readOptions, initError, rangeOr, MODES, DEFLATE } = require('./options');
@@ -24,18 +25,11 @@ function setPoolSource(source) {
   poolOf = source;
 }
 
-/**
- * The writable side's default buffer (lib/task-options.js's
- * STREAM_WRITE_AHEAD) when the caller sets none: a write waits for a
- * thread, and the writes behind it are the next task.
- */
-const WRITE_AHEAD = 2 << 20;
-
-/** The Transform's options: the caller's, with the pool's write-ahead when it sets no buffer. */
+/** The Transform's options: the caller's, with the pool streams' write-ahead (lib/task-options.js) when it sets no buffer. */
 function transformOptions(given) {
   const objects = given.objectMode || given.writableObjectMode;
   if (!objects && given.highWaterMark === undefined && given.writableHighWaterMark === undefined)
-    given.writableHighWaterMark = WRITE_AHEAD;
+    given.writableHighWaterMark = STREAM_WRITE_AHEAD;
   return given;
 }
 
