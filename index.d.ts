@@ -452,6 +452,18 @@ declare namespace tidepool {
     digest(): Promise<Buffer>;
     digest(encoding: 'buffer'): Promise<Buffer>;
     digest(encoding: BufferEncoding): Promise<string>;
+    /**
+     * A new hash whose state is this one's now (`node:crypto`'s `copy()`,
+     * and an HMAC's too): of everything written and updated so far; the
+     * two go on apart. A chunk in flight is finished on the calling thread
+     * first. `options`: the copy's own `highWaterMark` and `signal`.
+     * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` after `digest()`
+     *   or `end()`; the hash's error once it failed; `ERR_TIDEPOOL_HASH_COPY`
+     *   while written chunks wait in the stream's buffer (node:crypto would
+     *   have hashed them: copy once their callbacks ran), or for a loaded
+     *   kernel, whose state is its own.
+     */
+    copy(options?: Omit<HashOptions, 'params'>): Hash;
   }
 
   /**
@@ -678,6 +690,7 @@ declare namespace tidepool {
     | 'ERR_CRYPTO_HASH_FINALIZED'
     | 'ERR_STREAM_DESTROYED'
     | 'ERR_TIDEPOOL_KERNEL_CONTRACT'
+    | 'ERR_TIDEPOOL_HASH_COPY'
     | 'ERR_TIDEPOOL_UNKNOWN_KERNEL'
     | 'ERR_TIDEPOOL_ZLIB_INSTALLED'
     | 'ERR_TIDEPOOL_ZLIB_UNSUPPORTED'

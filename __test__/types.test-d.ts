@@ -11,6 +11,7 @@ import {
   encodings,
   defaults,
   micros,
+  type Hash,
   type KernelName,
   type Encoding,
   type PoolOptions,
@@ -336,6 +337,9 @@ async function hashes(): Promise<void> {
   // As node:crypto: 'buffer' (and an unknown encoding, at run time) gives a Buffer.
   expectType<Buffer>(await pool.createHash('sha256').digest('buffer'));
   expectType<string>(await pool.createHmac('sha256', Buffer.from('k')).digest('hex'));
+  expectType<Hash>(hash.copy({ highWaterMark: 1, signal: AbortSignal.timeout(1) }));
+  // @ts-expect-error: a copy's kernel and params are its source's
+  hash.copy({ params: { key: 'k' } });
   // @ts-expect-error: createHmac() takes no params
   pool.createHmac('sha1', 'k', { params: { hash: 'sha1', key: 'k' } });
   const writable: import('node:stream').Writable = pool.createHash('md5');

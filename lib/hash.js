@@ -49,6 +49,12 @@ function contractError() {
   );
 }
 
+function notCopyable(why) {
+  return makeError(Error, 'ERR_TIDEPOOL_HASH_COPY', `The hash cannot be copied: ${why}`);
+}
+
+const EMPTY = new Uint8Array(0);
+
 /** A hash has no flush: every written chunk is data. */
 const noFlush = () => -1;
 
@@ -67,10 +73,19 @@ class Hash extends Transform {
   #result = undefined;
   /** The Promise of the digest's bytes, once digest() was called. */
   #digest = undefined;
+  /** copy()'s maker (lib/stream-factory.js), or undefined: the kernel's state cannot be copied. */
+  #copier;
+  /** Writes made that have not reached _write (they wait in the Writable's buffer). */
+  #unreached = 0;
 
-  /** `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and this hash's stream. */
-  constructor(port, handle, options) {
+  /**
+   * `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and this
+   * hash's stream; `copier(options, fork)`: checks copy()'s options, then
+   * makes the copy over the handle `fork()` returns.
+   */
+  constructor(port, handle, options, copier) {
     super(options);
+    this.#copier = copier;
     this.#tasks = new StreamTasks(
       port,
       handle,
@@ -144,7 +159,7 @@ class Hash extends Transform {
     if (bytes > TRAIL_BLOCK / 2) {
       this.#flushTrail();
       this.#tasks.noteWrite();
-      super.write(copyOf(view));
+      this.#written(copyOf(view));
       return;
     }
     if (this.#trail !== undefined && this.#trailUsed + bytes > TRAIL_BLOCK) this.#flushTrail();
@@ -167,7 +182,7 @@ class Hash extends Transform {
     this.#trail = undefined;
     this.#trailUsed = 0;
     this.#tasks.noteWrite();
-    super.write(block);
+    this.#written(block);
   }
 
   /**
@@ -199,6 +214,36 @@ class Hash extends Transform {
     return last.then((result) => (text ? result.toString(encoding) : result));
   }
 
+  /**
+   * A new Hash whose state is this one's now (node:crypto's copy()): of
+   * everything written and updated so far; the two go on apart. `options`:
+   * the copy's `highWaterMark` and `signal`. The chunk in flight, if any,
+   * is finished on this thread first (as node:crypto's update() would have
+   * hashed it by now). Writes still waiting in the stream's buffer behind
+   * it cannot be taken from there: copy() refuses then
+   * (ERR_TIDEPOOL_HASH_COPY), as for a loaded kernel, whose state is its
+   * own.
+   */
+  copy(options) {
+    const tasks = this.#tasks;
+    if (this.#digested || this.writableEnded) throw finalized();
+    if (tasks.closed) throw tasks.error ?? finalized();
+    const copier = this.#copier;
+    if (copier === undefined) throw notCopyable("a loaded kernel's state is its own");
+    if (this.#unreached !== 0) {
+      throw notCopyable(
+        "written chunks wait in the stream's buffer; copy once their callbacks ran, or hash with update()",
+      );
+    }
+    return copier(options, () => {
+      const tail = this.#trailUsed === 0 ? EMPTY : this.#trail.subarray(0, this.#trailUsed);
+      const handle = tasks.fork(tail);
+      this.#trail = undefined;
+      this.#trailUsed = 0;
+      return handle;
+    });
+  }
+
   /** The last chunk, once: a Promise of the digest. */
   #finish() {
     this.#last ??= new NativePromise((resolve, reject) => {
@@ -216,7 +261,19 @@ class Hash extends Transform {
     if (this.#digested && this.writableEnded && !this.destroyed)
       return this.#refuseLate(encoding, callback);
     this.#flushTrail();
-    return noted(this, this.#tasks, chunk, encoding, callback);
+    this.#unreached++;
+    try {
+      return noted(this, this.#tasks, chunk, encoding, callback);
+    } catch (err) {
+      this.#unreached--;
+      throw err;
+    }
+  }
+
+  /** A write of our own (a copy of updates made behind writes). */
+  #written(bytes) {
+    this.#unreached++;
+    super.write(bytes);
   }
 
   /**
@@ -242,10 +299,12 @@ class Hash extends Transform {
   }
 
   _write(chunk, encoding, callback) {
+    this.#unreached--;
     this.#tasks.write([{ chunk, encoding }], callback, noFlush);
   }
 
   _writev(chunks, callback) {
+    this.#unreached -= chunks.length;
     this.#tasks.write(chunks, callback, noFlush);
   }
 

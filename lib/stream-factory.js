@@ -45,15 +45,31 @@ class StreamFactory {
       );
     }
     const o = streamOptions(options, HASH_OPTIONS, 'createHash');
+    // A loaded kernel's state is its own: it has no copy.
+    const copier = HASH_KERNELS.has(kernel) ? this.#copier : undefined;
     return this.#watched(
       new Hash(
         this.#ports(),
         this.#handle(id, o.params, undefined),
         streamBuffers(o.highWaterMark),
+        copier,
       ),
       o.signal,
     );
   }
+
+  /**
+   * hash.copy([options]): its options checked, then the Hash over the
+   * handle `fork()` makes (lib/hash.js), watched as its own.
+   */
+  #copier = (options, fork) => {
+    const o = streamOptions(options, HMAC_OPTIONS, 'copy');
+    const handle = fork();
+    return this.#watched(
+      new Hash(this.#ports(), handle, streamBuffers(o.highWaterMark), this.#copier),
+      o.signal,
+    );
+  };
 
   /**
    * createHmac(algorithm, key[, options]), as node:crypto's: createHash('hmac')
@@ -74,7 +90,10 @@ class StreamFactory {
     }
     const o = streamOptions(options, HMAC_OPTIONS, 'createHmac');
     const handle = this.#handle(kernelId('hmac', 'kernel'), { hash: algorithm, key }, undefined);
-    return this.#watched(new Hash(this.#ports(), handle, streamBuffers(o.highWaterMark)), o.signal);
+    return this.#watched(
+      new Hash(this.#ports(), handle, streamBuffers(o.highWaterMark), this.#copier),
+      o.signal,
+    );
   }
 
   /**

@@ -197,6 +197,20 @@ class StreamTasks {
     if (this.#stale !== 0 || !this.#staging.copy(view, accepted)) this.#inline(view);
   }
 
+  /**
+   * A new stream handle whose state is this stream's after everything it
+   * was given, then `tail` (hash.copy()): the chunk in flight, the queue
+   * and the staging are first hashed here, as by an update() past its cap,
+   * then the kernel's state is copied. Throws the stream's error.
+   */
+  fork(tail) {
+    if (this.#error !== undefined) throw this.#error;
+    this.#staging.close();
+    if (this.#running !== undefined || !this.#queue.empty || tail.byteLength !== 0)
+      this.#inline(tail);
+    return this.#port.fork(this.#handle);
+  }
+
   /** The end: `callback(err)` once the last chunk ran (its output handed on first). */
   finish(callback) {
     if (this.#error !== undefined) {

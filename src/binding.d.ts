@@ -38,6 +38,11 @@ export declare class NativePool {
   /** What the last step of `stream` did (see streams.rs `report`). */
   streamReport(stream: unknown): number;
   /**
+   * A new stream whose state is a copy of `stream`'s, between chunks
+   * (see streams.rs `fork`).
+   */
+  streamFork(stream: unknown): unknown;
+  /**
    * Runs the chunk in flight of a hash and `rest` on this thread (see
    * streams.rs `run_inline`).
    */

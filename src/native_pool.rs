@@ -142,6 +142,18 @@ impl NativePool {
             .map_err(|(_, message)| Error::new(Status::InvalidArg, message))
     }
 
+    /// A new stream whose state is a copy of `stream`'s, between chunks
+    /// (see streams.rs `fork`).
+    #[napi]
+    pub fn stream_fork<'env>(&self, env: &'env Env, stream: Unknown) -> Result<Unknown<'env>> {
+        // SAFETY: live env and a value of this call.
+        let value = unsafe { crate::streams::fork(env.raw(), stream.raw()) }.map_err(
+            |(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")),
+        )?;
+        // SAFETY: a value just made in this live env.
+        unsafe { Unknown::from_napi_value(env.raw(), value) }
+    }
+
     /// Runs the chunk in flight of a hash and `rest` on this thread (see
     /// streams.rs `run_inline`).
     #[napi]

@@ -1,6 +1,6 @@
 //! The streams' calls (lib/stream-tasks.js): a stream's handle, what its
-//! last step did, and the inline run of a hash's `update()` past its
-//! staging cap (its chunks' submit is submit_chunk.rs). The protocol is the
+//! last step did, a hash's copy, and the inline run of a hash's `update()`
+//! past its staging cap (its chunks' submit is submit_chunk.rs). The protocol is the
 //! core's (stream.rs).
 
 use std::ffi::c_void;
@@ -73,6 +73,28 @@ pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Resul
         "streamReport: the stream must be a handle from newStream()".to_owned(),
     ))?;
     Ok(stream.report().pack() as f64)
+}
+
+/// A new stream whose state is a copy of `handle`'s (`hash.copy()`).
+/// lib/hash.js first takes over the chunk in flight (`run_inline`), and
+/// copies only a stream that is open and whose kernel's state can be
+/// copied: a refusal here is a bug there.
+///
+/// # Safety
+/// `env` and `handle` must be the live env and a value of the current call.
+pub(crate) unsafe fn fork(
+    env: sys::napi_env,
+    handle: sys::napi_value,
+) -> Result<sys::napi_value, Refusal> {
+    // SAFETY: forwarded contract.
+    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or((
+        ERR_INVALID_ARG_TYPE,
+        "streamFork: the stream must be a handle from newStream()".to_owned(),
+    ))?;
+    let copy = stream.fork().map_err(|e| (ERR_TIDEPOOL_INTERNAL, e.to_string()))?;
+    // SAFETY: live env of this call.
+    unsafe { crate::handles::share(env, copy) }
+        .ok_or((ERR_TIDEPOOL_INTERNAL, "could not make a stream handle".to_owned()))
 }
 
 /// Runs, on this (the JS) thread, chunk `seq` of `stream` (its `in_flight`

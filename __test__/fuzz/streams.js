@@ -239,6 +239,7 @@ async function hashCase(pool, what) {
   // updates come while writes are under way: hashed in call order).
   const awaitWrites = chance(0.5);
   const pending = [];
+  const copies = [];
   for (let round = int(40); round >= 0; round--) {
     const size = pick([0, 1, 100, 16 * 1024, 16 * 1024 + 1, 1 << 20, 5 << 20, int(300_000)]);
     const view = buffer.subarray(0, size);
@@ -259,14 +260,42 @@ async function hashCase(pool, what) {
       );
     }
     buffer.fill(0xa5, 0, size); // reused at once
+    if (chance(0.1)) copies.push(copyCase(hash, reference, what, name));
     if (chance(0.2)) await tick();
   }
+  await Promise.all(copies);
   const digest = chance(0.5)
     ? await hash.digest('hex')
     : await new Promise((resolve) => hash.end().once('data', (d) => resolve(d.toString('hex'))));
   await Promise.all(pending);
   const expected = reference.digest('hex');
   if (digest !== expected) fail(`${what} ${name}: ${digest}, not node:crypto's ${expected}`);
+}
+
+/**
+ * hash.copy() at a random point: of everything so far (node:crypto's copy
+ * of `reference`, the control), going on apart; refused with its typed
+ * error only while writes wait in the stream's buffer.
+ */
+const copied = { made: 0, refused: 0 };
+async function copyCase(hash, reference, what, name) {
+  let copy;
+  try {
+    copy = hash.copy();
+    copied.made++;
+  } catch (err) {
+    if (err.code !== 'ERR_TIDEPOOL_HASH_COPY' || hash.writableLength === 0)
+      fail(`${what} ${name}: copy() threw ${err.code} (${hash.writableLength} bytes written)`);
+    copied.refused++;
+    return;
+  }
+  const control = reference.copy();
+  const tail = crypto.randomBytes(int(70_000));
+  copy.update(tail);
+  control.update(tail);
+  const digest = await copy.digest('hex');
+  const expected = control.digest('hex');
+  if (digest !== expected) fail(`${what} ${name} copy: ${digest}, not node:crypto's ${expected}`);
 }
 
 /**
@@ -356,7 +385,9 @@ async function main() {
   }
   clearInterval(watchdog);
   await pool.close();
-  console.log(`stream fuzz: ${cases} cases, seed ${SEED}`);
+  console.log(
+    `stream fuzz: ${cases} cases (hash copies: ${copied.made} made, ${copied.refused} refused), seed ${SEED}`,
+  );
 }
 
 main().catch((err) => {

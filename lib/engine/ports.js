@@ -83,7 +83,7 @@ function resultOf(settled) {
 /**
  * What a stream's tasks ask of the engine: a step of a chunk (a Promise of
  * its output bytes), what the step did, the inline run of a hash's
- * update(), and whether close() waits for the stream. One per pool.
+ * update(), a hash's copy, and whether close() waits for the stream. One per pool.
  */
 class StreamPort {
   /** @type {import('./engine').Engine} */
@@ -110,6 +110,11 @@ class StreamPort {
   /** Runs a hash's update on this thread (see stream-tasks.js). */
   inline(handle, seq, inFlight, rest) {
     return this.#engine.native.streamInline(handle, seq, inFlight, rest);
+  }
+
+  /** A copy of a stream's state, between its chunks (see stream-tasks.js fork()). */
+  fork(handle) {
+    return this.#engine.native.streamFork(handle);
   }
 
   /** The error of a failed inline run. */

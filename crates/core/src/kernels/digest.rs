@@ -55,7 +55,7 @@ pub struct HashState<S> {
     finish: fn(S, &mut Sink) -> Result<(), KernelError>,
 }
 
-impl<S: Send> Transform for HashState<S> {
+impl<S: Send + Clone + 'static> Transform for HashState<S> {
     fn update(
         &mut self,
         chunk: &[u8],
@@ -74,13 +74,18 @@ impl<S: Send> Transform for HashState<S> {
     fn finish(&mut self, out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
         (self.finish)(self.hasher.take().ok_or_else(finished)?, out)
     }
+
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        let hasher = Some(self.hasher.as_ref()?.clone());
+        Some(Box::new(HashState { hasher, update: self.update, finish: self.finish }))
+    }
 }
 
 fn finished() -> KernelError {
     KernelError::InvalidInput("this hash has already finished".into())
 }
 
-impl<S: Send + 'static, P: Send + Sync + 'static> Kernel for HashKernel<S, P> {
+impl<S: Send + Clone + 'static, P: Send + Sync + 'static> Kernel for HashKernel<S, P> {
     type Params = P;
     type State = HashState<S>;
 

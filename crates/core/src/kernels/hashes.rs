@@ -126,7 +126,9 @@ fn hmac_params(raw: &RawParams<'_>) -> Result<HmacParams, ParamError> {
     Ok(HmacParams { hash, key: Zeroizing::new(key.to_vec()) })
 }
 
-/// An HMAC in progress (the hmac crate wipes its keyed state when dropped).
+/// An HMAC in progress (the hmac crate wipes its keyed state when dropped,
+/// a copy's too).
+#[derive(Clone)]
 pub enum AnyHmac {
     Sha256(Hmac<sha2::Sha256>),
     Sha384(Hmac<sha2::Sha384>),

@@ -88,6 +88,12 @@ pub trait Transform: Send {
         let _ = (kind, out, ctx);
         Ok(())
     }
+    /// A copy of the state, going on independently from here
+    /// (`node:crypto`'s `hash.copy()`); `None` for a state that cannot be
+    /// copied (codecs, loaded kernels), the default.
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        None
+    }
 }
 
 /// A named computation over bytes, with typed parameters and state.

@@ -120,21 +120,11 @@ impl Stream {
     /// A stream of `kernel` with its checked `params`, whose output in all
     /// may not pass `limit` bytes. No chunk has run on it yet.
     pub fn new(kernel: KernelId, params: Params, limit: usize) -> Arc<Stream> {
-        let position = Position {
-            transform: None,
-            produced: 0,
-            next: 0,
-            fed: 0,
-            ending: false,
-            ended: false,
-            owes: false,
-            consumed: 0,
-        };
         Arc::new(Stream {
             kernel,
             params,
             limit,
-            state: Mutex::new(State::Open(Box::new(position))),
+            state: Mutex::new(State::Open(Box::new(Position::fresh()))),
             yield_requested: AtomicBool::new(false),
             report: AtomicU64::new(0),
         })
@@ -227,6 +217,37 @@ impl Stream {
             *slot = State::Open(position);
         }
         Ok(out.into_output())
+    }
+
+    /// A new stream whose state is a copy of this one's (`hash.copy()`),
+    /// going on independently; its output limit is this one's, counted
+    /// afresh. Only between chunks: the binding first takes over the chunk
+    /// in flight ([`run_inline`](Stream::run_inline)), so the copy is of
+    /// everything written so far. A stream that has not started copies as
+    /// not started.
+    pub fn fork(&self) -> Result<Arc<Stream>, KernelError> {
+        let slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let State::Open(position) = &*slot else {
+            return Err(KernelError::InvalidInput(
+                "the stream has ended: a chunk failed, or it was finished".to_owned(),
+            ));
+        };
+        if position.fed != 0 || position.ending {
+            return Err(KernelError::InvalidInput(
+                "a stream is copied between chunks, not while one is under way".to_owned(),
+            ));
+        }
+        let transform = match &position.transform {
+            None => None,
+            Some(state) => Some(state.fork().ok_or_else(|| {
+                let name = self.kernel_ref().map_or("this kernel", |k| k.name());
+                KernelError::InvalidInput(format!("the state of {name} cannot be copied"))
+            })?),
+        };
+        let copy = Stream::new(self.kernel, self.params.clone(), self.limit);
+        *copy.state.lock().unwrap_or_else(|e| e.into_inner()) =
+            State::Open(Box::new(Position { transform, ..Position::fresh() }));
+        Ok(copy)
     }
 
     /// Runs on the calling thread, whole (nothing pauses): the chunk in

@@ -37,6 +37,20 @@ enum Halt {
 }
 
 impl Position {
+    /// Before the first chunk.
+    pub(super) fn fresh() -> Position {
+        Position {
+            transform: None,
+            produced: 0,
+            next: 0,
+            fed: 0,
+            ending: false,
+            ended: false,
+            owes: false,
+            consumed: 0,
+        }
+    }
+
     /// Takes `input` from `fed` on, then runs `end`; true when it stopped
     /// early (the sink's pause point, or `yield_requested`). Moves `next` on
     /// once the chunk is done.

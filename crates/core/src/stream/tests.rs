@@ -335,3 +335,52 @@ fn an_empty_write_between_two_sync_flushes_makes_the_second_write_its_block() {
     let second = run_chunk(&stream, 3, b"", ChunkEnd::Flush(2), usize::MAX).unwrap().0;
     assert_eq!(second, [0, 0, 0, 0xff, 0xff]);
 }
+
+/// A fork goes on from the state it was made at, apart from its source:
+/// both digests are of their own input, for every hash kernel and HMAC.
+#[test]
+fn a_fork_goes_on_apart_from_its_source() {
+    let data: Vec<u8> = (0..200_000u32).map(|i| ((i * 31) ^ (i >> 5)) as u8).collect();
+    let (head, tail) = data.split_at(70_001);
+    for name in ["sha256", "sha512", "sha1", "md5", "blake3", "xxh3", "xxh64", "crc32", "hmac"] {
+        let params = if name == "hmac" {
+            use crate::kernels::params::{RawParams, RawValue};
+            let raw = RawParams::new(vec![
+                ("hash", RawValue::Text("sha256")),
+                ("key", RawValue::Bytes(b"k")),
+            ]);
+            kernels::get(kernels::find(name).unwrap()).unwrap().params(&raw).unwrap()
+        } else {
+            Params::NONE
+        };
+        let open = || Stream::new(kernels::find(name).unwrap(), params.clone(), usize::MAX);
+        let whole = |parts: &[&[u8]]| {
+            let stream = open();
+            for (i, part) in parts.iter().enumerate() {
+                run(&stream, i as u64, part, false).unwrap();
+            }
+            run(&stream, parts.len() as u64, b"", true).unwrap()
+        };
+        let source = open();
+        // Not started: the fork starts as a new stream would.
+        let blank = source.fork().unwrap();
+        run(&source, 0, head, false).unwrap();
+        let fork = source.fork().unwrap();
+        assert_eq!(run(&source, 1, tail, true).unwrap(), whole(&[head, tail]), "{name}: source");
+        assert_eq!(run(&fork, 0, b"other", true).unwrap(), whole(&[head, b"other"]), "{name}");
+        assert_eq!(run(&blank, 0, tail, true).unwrap(), whole(&[tail]), "{name}: blank");
+        assert!(source.fork().is_err(), "{name}: a finished stream has nothing to copy");
+    }
+}
+
+/// A codec's state is not copied: the fork is refused, and the source
+/// goes on unharmed.
+#[test]
+fn a_codec_stream_is_not_forked() {
+    let stream = open("gzip", usize::MAX);
+    let mut gz = run(&stream, 0, b"hello", false).unwrap();
+    let err = stream.fork().err().expect("refused");
+    assert!(err.to_string().contains("cannot be copied"), "{err}");
+    gz.extend(run(&stream, 1, b" world", true).unwrap());
+    assert_eq!(one_shot("gunzip", &gz), b"hello world");
+}
