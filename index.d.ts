@@ -517,8 +517,7 @@ declare namespace tidepool {
      * `node:zlib`'s `reset()`: the codec starts over, as a new stream would
      * (its dictionary set again), for what is written after the call; the
      * writes before it are consumed first (`node:zlib` resets at once,
-     * under writes still queued). The deflate family only: brotli's,
-     * zstd's and LZ4's throw `ERR_METHOD_NOT_IMPLEMENTED`.
+     * under writes still queued). Every codec, LZ4's too.
      */
     reset(): void;
     /** `node:zlib`'s `close()`: destroys the stream; `callback` once it has closed. */

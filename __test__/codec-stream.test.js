@@ -341,7 +341,7 @@ test('flush() makes what was written so far decodable, and the stream goes on', 
   }
 });
 
-test("flush() takes its family's kinds, as node:zlib; params() and reset() are the deflate family's", async () => {
+test("flush() takes its family's kinds, as node:zlib; params() is the deflate family's, reset() any codec's", async () => {
   const pool = new Pool();
   try {
     const gzip = pool.createGzip();
@@ -374,26 +374,57 @@ test("flush() takes its family's kinds, as node:zlib; params() and reset() are t
       assert.ok(packed.includes(stored));
       assert.equal(zlib.inflateSync(packed).toString(), `squeezed, squeezed, squeezed${stored}`);
     }
-    // reset() is the deflate family's: brotli's refuses it, never silently something else.
-    assert.equal(typeof zlib.createBrotliCompress().reset, 'function');
-    assert.throws(() => pool.createBrotliCompress().reset(), {
-      name: 'Error',
-      code: 'ERR_METHOD_NOT_IMPLEMENTED',
-      message: /reset\(\)/,
-    });
-    // After a reset, the output is a new stream's, as node:zlib's (the writes before it went first).
-    for (const make of [zlib.createDeflateRaw, () => pool.createDeflateRaw()]) {
-      const raw = make();
+    // After a reset, the output is a new stream's, as node:zlib's (the writes
+    // before it went first): the deflate family's, brotli's and zstd's
+    // (node:zlib's zstd, the control, from Node 22.15 on).
+    const families = [
+      [
+        'deflateRaw',
+        [zlib.createDeflateRaw, () => pool.createDeflateRaw()],
+        zlib.inflateRawSync,
+        zlib.constants.Z_SYNC_FLUSH,
+      ],
+      [
+        'brotli',
+        [zlib.createBrotliCompress, () => pool.createBrotliCompress()],
+        zlib.brotliDecompressSync,
+        zlib.constants.BROTLI_OPERATION_FLUSH,
+      ],
+      [
+        'zstd',
+        [zlib.createZstdCompress, () => pool.createZstdCompress()].filter(Boolean),
+        async (packed) => (await pool.post(packed, { kernel: 'zstdDecompress' })).result,
+        1, // ZSTD_e_flush
+      ],
+    ];
+    for (const [kernel, makers, decode, kind] of families) {
+      for (const make of makers) {
+        const encoder = make();
+        const out = [];
+        encoder.on('data', (chunk) => out.push(chunk));
+        encoder.write('before the reset, before the reset');
+        await new Promise((resolve) => encoder.flush(kind, resolve));
+        out.length = 0;
+        encoder.reset();
+        encoder.end('after');
+        await once(encoder, 'end');
+        // A stream of its own: it decodes without what came before the reset.
+        assert.equal((await decode(Buffer.concat(out))).toString(), 'after', kernel);
+      }
+    }
+    // A decoder's reset reads a new stream, cut from the one before.
+    const brotliDecoders = [zlib.createBrotliDecompress, () => pool.createBrotliDecompress()];
+    for (const make of brotliDecoders) {
+      const decoder = make();
       const out = [];
-      raw.on('data', (chunk) => out.push(chunk));
-      raw.write('before the reset, before the reset');
-      await new Promise((resolve) => raw.flush(zlib.constants.Z_SYNC_FLUSH, resolve));
-      out.length = 0;
-      raw.reset();
-      raw.end('after');
-      await once(raw, 'end');
-      // A stream of its own: it decodes without what came before the reset.
-      assert.equal(zlib.inflateRawSync(Buffer.concat(out)).toString(), 'after');
+      decoder.on('data', (chunk) => out.push(chunk));
+      const whole = zlib.brotliCompressSync(text(5000));
+      await new Promise((resolve) => decoder.write(whole.subarray(0, 100), resolve));
+      decoder.reset();
+      decoder.end(zlib.brotliCompressSync('second'));
+      await once(decoder, 'end');
+      const got = Buffer.concat(out);
+      assert.ok(got.toString().endsWith('second'), got.subarray(-20).toString());
     }
     const brotli = pool.createBrotliCompress();
     assert.throws(() => brotli.flush(zlib.constants.BROTLI_OPERATION_FINISH), {

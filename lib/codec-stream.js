@@ -32,10 +32,11 @@ const OUTPUT_BLOCK = 64 * 1024;
  */
 /**
  * A family's flush kinds: the default, the kinds taken, their names for
- * an error; and whether its codecs can reset().
+ * an error; and whether it is the deflate family (params(), and empty
+ * writes that are writes: see deflateMarkedKind).
  */
-function family(fallback, kinds, names, resets) {
-  return Object.freeze({ __proto__: null, fallback, kinds: Object.freeze(kinds), names, resets });
+function family(fallback, kinds, names, deflate) {
+  return Object.freeze({ __proto__: null, fallback, kinds: Object.freeze(kinds), names, deflate });
 }
 const DEFLATE_FLUSHES = family(
   3,
@@ -69,10 +70,11 @@ const FLUSHES = Object.freeze({
 });
 
 /**
- * The deflate family's controls, as flush kinds above zlib's (crates/core's
- * kernels::ZLIB_PARAMS and ZLIB_RESET): params(level, strategy) is
- * `PARAMS + (level + 1) * 8 + strategy`, a sync flush then the change;
- * reset() starts the codec over. Both apply after the writes before them.
+ * The controls, as flush kinds above every family's (crates/core's
+ * kernels::ZLIB_PARAMS and stream::RESET): the deflate family's
+ * params(level, strategy) is `PARAMS + (level + 1) * 8 + strategy`, a sync
+ * flush then the change; any codec's reset() starts it over. Both apply
+ * after the writes before them.
  */
 const PARAMS = 0x100;
 const RESET = 0x200;
@@ -143,7 +145,7 @@ class Codec {
   constructor(stream, port, handle, kernel, zlib) {
     this.flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
     this.writeFlush = zlib.writeFlush;
-    this.kindOf = this.flushes.resets ? deflateMarkedKind : markedKind;
+    this.kindOf = this.flushes.deflate ? deflateMarkedKind : markedKind;
     this.chunkSize = zlib.chunkSize;
     this.writev = (chunks, callback) => {
       this.tasks.write(chunks, callback, this.kindOf, this.writeFlush);
@@ -280,7 +282,7 @@ class CodecStreamMethods extends Transform {
    * it, as node:zlib's. Others throw ERR_METHOD_NOT_IMPLEMENTED.
    */
   params(level, strategy, callback) {
-    if (!this[CODEC].flushes.resets) {
+    if (!this[CODEC].flushes.deflate) {
       throw makeError(
         Error,
         'ERR_METHOD_NOT_IMPLEMENTED',
@@ -316,17 +318,9 @@ class CodecStreamMethods extends Transform {
    * node:zlib's reset(): the codec starts over, as a new stream would (its
    * dictionary set again), for what is written after this call. node:zlib
    * resets at once, under writes still queued; here the writes before the
-   * call are consumed first. The deflate family only: brotli's, zstd's and
-   * LZ4's throw ERR_METHOD_NOT_IMPLEMENTED.
+   * call are consumed first. Every codec (the core's stream::RESET).
    */
   reset() {
-    if (!this[CODEC].flushes.resets) {
-      throw makeError(
-        Error,
-        'ERR_METHOD_NOT_IMPLEMENTED',
-        'The reset() method is not implemented for this codec: create a new stream instead',
-      );
-    }
     if (this.destroyed)
       throw makeError(
         Error,

@@ -52,4 +52,4 @@ pub use model::{AnyKernel, Fed, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};
 pub use registry::{all, find, format_errno, get, register, KernelId, BUILTIN, MAX_LOADED};
 pub use sink::{Output, Sink, INLINE};
-pub use zlib::{EMPTY_WRITE as ZLIB_EMPTY_WRITE, PARAMS as ZLIB_PARAMS, RESET as ZLIB_RESET};
+pub use zlib::{EMPTY_WRITE as ZLIB_EMPTY_WRITE, PARAMS as ZLIB_PARAMS};

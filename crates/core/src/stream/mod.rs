@@ -95,6 +95,12 @@ pub struct StreamChunk {
     pub budget: usize,
 }
 
+/// The flush kind that stands for `node:zlib`'s `reset()`: after the
+/// chunk's input, the kernel's state starts over, as a new stream's would
+/// (with its parameters: a dictionary is set again). Above every codec
+/// family's flush constants; lib/codec-stream.js writes it.
+pub const RESET: u32 = 0x200;
+
 /// What a stream's kernel does after a chunk's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkEnd {

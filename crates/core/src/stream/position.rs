@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::ChunkEnd;
+use super::{ChunkEnd, RESET};
 use crate::input::Input;
 use crate::kernels::{AnyKernel, Fed, KernelError, Params, RunContext, Sink, Transform, CHUNK};
 
@@ -88,6 +88,13 @@ impl Position {
         }
         let done = match end {
             ChunkEnd::More => true,
+            ChunkEnd::Flush(RESET) => {
+                // As a new stream would: the kernel's state made afresh.
+                self.transform = Some(kernel.start(params, None)?);
+                self.ended = false;
+                self.owes = false;
+                true
+            }
             // A decoder past its end holds nothing a flush could write.
             ChunkEnd::Flush(_) if self.ended => true,
             ChunkEnd::Flush(kind) => state.flush_until(kind, out, ctx)?,

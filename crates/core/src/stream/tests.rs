@@ -273,22 +273,35 @@ fn run_inline_takes_over_the_chunk_in_flight() {
     }
 }
 
+/// A reset starts any codec over, as a new stream: an encoder's output
+/// after it is a stream of its own; a decoder reads a new stream after it,
+/// also once the one before had ended.
 #[test]
-fn a_reset_starts_a_deflate_family_stream_over_as_a_new_one() {
-    use crate::kernels::ZLIB_RESET as RESET;
+fn a_reset_starts_a_stream_over_as_a_new_one() {
     let (a, b) = (b"first stream, first stream".repeat(100), b"second stream".repeat(100));
-    for (enc, dec) in [("deflateRaw", "inflateRaw"), ("deflate", "inflate"), ("gzip", "gunzip")] {
-        // An encoder: the output after the reset is a stream of its own.
+    for (enc, dec, flush) in [
+        ("deflateRaw", "inflateRaw", 2),
+        ("deflate", "inflate", 2),
+        ("gzip", "gunzip", 2),
+        ("brotliCompress", "brotliDecompress", 1),
+        ("zstdCompress", "zstdDecompress", 1),
+        ("lz4Compress", "lz4Decompress", 1),
+    ] {
         let stream = open(enc, usize::MAX);
-        let first = run_chunk(&stream, 0, &a, ChunkEnd::Flush(2), usize::MAX).unwrap().0;
+        let first = run_chunk(&stream, 0, &a, ChunkEnd::Flush(flush), usize::MAX).unwrap().0;
         let _ = run_chunk(&stream, 1, b"", ChunkEnd::Flush(RESET), usize::MAX).unwrap();
         let second = run(&stream, 2, &b, true).unwrap();
-        assert_eq!(second, one_shot(enc, &b), "{enc}: after a reset, a new stream");
-        // A decoder: it reads a new stream after a reset.
+        assert_eq!(one_shot(dec, &second), b, "{enc}: after a reset, a new stream");
         let decoder = open(dec, usize::MAX);
         assert_eq!(run(&decoder, 0, &first, false).unwrap(), a, "{dec}");
         let _ = run_chunk(&decoder, 1, b"", ChunkEnd::Flush(RESET), usize::MAX).unwrap();
         assert_eq!(run(&decoder, 2, &second, true).unwrap(), b, "{dec}: after a reset");
+        // Past the end of a whole stream (a decoder that ends reads no
+        // more), a reset reads the next.
+        let decoder = open(dec, usize::MAX);
+        assert_eq!(run(&decoder, 0, &one_shot(enc, &a), false).unwrap(), a, "{dec}");
+        let _ = run_chunk(&decoder, 1, b"", ChunkEnd::Flush(RESET), usize::MAX).unwrap();
+        assert_eq!(run(&decoder, 2, &second, true).unwrap(), b, "{dec}: reset after its end");
     }
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::deflater::{Deflater, Failure};
-use super::{format_error, Format, EMPTY_WRITE, RESET, Z_FINISH, Z_MEM_ERROR, Z_STREAM_ERROR};
+use super::{format_error, Format, EMPTY_WRITE, Z_FINISH, Z_MEM_ERROR, Z_STREAM_ERROR};
 use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
@@ -84,7 +84,6 @@ impl Kernel for Compress {
         Ok(CompressState {
             deflate,
             finish_flush: p.finish_flush,
-            dictionary: p.dictionary.clone(),
             reserve: len_hint.map(|n| n / 4 + 64),
         })
     }
@@ -93,8 +92,6 @@ impl Kernel for Compress {
 pub struct CompressState {
     deflate: Deflater,
     finish_flush: i32,
-    /// Set again by a reset.
-    dictionary: Option<Arc<[u8]>>,
     reserve: Option<usize>,
 }
 
@@ -159,7 +156,7 @@ fn deflate_flush(kind: u32) -> Result<i32, KernelError> {
 }
 
 /// node:zlib's `params(level, strategy)` as a flush kind (above zlib's,
-/// below [`RESET`]): `PARAMS + (level + 1) * 8 + strategy`.
+/// below the stream's [`RESET`](crate::stream::RESET)): `PARAMS + (level + 1) * 8 + strategy`.
 pub const PARAMS: u32 = 0x100;
 
 /// The level and strategy a [`PARAMS`] kind carries, if it is one.
@@ -213,13 +210,6 @@ impl Transform for CompressState {
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<bool, KernelError> {
-        if kind == RESET {
-            self.deflate.reset().map_err(deflate_error)?;
-            if let Some(dictionary) = &self.dictionary {
-                self.deflate.set_dictionary(dictionary).map_err(deflate_error)?;
-            }
-            return Ok(true);
-        }
         if let Some((level, strategy)) = params_of(kind) {
             return self.params(level, strategy, out, ctx);
         }

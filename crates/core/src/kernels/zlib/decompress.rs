@@ -6,7 +6,7 @@ use std::sync::Arc;
 use zlib_rs::{Inflate, InflateError, InflateFlush, Status};
 
 use super::{
-    format_error, Format, RESET, Z_BUF_ERROR, Z_DATA_ERROR, Z_FINISH, Z_MEM_ERROR, Z_NEED_DICT,
+    format_error, Format, Z_BUF_ERROR, Z_DATA_ERROR, Z_FINISH, Z_MEM_ERROR, Z_NEED_DICT,
     Z_STREAM_ERROR,
 };
 use crate::kernels::codec::{pump, update_all, Progress, Stop};
@@ -88,7 +88,6 @@ impl Kernel for Decompress {
         }
         Ok(DecompressState {
             inflate,
-            origin: self.format,
             format: self.format,
             window_bits: p.window_bits,
             dictionary: p.dictionary.clone(),
@@ -121,8 +120,6 @@ enum Phase {
 
 pub struct DecompressState {
     inflate: Inflate,
-    /// The kernel's format, for a reset.
-    origin: Format,
     /// `Auto` until the first byte tells gzip from zlib.
     format: Format,
     window_bits: u8,
@@ -231,25 +228,6 @@ impl Transform for DecompressState {
         ctx: &RunContext<'_>,
     ) -> Result<Fed, KernelError> {
         self.inflate_until(chunk, out, ctx)
-    }
-
-    // A decoder holds nothing back for a flush; a reset starts it over.
-    fn flush(
-        &mut self,
-        kind: u32,
-        _out: &mut Sink,
-        _ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        if kind == RESET {
-            self.format = self.origin;
-            self.inflate = new_inflate(self.format, self.window_bits);
-            if let (Format::Raw, Some(dictionary)) = (self.format, &self.dictionary) {
-                let inflate = &mut self.inflate;
-                inflate.set_dictionary(dictionary).map_err(|e| inflate_error(inflate, e))?;
-            }
-            self.phase = Phase::InStream;
-        }
-        Ok(())
     }
 
     fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {

@@ -74,12 +74,6 @@ pub(super) fn errno_of(code: &str) -> Option<i32> {
     }
 }
 
-/// The flush kind that stands for node:zlib's `reset()`: the codec starts
-/// over (with its dictionary), as a new stream would, after the writes
-/// before it. Above every zlib flush constant; the JS side writes it
-/// (lib/codec-stream.js).
-pub const RESET: u32 = 0x200;
-
 /// The flush kind that stands for an empty write: node:zlib calls deflate
 /// for it (Z_NO_FLUSH, no input), so a flush after it is not a repeat of
 /// the one before and writes its empty block (ws counts on the four bytes
