@@ -114,12 +114,26 @@ declare namespace tidepool {
   export interface BrotliParams {
     /** 0 (fastest) to 11 (smallest). @default 11 */
     quality?: number;
-    /** Base-2 log of the window: 10 to 24. @default 22 */
+    /** Base-2 log of the window: 10 to 24; up to 30 with `largeWindow`. @default 22 */
     lgwin?: number;
     /** 0 generic, 1 text (UTF-8), 2 font (WOFF 2.0). @default 0 */
     mode?: number;
     /** The expected input size in bytes (a one-shot task gives its own). */
     sizeHint?: number;
+    /** Base-2 log of the input block: 16 to 24, or 0 for brotli's choice. @default 0 */
+    lgblock?: number;
+    /** 1: no literal context modeling (faster, larger). @default 0 */
+    disableLiteralContextModeling?: number;
+    /** The distance codes' postfix bits: 0 to 3. */
+    npostfix?: number;
+    /** Direct distance codes: a multiple of 2^npostfix, at most 15 × 2^npostfix. */
+    ndirect?: number;
+    /**
+     * brotli's non-standard large-window format (`BROTLI_PARAM_LARGE_WINDOW`),
+     * which lets `lgwin` pass 24: the decoder must be told too
+     * ({@link BrotliDecompressParams.largeWindow}). @default false
+     */
+    largeWindow?: boolean;
   }
 
   /** Parameters of `zstdCompress`. */
@@ -151,6 +165,12 @@ declare namespace tidepool {
      * error, its output so far kept. @default 2
      */
     finishFlush?: number;
+    /**
+     * Reads brotli's large-window format (`BROTLI_DECODER_PARAM_LARGE_WINDOW`),
+     * and the standard one. The decoder's memory grows with its output, so
+     * the output limit bounds it. @default false
+     */
+    largeWindow?: boolean;
   }
 
   /** Parameters of `lz4Compress` (the LZ4 frame format, as the `lz4` tool writes it). */

@@ -151,3 +151,31 @@ test('zstd takes a dictionary both ways, as node:zlib 22.15+ does (Node 20 has n
   await once(decoder, 'end');
   assert.ok(Buffer.concat(out).equals(data));
 });
+
+test("brotli's large window, both ways, as node:zlib's; beyond 24 bits without it, clamped", async () => {
+  const c = nodeZlib.constants;
+  const data = Buffer.from('a large window, '.repeat(100_000));
+  const large = {
+    params: {
+      [c.BROTLI_PARAM_LARGE_WINDOW]: 1,
+      [c.BROTLI_PARAM_LGWIN]: 28,
+      [c.BROTLI_PARAM_QUALITY]: 5,
+    },
+  };
+  const reader = { params: { [c.BROTLI_DECODER_PARAM_LARGE_WINDOW]: true } };
+  for (const [who, zlib] of BOTH) {
+    const compress = promisify(zlib.brotliCompress);
+    const decompress = promisify(zlib.brotliDecompress);
+    const packed = await compress(data, large);
+    // The large-window format: node:zlib's standard decoder refuses it.
+    assert.throws(() => nodeZlib.brotliDecompressSync(packed), {
+      code: 'ERR__ERROR_FORMAT_WINDOW_BITS',
+    });
+    assert.deepEqual(nodeZlib.brotliDecompressSync(packed, reader), data, who);
+    assert.deepEqual(await decompress(packed, reader), data, who);
+    await assert.rejects(decompress(packed), { code: 'ERR__ERROR_FORMAT_WINDOW_BITS', errno: -13 });
+    // A window of 28 bits without it is brotli's 24.
+    const clamped = await compress(data, { params: { [c.BROTLI_PARAM_LGWIN]: 28 } });
+    assert.deepEqual(nodeZlib.brotliDecompressSync(clamped), data, who);
+  }
+});

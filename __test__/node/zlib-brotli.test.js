@@ -95,9 +95,6 @@ test('the same params key twice is ERR_BROTLI_INVALID_PARAM', async () => {
   );
 });
 
-// Fails on tidepool, on purpose (lib/zlib/options.js): a parameter its
-// brotli encoder does not take is ERR_TIDEPOOL_ZLIB_UNSUPPORTED, thrown
-// before the value is looked at.
 test('a params value the encoder refuses is ERR_ZLIB_INITIALIZATION_FAILED', async () => {
   await both(
     (zlib) => {

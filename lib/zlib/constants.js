@@ -45,8 +45,9 @@ const constants = Object.freeze({ ...ZSTD, ...zlib.constants });
 /**
  * brotli's and zstd's parameters as node:zlib keys them (its constants),
  * by the names of the pool's kernels' parameters. The ones missing here
- * (BROTLI_PARAM_LARGE_WINDOW, most of zstd's, every decoder parameter)
- * are refused with ERR_TIDEPOOL_ZLIB_UNSUPPORTED.
+ * (most of zstd's, the zstd decoder's) are refused with
+ * ERR_TIDEPOOL_ZLIB_UNSUPPORTED; the brotli decoder's ring buffer one is
+ * taken and ignored (lib/zlib/options.js).
  */
 const KEYED = Object.freeze({
   __proto__: null,
@@ -60,6 +61,11 @@ const KEYED = Object.freeze({
     [constants.BROTLI_PARAM_SIZE_HINT]: 'sizeHint',
     [constants.BROTLI_PARAM_NPOSTFIX]: 'npostfix',
     [constants.BROTLI_PARAM_NDIRECT]: 'ndirect',
+    [constants.BROTLI_PARAM_LARGE_WINDOW]: 'largeWindow',
+  }),
+  brotliDecompress: Object.freeze({
+    __proto__: null,
+    [constants.BROTLI_DECODER_PARAM_LARGE_WINDOW]: 'largeWindow',
   }),
   zstdCompress: Object.freeze({
     __proto__: null,

@@ -154,7 +154,10 @@ function keyedValue(brotli, name, value) {
     case 'quality':
       return Math.min(v, 11);
     case 'lgwin':
-      return Math.min(Math.max(v, 10), 24);
+      // Up to 24 unless largeWindow is given too (keyedParams).
+      return Math.min(Math.max(v, 10), 30);
+    case 'largeWindow':
+      return v !== 0;
     case 'lgblock':
       return v === 0 ? 0 : Math.min(Math.max(v, 16), 24);
     case 'mode':
@@ -205,19 +208,17 @@ function keyedParams(options, mode) {
     if (typeof value !== 'number' && typeof value !== 'boolean')
       throw invalidArgType('options.params[key]', 'of type number', value);
     // The brotli decoder's: how its ring buffer grows (memory only: taken
-    // and left to the pool's decoder) and large windows (not offered).
+    // and left to the pool's decoder, whose ring buffer grows with its output).
     if (
       brotli &&
       mode.decodes &&
       key === constants.BROTLI_DECODER_PARAM_DISABLE_RING_BUFFER_REALLOCATION
     )
       continue;
-    if (brotli && mode.decodes && key === constants.BROTLI_DECODER_PARAM_LARGE_WINDOW && !value)
-      continue;
     const name = names?.[key];
     if (name === undefined) {
-      // The decoders' parameters change memory use or allow non-standard
-      // windows, which the pool's decoders do not offer.
+      // The zstd decoder's parameters (its window limit) are the pool's
+      // own: it follows the output limit.
       throw unsupported(
         `${brotli ? 'Brotli' : 'zstd'} parameter ${origKey}`,
         `the ${mode.kernel} kernel takes ${names === undefined ? 'no parameters' : `only ${Object.keys(names).join(', ')}`}`,
@@ -225,6 +226,8 @@ function keyedParams(options, mode) {
     }
     params[name] = name === 'checksum' ? Boolean(value) : keyedValue(brotli, name, value);
   }
+  // brotli's clamp: a window past 24 bits is a large window's.
+  if (brotli && params.lgwin > 24 && params.largeWindow !== true) params.lgwin = 24;
   return params;
 }
 

@@ -2,8 +2,13 @@
 //! library, as `node:zlib` has them.
 //!
 //! Parameters with Node's meaning and defaults: `quality` (0-11, default
-//! 11), `lgwin` (10-24, default 22), `mode` (0 generic, 1 text, 2 font) and
-//! `sizeHint` (the input's expected size; a one-shot task gives its own).
+//! 11), `lgwin` (10-24, default 22; up to 30 with `largeWindow`), `mode`
+//! (0 generic, 1 text, 2 font) and `sizeHint` (the input's expected size; a
+//! one-shot task gives its own). `largeWindow` is brotli's non-standard
+//! large-window format (RFC 7932 allows 16 MiB windows; this, 1 GiB): a
+//! decoder reads it only with `largeWindow` too, as node:zlib's. The
+//! decoder's ring buffer grows with its output, so the output limit bounds
+//! its memory whatever window a stream declares.
 //! Errors as node:zlib gives them: a corrupt input has the code
 //! `ERR_` + brotli's error name (say `ERR__ERROR_FORMAT_PADDING_1`) and
 //! brotli's error number as `errno`; an input that stops inside the stream
@@ -13,8 +18,8 @@
 use brotlic::decode::{DecodeError, DecoderInfo};
 use brotlic::encode::BrotliOperation;
 use brotlic::{
-    BlockSize, BrotliDecoder, BrotliEncoder, BrotliEncoderOptions, CompressionMode, Quality,
-    WindowSize,
+    BlockSize, BrotliDecoder, BrotliDecoderOptions, BrotliEncoder, BrotliEncoderOptions,
+    CompressionMode, LargeWindowSize, Quality, WindowSize,
 };
 
 use super::codec::{fed, finish_all, flush_all, pump, truncated, update_all, Progress, Stop};
@@ -38,6 +43,8 @@ pub struct BrotliParams {
     /// BROTLI_PARAM_NPOSTFIX and BROTLI_PARAM_NDIRECT: the distance codes' shape.
     npostfix: Option<u32>,
     ndirect: Option<u32>,
+    /// BROTLI_PARAM_LARGE_WINDOW: `lgwin` may pass 24.
+    large_window: bool,
 }
 
 impl Kernel for BrotliCompress {
@@ -58,7 +65,10 @@ impl Kernel for BrotliCompress {
             "disableLiteralContextModeling",
             "npostfix",
             "ndirect",
+            "largeWindow",
         ])?;
+        let large_window = raw.boolean("largeWindow")?.unwrap_or(false);
+        let max_lgwin = if large_window { 30 } else { 24 };
         let npostfix = raw.integer("npostfix", 0..=3)?.map(|n| n as u32);
         // brotli's rule: a multiple of 2^npostfix, at most 15 of them.
         let shift = npostfix.unwrap_or(0);
@@ -72,7 +82,7 @@ impl Kernel for BrotliCompress {
         }
         Ok(BrotliParams {
             quality: raw.integer("quality", 0..=11)?.unwrap_or(11) as u8,
-            lgwin: raw.integer("lgwin", 10..=24)?.unwrap_or(22) as u8,
+            lgwin: raw.integer("lgwin", 10..=max_lgwin)?.unwrap_or(22) as u8,
             mode: raw.integer("mode", 0..=2)?.unwrap_or(0) as u8,
             size_hint: raw.integer("sizeHint", 0..=i128::from(u32::MAX))?.map(|n| n as u32),
             lgblock: match raw.integer("lgblock", 0..=24)? {
@@ -91,6 +101,7 @@ impl Kernel for BrotliCompress {
                 == 1,
             npostfix,
             ndirect,
+            large_window,
         })
     }
 
@@ -106,10 +117,14 @@ impl Kernel for BrotliCompress {
         };
         let mut options = BrotliEncoderOptions::new();
         // The ranges were checked in `params`, so these constructors succeed.
-        options
-            .quality(Quality::new(p.quality).map_err(|_| invalid("quality"))?)
-            .window_size(WindowSize::new(p.lgwin).map_err(|_| invalid("lgwin"))?)
-            .mode(mode);
+        options.quality(Quality::new(p.quality).map_err(|_| invalid("quality"))?).mode(mode);
+        if p.large_window {
+            // brotlic writes the large-window format only past 24 bits;
+            // below, a standard stream, which a large-window decoder reads too.
+            options.large_window_size(LargeWindowSize::new(p.lgwin).map_err(|_| invalid("lgwin"))?);
+        } else {
+            options.window_size(WindowSize::new(p.lgwin).map_err(|_| invalid("lgwin"))?);
+        }
         if let Some(hint) = p.size_hint.or(len_hint.map(|n| n.min(u32::MAX as usize) as u32)) {
             options.size_hint(hint);
         }
@@ -220,6 +235,8 @@ pub static BROTLI_DECOMPRESS: BrotliDecompress = BrotliDecompress;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BrotliDecompressParams {
     truncated_ok: bool,
+    /// BROTLI_DECODER_PARAM_LARGE_WINDOW: reads the large-window format.
+    large_window: bool,
 }
 
 impl Kernel for BrotliDecompress {
@@ -231,9 +248,12 @@ impl Kernel for BrotliDecompress {
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<BrotliDecompressParams, ParamError> {
-        raw.only(&["finishFlush"])?;
+        raw.only(&["finishFlush", "largeWindow"])?;
         let finish_flush = raw.integer("finishFlush", 0..=3)?.unwrap_or(2);
-        Ok(BrotliDecompressParams { truncated_ok: finish_flush != 2 })
+        Ok(BrotliDecompressParams {
+            truncated_ok: finish_flush != 2,
+            large_window: raw.boolean("largeWindow")?.unwrap_or(false),
+        })
     }
 
     fn expands(&self) -> bool {
@@ -245,11 +265,15 @@ impl Kernel for BrotliDecompress {
         p: &BrotliDecompressParams,
         _len_hint: Option<usize>,
     ) -> Result<BrotliDecompressState, KernelError> {
-        Ok(BrotliDecompressState {
-            decoder: BrotliDecoder::new(),
-            done: false,
-            truncated_ok: p.truncated_ok,
-        })
+        let decoder = if p.large_window {
+            BrotliDecoderOptions::new()
+                .large_window_size(true)
+                .build()
+                .map_err(|_| invalid("largeWindow"))?
+        } else {
+            BrotliDecoder::new()
+        };
+        Ok(BrotliDecompressState { decoder, done: false, truncated_ok: p.truncated_ok })
     }
 }
 
@@ -389,6 +413,35 @@ mod tests {
             .unwrap();
             assert_eq!(run("brotliDecompress", &packed).unwrap(), data, "{p:?}");
         }
+    }
+
+    /// A window past 24 bits only with `largeWindow`, both ways: a standard
+    /// decoder refuses the large-window format, a large-window one reads it
+    /// and the standard format too.
+    #[test]
+    fn a_large_window_is_asked_for_on_both_sides() {
+        use crate::kernels::params::RawValue;
+        let large = |name: &str, extra: &[(&'static str, f64)]| {
+            let mut raw = vec![("largeWindow", RawValue::Bool(true))];
+            raw.extend(extra.iter().map(|&(n, v)| (n, RawValue::Number(v))));
+            crate::kernels::codec::testing::kernel(name).params(&RawParams::new(raw)).unwrap()
+        };
+        let data = text(300_000);
+        let encoder = large("brotliCompress", &[("lgwin", 28.0), ("quality", 5.0)]);
+        let packed =
+            run_with("brotliCompress", &encoder, Input::Owned(data.clone()), usize::MAX).unwrap();
+        let decoder = large("brotliDecompress", &[]);
+        let read = |packed: &[u8]| {
+            run_with("brotliDecompress", &decoder, Input::Owned(packed.to_vec()), usize::MAX)
+        };
+        assert_eq!(read(&packed).unwrap(), data);
+        assert!(run("brotliDecompress", &packed).is_err(), "a standard decoder refuses it");
+        assert_eq!(read(&run("brotliCompress", &data).unwrap()).unwrap(), data);
+        let kernel = crate::kernels::codec::testing::kernel("brotliCompress");
+        let err = kernel
+            .params(&RawParams::new(vec![("lgwin", RawValue::Number(25.0))]))
+            .expect_err("25 bits without largeWindow");
+        assert!(err.to_string().contains("lgwin"), "{err}");
     }
 
     #[test]
