@@ -415,7 +415,7 @@ test('aborting a signal shared by many queued postMany() batches cancels them al
   const proto = binding.NativePool.prototype;
   const originals = {};
   let passes = 0;
-  for (const name of ['cancel', 'cancelBatch', 'cancelBatches']) {
+  for (const name of ['cancelFlagged', 'cancelAllFlagged']) {
     if (typeof proto[name] !== 'function') continue;
     originals[name] = proto[name];
     proto[name] = function counted(...args) {

@@ -33,8 +33,15 @@ function isAborted(signal) {
 
 /** The pending work of one signal. */
 class Watch {
-  /** Slots of queued or running tasks. */
-  slots = new Set();
+  /** Its posts queued or running (each carries `flag`). */
+  tasks = 0;
+  /**
+   * The native cancel flag its posts' tasks share (made for the first):
+   * the signal cancels them all with it, nothing being kept per task.
+   */
+  flag = undefined;
+  /** The AbortError its tasks settle with once it fired (a running one, when it is delivered). */
+  aborted = undefined;
   /** Posts still waiting for room (queueFull: 'wait'). */
   waiting = new Set();
   /** Batches (postMany, map) not yet over. */
@@ -52,7 +59,7 @@ class Watch {
 
   get empty() {
     return (
-      this.slots.size === 0 &&
+      this.tasks === 0 &&
       this.waiting.size === 0 &&
       this.batches.size === 0 &&
       this.streams.size === 0 &&
@@ -121,11 +128,9 @@ class Watches {
     }
   }
 
-  /** Forgets the slot of a settled task. */
-  forgetSlot(signal, slot) {
-    const watch = this.#bySignal.get(signal);
-    if (watch === undefined) return; // the signal already fired
-    watch.slots.delete(slot);
+  /** A task of `watch` settled. */
+  forgetTask(signal, watch) {
+    watch.tasks--;
     this.releaseIfUnused(signal, watch);
   }
 

@@ -6,8 +6,8 @@ export declare class NativePool {
   /** `new NativePool(options, onBatch, meta: Uint32Array, slab: Uint8Array)`. */
   constructor(options: NativeOptions, onBatch: unknown, meta: unknown, slab: unknown);
   /**
-   * Returns this pool's `submit(slot, kernel, data, timeoutMs?,
-   * cancellable?, params?, maxOutputBytes?, file?)` function (arguments:
+   * Returns this pool's `submit(slot, kernel, data, timeoutMs?, flag?,
+   * params?, maxOutputBytes?, file?)` function (arguments:
    * `wire::SubmitArgs`).
    *
    * `submit` is the one call made per task, so it is a plain N-API function
@@ -48,24 +48,25 @@ export declare class NativePool {
    */
   streamInline(stream: unknown, seq: number, inFlight: unknown, rest: unknown): unknown;
   /**
-   * A new cancel flag for one batch (`postMany()`, `map()`), shared by
-   * its tasks.
+   * A new cancel flag for one batch (`postMany()`, `map()`) or one
+   * AbortSignal's posts, shared by their tasks (cancel_flag.rs).
    */
-  batchFlag(): unknown;
+  cancelFlag(): unknown;
   /**
-   * Cancels a batch (a task of it failed, or its signal fired): takes its
-   * queued tasks out of the queue in one pass and returns their slots
-   * (they will not be delivered), then raises its flag, which stops the
-   * running ones at their next chunk (they are delivered as cancelled).
+   * Cancels the tasks of a flag (a batch's task failed, or their signal
+   * fired): takes its queued tasks out of the queue in one pass and
+   * returns their slots (they will not be delivered), then raises the
+   * flag, which stops the running ones at their next chunk (they are
+   * delivered as cancelled; a finished one is delivered as it ended).
    */
-  cancelBatch(flag: unknown): Uint32Array;
+  cancelFlagged(flag: unknown): Uint32Array;
   /**
-   * [`cancel_batch`](Self::cancel_batch) for many batches at once (the
-   * batches of one AbortSignal that fired), `flags` an Array of their
-   * flags: one pass over the queue takes all their queued tasks out, where
-   * a call per batch would pass over it once per batch.
+   * [`cancel_flagged`](Self::cancel_flagged) for many flags at once (the
+   * batches of one AbortSignal that fired), `flags` an Array of them: one
+   * pass over the queue takes all their queued tasks out, where a call
+   * per flag would pass over it once per flag.
    */
-  cancelBatches(flags: unknown): Uint32Array;
+  cancelAllFlagged(flags: unknown): Uint32Array;
   /**
    * Delivers the completions an earlier delivery left for a later turn
    * of the event loop (its batch callback said `later`).
@@ -88,14 +89,6 @@ export declare class NativePool {
    * of the tasks that were still queued (they will not be delivered).
    */
   destroy(): Array<number>;
-  /**
-   * Cancels the tasks in `slots` (their AbortSignal fired), in one pass:
-   * returns the slots that were still queued and have been removed (they
-   * will not be delivered). The others are running or finished: a running
-   * one is told to stop (it will be delivered as cancelled), a finished
-   * one is delivered as it ended.
-   */
-  cancel(slots: Uint32Array): Array<number>;
   /** Tasks in the queue right now. */
   queued(): number;
   /**

@@ -215,7 +215,7 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
             // deliver nothing).
             let later = !last && large_bytes >= LARGE_BYTES_PER_CALL;
             inner.deferred.set(later);
-            inner.tasks_done(batch[next - count..next].iter().map(|c| c.slot));
+            inner.tasks_done(count);
             if !callback.is_null() {
                 let call = BatchCall {
                     count: count as u32,

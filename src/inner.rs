@@ -11,9 +11,6 @@
 //! last frees it (lifecycle.rs). Worker threads never see it.
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use napi::sys;
 use tidepool_core::{Completion, Pool, PoolEvent};
@@ -53,9 +50,6 @@ pub(crate) struct Inner {
     pub(crate) deferred: Cell<bool>,
     /// The pool's encoding makes a string of each result (delivery budget).
     pub(crate) string_results: bool,
-    /// Cancel flags of the pending tasks posted with an AbortSignal, by slot.
-    /// Empty (and never looked at per task) when no signal is in use.
-    cancel_flags: RefCell<HashMap<u32, Arc<AtomicBool>>>,
 }
 
 impl Inner {
@@ -84,7 +78,6 @@ impl Inner {
             torn_down: Cell::new(false),
             deferred: Cell::new(false),
             string_results,
-            cancel_flags: RefCell::new(HashMap::new()),
         }
     }
 
@@ -92,11 +85,8 @@ impl Inner {
         self.pool.get().expect("pool is set in the constructor")
     }
 
-    /// A task was queued; `cancel` is its flag if it was posted with a signal.
-    pub(crate) fn task_queued(&self, slot: u32, cancel: Option<Arc<AtomicBool>>) {
-        if let Some(flag) = cancel {
-            self.cancel_flags.borrow_mut().insert(slot, flag);
-        }
+    /// A task was queued.
+    pub(crate) fn task_queued(&self) {
         self.pending.set(self.pending.get() + 1);
         if self.pending.get() == 1 {
             self.update_hold();
@@ -116,31 +106,11 @@ impl Inner {
         }
     }
 
-    /// These tasks will not be handed back again (delivered now, or taken
-    /// out of the queue): uncounts them and forgets their flags. The hold is
-    /// updated by [`update_hold`](Self::update_hold), once per batch.
-    pub(crate) fn tasks_done(&self, slots: impl ExactSizeIterator<Item = u32>) {
-        self.pending.set(self.pending.get() - slots.len());
-        if !self.cancel_flags.borrow().is_empty() {
-            let mut flags = self.cancel_flags.borrow_mut();
-            for slot in slots {
-                flags.remove(&slot);
-            }
-        }
-    }
-
-    /// Raises the cancel flags of those of `slots` that still have one
-    /// (running, or finished and not yet delivered).
-    pub(crate) fn raise_cancel_flags(&self, slots: &[u32]) {
-        let flags = self.cancel_flags.borrow();
-        if flags.is_empty() {
-            return;
-        }
-        for slot in slots {
-            if let Some(flag) = flags.get(slot) {
-                flag.store(true, Ordering::Relaxed);
-            }
-        }
+    /// `count` tasks will not be handed back again (delivered now, or taken
+    /// out of the queue): uncounts them. The hold is updated by
+    /// [`update_hold`](Self::update_hold), once per batch.
+    pub(crate) fn tasks_done(&self, count: usize) {
+        self.pending.set(self.pending.get() - count);
     }
 
     /// close() or destroy() was called: hold on until termination is delivered.

@@ -25,7 +25,7 @@
 //!
 //! What they read and share
 //! * [`binary`]: the JS values of a post as zero-copy [`Input`]s;
-//! * [`batch`]: a batch's cancel flag, shared by its tasks;
+//! * [`cancel_flag`]: a cancel flag, shared by a batch's tasks or a signal's posts;
 //! * [`streams`]: a stream's handle, its report, a hash's inline run.
 //!
 //! Results back to JavaScript
@@ -40,8 +40,8 @@
 //!
 //! [`Input`]: tidepool_core::Input
 
-mod batch;
 mod binary;
+mod cancel_flag;
 mod delivery;
 mod handles;
 mod inner;

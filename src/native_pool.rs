@@ -68,8 +68,8 @@ impl NativePool {
         Ok(NativePool { inner })
     }
 
-    /// Returns this pool's `submit(slot, kernel, data, timeoutMs?,
-    /// cancellable?, params?, maxOutputBytes?, file?)` function (arguments:
+    /// Returns this pool's `submit(slot, kernel, data, timeoutMs?, flag?,
+    /// params?, maxOutputBytes?, file?)` function (arguments:
     /// `wire::SubmitArgs`).
     ///
     /// `submit` is the one call made per task, so it is a plain N-API function
@@ -174,49 +174,50 @@ impl NativePool {
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
 
-    /// A new cancel flag for one batch (`postMany()`, `map()`), shared by
-    /// its tasks.
+    /// A new cancel flag for one batch (`postMany()`, `map()`) or one
+    /// AbortSignal's posts, shared by their tasks (cancel_flag.rs).
     #[napi]
-    pub fn batch_flag<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+    pub fn cancel_flag<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         // SAFETY: live env of this call.
-        let value = unsafe { crate::batch::new_flag(env.raw()) }
+        let value = unsafe { crate::cancel_flag::new_flag(env.raw()) }
             .map_err(|(_, message)| Error::new(Status::GenericFailure, message))?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
 
-    /// Cancels a batch (a task of it failed, or its signal fired): takes its
-    /// queued tasks out of the queue in one pass and returns their slots
-    /// (they will not be delivered), then raises its flag, which stops the
-    /// running ones at their next chunk (they are delivered as cancelled).
+    /// Cancels the tasks of a flag (a batch's task failed, or their signal
+    /// fired): takes its queued tasks out of the queue in one pass and
+    /// returns their slots (they will not be delivered), then raises the
+    /// flag, which stops the running ones at their next chunk (they are
+    /// delivered as cancelled; a finished one is delivered as it ended).
     #[napi]
-    pub fn cancel_batch(&self, env: Env, flag: Unknown) -> Result<Uint32Array> {
+    pub fn cancel_flagged(&self, env: Env, flag: Unknown) -> Result<Uint32Array> {
         // SAFETY: live env and value of this call.
-        let flag = unsafe { crate::batch::flag_of(env.raw(), flag.raw()) }
+        let flag = unsafe { crate::cancel_flag::flag_of(env.raw(), flag.raw()) }
             .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
         let inner = &*self.inner;
         let removed = inner.pool().remove_queued_with(&flag);
-        crate::batch::raise(&flag);
-        inner.tasks_done(removed.iter().copied());
+        crate::cancel_flag::raise(&flag);
+        inner.tasks_done(removed.len());
         inner.update_hold();
         Ok(Uint32Array::new(removed))
     }
 
-    /// [`cancel_batch`](Self::cancel_batch) for many batches at once (the
-    /// batches of one AbortSignal that fired), `flags` an Array of their
-    /// flags: one pass over the queue takes all their queued tasks out, where
-    /// a call per batch would pass over it once per batch.
+    /// [`cancel_flagged`](Self::cancel_flagged) for many flags at once (the
+    /// batches of one AbortSignal that fired), `flags` an Array of them: one
+    /// pass over the queue takes all their queued tasks out, where a call
+    /// per flag would pass over it once per flag.
     #[napi]
-    pub fn cancel_batches(&self, env: Env, flags: Unknown) -> Result<Uint32Array> {
+    pub fn cancel_all_flagged(&self, env: Env, flags: Unknown) -> Result<Uint32Array> {
         // SAFETY: live env and value of this call.
-        let flags = unsafe { crate::batch::flags_of(env.raw(), flags.raw()) }
+        let flags = unsafe { crate::cancel_flag::flags_of(env.raw(), flags.raw()) }
             .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
         let inner = &*self.inner;
         let removed = inner.pool().remove_queued_with_any(&flags);
         for flag in &flags {
-            crate::batch::raise(flag);
+            crate::cancel_flag::raise(flag);
         }
-        inner.tasks_done(removed.iter().copied());
+        inner.tasks_done(removed.len());
         inner.update_hold();
         Ok(Uint32Array::new(removed))
     }
@@ -294,24 +295,9 @@ impl NativePool {
     pub fn destroy(&self) -> Vec<u32> {
         let inner = &*self.inner;
         let slots = inner.pool().abort();
-        inner.tasks_done(slots.iter().copied());
+        inner.tasks_done(slots.len());
         inner.begin_closing();
         slots
-    }
-
-    /// Cancels the tasks in `slots` (their AbortSignal fired), in one pass:
-    /// returns the slots that were still queued and have been removed (they
-    /// will not be delivered). The others are running or finished: a running
-    /// one is told to stop (it will be delivered as cancelled), a finished
-    /// one is delivered as it ended.
-    #[napi]
-    pub fn cancel(&self, slots: Uint32Array) -> Vec<u32> {
-        let inner = &*self.inner;
-        let removed = inner.pool().remove_queued_many(&slots);
-        inner.tasks_done(removed.iter().copied());
-        inner.raise_cancel_flags(&slots);
-        inner.update_hold();
-        removed
     }
 
     /// Tasks in the queue right now.
@@ -327,7 +313,7 @@ impl NativePool {
         let inner = &*self.inner;
         match inner.pool().drop_oldest() {
             Some(slot) => {
-                inner.tasks_done(std::iter::once(slot));
+                inner.tasks_done(1);
                 inner.update_hold();
                 slot as i64
             }

@@ -7,8 +7,6 @@
 //! submit itself.
 
 use std::ptr;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Instant;
 
 use napi::sys;
@@ -71,8 +69,7 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, args: &SubmitArgs) -> Result
         task.params = unsafe { crate::params::take(env, params, args.kernel) }?;
     }
     task.max_output = args.max_output;
-    let flag = args.cancellable.then(|| Arc::new(AtomicBool::new(false)));
-    task.cancel = flag.clone();
+    task.cancel = args.flag.clone();
     let queued = match inner.pool().submit(task) {
         Ok(queued) => queued,
         Err(Refused::Full(_)) => return Ok(0),
@@ -82,6 +79,6 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, args: &SubmitArgs) -> Result
         // SAFETY: live env and the value `take` accepted above.
         unsafe { crate::params::release(env, params) };
     }
-    inner.task_queued(args.slot, flag);
+    inner.task_queued();
     Ok(queued.min(u32::MAX as usize) as u32)
 }

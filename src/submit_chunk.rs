@@ -3,8 +3,6 @@
 //! [`SubmitChunkArgs`].
 
 use std::ptr;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Instant;
 
 use napi::sys;
@@ -20,8 +18,8 @@ pub(crate) unsafe extern "C" fn submit_chunk_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let mut argc = SubmitChunkArgs::COUNT;
-    let mut argv = [ptr::null_mut(); SubmitChunkArgs::COUNT];
+    let mut argc = SubmitChunkArgs::MAX;
+    let mut argv = [ptr::null_mut(); SubmitChunkArgs::MAX];
     let mut data = ptr::null_mut();
     // SAFETY: live env and callback info of this call; out-pointers to locals.
     let status = unsafe {
@@ -37,7 +35,7 @@ pub(crate) unsafe extern "C" fn submit_chunk_callback(
     // SAFETY: the arguments passed (`argc` may count more than were read)
     // are live values of this call.
     let outcome = unsafe {
-        SubmitChunkArgs::read(env, &argv[..argc.min(SubmitChunkArgs::COUNT)])
+        SubmitChunkArgs::read(env, &argv[..argc.min(SubmitChunkArgs::MAX)])
             .and_then(|args| submit_chunk(inner, env, args))
     };
     // SAFETY: live env of this call.
@@ -73,13 +71,12 @@ unsafe fn submit_chunk(
         end: args.end,
         budget: args.budget,
     }));
-    let flag = Arc::new(AtomicBool::new(false));
-    task.cancel = Some(flag.clone());
+    task.cancel = args.flag.clone();
     let queued = match inner.pool().submit(task) {
         Ok(queued) => queued,
         Err(Refused::Full(_)) => return Ok(0),
         Err(Refused::Closed(_)) => return Err(wire::closed()),
     };
-    inner.task_queued(args.slot, Some(flag));
+    inner.task_queued();
     Ok(queued.min(u32::MAX as usize) as u32)
 }

@@ -14,8 +14,8 @@ use std::time::Instant;
 use napi::sys;
 use tidepool_core::{Mode, Task};
 
-use crate::batch::flag_of;
 use crate::binary;
+use crate::cancel_flag::flag_of;
 use crate::inner::Inner;
 use crate::napi_util::{throw, uint32_or_throw};
 use crate::wire::{self, submit_many_refusal, Refusal, SubmitManyArgs};

@@ -44,14 +44,25 @@ class Aborts {
     this.#watches.releaseIfUnused(signal, watch);
   }
 
-  /** A queued post's task stops with its signal. */
-  watchSlot(post, slot) {
-    post.watch.slots.add(slot);
+  /**
+   * The cancel flag a post's task is submitted with: its signal's, made
+   * for its first task (undefined without a signal).
+   */
+  flagOf(post) {
+    const watch = post.watch;
+    if (watch === undefined) return undefined;
+    watch.flag ??= this.#engine.native.cancelFlag();
+    return watch.flag;
+  }
+
+  /** A post's task was queued: it stops with its signal. */
+  watchTask(post) {
+    post.watch.tasks++;
   }
 
   /** A post's task settled. */
-  forgetSlot(signal, slot) {
-    this.#watches.forgetSlot(signal, slot);
+  forgetTask(post) {
+    this.#watches.forgetTask(post.options.signal, post.watch);
   }
 
   /** A waiting post left the wait (queued, failed or destroyed). */
@@ -105,8 +116,6 @@ class Aborts {
   #onAbort(signal, watch) {
     const engine = this.#engine;
     const admission = engine.admission;
-    // Everything this abort concerns is read before anything else runs.
-    const slots = watch.slots.size === 0 ? undefined : Uint32Array.from(watch.slots);
     // One error for every task of this abort, as fetch() rejects every
     // request of a signal with its one reason: an Error per task (with its
     // stack) would cost more than the task.
@@ -121,11 +130,11 @@ class Aborts {
       const err = engine.fail(post, aborted, false);
       if (err !== undefined) errors[errors.length] = err;
     }
-    if (slots !== undefined) {
-      // Every task is marked; those still queued are removed and settle now,
-      // the others stop at their next chunk and settle when delivered.
-      for (let i = 0; i < slots.length; i++) engine.slots.get(slots[i]).aborted = aborted;
-      const removed = engine.native.cancel(slots);
+    if (watch.tasks !== 0) {
+      // The tasks still queued are removed and settle now; the others stop
+      // at their next chunk and settle with `aborted` when delivered.
+      watch.aborted = aborted;
+      const removed = engine.native.cancelFlagged(watch.flag);
       for (let i = 0; i < removed.length; i++) {
         const err = engine.settle(removed[i], false, aborted);
         if (err !== undefined) errors[errors.length] = err;

@@ -93,7 +93,7 @@ class Batches {
       extra === undefined ? undefined : extra.params,
       extra === undefined ? undefined : extra.maxOutputBytes,
       options.timeoutMs ?? 0,
-      this.#engine.native.batchFlag(),
+      this.#engine.native.cancelFlag(),
       options.signal,
       sink,
     );
@@ -285,7 +285,7 @@ class Batches {
   fail(batch, index, error) {
     if (!this.#markFailed(batch, index, error)) return;
     if (batch.outstanding !== 0) {
-      const removed = this.#engine.native.cancelBatch(batch.flag);
+      const removed = this.#engine.native.cancelFlagged(batch.flag);
       for (let i = 0; i < removed.length; i++) this.settleTask(removed[i], false, undefined);
     }
     this.#engine.admission.pumpSoon();
@@ -320,7 +320,7 @@ class Batches {
       if (batch.outstanding !== 0) flags[flags.length] = batch.flag;
     }
     if (flags.length !== 0) {
-      const removed = this.#engine.native.cancelBatches(flags);
+      const removed = this.#engine.native.cancelAllFlagged(flags);
       for (let i = 0; i < removed.length; i++) this.settleTask(removed[i], false, undefined);
     }
     this.#engine.admission.pumpSoon();

@@ -110,8 +110,10 @@ function deliver(engine, count, events, terminated, large, later) {
             : engine.settle(slot, false, failure);
       }
     } else {
-      const aborted =
-        code === TASK_CODES.cancelled && slot < BATCH_SLOT ? slots.get(slot).aborted : undefined;
+      // Told to stop by its signal: its AbortError.
+      const watch =
+        code === TASK_CODES.cancelled && slot < BATCH_SLOT ? slots.get(slot).watch : undefined;
+      const aborted = watch === undefined ? undefined : watch.aborted;
       const error =
         aborted !== undefined
           ? aborted

@@ -214,7 +214,7 @@ class Engine {
     const slot = slots.acquire();
     let queued;
     try {
-      queued = submitPost(this.submit, this.submitChunk, slot, post);
+      queued = submitPost(this.submit, this.submitChunk, slot, post, this.aborts.flagOf(post));
     } catch (err) {
       slots.giveBack(slot);
       // The native side found a detached binary: the same error as post()'s own check.
@@ -227,7 +227,7 @@ class Engine {
     }
     slots.hold(slot, post);
     this.pending++;
-    if (post.options.signal !== undefined) this.aborts.watchSlot(post, slot);
+    if (post.watch !== undefined) this.aborts.watchTask(post);
     this.admission.noteQueued(queued);
     return queued;
   }
@@ -323,8 +323,7 @@ class Engine {
     const post = this.slots.release(slot);
     this.pending--;
     // The slot's state is final before this (it may remove a listener).
-    const signal = post.options.signal;
-    if (signal !== undefined) this.aborts.forgetSlot(signal, slot);
+    if (post.watch !== undefined) this.aborts.forgetTask(post);
     if (ok) {
       this.completed++;
       if (post.resolve !== null) {

@@ -45,8 +45,6 @@ class Post {
   batch = undefined;
   /** It settled (aborted, failed) while it waited: the queue skips it. */
   settled = false;
-  /** The AbortError it settles with once told to stop (its signal fired while it ran). */
-  aborted = undefined;
 
   constructor(message, data, options, resolve, reject, watch) {
     this.message = message;

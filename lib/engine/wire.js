@@ -28,11 +28,12 @@ const setPrototypeOf = Reflect.setPrototypeOf;
 /**
  * The raw calls, as `submitter()`, `batchSubmitter()` and `chunkSubmitter()`
  * return them (src/wire/ SubmitArgs, SubmitManyArgs, SubmitChunkArgs).
- * @typedef {(slot: number, kernel: number, data: unknown, timeoutMs?: number, cancellable?: boolean,
+ * @typedef {(slot: number, kernel: number, data: unknown, timeoutMs?: number, flag?: unknown,
  *   params?: unknown, maxOutputBytes?: number, file?: boolean) => number} Submit
  * @typedef {(kernel: number, firstSlot: number, timeoutMs: number, flag: unknown, params: unknown,
  *   maxOutputBytes: number | undefined, ...binaries: unknown[]) => number} SubmitMany
- * @typedef {(slot: number, stream: unknown, data: unknown, end: number, budget: number, seq: number) => number} SubmitChunk
+ * @typedef {(slot: number, stream: unknown, data: unknown, end: number, budget: number, seq: number,
+ *   flag?: unknown) => number} SubmitChunk
  */
 
 const CHUNK_BITS = 10;
@@ -71,26 +72,28 @@ function resultCode(word) {
  * Submits one post (`submitter()`'s function) or one step of a stream
  * (`chunkSubmitter()`'s): returns the queue's length after, 0 if it was
  * full. Arguments, in order:
- *   submit(slot, kernel, input[, timeoutMs, cancellable[, params, maxOutputBytes, file]])
- *     timeoutMs 0: none; cancellable: the post has a signal; params a
- *     handle (params.js) or undefined; maxOutputBytes undefined: the
- *     pool's; file: `input` is a path's bytes (postFile()).
- *   submitChunk(slot, stream, input, end, budget, seq)
+ *   submit(slot, kernel, input[, timeoutMs, flag[, params, maxOutputBytes, file]])
+ *     timeoutMs 0: none; flag: the cancel flag of the post's signal
+ *     (aborts.js flagOf(), undefined without one); params a handle
+ *     (params.js) or undefined; maxOutputBytes undefined: the pool's;
+ *     file: `input` is a path's bytes (postFile()).
+ *   submitChunk(slot, stream, input, end, budget, seq, flag)
  *     a stream's handle; end 0 (END_MORE), a flush kind, or -1 (END_LAST,
- *     stream-tasks.js LAST); the output after
- *     which the step stops; the chunk's number.
+ *     stream-tasks.js LAST); the output after which the step stops; the
+ *     chunk's number; its signal's cancel flag.
  * The shortest form that says everything is used: most posts carry nothing
  * but slot, kernel and input.
  * @param {Submit} submit
  * @param {SubmitChunk} submitChunk
  * @param {number} slot
  * @param {import('./post').Post} post
+ * @param {unknown} flag
  */
-function submitPost(submit, submitChunk, slot, post) {
+function submitPost(submit, submitChunk, slot, post, flag) {
   const o = post.options;
   const extra = o.extra;
   if (extra !== undefined && extra.stream !== undefined) {
-    return submitChunk(slot, extra.stream, post.data, extra.end, extra.budget, extra.seq);
+    return submitChunk(slot, extra.stream, post.data, extra.end, extra.budget, extra.seq, flag);
   }
   if (extra !== undefined) {
     return submit(
@@ -98,14 +101,14 @@ function submitPost(submit, submitChunk, slot, post) {
       o.kernel,
       post.data,
       o.timeoutMs ?? 0,
-      o.signal !== undefined,
+      flag,
       extra.params,
       extra.maxOutputBytes,
       extra.file,
     );
   }
-  if (o.signal === undefined && o.timeoutMs === undefined) return submit(slot, o.kernel, post.data);
-  return submit(slot, o.kernel, post.data, o.timeoutMs ?? 0, o.signal !== undefined);
+  if (flag === undefined && o.timeoutMs === undefined) return submit(slot, o.kernel, post.data);
+  return submit(slot, o.kernel, post.data, o.timeoutMs ?? 0, flag);
 }
 
 /**

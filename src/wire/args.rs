@@ -1,6 +1,8 @@
 //! The raw functions' arguments: one table (a struct and its `read`) per
 //! function, in argument order.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 use napi::sys;
@@ -35,6 +37,23 @@ unsafe fn max_output_of(env: sys::napi_env, value: sys::napi_value) -> Option<us
     unsafe { f64_of(env, value) }.filter(|&bytes| bytes >= 1.0).map(|bytes| bytes as usize)
 }
 
+/// A cancel flag (cancel_flag.rs), or `None` when not passed or `undefined`.
+///
+/// # Safety
+/// `env` and `value` must be the live env and a value of the current call.
+unsafe fn flag_arg(
+    env: sys::napi_env,
+    value: Option<sys::napi_value>,
+) -> Result<Option<Arc<AtomicBool>>, Refusal> {
+    match value {
+        Some(value) if !is_undefined(env, value) => {
+            // SAFETY: forwarded contract.
+            unsafe { crate::cancel_flag::flag_of(env, value) }.map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// A makeParams handle, or `None` for `undefined` (the kernel's defaults).
 fn params_of(env: sys::napi_env, value: sys::napi_value) -> Option<sys::napi_value> {
     (!is_undefined(env, value)).then_some(value)
@@ -42,7 +61,7 @@ fn params_of(env: sys::napi_env, value: sys::napi_value) -> Option<sys::napi_val
 
 // --- submit ---
 
-/// `submit(slot, kernel, data, timeoutMs?, cancellable?, params?,
+/// `submit(slot, kernel, data, timeoutMs?, flag?, params?,
 /// maxOutputBytes?, file?)`: queues one task. Returns the queue length
 /// after it, or 0 when the queue was full (nothing queued).
 ///
@@ -61,9 +80,9 @@ pub(crate) struct SubmitArgs {
     pub(crate) data: sys::napi_value,
     /// 3 `timeoutMs`: a run-time limit; not a positive finite Number: none.
     pub(crate) timeout: Option<Duration>,
-    /// 4 `cancellable`: `true` when posted with a signal: the task gets a
-    /// flag of its own, which `cancel([slot])` raises. Not a boolean: false.
-    pub(crate) cancellable: bool,
+    /// 4 `flag`: the cancel flag of the post's signal (cancel_flag.rs), which
+    /// `cancelFlagged()` raises; `undefined`: none (not cancellable).
+    pub(crate) flag: Option<Arc<AtomicBool>>,
     /// 5 `params`: a handle from makeParams (params.rs), or `undefined`: the
     /// kernel's defaults. Taken by submit.rs.
     pub(crate) params: Option<sys::napi_value>,
@@ -80,7 +99,7 @@ impl SubmitArgs {
     pub(crate) const KERNEL: usize = 1;
     pub(crate) const DATA: usize = 2;
     pub(crate) const TIMEOUT_MS: usize = 3;
-    pub(crate) const CANCELLABLE: usize = 4;
+    pub(crate) const FLAG: usize = 4;
     pub(crate) const PARAMS: usize = 5;
     pub(crate) const MAX_OUTPUT_BYTES: usize = 6;
     pub(crate) const FILE: usize = 7;
@@ -91,7 +110,7 @@ impl SubmitArgs {
     pub(crate) const USAGE: &'static str = "submit(slot, kernel, data) takes three arguments";
 
     /// Reads the table from `args`, the arguments passed (at most
-    /// [`Self::MAX`]). Only the numbers can be refused here.
+    /// [`Self::MAX`]). Only the numbers and the flag can be refused here.
     ///
     /// # Safety
     /// `env` and `args` must be the live env and arguments of the current call.
@@ -120,9 +139,7 @@ impl SubmitArgs {
                 timeout: arg(args, Self::TIMEOUT_MS)
                     .and_then(|v| f64_of(env, v))
                     .and_then(timeout_of),
-                cancellable: arg(args, Self::CANCELLABLE)
-                    .and_then(|v| bool_of(env, v))
-                    .unwrap_or(false),
+                flag: flag_arg(env, arg(args, Self::FLAG))?,
                 params: arg(args, Self::PARAMS).and_then(|v| params_of(env, v)),
                 max_output: arg(args, Self::MAX_OUTPUT_BYTES).and_then(|v| max_output_of(env, v)),
                 file: arg(args, Self::FILE).and_then(|v| bool_of(env, v)).unwrap_or(false),
@@ -154,7 +171,7 @@ pub(crate) struct SubmitManyArgs<'a> {
     /// 2 `timeoutMs`: a Number (required); a run-time limit for each task
     /// when positive and finite.
     pub(crate) timeout: Option<Duration>,
-    /// 3 `flag`: the batch's handle from `batchFlag()` (batch.rs). Read by
+    /// 3 `flag`: the batch's handle from `cancelFlag()` (cancel_flag.rs). Read by
     /// submit_many.rs, once the pool is known to be open.
     pub(crate) flag: sys::napi_value,
     /// 4 `params`: a handle from makeParams, or `undefined`: the kernel's
@@ -236,18 +253,17 @@ impl<'a> SubmitManyArgs<'a> {
     }
 }
 
-/// A refusal of `submitMany`, or of a batch flag handle (`cancelBatch()`,
-/// `cancelBatches()` and `submitMany` share the words).
+/// A refusal of `submitMany`.
 pub(crate) fn submit_many_refusal(what: &str) -> Refusal {
     (ERR_INVALID_ARG_TYPE, format!("submitMany: {what}"))
 }
 
 // --- submitChunk ---
 
-/// `submitChunk(slot, stream, data, end, budget, seq)`: queues one step of
-/// chunk `seq` of a stream. The task can always be cancelled alone
-/// (`cancel([slot])`: the stream's `destroy()`). Returns the queue length
-/// after it, or 0 when the queue was full (nothing queued).
+/// `submitChunk(slot, stream, data, end, budget, seq, flag?)`: queues one
+/// step of chunk `seq` of a stream, cancelled with `flag` (the chunk's
+/// signal's: the stream's `destroy()`). Returns the queue length after it,
+/// or 0 when the queue was full (nothing queued).
 pub(crate) struct SubmitChunkArgs {
     /// 0 `slot`: a uint32 (see the module doc).
     pub(crate) slot: u32,
@@ -266,6 +282,8 @@ pub(crate) struct SubmitChunkArgs {
     pub(crate) budget: usize,
     /// 5 `seq`: a Number, at least 0: the chunk's number in its stream.
     pub(crate) seq: u64,
+    /// 6 `flag`: the cancel flag of the step's signal, or `undefined`.
+    pub(crate) flag: Option<Arc<AtomicBool>>,
 }
 
 impl SubmitChunkArgs {
@@ -275,15 +293,19 @@ impl SubmitChunkArgs {
     pub(crate) const END: usize = 3;
     pub(crate) const BUDGET: usize = 4;
     pub(crate) const SEQ: usize = 5;
-    /// Every argument is required; more are ignored.
-    pub(crate) const COUNT: usize = 6;
+    pub(crate) const FLAG: usize = 6;
+    /// Arguments read at most.
+    pub(crate) const MAX: usize = 7;
+    /// Every argument but the flag is required; more are ignored.
+    pub(crate) const MIN: usize = 6;
     pub(crate) const USAGE: &'static str =
         "submitChunk(slot, stream, data, end, budget, seq) takes six arguments";
     pub(crate) const END_LAST: i32 = -1;
     pub(crate) const END_MORE: i32 = 0;
 
     /// Reads the table from `args`, the arguments passed (at most
-    /// [`Self::COUNT`]). Only the count and the numbers can be refused here.
+    /// [`Self::MAX`]). Only the count, the numbers and the flag can be
+    /// refused here.
     ///
     /// # Safety
     /// `env` and `args` must be the live env and arguments of the current call.
@@ -291,7 +313,7 @@ impl SubmitChunkArgs {
         env: sys::napi_env,
         args: &[sys::napi_value],
     ) -> Result<SubmitChunkArgs, Refusal> {
-        if args.len() < Self::COUNT {
+        if args.len() < Self::MIN {
             return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
         }
         // SAFETY: (whole block) live env and arguments of this call; the
@@ -323,6 +345,8 @@ impl SubmitChunkArgs {
             end,
             budget,
             seq: seq as u64,
+            // SAFETY: live env and arguments of this call.
+            flag: unsafe { flag_arg(env, arg(args, Self::FLAG)) }?,
         })
     }
 

@@ -19,8 +19,8 @@
 //!
 //! A task's slot is a uint32 that lib/engine/ chooses. The binding never
 //! reads anything into it: it hands it back in the meta entry of the task's
-//! completion, and in what `destroy()`, `cancel()`, `cancelBatch()`,
-//! `cancelBatches()` and `dropOldest()` return. `submitMany` gives its task
+//! completion, and in what `destroy()`, `cancelFlagged()`,
+//! `cancelAllFlagged()` and `dropOldest()` return. `submitMany` gives its task
 //! `i` the slot `firstSlot + i` and refuses a chunk whose last slot would
 //! not fit a uint32. (lib/engine/ numbers single tasks from 0 and a batch's
 //! tasks from 2^31, chunk by chunk; the binding relies on neither.)

@@ -165,35 +165,27 @@ fn every_other_completes_once(pool: &Pool, tasks: usize, removed: &HashSet<u32>)
     assert!(rest.is_empty(), "more completions than tasks");
 }
 
-/// Cancels `wanted` of `tasks` cancellable tasks while `max` threads run
-/// them, the way the binding does: `remove` takes those still queued out of
-/// the queue (and says which), the others get their flag raised. Every task
-/// must then complete exactly once, except the removed ones, which never do.
-fn cancel_scenario(
-    max: usize,
-    tasks: u32,
-    wanted: &'static [u32],
-    remove: fn(&Pool, &[u32]) -> Vec<u32>,
-) {
+/// Cancels `wanted` of `tasks` tasks while `max` threads run them, the way
+/// the binding cancels a signal's posts: they share the signal's flag; those
+/// still queued are taken out in one pass (`remove_queued_with`), then the
+/// flag is raised for those a thread took meanwhile. Every other task must
+/// then complete exactly once, and the removed ones never.
+fn cancel_scenario(max: usize, tasks: u32, wanted: &'static [u32]) {
     shuttle::check_random(
         move || {
             let (waker, _) = counting_waker();
             let pool = Pool::new(config(1, max, Duration::from_secs(60)), waker).unwrap();
-            let flags: Vec<_> = (0..tasks)
-                .map(|_| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)))
-                .collect();
+            let signal = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
             for slot in 0..tasks {
                 let mut t = task(slot);
-                t.cancel = Some(flags[slot as usize].clone());
+                if wanted.contains(&slot) {
+                    t.cancel = Some(signal.clone());
+                }
                 pool.submit(t).unwrap();
             }
             shuttle::thread::yield_now();
-            let removed: HashSet<u32> = remove(&pool, wanted).into_iter().collect();
-            for &slot in wanted {
-                if !removed.contains(&slot) {
-                    flags[slot as usize].store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
+            let removed: HashSet<u32> = pool.remove_queued_with(&signal).into_iter().collect();
+            signal.store(true, std::sync::atomic::Ordering::Relaxed);
             every_other_completes_once(&pool, tasks as usize, &removed);
         },
         ITERATIONS,
@@ -202,16 +194,12 @@ fn cancel_scenario(
 
 #[test]
 fn cancel_racing_with_a_worker_taking_the_task_settles_each_once() {
-    // One task at a time, as for tasks of different signals.
-    cancel_scenario(1, 4, &[1, 3], |pool, wanted| {
-        wanted.iter().copied().filter(|&slot| pool.remove_queued(slot)).collect()
-    });
+    cancel_scenario(1, 4, &[1, 3]);
 }
 
 #[test]
-fn cancel_of_many_racing_with_workers_settles_each_once() {
-    // All tasks of one signal in one pass.
-    cancel_scenario(2, 6, &[0, 2, 3, 5], |pool, wanted| pool.remove_queued_many(wanted));
+fn cancel_of_a_signal_s_tasks_racing_with_workers_settles_each_once() {
+    cancel_scenario(2, 6, &[0, 2, 3, 5]);
 }
 
 #[test]

@@ -109,7 +109,8 @@ impl Pool {
     }
 
     /// Removes every queued task that carries `flag` as its cancel flag (the
-    /// tasks of one `postMany()` batch share one) in one pass under one lock;
+    /// tasks of one `postMany()` batch share one, the posts of one
+    /// AbortSignal another) in one pass under one lock;
     /// returns their slots. Tasks already taken by a thread are left alone:
     /// raising the flag is what stops them.
     pub fn remove_queued_with(
@@ -167,27 +168,6 @@ impl Pool {
         st.queue.remove(i);
         self.shared.queued.store(st.queue.len(), Ordering::Release);
         true
-    }
-
-    /// Removes every queued task whose slot is in `slots` (they share an
-    /// AbortSignal that fired) in one pass under one lock; returns the slots
-    /// removed. Tasks not in the queue (running or done) are left alone.
-    pub fn remove_queued_many(&self, slots: &[u32]) -> Vec<u32> {
-        if slots.len() == 1 {
-            return if self.remove_queued(slots[0]) { vec![slots[0]] } else { Vec::new() };
-        }
-        let wanted: std::collections::HashSet<u32> = slots.iter().copied().collect();
-        let mut removed = Vec::new();
-        let mut st = self.shared.lock();
-        st.queue.retain(|t| {
-            let hit = wanted.contains(&t.slot);
-            if hit {
-                removed.push(t.slot);
-            }
-            !hit
-        });
-        self.shared.queued.store(st.queue.len(), Ordering::Release);
-        removed
     }
 
     /// True once since the last call if a worker took tasks from a full

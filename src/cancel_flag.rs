@@ -1,12 +1,14 @@
-//! The one cancel flag the tasks of a batch (`postMany()`, `map()`)
-//! share; the batch's chunks are queued by `submitMany` (submit_many.rs).
+//! Cancel flags: one shared by the tasks of a batch (`postMany()`,
+//! `map()`), one by the posts of an AbortSignal (lib/engine/aborts.js).
 //!
-//! Every task of a batch
-//! carries the batch's flag: when one fails (or the batch's signal fires)
-//! `cancelBatch` takes the batch's queued tasks out in one pass and raises
-//! the flag, which stops the running ones at their next chunk;
-//! `cancelBatches` does the same for every batch of a signal that fired,
-//! still in one pass.
+//! Every task of a batch carries the batch's flag, every post made with a
+//! signal the signal's: when a batch fails or a signal fires,
+//! `cancelFlagged` takes the flag's queued tasks out in one pass and raises
+//! it, which stops the running ones at their next chunk;
+//! `cancelAllFlagged` does the same for many flags (every batch of a signal
+//! that fired), still in one pass. A flag per signal rather than per task
+//! keeps a post's cancellation to one shared handle: no allocation, and
+//! nothing kept per slot.
 
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,24 +17,24 @@ use std::sync::Arc;
 use napi::sys;
 
 use crate::handles::{share, shared, Shared};
-use crate::wire::{submit_many_refusal as bad_call, Refusal, ERR_TIDEPOOL_INTERNAL};
+use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
 
-/// A batch's cancel flag (every task of the batch carries it) travels as a
-/// tagged External of its own kind.
+/// A cancel flag (every task of its batch or signal carries it) travels as
+/// a tagged External of its own kind.
 impl Shared for AtomicBool {
     const TAG: sys::napi_type_tag =
         sys::napi_type_tag { lower: 0x2b7e_1516_28ae_d2a6, upper: 0xabf7_1588_09cf_4f3c };
 }
 
-/// A new cancel flag for one batch, as a tagged External that owns a share
-/// of it (the batch's queued and running tasks own the others).
+/// A new cancel flag for one batch or signal, as a tagged External that
+/// owns a share of it (its queued and running tasks own the others).
 ///
 /// # Safety
 /// `env` must be the live env of the current call.
 pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
     unsafe { share(env, Arc::new(AtomicBool::new(false))) }
-        .ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "could not make a batch flag".to_owned()))
+        .ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "could not make a cancel flag".to_owned()))
 }
 
 /// The flag behind a handle from [`new_flag`] (a share of it).
@@ -45,7 +47,7 @@ pub(crate) unsafe fn flag_of(
 ) -> Result<Arc<AtomicBool>, Refusal> {
     // SAFETY: forwarded contract.
     unsafe { shared::<AtomicBool>(env, value) }
-        .ok_or_else(|| bad_call("the flag must come from batchFlag()"))
+        .ok_or_else(|| bad_call("a cancel flag must be a handle from cancelFlag()"))
 }
 
 /// The flags behind an Array of handles from [`new_flag`] (lib/engine/'s
@@ -57,7 +59,7 @@ pub(crate) unsafe fn flags_of(
     env: sys::napi_env,
     value: sys::napi_value,
 ) -> Result<Vec<Arc<AtomicBool>>, Refusal> {
-    let refusal = || bad_call("the flags must be an Array of handles from batchFlag()");
+    let refusal = || bad_call("the cancel flags must be an Array of handles from cancelFlag()");
     let mut is_array = false;
     // SAFETY: live env/value, out-pointer to a local.
     if unsafe { sys::napi_is_array(env, value, &mut is_array) } != sys::Status::napi_ok || !is_array
@@ -82,7 +84,13 @@ pub(crate) unsafe fn flags_of(
     Ok(flags)
 }
 
-/// Raises a batch's flag.
+/// Why a flag (or an Array of them) was refused: the same words whichever
+/// raw function it was given to.
+fn bad_call(what: &str) -> Refusal {
+    (ERR_INVALID_ARG_TYPE, what.to_owned())
+}
+
+/// Raises a flag.
 pub(crate) fn raise(flag: &AtomicBool) {
     flag.store(true, Ordering::Relaxed);
 }
