@@ -412,6 +412,22 @@ test("flush() takes its family's kinds, as node:zlib; params() is the deflate fa
         assert.equal((await decode(Buffer.concat(out))).toString(), 'after', kernel);
       }
     }
+    // A reset keeps the level params() set, as node:zlib's (zlib's deflateReset).
+    const repeated = Buffer.from('reset keeps the level. '.repeat(2000));
+    for (const make of [zlib.createDeflate, (o) => pool.createDeflate(o)]) {
+      const deflate = make({ level: 0 });
+      const out = [];
+      deflate.on('data', (chunk) => out.push(chunk));
+      await new Promise((resolve) => deflate.params(9, zlib.constants.Z_DEFAULT_STRATEGY, resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      out.length = 0;
+      deflate.reset();
+      deflate.end(repeated);
+      await once(deflate, 'end');
+      const packed = Buffer.concat(out);
+      assert.ok(packed.length < repeated.length / 10, `level 9 after the reset: ${packed.length}`);
+      assert.deepEqual(zlib.inflateSync(packed), repeated);
+    }
     // A decoder's reset reads a new stream, cut from the one before.
     const brotliDecoders = [zlib.createBrotliDecompress, () => pool.createBrotliDecompress()];
     for (const make of brotliDecoders) {

@@ -88,6 +88,14 @@ pub trait Transform: Send {
         let _ = (kind, out, ctx);
         Ok(())
     }
+    /// Starts the state over in place (`node:zlib`'s `reset()`), as a new
+    /// stream's but keeping what was changed since it was made, as zlib's
+    /// `deflateReset` keeps a level set by `params()`: `Ok(true)`. The
+    /// default, `Ok(false)`: nothing of the kind to keep; the stream makes
+    /// the state afresh from its parameters.
+    fn reset(&mut self) -> Result<bool, KernelError> {
+        Ok(false)
+    }
     /// A copy of the state, going on independently from here
     /// (`node:crypto`'s `hash.copy()`); `None` for a state that cannot be
     /// copied (codecs, loaded kernels), the default.

@@ -89,8 +89,11 @@ impl Position {
         let done = match end {
             ChunkEnd::More => true,
             ChunkEnd::Flush(RESET) => {
-                // As a new stream would: the kernel's state made afresh.
-                self.transform = Some(kernel.start(params, None)?);
+                // As a new stream would: the kernel's state started over in
+                // place, or made afresh.
+                if !state.reset()? {
+                    self.transform = Some(kernel.start(params, None)?);
+                }
                 self.ended = false;
                 self.owes = false;
                 true

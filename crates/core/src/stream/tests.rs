@@ -332,6 +332,13 @@ fn params_changes_the_level_mid_stream_after_a_sync_flush() {
         let mut both = tail.clone();
         both.extend(&head);
         assert_eq!(one_shot(dec, &packed), both, "{enc}: level 9, Z_FILTERED");
+        // A reset keeps the level params() set, as zlib's deflateReset does.
+        let stream = open(enc, usize::MAX);
+        let _ = run_chunk(&stream, 0, b"", ChunkEnd::Flush(PARAMS + 8), usize::MAX).unwrap();
+        let _ = run_chunk(&stream, 1, b"", ChunkEnd::Flush(RESET), usize::MAX).unwrap();
+        let after = run(&stream, 2, &head, true).unwrap();
+        assert!(after.len() > head.len(), "{enc}: still level 0 after the reset");
+        assert_eq!(one_shot(dec, &after), head, "{enc}: a stream of its own");
     }
 }
 

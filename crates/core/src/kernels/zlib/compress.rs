@@ -84,6 +84,7 @@ impl Kernel for Compress {
         Ok(CompressState {
             deflate,
             finish_flush: p.finish_flush,
+            dictionary: p.dictionary.clone(),
             reserve: len_hint.map(|n| n / 4 + 64),
         })
     }
@@ -92,6 +93,8 @@ impl Kernel for Compress {
 pub struct CompressState {
     deflate: Deflater,
     finish_flush: i32,
+    /// Set again by a reset.
+    dictionary: Option<Arc<[u8]>>,
     reserve: Option<usize>,
 }
 
@@ -202,6 +205,16 @@ impl Transform for CompressState {
     // (zlib's rule: the same flush value until it is done).
     fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
         Ok(!matches!(self.pump(&[], self.finish_flush, out, ctx)?, Stop::Paused { .. }))
+    }
+
+    /// zlib's `deflateReset`, which keeps the level and strategy of the last
+    /// `params()`, as node:zlib's `reset()` does; the dictionary set again.
+    fn reset(&mut self) -> Result<bool, KernelError> {
+        self.deflate.reset().map_err(deflate_error)?;
+        if let Some(dictionary) = &self.dictionary {
+            self.deflate.set_dictionary(dictionary).map_err(deflate_error)?;
+        }
+        Ok(true)
     }
 
     fn flush_until(

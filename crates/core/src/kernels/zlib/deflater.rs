@@ -143,6 +143,18 @@ impl Deflater {
         }
     }
 
+    /// `deflateReset`: a new stream, with the parameters it has now (those
+    /// of the last [`params`](Self::params)).
+    pub fn reset(&mut self) -> Result<(), Failure> {
+        // SAFETY: an initialized stream.
+        let code = unsafe { zlib::deflateReset(&mut *self.stream) };
+        if code == zlib::Z_OK {
+            Ok(())
+        } else {
+            Err(self.failure(code))
+        }
+    }
+
     fn clear(&mut self) {
         let s = &mut *self.stream;
         s.next_in = std::ptr::null();
@@ -192,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn deflates_changes_params_and_ends_without_leaks() {
+    fn deflates_changes_params_resets_and_ends_without_leaks() {
         let data = b"abcabcabcabc tidepool tidepool";
         // Raw deflate, 9-bit window: the smallest state zlib-rs makes.
         let mut d = Deflater::new(1, -9, 1, 0).ok().unwrap();
@@ -203,6 +215,8 @@ mod tests {
         packed.extend_from_slice(&room[..wrote]);
         packed.extend(run(&mut d, data, zlib::Z_FINISH));
         assert!(!packed.is_empty());
+        d.reset().ok().unwrap();
+        assert!(!run(&mut d, b"again", zlib::Z_FINISH).is_empty());
         // A refused parameter is an error value, and nothing is allocated.
         assert!(Deflater::new(1, 99, 1, 0).is_err());
     }
