@@ -478,7 +478,8 @@ declare namespace tidepool {
      * two go on apart. A chunk in flight is finished on the calling thread
      * first. `options`: the copy's own `highWaterMark` and `signal`.
      * @throws {TidepoolError} `ERR_CRYPTO_HASH_FINALIZED` after `digest()`
-     *   or `end()`; the hash's error once it failed; `ERR_TIDEPOOL_HASH_COPY`
+     *   or `end()`; the hash's error once it failed; `ERR_TIDEPOOL_CLOSED`
+     *   or `ERR_TIDEPOOL_DESTROYED` once the pool takes no work; `ERR_TIDEPOOL_HASH_COPY`
      *   while written chunks wait in the stream's buffer (node:crypto would
      *   have hashed them: copy once their callbacks ran), or for a loaded
      *   kernel, whose state is its own.

@@ -149,6 +149,32 @@ test('copy() of an HMAC, of a failed hash, of a loaded kernel’s, and its optio
     destroyed.destroy();
     assert.throws(() => destroyed.copy(), { code: 'ERR_STREAM_DESTROYED' });
 
+    // The pool destroyed while a write runs: the copy, the write, the digest
+    // and 'error' all fail with the pool's error.
+    const doomed = new Pool({ maxThreads: 1 });
+    const cut = doomed.createHash('sha256');
+    const heard = [];
+    cut.on('error', (err) => heard.push(`error ${err.code}`));
+    cut.write(Buffer.alloc(8 << 20, 3), (err) => heard.push(`write ${err?.code}`));
+    const destroying = doomed.destroy();
+    assert.throws(() => cut.copy(), { code: 'ERR_TIDEPOOL_DESTROYED' });
+    await assert.rejects(cut.digest(), { code: 'ERR_TIDEPOOL_DESTROYED' });
+    await destroying;
+    // A closed pool's hash: a copy could never be digested (nor can the
+    // source, whose digest is asked for after close()).
+    const closing = new Pool();
+    const open = closing.createHash('sha256');
+    open.update('x');
+    const closed = closing.close();
+    assert.throws(() => open.copy(), { code: 'ERR_TIDEPOOL_CLOSED' });
+    await assert.rejects(open.digest(), { code: 'ERR_TIDEPOOL_CLOSED' });
+    await closed;
+    await waitFor(() => heard.length === 2, { what: "the write's callback and 'error'" });
+    assert.deepEqual(heard.sort(), [
+      'error ERR_TIDEPOOL_DESTROYED',
+      'write ERR_TIDEPOOL_DESTROYED',
+    ]);
+
     // A loaded kernel's state is its own.
     Pool.loadKernels(
       path.join(__dirname, '..', 'examples', 'kernels', 'build', 'tidepool_example_kernels.node'),

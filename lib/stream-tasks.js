@@ -201,10 +201,13 @@ class StreamTasks {
    * A new stream handle whose state is this stream's after everything it
    * was given, then `tail` (hash.copy()): the chunk in flight, the queue
    * and the staging are first hashed here, as by an update() past its cap,
-   * then the kernel's state is copied. Throws the stream's error.
+   * then the kernel's state is copied. Throws the stream's error, or the
+   * pool's once it takes no work.
    */
   fork(tail) {
     if (this.#error !== undefined) throw this.#error;
+    // A copy on a pool that takes no work could never be digested.
+    if (!this.#port.open()) throw this.#port.refusal();
     this.#staging.close();
     if (this.#running !== undefined || !this.#queue.empty || tail.byteLength !== 0)
       this.#inline(tail);

@@ -3,7 +3,7 @@
 // of it: map()'s iterators (lib/map.js) and the streams' tasks
 // (lib/stream-tasks.js).
 
-const { abortError } = require('../errors');
+const { abortError, closedError, destroyedError } = require('../errors');
 const { isAborted, signalReason } = require('../signals');
 const { TaskOptions, taskExtra, STREAM_STEP } = require('./post');
 const { inlineError } = require('./wire');
@@ -117,14 +117,24 @@ class StreamPort {
     return this.#engine.native.streamFork(handle);
   }
 
-  /** The error of a failed inline run. */
+  /**
+   * The error of a failed inline run. Once the pool is destroyed, its own
+   * error: the chunk a thread was running was cancelled, which ended the
+   * stream before its delivery could say so.
+   */
   inlineError(text) {
-    return inlineError(text, this.#engine.lifecycle.destroyed);
+    if (this.#engine.lifecycle.destroyed) return destroyedError();
+    return inlineError(text);
   }
 
   /** The pool takes new work. */
   open() {
     return !this.#engine.lifecycle.closed;
+  }
+
+  /** Why the pool takes no new work: it was destroyed, or closed. */
+  refusal() {
+    return this.#engine.lifecycle.destroyed ? destroyedError() : closedError();
   }
 
   /** The stream has work given while the pool was open: close() waits for it. */

@@ -134,9 +134,9 @@ function submitChunk(submitMany, batch, id, datas, start, count) {
 }
 
 /** The error of `streamInline()`'s failure, "CODE detail" (code a TASK_CODES number). */
-function inlineError(text, destroyed) {
+function inlineError(text) {
   const space = text.indexOf(' ');
-  return taskError(Number(text.slice(0, space)), text.slice(space + 1), destroyed);
+  return taskError(Number(text.slice(0, space)), text.slice(space + 1), false);
 }
 
 module.exports = {
