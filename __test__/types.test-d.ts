@@ -378,10 +378,15 @@ function codecStreams(): void {
   pool.createGzip().flush('sync');
   void gzip;
   pool.createBrotliCompress({ params: { quality: 4 } });
+  // brotli's large window, both ways.
+  pool.createBrotliCompress({ params: { largeWindow: true, lgwin: 28, lgblock: 0 } });
+  pool.createBrotliDecompress({ params: { largeWindow: true } });
+  // @ts-expect-error: largeWindow is a boolean
+  pool.createBrotliCompress({ params: { largeWindow: 1 } });
   pool.createZstdDecompress({ signal: AbortSignal.timeout(1000) });
   // @ts-expect-error: gzip has no quality
   pool.createGzip({ params: { quality: 4 } });
-  // @ts-expect-error: decoders of brotli take no params
+  // @ts-expect-error: brotli's decoder takes no quality
   pool.createBrotliDecompress({ params: { quality: 4 } });
 }
 void codecStreams;
