@@ -584,3 +584,52 @@ test('destroy() fails the writes still waiting for a task: every callback is cal
     await pool.close();
   }
 });
+
+test('end(body) on an idle stream: one task for the body and the end, the same events as node:zlib', async () => {
+  const pool = new Pool();
+  try {
+    const body = text(200_000);
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createGzip()],
+      ['tidepool', () => pool.createGzip()],
+    ]) {
+      const before = pool.stats().completed;
+      const gzip = make();
+      const events = [];
+      const out = [];
+      gzip.on('data', (chunk) => out.push(chunk));
+      for (const name of ['finish', 'end', 'close']) gzip.on(name, () => events.push(name));
+      const ended = new Promise((resolve) => gzip.end(body, resolve));
+      await once(gzip, 'close');
+      await ended;
+      assert.deepEqual(zlib.gunzipSync(Buffer.concat(out)), body, who);
+      assert.ok(events.includes('finish') && events.includes('end'), `${who}: ${events}`);
+      assert.equal(events[events.length - 1], 'close', who);
+      if (who === 'tidepool') assert.equal(pool.stats().completed - before, 1, 'one task');
+    }
+    // A corrupt body: the same error, once, then 'close'.
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createGunzip()],
+      ['tidepool', () => pool.createGunzip()],
+    ]) {
+      const gunzip = make();
+      const errors = [];
+      gunzip.on('error', (err) => errors.push(err.code));
+      // (events.once() would reject on the 'error' first.)
+      const closed = new Promise((resolve) => gunzip.on('close', resolve));
+      gunzip.end(Buffer.from('not gzip at all'));
+      await closed;
+      assert.deepEqual(errors, ['Z_DATA_ERROR'], who);
+    }
+    // Writes still running: the end waits its turn, in order.
+    const gzip = pool.createGzip();
+    const out = [];
+    gzip.on('data', (chunk) => out.push(chunk));
+    gzip.write(body.subarray(0, 100_000));
+    gzip.end(body.subarray(100_000));
+    await once(gzip, 'end');
+    assert.deepEqual(zlib.gunzipSync(Buffer.concat(out)), body);
+  } finally {
+    await pool.close();
+  }
+});

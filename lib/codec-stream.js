@@ -348,7 +348,12 @@ class CodecStreamMethods extends Transform {
 
   /** Its end is asked for: a pool closed from now on finishes it first. */
   end(chunk, encoding, callback) {
-    return notedEnd(this, this[CODEC].tasks, chunk, encoding, callback);
+    const tasks = this[CODEC].tasks;
+    const data = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
+    // A body written whole (end(body) on an idle stream): one task, not two.
+    if (data && tasks.idle && this.writableLength === 0 && !this.writableEnded && !this.destroyed)
+      return tasks.endWith(() => notedEnd(this, tasks, chunk, encoding, callback));
+    return notedEnd(this, tasks, chunk, encoding, callback);
   }
 
   // Writes go to the pool as they are (not through Transform's _write,

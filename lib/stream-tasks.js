@@ -94,6 +94,13 @@ class StreamTasks {
    * the calling thread, and copies would only wait behind it.
    */
   #stale = 0;
+  /** The end comes with the write being made (endWith()): that write's chunk is the last. */
+  #endAhead = false;
+  /**
+   * The end taken early, with the last write (endWith()): what finish()
+   * waits for then, `{ done, err, callback }`.
+   */
+  #early = undefined;
   /** What the pool's close() waits for from this stream. */
   #debts;
   #overCallbacks = undefined;
@@ -124,6 +131,32 @@ class StreamTasks {
   /** Input bytes the kernel took in all. */
   get consumed() {
     return this.#consumed;
+  }
+
+  /** Nothing is queued, running or waiting for the reader. */
+  get idle() {
+    return (
+      this.#running === undefined &&
+      this.#held === undefined &&
+      this.#queue.empty &&
+      !this.#sealed &&
+      this.#error === undefined
+    );
+  }
+
+  /**
+   * `end(chunk)` of an idle stream: runs `write()` (the Writable's end, whose
+   * chunk reaches write() at once) with the end taken along, so that chunk
+   * and the end go as one task (an HTTP body compressed whole: one task per
+   * response, not two). finish() then waits for it.
+   */
+  endWith(write) {
+    this.#endAhead = true;
+    try {
+      return write();
+    } finally {
+      this.#endAhead = false;
+    }
   }
 
   /** `fn()` once the tasks are over (finished or failed); at once if they are. */
@@ -183,7 +216,24 @@ class StreamTasks {
     // One callback for the whole write; its accepted items are repaid one by one.
     items[items.length - 1].callback = callback;
     for (let i = 0; i < items.length; i++) this.#queue.push(items[i]);
+    if (this.#endAhead) {
+      this.#endAhead = false;
+      this.#finishEarly();
+    }
     this.#kick();
+  }
+
+  /** The end, queued behind the last write (endWith()); finish() waits for it. */
+  #finishEarly() {
+    const early = { done: false, err: undefined, callback: undefined };
+    this.finish((err) => {
+      early.done = true;
+      early.err = err;
+      const callback = early.callback;
+      early.callback = undefined;
+      if (callback !== undefined) callback(err);
+    });
+    this.#early = early;
   }
 
   /**
@@ -216,6 +266,14 @@ class StreamTasks {
 
   /** The end: `callback(err)` once the last chunk ran (its output handed on first). */
   finish(callback) {
+    const early = this.#early;
+    if (early !== undefined) {
+      // Taken with the last write already.
+      this.#early = undefined;
+      if (early.done) callback(early.err);
+      else early.callback = callback;
+      return;
+    }
     if (this.#error !== undefined) {
       callback(this.#error);
       return;

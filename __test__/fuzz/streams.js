@@ -139,6 +139,9 @@ async function drive(stream, input, { flushKind, stop, abort, controls }) {
   // The producer: one Buffer, refilled once each write is called back.
   const buffer = Buffer.alloc(256 * 1024);
   const wait = chance(0.8);
+  // The last piece written with end(piece) (one task with the end on an idle stream).
+  const endWithLast = chance(0.3);
+  let wroteEnd = false;
   const pending = [];
   for (let at = 0; at < input.length;) {
     const size = Math.min(input.length - at, pick([1, 100, 4096, 65536, 1 + int(256 * 1024)]));
@@ -146,13 +149,24 @@ async function drive(stream, input, { flushKind, stop, abort, controls }) {
     input.copy(view, 0, at, at + size);
     at += size;
     const copy = wait ? view : Buffer.from(view); // without waiting, fresh memory each time
-    const called = new Promise((resolve) =>
-      stream.write(copy, (err) => {
+    const last = at === input.length && stop === undefined && endWithLast;
+    const called = new Promise((resolve) => {
+      const callback = (err) => {
         callbacks++;
         resolve(err);
-      }),
-    );
+      };
+      // end(chunk, callback): the callback comes with 'finish' (or the error).
+      if (last) stream.end(copy, callback);
+      else stream.write(copy, callback);
+    });
     writes++;
+    if (last) {
+      // Nothing after the end.
+      wroteEnd = true;
+      if (wait) await called;
+      else pending.push(called);
+      break;
+    }
     if (stop !== undefined && writes === stop) {
       // The write in flight is called back once its task stopped.
       pending.push(called);
@@ -179,7 +193,7 @@ async function drive(stream, input, { flushKind, stop, abort, controls }) {
     reading = false;
     return undefined;
   }
-  stream.end();
+  if (!wroteEnd) stream.end();
   await finished;
   await Promise.all(pending);
   reading = false;
