@@ -121,6 +121,20 @@ test('copy() while writes wait in the stream’s buffer: a typed refusal (node:c
       assert.equal(await digestOf(hash.copy(), 'hex'), reference('sha256', [a, b]), who);
       assert.equal(await digestOf(hash, 'hex'), reference('sha256', [a, b]), who);
     }
+    // Empty writes waiting hold no bytes: the copy is made, and the digest
+    // comes, with no error for the writes that reach the tasks after it.
+    for (const [who, make] of makers(pool)) {
+      const hash = make('sha256');
+      const errors = [];
+      hash.on('error', (err) => errors.push(err.code));
+      hash.write(Buffer.alloc(0));
+      hash.write(Buffer.alloc(0));
+      const copy = hash.copy();
+      assert.equal(await digestOf(copy, 'hex'), reference('sha256', []), who);
+      assert.equal(await digestOf(hash, 'hex'), reference('sha256', []), who);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(errors, [], who);
+    }
   } finally {
     await pool.close();
   }

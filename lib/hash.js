@@ -75,8 +75,11 @@ class Hash extends Transform {
   #digest = undefined;
   /** copy()'s maker (lib/stream-factory.js), or undefined: the kernel's state cannot be copied. */
   #copier;
-  /** Writes made that have not reached _write (they wait in the Writable's buffer). */
-  #unreached = 0;
+  /**
+   * Bytes of the writes the tasks hold (reached _write, not called back):
+   * the Writable's length beyond them waits in its buffer (see copy()).
+   */
+  #taken = 0;
 
   /**
    * `port`, `handle`: the engine's StreamPort (lib/engine/ports.js) and this
@@ -159,7 +162,7 @@ class Hash extends Transform {
     if (bytes > TRAIL_BLOCK / 2) {
       this.#flushTrail();
       this.#tasks.noteWrite();
-      this.#written(copyOf(view));
+      super.write(copyOf(view));
       return;
     }
     if (this.#trail !== undefined && this.#trailUsed + bytes > TRAIL_BLOCK) this.#flushTrail();
@@ -182,7 +185,7 @@ class Hash extends Transform {
     this.#trail = undefined;
     this.#trailUsed = 0;
     this.#tasks.noteWrite();
-    this.#written(block);
+    super.write(block);
   }
 
   /**
@@ -230,7 +233,7 @@ class Hash extends Transform {
     if (tasks.closed) throw tasks.error ?? finalized();
     const copier = this.#copier;
     if (copier === undefined) throw notCopyable("a loaded kernel's state is its own");
-    if (this.#unreached !== 0) {
+    if (this.writableLength > this.#taken) {
       throw notCopyable(
         "written chunks wait in the stream's buffer; copy once their callbacks ran, or hash with update()",
       );
@@ -261,19 +264,7 @@ class Hash extends Transform {
     if (this.#digested && this.writableEnded && !this.destroyed)
       return this.#refuseLate(encoding, callback);
     this.#flushTrail();
-    this.#unreached++;
-    try {
-      return noted(this, this.#tasks, chunk, encoding, callback);
-    } catch (err) {
-      this.#unreached--;
-      throw err;
-    }
-  }
-
-  /** A write of our own (a copy of updates made behind writes). */
-  #written(bytes) {
-    this.#unreached++;
-    super.write(bytes);
+    return noted(this, this.#tasks, chunk, encoding, callback);
   }
 
   /**
@@ -299,13 +290,26 @@ class Hash extends Transform {
   }
 
   _write(chunk, encoding, callback) {
-    this.#unreached--;
-    this.#tasks.write([{ chunk, encoding }], callback, noFlush);
+    this._writev([{ chunk, encoding }], callback);
   }
 
   _writev(chunks, callback) {
-    this.#unreached -= chunks.length;
-    this.#tasks.write(chunks, callback, noFlush);
+    let bytes = 0;
+    for (let i = 0; i < chunks.length; i++) bytes += chunks[i].chunk.length;
+    // Empty writes made before digest() that reach here after it: nothing to hash.
+    if (bytes === 0 && this.#digested) {
+      callback();
+      return;
+    }
+    this.#taken += bytes;
+    this.#tasks.write(
+      chunks,
+      (err) => {
+        this.#taken -= bytes;
+        callback(err);
+      },
+      noFlush,
+    );
   }
 
   /** The writing ended: the digest is the readable side's one chunk (node:crypto's Hash does the same). */
