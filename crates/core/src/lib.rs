@@ -28,4 +28,4 @@ pub use input::{Input, RawSlice};
 pub use kernels::{KernelId, Output};
 pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
 pub use stream::{ChunkEnd, Stream, StreamChunk};
-pub use task::{Completion, Mode, Task, TaskError};
+pub use task::{Completion, Mode, Packed, Task, TaskError};

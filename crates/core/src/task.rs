@@ -61,6 +61,21 @@ pub enum Mode {
     /// bytes on Unix, UTF-8 elsewhere), and the worker thread reads the
     /// file (see file.rs).
     File,
+    /// Once over each of these inputs in turn (the task's own `input` is
+    /// unused), their outputs back to back: several tiny messages of one
+    /// batch as one task, so the queue, the clock and the completion are
+    /// paid once for all of them. Every output must have the first one's
+    /// length (the results are packed, `postMany(..., { packed: true })`).
+    /// On a failure the completion's slot is the failing input's: the
+    /// task's slot plus its place in the list.
+    Packed(Box<Packed>),
+}
+
+/// A packed task's inputs (see [`Mode::Packed`]), behind a thin pointer: a
+/// [`Task`] is moved through the queue, and stays as small as it was.
+#[derive(Debug, Clone)]
+pub struct Packed {
+    pub inputs: Box<[Input]>,
 }
 
 /// Why a task failed: what its kernel reported, or what the pool found
@@ -76,6 +91,9 @@ pub enum TaskError {
     Panic(String),
     /// The task waited in the queue longer than `max_queue_age` and was not run.
     Expired,
+    /// A packed task's input made an output of another length than the
+    /// first input's (see [`Mode::Packed`]).
+    UnequalLength { expected: usize, got: usize },
 }
 
 impl std::fmt::Display for TaskError {
@@ -88,6 +106,10 @@ impl std::fmt::Display for TaskError {
             TaskError::Kernel(KernelError::TimedOut) => {
                 f.write_str("the task ran longer than its timeoutMs")
             }
+            TaskError::UnequalLength { expected, got } => write!(
+                f,
+                "the result is {got} bytes where packed results are {expected} bytes each"
+            ),
             TaskError::Kernel(KernelError::Cancelled) => f.write_str("the task was cancelled"),
             TaskError::Kernel(e) => e.fmt(f),
         }

@@ -523,3 +523,54 @@ fn the_tasks_of_many_flags_leave_the_queue_in_one_call() {
     let done = collect(&pool, &signal, 3 * 6 + 2);
     assert_eq!(done.len(), 3 * 6 + 2);
 }
+
+/// A packed task of `inputs` (see `Mode::Packed`) in `slot`.
+fn packed(slot: u32, kernel: &str, inputs: Vec<Vec<u8>>) -> Task {
+    let mut t = task(slot, kernel, Vec::new());
+    let inputs = inputs.into_iter().map(Input::Owned).collect();
+    t.mode = tidepool_core::Mode::Packed(Box::new(tidepool_core::Packed { inputs }));
+    t
+}
+
+#[test]
+fn a_packed_task_gives_each_input_s_output_back_to_back() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 2), signal.waker()).unwrap();
+    let inputs: Vec<Vec<u8>> = (0..64u32).map(|i| i.to_le_bytes().repeat(i as usize)).collect();
+    pool.submit(packed(1000, "sha256", inputs.clone())).unwrap();
+    pool.submit(packed(2000, "sleep", vec![micros(1), micros(1)])).unwrap();
+    let mut done = collect(&pool, &signal, 2);
+    done.sort_by_key(|c| c.slot);
+    assert_eq!(done[0].slot, 1000, "a whole packed task completes in its own slot");
+    let want: String = inputs.iter().map(|i| sha256_hex(i)).collect();
+    assert_eq!(format!("{:?}", done[0].outcome.as_ref().unwrap()), want);
+    assert_eq!(done[1].outcome.as_ref().unwrap().as_bytes(), b"", "empty outputs pack to none");
+}
+
+#[test]
+fn a_packed_task_fails_in_the_slot_of_the_input_that_failed() {
+    let signal = Signal::default();
+    let mut cfg = config(1, 1);
+    cfg.max_output_bytes = 64;
+    let pool = Pool::new(cfg, signal.waker()).unwrap();
+    // The third input's output is longer than the first's.
+    pool.submit(packed(10, "echo", vec![vec![1; 4], vec![2; 4], vec![3; 5], vec![4; 4]])).unwrap();
+    // The second input's output is past the output limit (per input).
+    pool.submit(packed(20, "echo", vec![vec![1; 64], vec![2; 65]])).unwrap();
+    // The first input panics; the thread lives on.
+    pool.submit(packed(30, "panic", vec![vec![1], vec![2]])).unwrap();
+    let mut timed = packed(40, "spin", vec![micros(1), micros(5_000_000), micros(1)]);
+    timed.timeout = Some(Duration::from_millis(30));
+    pool.submit(timed).unwrap();
+    let mut done = collect(&pool, &signal, 4);
+    done.sort_by_key(|c| c.slot);
+    assert_eq!(done[0].slot, 12);
+    assert_eq!(done[0].outcome, Err(TaskError::UnequalLength { expected: 4, got: 5 }));
+    assert_eq!(done[1].slot, 21);
+    assert_eq!(done[1].outcome, Err(TaskError::Kernel(KernelError::TooLarge { limit: 64 })));
+    assert_eq!(done[2].slot, 30);
+    assert!(matches!(done[2].outcome, Err(TaskError::Panic(_))), "{:?}", done[2].outcome);
+    assert_eq!(done[3].slot, 41, "the timeout counts per input");
+    assert_eq!(done[3].outcome, Err(TaskError::Kernel(KernelError::TimedOut)));
+    assert_eq!(pool.stats(false).threads, 1);
+}

@@ -3,12 +3,13 @@
 //! leave the seat when told to.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::Instant;
 
 use super::state::{note_exit, Lifecycle, Shared, State};
 use super::{PoolConfig, PoolEvent, THREAD_NAME_PREFIX};
+use crate::input::Input;
 use crate::kernels::{self, RunContext, Sink};
 use crate::policy::RetireReason;
 use crate::sync::thread;
@@ -122,18 +123,21 @@ impl<'a> Worker<'a> {
             metrics.wait.record(waited);
             // A stream's task does not expire: losing it would end the stream.
             let expires = !matches!(task.mode, Mode::Stream(_));
-            let outcome = if expires && shared.config.max_queue_age.is_some_and(|max| waited > max)
+            let (slot, outcome) = if expires
+                && shared.config.max_queue_age.is_some_and(|max| waited > max)
             {
-                Err(TaskError::Expired)
+                (task.slot, Err(TaskError::Expired))
+            } else if let Mode::Packed(packed) = &task.mode {
+                run_packed(&task, &packed.inputs, &shared.cancel, &shared.config)
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
                 let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
-                run_task(&task, &ctx, &shared.config)
+                (task.slot, run_task(&task, &task.input, &ctx, &shared.config))
             };
             let task_end = Instant::now();
             metrics.run.record(task_end - task_start);
             task_start = task_end;
-            self.done.push(Completion { slot: task.slot, outcome });
+            self.done.push(Completion { slot, outcome });
         }
         task_start
     }
@@ -237,11 +241,46 @@ pub(super) fn spin_for_work(shared: &Shared) {
     }
 }
 
-/// Runs `task`'s kernel into a sink of at most the task's output limit (or
-/// the pool's for the kernel); a panic becomes `TaskError::Panic` and the
-/// thread lives on.
+/// Runs a packed task (see [`Mode::Packed`]): each input as a task of its
+/// own would run (its own deadline, its own output limit, a panic caught),
+/// the outputs back to back. Returns the completion's slot with the
+/// outcome: on a failure, the failing input's.
+fn run_packed(
+    task: &Task,
+    inputs: &[Input],
+    cancel: &AtomicBool,
+    config: &PoolConfig,
+) -> (u32, Result<kernels::Output, TaskError>) {
+    let mut out = Sink::new(usize::MAX);
+    let mut each = 0;
+    for (place, input) in (0u32..).zip(inputs.iter()) {
+        // A clock read per input only when there is a deadline to count.
+        let deadline = task.timeout.map(|t| Instant::now() + t);
+        let ctx = RunContext::for_task(cancel, task.cancel.as_deref(), deadline);
+        let result = run_task(task, input, &ctx, config).and_then(|output| {
+            let bytes = output.as_bytes();
+            if place == 0 {
+                each = bytes.len();
+                out.reserve(each.saturating_mul(inputs.len()));
+            } else if bytes.len() != each {
+                return Err(TaskError::UnequalLength { expected: each, got: bytes.len() });
+            }
+            Ok(out.write(bytes)?)
+        });
+        if let Err(e) = result {
+            return (task.slot + place, Err(e));
+        }
+    }
+    (task.slot, Ok(out.into_output()))
+}
+
+/// Runs `task`'s kernel over `input` (the task's own, or one of a packed
+/// task's) into a sink of at most the task's output limit (or the pool's
+/// for the kernel); a panic becomes `TaskError::Panic` and the thread
+/// lives on.
 pub(super) fn run_task(
     task: &Task,
+    input: &Input,
     ctx: &RunContext<'_>,
     config: &PoolConfig,
 ) -> Result<kernels::Output, TaskError> {
@@ -258,15 +297,15 @@ pub(super) fn run_task(
         config.max_output_bytes
     });
     let run = || match &task.mode {
-        Mode::Stream(chunk) => chunk.stream.step(chunk, &task.input, ctx),
+        Mode::Stream(chunk) => chunk.stream.step(chunk, input, ctx),
         Mode::File => {
             let mut out = Sink::new(limit);
-            let path = crate::file::path_of(&task.input)?;
+            let path = crate::file::path_of(input)?;
             crate::file::run(kernel, &task.params, &path, ctx, &mut out).map(|()| out.into_output())
         }
-        Mode::Once => {
+        Mode::Once | Mode::Packed(_) => {
             let mut out = Sink::new(limit);
-            kernel.run(&task.params, &task.input, ctx, &mut out).map(|()| out.into_output())
+            kernel.run(&task.params, input, ctx, &mut out).map(|()| out.into_output())
         }
     };
     match catch_unwind(AssertUnwindSafe(run)) {
