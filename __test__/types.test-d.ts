@@ -287,7 +287,17 @@ async function batches(): Promise<void> {
   const digests = await pool.postMany([Buffer.from('a'), { data: Buffer.from('b') }]);
   assertType<Equal<typeof digests, Buffer[]>>();
   const hex = new Pool({ encoding: 'hex' });
-  assertType<Equal<Awaited<ReturnType<typeof hex.postMany>>, string[]>>();
+  const hexDigests = await hex.postMany([Buffer.from('a')]);
+  assertType<Equal<typeof hexDigests, string[]>>();
+  // packed: one Buffer, whatever the encoding; a boolean not known: either.
+  const packed = await hex.postMany([Buffer.from('a')], { packed: true });
+  assertType<Equal<typeof packed, Buffer>>();
+  const unpacked = await hex.postMany([Buffer.from('a')], { packed: false });
+  assertType<Equal<typeof unpacked, string[]>>();
+  const either = await hex.postMany([Buffer.from('a')], { packed: Math.random() > 0.5 });
+  assertType<Equal<typeof either, Buffer | string[]>>();
+  // @ts-expect-error: packed is a boolean
+  await pool.postMany([Buffer.from('a')], { packed: 1 });
   await pool.postMany([Buffer.from('a')], {
     kernel: 'md5',
     signal: AbortSignal.timeout(10),

@@ -32,6 +32,7 @@ const ROWS = {
   'post() with { signal }, 1024 in flight': (pool, msgs, signal) =>
     inFlight(msgs, 1024, (m) => pool.post(m, { signal })),
   'postMany(), one batch': (pool, msgs) => pool.postMany(msgs),
+  'postMany({ packed: true }), one batch': (pool, msgs) => pool.postMany(msgs, { packed: true }),
   'map(), 4096 in flight': async (pool, msgs) => {
     for await (const result of pool.map(msgs, { concurrency: 4096 })) void result;
   },

@@ -61,6 +61,17 @@ const CASES = {
         check(out.length === msgs.length && out[123].equals(sha256(msgs[123])));
       }),
   },
+  'tiny: tidepool postMany({ packed: true }), one batch': {
+    unit: 'round trips/s',
+    run: () =>
+      tidepoolTiny(async (pool, msgs) => {
+        const out = await pool.postMany(msgs, { packed: true });
+        check(
+          out.length === msgs.length * 32 &&
+            out.subarray(123 * 32, 124 * 32).equals(sha256(msgs[123])),
+        );
+      }),
+  },
   'tiny: tidepool map(), 4096 in flight': {
     unit: 'round trips/s',
     run: () =>
@@ -436,6 +447,11 @@ const RATIOS = [
     'tiny: tidepool postMany(), one batch',
     'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
   ],
+  [
+    'tiny: tidepool postMany({ packed: true }), one batch',
+    'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  ['tiny: tidepool postMany({ packed: true }), one batch', 'tiny: tidepool postMany(), one batch'],
   [
     'tiny: tidepool map(), 4096 in flight',
     'tiny: Rust SHA-256 called directly, 2 threads (no pool)',

@@ -13,6 +13,20 @@
 // settled promise gives the caller its buffers back, as a post's does.
 
 const { ownArray, asPlainArray } = require('./own-array');
+const { taskError } = require('./errors');
+const { TASK_CODES } = require('./binding');
+
+const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
+
+/** The error of a packed result of another length than the others (the native side's words too). */
+function unequalLength(expected, got) {
+  return taskError(TASK_CODES.unequalLength, `${expected} ${got}`, false);
+}
+
+/** Packed results longer than any Buffer Node can make. */
+function tooLarge(limit) {
+  return taskError(TASK_CODES.bufferTooLarge, String(limit), false);
+}
 
 class Batch {
   /** How errors name the batch's messages: 'messages' (postMany) or 'iterable' (map). */
@@ -23,6 +37,12 @@ class Batch {
   maxOutputBytes;
   /** Run-time limit of each task in ms; 0: none. */
   timeoutMs;
+  /**
+   * postMany({ packed: true }): the results go to the sink's `packed()`
+   * as bytes, `group` messages per native task (1: a task each).
+   */
+  packed = false;
+  group = 1;
   /** The native cancel flag every task of the batch carries. */
   flag;
   /** The batch's AbortSignal, and its Watch while the batch is pending. */
@@ -96,6 +116,71 @@ class AllResults {
 }
 
 /**
+ * postMany({ packed: true })'s sink: every result copied into one Buffer,
+ * in the order of the messages, then one resolve with it. All results have
+ * one length (the first to arrive sets it), so result `i` is bytes
+ * `i * length` to `(i + 1) * length`.
+ */
+class PackedResults {
+  #count;
+  #length = -1;
+  #buffer = undefined;
+  #remaining;
+  #resolve;
+  #reject;
+
+  constructor(count, resolve, reject) {
+    this.#count = count;
+    this.#remaining = count;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  /**
+   * The results of messages `index` to `index + count - 1`, of one length,
+   * back to back in `bytes` from `start` to `end`. Returns the error that
+   * fails the batch when their length is not the others'.
+   */
+  packed(index, count, bytes, start, end) {
+    const length = (end - start) / count;
+    if (this.#length !== length) {
+      if (this.#length !== -1) return unequalLength(this.#length, length);
+      this.#length = length;
+      const total = length * this.#count;
+      if (total > BUFFER_MAX_LENGTH) return tooLarge(BUFFER_MAX_LENGTH);
+      this.#buffer = Buffer.allocUnsafeSlow(total);
+    }
+    bytes.copy(this.#buffer, index * length, start, end);
+    this.#remaining -= count;
+    if (this.#remaining === 0) this.#resolve(this.#buffer);
+    return undefined;
+  }
+
+  fail(_index, error) {
+    this.#buffer = undefined;
+    this.#reject(error);
+  }
+}
+
+/** Input bytes a packed task takes, about (several messages as one task). */
+const GROUP_BYTES = 16 * 1024;
+/** Most messages a packed task takes. */
+const MAX_GROUP = 64;
+/** Fewest packed tasks a batch is cut into, so that every thread gets some. */
+const MIN_GROUPS = 8;
+
+/**
+ * Messages per native task of a packed batch of `count` messages and
+ * `bytes` in all: as many as make GROUP_BYTES, so that the queue, the
+ * clock reads and the completion are paid once per group of tiny ones;
+ * at most MAX_GROUP, and few enough for MIN_GROUPS tasks.
+ */
+function packedGroup(count, bytes) {
+  const bySize = Math.floor((GROUP_BYTES * count) / Math.max(bytes, 1));
+  return Math.max(1, Math.min(MAX_GROUP, bySize, Math.ceil(count / MIN_GROUPS)));
+}
+
+/**
  * A name for errors about the elements of a batch, made only when an error
  * is (errors.js's label()): set `name.at` to the element's index first.
  * `selected`: the pool has its own `select`, which the name then shows.
@@ -106,4 +191,4 @@ function elementNamer(what, selected) {
   return name;
 }
 
-module.exports = { Batch, AllResults, elementNamer };
+module.exports = { Batch, AllResults, PackedResults, packedGroup, elementNamer };

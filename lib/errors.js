@@ -70,6 +70,7 @@ for (const code of [
   'ERR_TIDEPOOL_NOT_A_FILE',
   'ERR_TIDEPOOL_NOT_BUILT',
   'ERR_TIDEPOOL_NO_PROM_CLIENT',
+  'ERR_TIDEPOOL_PACKED_LENGTH',
   'ERR_TIDEPOOL_PANIC',
   'ERR_TIDEPOOL_QUEUE_FULL',
   'ERR_TIDEPOOL_SPAWN_FAILED',
@@ -328,6 +329,16 @@ function taskError(code, detail, destroyed) {
       // "syscall errno name": a file postFile() could not read.
       const [syscall, errno, name] = detail.split(' ', 3);
       return fsError(syscall, Number(errno), name);
+    }
+    case TASK_CODES.unequalLength: {
+      // "expected got": postMany({ packed: true }) found results of two lengths.
+      const [expected, got] = detail.split(' ', 2);
+      return makeError(
+        RangeError,
+        'ERR_TIDEPOOL_PACKED_LENGTH',
+        `Packed results must have one length: this message's is ${got} bytes, ` +
+          `another's ${expected}`,
+      );
     }
     case TASK_CODES.bufferTooLarge:
       // The kernel's result is longer than any Buffer Node can make

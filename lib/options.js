@@ -39,6 +39,7 @@ const POOL_OPTIONS = Object.freeze([
 ]);
 const POST_OPTIONS = Object.freeze(['kernel', 'params', 'signal', 'timeoutMs', 'maxOutputBytes']);
 const MAP_OPTIONS = Object.freeze([...POST_OPTIONS, 'concurrency']);
+const POST_MANY_OPTIONS = Object.freeze([...POST_OPTIONS, 'packed']);
 const STATS_OPTIONS = Object.freeze(['reset']);
 /** Most tasks a map() may have in flight. */
 const MAX_CONCURRENCY = 2 ** 20;
@@ -92,6 +93,7 @@ function misplacedHint(key, call) {
 function taskHint(key, method) {
   if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of ${method}()`;
   if (key === 'concurrency') return `'concurrency' is an option of map(), not of ${method}()`;
+  if (key === 'packed') return `'packed' is an option of postMany(), not of ${method}()`;
   return misplacedHint(key, method === 'post' ? 'post(message, %)' : `${method}(messages, %)`);
 }
 
@@ -136,6 +138,7 @@ const TASK_OPTION = Object.freeze({
   timeoutMs: 8,
   maxOutputBytes: 16,
   concurrency: 32,
+  packed: 64,
 });
 
 /**
@@ -164,21 +167,24 @@ function checkTaskKeys(options, method) {
         given |= TASK_OPTION.maxOutputBytes;
         break;
       case 'concurrency':
-        if (method === 'map') {
-          given |= TASK_OPTION.concurrency;
-          break;
-        }
-      // falls through
+        if (method !== 'map') throw unknownTaskOption(key, method);
+        given |= TASK_OPTION.concurrency;
+        break;
+      case 'packed':
+        if (method !== 'postMany') throw unknownTaskOption(key, method);
+        given |= TASK_OPTION.packed;
+        break;
       default:
-        throw unknownOption(
-          'options',
-          key,
-          method === 'map' ? MAP_OPTIONS : POST_OPTIONS,
-          taskHint(key, method),
-        );
+        throw unknownTaskOption(key, method);
     }
   }
   return given;
+}
+
+function unknownTaskOption(key, method) {
+  const known =
+    method === 'map' ? MAP_OPTIONS : method === 'postMany' ? POST_MANY_OPTIONS : POST_OPTIONS;
+  return unknownOption('options', key, known, taskHint(key, method));
 }
 
 /** map()'s `concurrency` (the value given, or undefined): how many of its tasks may be in flight at once. */

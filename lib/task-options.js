@@ -69,8 +69,8 @@ function checkOutputLimit(value, max) {
 /**
  * Reads the options of post(), postMany(), postFile() and map() (`method`):
  * the kernel and what it runs with (`extra`: undefined, or `{ params,
- * maxOutputBytes }`), the signal, the run-time limit (undefined: none)
- * and, for map(), `concurrency`. A post's own params serve its one task
+ * maxOutputBytes }`), the signal, the run-time limit (undefined: none),
+ * for map() `concurrency` and for postMany() `packed`. A post's own params serve its one task
  * (its key is let go once the task is queued); a batch's serve them all.
  * `pool`: the pool's kernel, its `extra` and maxThreads.
  */
@@ -122,7 +122,10 @@ function taskOptions(options, method, pool) {
     if (maxOutputBytes !== undefined)
       extra = taskExtra(extra === undefined ? undefined : extra.params, maxOutputBytes);
   }
-  return new TaskOptions(kernel, extra, signal, timeoutMs, concurrency);
+  const packed = (given & TASK_OPTION.packed) !== 0 ? options.packed : undefined;
+  if (packed !== undefined && typeof packed !== 'boolean')
+    throw invalidArgType('options.packed', 'of type boolean', packed);
+  return new TaskOptions(kernel, extra, signal, timeoutMs, concurrency, packed === true);
 }
 
 /** The kernels createHash() takes besides loaded ones: their output comes at the end. */

@@ -293,6 +293,11 @@ export interface TaskErrorCodes {
   /** A file could not be read (postFile): "syscall errno name". */
   io: number;
   /**
+   * A packed task's result had another length than the batch's others:
+   * "expected got".
+   */
+  unequalLength: number;
+  /**
    * Not a task error: the delivery refused a result longer than any
    * Buffer Node can make; the limit in decimal.
    */

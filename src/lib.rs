@@ -162,6 +162,9 @@ pub struct TaskErrorCodes {
     pub failed: u32,
     /// A file could not be read (postFile): "syscall errno name".
     pub io: u32,
+    /// A packed task's result had another length than the batch's others:
+    /// "expected got".
+    pub unequal_length: u32,
     /// Not a task error: the delivery refused a result longer than any
     /// Buffer Node can make; the limit in decimal.
     pub buffer_too_large: u32,
@@ -181,6 +184,7 @@ pub fn task_error_codes() -> TaskErrorCodes {
         format: code::FORMAT.into(),
         failed: code::FAILED.into(),
         io: code::IO.into(),
+        unequal_length: code::UNEQUAL_LENGTH.into(),
         buffer_too_large: u32::from(wire::BUFFER_TOO_LARGE_CODE),
     }
 }

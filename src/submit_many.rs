@@ -12,7 +12,7 @@ use std::ptr;
 use std::time::Instant;
 
 use napi::sys;
-use tidepool_core::{Mode, Task};
+use tidepool_core::{Input, Mode, Packed, Task};
 
 use crate::binary;
 use crate::cancel_flag::flag_of;
@@ -91,11 +91,22 @@ unsafe fn submit_many(
     // The binaries are arguments: no JavaScript runs between reading the
     // first and the last, so none can detach one already read.
     let now = Instant::now();
-    let mut tasks = Vec::with_capacity(count);
-    for (&binary, slot) in args.binaries.iter().zip(args.first_slot..) {
-        // SAFETY: live env and value; lib/engine/ keeps every binary of the
-        // chunk reachable until the chunk's last task is delivered.
-        let input = unsafe { binary::input_of(env, binary) }?;
+    let group = args.group;
+    let mut tasks = Vec::with_capacity(count.div_ceil(group));
+    for (binaries, slot) in args.binaries.chunks(group).zip((args.first_slot..).step_by(group)) {
+        // lib/engine/ keeps every binary of the chunk reachable until the
+        // chunk's last task is delivered.
+        let (input, mode) = if group == 1 {
+            // SAFETY: live env and value, kept reachable (above).
+            (unsafe { binary::input_of(env, binaries[0]) }?, Mode::Once)
+        } else {
+            let inputs = binaries
+                .iter()
+                // SAFETY: live env and values, kept reachable (above).
+                .map(|&binary| unsafe { binary::input_of(env, binary) })
+                .collect::<Result<Box<[Input]>, _>>()?;
+            (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs })))
+        };
         tasks.push(Task {
             slot,
             kernel: args.kernel,
@@ -105,13 +116,14 @@ unsafe fn submit_many(
             cancel: Some(flag.clone()),
             timeout: args.timeout,
             max_output: args.max_output,
-            mode: Mode::Once,
+            mode,
         });
     }
+    let all = tasks.len();
     let Some(_) = inner.pool().submit_many(&mut tasks) else {
         return Err(wire::closed());
     };
-    let queued = count - tasks.len();
+    let queued = all - tasks.len();
     inner.tasks_queued(queued);
     Ok(queued as u32)
 }

@@ -16,7 +16,11 @@
 // afterwards (cleared, elements replaced, garbage collected) and each getter
 // must have run exactly once. Posts overlap (up to 64 in flight, some pools
 // with a small queue in 'wait' mode) so that mutation and GC happen while
-// tasks are queued, waiting or running.
+// tasks are queued, waiting or running. One case in four is a postMany()
+// of several such inputs, its results as an Array or packed into one
+// Buffer (`packed: true`, several messages per native task): the same
+// oracle per message, and the first invalid one (a type error before a
+// readability error) named by the error.
 
 const crypto = require('node:crypto');
 const v8 = require('node:v8');
@@ -202,6 +206,75 @@ function expectedError(c) {
   return c.parts.find((p) => p.expect !== undefined)?.expect;
 }
 
+/** A random input without an invalid part. */
+function validInput() {
+  for (;;) {
+    const c = randomInput();
+    if (expectedError(c) === undefined) return c;
+  }
+}
+
+/** The digest of a case's parts with `kernel`. */
+function digestOf(c, kernel) {
+  const digest = crypto.createHash(kernel);
+  for (const p of c.parts) digest.update(p.bytes);
+  return digest.digest();
+}
+
+/**
+ * One postMany() of random inputs on `pool`, packed or not: checks what it
+ * throws, or returns the promise of its checked results.
+ */
+function batchCase({ pool, wrap }, stats, fail) {
+  // Valid messages, and now and then one that may not be.
+  const cases = Array.from({ length: 1 + int(pick([3, 40, 300])) }, validInput);
+  if (chance(0.3)) cases[int(cases.length)] = randomInput();
+  const kernel = pick(KERNELS);
+  const packed = chance(0.5);
+  const id = stats.cases++;
+  const wanted = cases.map(expectedError);
+  // Every message's type is checked before any is read.
+  let first = wanted.findIndex((w) => w === 'ERR_INVALID_ARG_TYPE');
+  if (first < 0) first = wanted.findIndex((w) => w !== undefined);
+  let promise;
+  try {
+    promise = pool.postMany(
+      cases.map((c) => wrap(c.input)),
+      packed ? { kernel, packed } : { kernel },
+    );
+  } catch (err) {
+    stats.threw++;
+    if (first < 0) fail(`batch ${id}: threw ${err.code} for valid inputs: ${err.message}`);
+    else if (err.code !== wanted[first] || !(err instanceof TypeError))
+      fail(`batch ${id}: threw ${err.name} ${err.code}, wanted TypeError ${wanted[first]}`);
+    else if (!err.message.includes(`[${first}]`))
+      fail(`batch ${id}: the error names another message than [${first}]: ${err.message}`);
+    return undefined;
+  }
+  if (first >= 0) fail(`batch ${id}: accepted an input with an invalid part (${wanted[first]})`);
+  const want = cases.map((c) => digestOf(c, kernel));
+  for (const c of cases) {
+    for (const g of c.getters)
+      if (g.calls !== 1) fail(`batch ${id}: a getter ran ${g.calls} times during postMany()`);
+    c.after();
+  }
+  return promise.then(
+    (results) => {
+      stats.resolved++;
+      const got = packed
+        ? want.map((w, i) => results.subarray(i * w.length, (i + 1) * w.length).toString('hex'))
+        : results;
+      if (packed && results.length !== want.length * want[0].length)
+        fail(`batch ${id}: ${results.length} packed bytes for ${want.length} digests`);
+      want.forEach((w, i) => {
+        if (got[i] !== w.toString('hex'))
+          fail(`batch ${id}: result [${i}] ${got[i]}, wanted ${w.toString('hex')}`);
+      });
+    },
+    (err) => fail(`batch ${id}: rejected with ${err.code}: ${err.message}`),
+  );
+}
+
 async function main() {
   const pools = [
     { pool: new Pool({ maxThreads: 2, encoding: 'hex' }), wrap: (x) => x },
@@ -222,6 +295,15 @@ async function main() {
     if (failures.length < 10) failures.push(what);
   };
   while (Date.now() < deadline && failures.length === 0) {
+    if (chance(0.25)) {
+      const settled = batchCase(pick(pools), stats, fail);
+      if (settled !== undefined) {
+        inflight.add(settled);
+        settled.then(() => inflight.delete(settled));
+      }
+      if (inflight.size >= 64) await Promise.race(inflight);
+      continue;
+    }
     const c = randomInput();
     const kernel = pick(KERNELS);
     const { pool, wrap } = pick(pools);

@@ -50,16 +50,18 @@ function nextSegment(batch) {
 /** A chunk of a batch in flight. */
 class Chunk {
   batch;
-  /** Index (in the batch) of the chunk's first task. */
+  /** Index (in the batch) of the chunk's first message. */
   base;
   /** Holds the snapshots native code reads until the chunk's last task settles. */
   datas;
-  /** Tasks not yet settled. */
+  /** Messages queued, and tasks (of `batch.group` messages each) not yet settled. */
+  count;
   remaining;
-  constructor(batch, base, datas, remaining) {
+  constructor(batch, base, datas, count, remaining) {
     this.batch = batch;
     this.base = base;
     this.datas = datas;
+    this.count = count;
     this.remaining = remaining;
   }
 }
@@ -87,7 +89,7 @@ class Batches {
    */
   open(options, sink, what) {
     const extra = options.extra;
-    return new Batch(
+    const batch = new Batch(
       what,
       options.kernel,
       extra === undefined ? undefined : extra.params,
@@ -97,6 +99,8 @@ class Batches {
       options.signal,
       sink,
     );
+    batch.packed = options.packed;
+    return batch;
   }
 
   /** No batch is being fed. */
@@ -210,15 +214,17 @@ class Batches {
         return FEED.failed;
       }
       const datas = batch.datas;
-      let queued;
+      let tasks;
       try {
-        queued = submitChunk(engine.submitMany, batch, id, datas, start, count);
+        tasks = submitChunk(engine.submitMany, batch, id, datas, start, count);
       } catch (err) {
         this.#freeChunks[this.#freeChunkCount++] = id;
         this.#refuseChunk(batch, start, count, err);
         return FEED.failed;
       }
-      if (queued !== 0) this.#chunks[id] = new Chunk(batch, batch.base + start, datas, queued);
+      const queued = Math.min(tasks * batch.group, count);
+      if (tasks !== 0)
+        this.#chunks[id] = new Chunk(batch, batch.base + start, datas, queued, tasks);
       else this.#freeChunks[this.#freeChunkCount++] = id;
       engine.pending += queued;
       batch.outstanding += queued;
@@ -380,28 +386,40 @@ class Batches {
     return true;
   }
 
-  /** Settles one task of a batch: its result goes to the batch's sink, its failure fails the batch. */
-  settleTask(slot, ok, value) {
+  /**
+   * Settles one task of a batch: its result goes to the batch's sink, its
+   * failure fails the batch. A packed batch's result is `value`'s bytes
+   * from `start` to `end`, the results of the task's messages back to back.
+   */
+  settleTask(slot, ok, value, start = 0, end = 0) {
     const engine = this.#engine;
     const id = chunkIdOf(slot);
     const chunk = this.#chunks[id];
     const batch = chunk.batch;
-    const index = chunk.base + placeInChunk(slot);
+    const place = placeInChunk(slot);
+    // A packed task's messages: a failed one names the message that failed.
+    const group = batch.group;
+    const first = group === 1 ? place : place - (place % group);
+    const messages = group === 1 ? 1 : Math.min(group, chunk.count - first);
     if (--chunk.remaining === 0) {
       // Its snapshots may go: no thread reads them any more.
       this.#chunks[id] = undefined;
       this.#freeChunks[this.#freeChunkCount++] = id;
     }
-    engine.pending--;
-    batch.outstanding--;
-    if (ok) engine.completed++;
+    engine.pending -= messages;
+    batch.outstanding -= messages;
+    if (ok) engine.completed += messages;
     // A task cancelled with its batch settles without an error of its own:
     // it counts under the batch's (the signal, the failed task), or as
     // cancelled (a map() left early).
-    else engine.countFailures(value ?? batch.error ?? CANCELLED, 1);
+    else engine.countFailures(value ?? batch.error ?? CANCELLED, messages);
     if (batch.error === undefined) {
-      if (ok) batch.sink.result(index, value);
-      else this.fail(batch, index, value);
+      if (!ok) this.fail(batch, chunk.base + place, value);
+      else if (!batch.packed) batch.sink.result(chunk.base + place, value);
+      else {
+        const error = batch.sink.packed(chunk.base + first, messages, value, start, end);
+        if (error !== undefined) this.fail(batch, chunk.base + first, error);
+      }
     } else if (batch.outstanding === 0 && batch.whenStopped !== undefined) {
       const waiting = batch.whenStopped;
       batch.whenStopped = undefined;

@@ -26,6 +26,15 @@ function bufferCopy(buffer, start, end) {
   return copy;
 }
 
+/** A large result's Buffer that Node could not allocate. */
+function allocationFailed() {
+  return makeError(
+    Error,
+    'ERR_MEMORY_ALLOCATION_FAILED',
+    'Failed to allocate memory for the result',
+  );
+}
+
 /**
  * Settles the `count` tasks the native side wrote into the meta words and
  * slab. `events`: the thread events since the last call (or undefined);
@@ -63,10 +72,18 @@ function deliver(engine, count, events, terminated, large, later) {
     const code = resultCode(word);
     const end = offset + length;
     let err;
-    if (slot >= BATCH_SLOT && engine.batches.chunkOf(slot).batch.error !== undefined) {
+    const batch = slot >= BATCH_SLOT ? engine.batches.chunkOf(slot).batch : undefined;
+    if (batch !== undefined && batch.error !== undefined) {
       // Its batch already failed: nothing of this task is wanted.
       if (code === LARGE_CODE) nextLarge++;
       engine.batches.settleTask(slot, code === 0 || code === LARGE_CODE, undefined);
+    } else if (batch !== undefined && batch.packed && code === 0) {
+      // Copied from the slab into the batch's one Buffer: no object per result.
+      engine.batches.settleTask(slot, true, slab, offset, end);
+    } else if (batch !== undefined && batch.packed && code === LARGE_CODE) {
+      const buffer = large[nextLarge++];
+      if (buffer === undefined) err = engine.settle(slot, false, allocationFailed());
+      else engine.batches.settleTask(slot, true, buffer, 0, buffer.length);
     } else if (code === 0) {
       let result;
       if (copy !== undefined) result = copy.subarray(offset, end);
@@ -78,16 +95,7 @@ function deliver(engine, count, events, terminated, large, later) {
       // A Buffer of its own, made from the kernel's output without a copy.
       const buffer = large[nextLarge++];
       if (buffer === undefined) {
-        // Node could not allocate it.
-        err = engine.settle(
-          slot,
-          false,
-          makeError(
-            Error,
-            'ERR_MEMORY_ALLOCATION_FAILED',
-            'Failed to allocate memory for the result',
-          ),
-        );
+        err = engine.settle(slot, false, allocationFailed());
       } else if (
         encoding === 'buffer' ||
         (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP)

@@ -28,7 +28,7 @@ const {
 const { isAborted, signalReason } = require('../signals');
 const { NativePromise } = require('../intrinsics');
 const { ownArray, asPlainArray } = require('../own-array');
-const { AllResults } = require('../batch');
+const { AllResults, PackedResults, packedGroup } = require('../batch');
 const { BATCH_CAPACITY, SLAB_BYTES, BATCH_SLOT, submitPost } = require('./wire');
 const { Post, isChunkOrFile } = require('./post');
 const { SlotTable } = require('./slots');
@@ -178,9 +178,10 @@ class Engine {
       // No user code from here to the native side's reading (see post()).
       // Lengths included: a binary of a later chunk is read after earlier
       // chunks are queued, when throwing is too late.
+      let bytes = 0;
       for (let i = 0; i < count; i++) {
         name.at = i;
-        this.checkLengths(datas[i], kernel, name);
+        bytes += this.checkLengths(datas[i], kernel, name);
       }
       if (this.lifecycle.closed) {
         const err = closedError();
@@ -191,13 +192,16 @@ class Engine {
         this.countFailures(err, count);
         reject(err);
       } else if (count === 0) {
-        resolve(asPlainArray(ownArray(0)));
+        resolve(options.packed ? Buffer.alloc(0) : asPlainArray(ownArray(0)));
       } else {
         const batch = this.batches.open(
           options,
-          new AllResults(count, resolve, reject),
+          options.packed
+            ? new PackedResults(count, resolve, reject)
+            : new AllResults(count, resolve, reject),
           'messages',
         );
+        if (options.packed) batch.group = packedGroup(count, bytes);
         if (watch !== undefined) this.aborts.watchBatch(batch, watch);
         batch.complete = true;
         this.batches.feed(batch, datas, 0, count);
@@ -246,7 +250,7 @@ class Engine {
     else this.checkLengths(data, kernel, this.inputName);
   }
 
-  /** All of checkInput, lengths included; `name` names the input in errors. */
+  /** All of checkInput, lengths included; `name` names the input in errors. Returns its byte length. */
   checkLengths(data, kernel, name) {
     const bytes = readableBytes(data, name);
     if (bytes < MIN_INPUT_BYTES[kernel]) {
@@ -263,6 +267,7 @@ class Engine {
         `${bytes} bytes`,
       );
     }
+    return bytes;
   }
 
   /** A post to a closed pool (`reject` its rejection or 'error'): argument errors are still thrown first. */

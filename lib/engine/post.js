@@ -14,13 +14,16 @@ class TaskOptions {
   signal;
   timeoutMs;
   concurrency;
+  /** postMany()'s results as one Buffer (see Batch.packed). */
+  packed;
 
-  constructor(kernel, extra, signal, timeoutMs, concurrency) {
+  constructor(kernel, extra, signal, timeoutMs, concurrency, packed = false) {
     this.kernel = kernel;
     this.extra = extra;
     this.signal = signal;
     this.timeoutMs = timeoutMs;
     this.concurrency = concurrency;
+    this.packed = packed;
   }
 }
 

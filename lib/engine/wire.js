@@ -31,7 +31,7 @@ const setPrototypeOf = Reflect.setPrototypeOf;
  * @typedef {(slot: number, kernel: number, data: unknown, timeoutMs?: number, flag?: unknown,
  *   params?: unknown, maxOutputBytes?: number, file?: boolean) => number} Submit
  * @typedef {(kernel: number, firstSlot: number, timeoutMs: number, flag: unknown, params: unknown,
- *   maxOutputBytes: number | undefined, ...binaries: unknown[]) => number} SubmitMany
+ *   maxOutputBytes: number | undefined, group: number, ...binaries: unknown[]) => number} SubmitMany
  * @typedef {(slot: number, stream: unknown, data: unknown, end: number, budget: number, seq: number,
  *   flag?: unknown) => number} SubmitChunk
  */
@@ -113,11 +113,14 @@ function submitPost(submit, submitChunk, slot, post, flag) {
 
 /**
  * Submits `count` snapshots `datas[start...]` of a batch as chunk `id`
- * (`batchSubmitter()`'s function): returns how many were queued (the queue
- * may fill part way). Arguments, in order:
- *   submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, ...inputs)
+ * (`batchSubmitter()`'s function), `batch.group` of them per task: returns
+ * how many tasks were queued (the queue may fill part way). Arguments, in
+ * order:
+ *   submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, group, ...inputs)
  * The inputs go as arguments, in an Array without holes or prototype,
- * which V8 spreads fastest.
+ * which V8 spreads fastest. A task of `group` inputs (above 1: packed) has
+ * its first input's slot; when it fails, its completion has the slot of
+ * the input that failed.
  * @param {SubmitMany} submitMany
  */
 function submitChunk(submitMany, batch, id, datas, start, count) {
@@ -129,7 +132,8 @@ function submitChunk(submitMany, batch, id, datas, start, count) {
   args[3] = batch.flag;
   args[4] = batch.params;
   args[5] = batch.maxOutputBytes;
-  for (let i = 0; i < count; i++) args[6 + i] = datas[start + i];
+  args[6] = batch.group;
+  for (let i = 0; i < count; i++) args[7 + i] = datas[start + i];
   return applyFunction(submitMany, undefined, args);
 }
 

@@ -155,9 +155,11 @@ impl SubmitArgs {
 // --- submitMany ---
 
 /// `submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes,
-/// ...binaries)`: queues one task per binary, task `i` in slot
-/// `firstSlot + i`, all with the batch's `flag`. Returns how many were
-/// queued: all, or the first ones in order when the queue filled up.
+/// group, ...binaries)`: queues one task per binary, task `i` in slot
+/// `firstSlot + i`, all with the batch's `flag`; or, with `group` above 1,
+/// one packed task per `group` binaries (the last one takes what is left),
+/// in the slot of its first binary. Returns how many tasks were queued:
+/// all, or the first ones in order when the queue filled up.
 ///
 /// The binaries come as arguments, not in an Array: V8 copies an argument
 /// list for a few nanoseconds per element, where reading an Array costs a
@@ -179,7 +181,11 @@ pub(crate) struct SubmitManyArgs<'a> {
     pub(crate) params: Option<sys::napi_value>,
     /// 5 `maxOutputBytes`: as `submit`'s.
     pub(crate) max_output: Option<usize>,
-    /// 6 and on: the binaries, one task each, each a binary or an Array of
+    /// 6 `group`: binaries per task (uint32, from 1 to
+    /// [`Self::MAX_GROUP`]); above 1 the tasks are packed
+    /// (`tidepool_core::Mode::Packed`).
+    pub(crate) group: usize,
+    /// 7 and on: the binaries, one task each, each a binary or an Array of
     /// binaries; 0 to [`Self::MAX_BINARIES`] of them. lib/engine/ keeps
     /// them reachable until the chunk's last task is delivered.
     pub(crate) binaries: &'a [sys::napi_value],
@@ -192,8 +198,11 @@ impl<'a> SubmitManyArgs<'a> {
     pub(crate) const FLAG: usize = 3;
     pub(crate) const PARAMS: usize = 4;
     pub(crate) const MAX_OUTPUT_BYTES: usize = 5;
+    pub(crate) const GROUP: usize = 6;
     /// Where the binaries start: the arguments before them are required.
-    pub(crate) const BINARIES: usize = 6;
+    pub(crate) const BINARIES: usize = 7;
+    /// Most binaries one packed task takes.
+    pub(crate) const MAX_GROUP: u32 = 1024;
     /// Most binaries one call takes.
     pub(crate) const MAX_BINARIES: usize = 4096;
 
@@ -205,7 +214,7 @@ impl<'a> SubmitManyArgs<'a> {
     }
 
     pub(crate) fn bad_count() -> Refusal {
-        submit_many_refusal("takes six arguments and at most 4096 binaries")
+        submit_many_refusal("takes seven arguments and at most 4096 binaries")
     }
 
     /// Reads the table from `args`, every argument of a call [`Self::takes`]
@@ -225,12 +234,14 @@ impl<'a> SubmitManyArgs<'a> {
                 u32_of(env, args[Self::KERNEL]),
                 u32_of(env, args[Self::FIRST_SLOT]),
                 f64_of(env, args[Self::TIMEOUT_MS]),
+                u32_of(env, args[Self::GROUP]),
             );
-            let (Some(kernel), Some(first_slot), Some(timeout_ms)) = numbers else {
+            let (Some(kernel), Some(first_slot), Some(timeout_ms), Some(group)) = numbers else {
                 return Err(Self::bad_numbers());
             };
             if kernels::get(kernel).is_none()
                 || first_slot.checked_add(binaries.len() as u32).is_none()
+                || !(1..=Self::MAX_GROUP).contains(&group)
             {
                 return Err(Self::bad_numbers());
             }
@@ -241,6 +252,7 @@ impl<'a> SubmitManyArgs<'a> {
                 flag: args[Self::FLAG],
                 params: params_of(env, args[Self::PARAMS]),
                 max_output: max_output_of(env, args[Self::MAX_OUTPUT_BYTES]),
+                group: group as usize,
                 binaries,
             })
         }
@@ -248,7 +260,8 @@ impl<'a> SubmitManyArgs<'a> {
 
     fn bad_numbers() -> Refusal {
         submit_many_refusal(
-            "kernel, firstSlot and timeoutMs must be numbers, the kernel a valid id",
+            "kernel, firstSlot, timeoutMs and group must be numbers, the kernel a valid id, \
+             group from 1 to 1024",
         )
     }
 }

@@ -29,18 +29,24 @@ pub(crate) mod code {
     pub(crate) const FAILED: u8 = 8;
     /// postFile() could not read its file.
     pub(crate) const IO: u8 = 9;
+    /// A packed result of another length than the batch's others.
+    pub(crate) const UNEQUAL_LENGTH: u8 = 10;
 }
 
 /// The code and detail text of `error`. The detail's shape depends on the
 /// code: for TOO_LARGE the limit in decimal; for FORMAT "CODE ERRNO
 /// message" (node:zlib's errno for the code, 0: none); for FAILED "CODE
-/// message"; for IO "syscall errno name"; otherwise the words (lib/ makes
+/// message"; for IO "syscall errno name"; for UNEQUAL_LENGTH "expected
+/// got" in decimal; otherwise the words (lib/ makes
 /// its own message for CANCELLED, EXPIRED and TIMED_OUT).
 pub(crate) fn encode(error: &TaskError) -> (u8, Cow<'_, str>) {
     match error {
         TaskError::Panic(m) => (code::PANIC, m.into()),
         TaskError::Expired => {
             (code::EXPIRED, "the task waited in the queue longer than maxQueueAgeMs".into())
+        }
+        TaskError::UnequalLength { expected, got } => {
+            (code::UNEQUAL_LENGTH, format!("{expected} {got}").into())
         }
         TaskError::Kernel(e) => match e {
             KernelError::Panic(m) => (code::PANIC, m.into()),

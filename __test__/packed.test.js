@@ -1,0 +1,307 @@
+'use strict';
+// postMany(messages, { packed: true }): the results in one Buffer, several
+// tiny messages per native task. node:crypto and node:zlib are the oracle
+// for every byte; the batch contract (order, a failure names its message,
+// signals, limits, every task settled once) is postMany()'s.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const zlib = require('node:zlib');
+const { Pool, micros } = require('..');
+const { waitFor, poolState, holdThread } = require('./wait');
+
+const digest = (kernel, b) => crypto.createHash(kernel).update(b).digest();
+
+/** Waits until every task of the pool has settled, and returns its stats. */
+async function settled(pool) {
+  await waitFor(() => pool.stats().pending === 0, {
+    what: 'every task of the pool to settle',
+    state: poolState(pool),
+  });
+  return pool.stats();
+}
+
+function inputs(n, size = 64) {
+  return Array.from({ length: n }, (_, i) => crypto.randomBytes(size + (i % 5)));
+}
+
+test('packed: one Buffer of every digest in message order, for every batch size around a task', async () => {
+  const pool = new Pool({ maxThreads: 2 });
+  try {
+    // Counts around the messages a task takes (at most 64) and a chunk (1024).
+    for (const count of [1, 2, 7, 8, 9, 63, 64, 65, 127, 1023, 1024, 1025, 5000]) {
+      const messages = inputs(count, count % 3 === 0 ? 1000 : 64);
+      const packed = await pool.postMany(messages, { packed: true });
+      assert.ok(Buffer.isBuffer(packed), `${count}: a Buffer`);
+      const want = Buffer.concat(messages.map((m) => digest('sha256', m)));
+      assert.deepEqual(packed, want, `${count} messages`);
+    }
+    const s = await settled(pool);
+    assert.equal(s.failed, 0);
+    assert.equal(s.completed, 1 + 2 + 7 + 8 + 9 + 63 + 64 + 65 + 127 + 1023 + 1024 + 1025 + 5000);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('packed: select, kernels and params apply per message; the encoding does not', async () => {
+  const pool = new Pool({ encoding: 'hex', select: (m) => m.payload });
+  try {
+    const payloads = inputs(700);
+    const messages = payloads.map((payload, id) => ({ id, payload }));
+    for (const kernel of ['sha512', 'sha1', 'md5']) {
+      const packed = await pool.postMany(messages, { kernel, packed: true });
+      assert.deepEqual(packed, Buffer.concat(payloads.map((p) => digest(kernel, p))), kernel);
+    }
+    const hmac = await pool.postMany(messages, {
+      kernel: 'hmac',
+      params: { key: 'k', hash: 'sha1' },
+      packed: true,
+    });
+    const want = payloads.map((p) => crypto.createHmac('sha1', 'k').update(p).digest());
+    assert.deepEqual(hmac, Buffer.concat(want));
+    // Without `packed`, the same batch gives the pool's encoding.
+    const hex = await pool.postMany(messages, { kernel: 'md5' });
+    assert.equal(hex[3], digest('md5', payloads[3]).toString('hex'));
+    // A message may be an Array of binaries, read as their concatenation.
+    const parts = [[Buffer.from('ab'), Buffer.from('c')], Buffer.from('abc')];
+    const two = await pool.postMany(
+      parts.map((payload) => ({ payload })),
+      { kernel: 'sha256', packed: true },
+    );
+    assert.deepEqual(two, Buffer.concat([digest('sha256', 'abc'), digest('sha256', 'abc')]));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('packed: an empty batch resolves with an empty Buffer; results of no bytes pack to one', async () => {
+  const pool = new Pool();
+  try {
+    const empty = await pool.postMany([], { packed: true });
+    assert.ok(Buffer.isBuffer(empty));
+    assert.equal(empty.length, 0);
+    const sleeps = await pool.postMany(
+      Array.from({ length: 100 }, () => micros(1)),
+      { kernel: 'sleep', packed: true },
+    );
+    assert.ok(Buffer.isBuffer(sleeps));
+    assert.equal(sleeps.length, 0);
+    assert.deepEqual(await pool.postMany([], { packed: false }), []);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('packed: results of another length reject with ERR_TIDEPOOL_PACKED_LENGTH naming the message', async () => {
+  // One thread: the tasks finish in order, so which message differs first is known.
+  const pool = new Pool({ kernel: 'gzip', maxThreads: 1 });
+  try {
+    const same = Buffer.alloc(100);
+    // Inside one task: message 500's output is longer than the others'.
+    const inside = Array.from({ length: 1000 }, (_, i) =>
+      i === 500 ? crypto.randomBytes(100) : same,
+    );
+    await assert.rejects(pool.postMany(inside, { packed: true }), (err) => {
+      assert.ok(err instanceof RangeError);
+      assert.equal(err.code, 'ERR_TIDEPOOL_PACKED_LENGTH');
+      assert.equal(err.index, 500);
+      assert.equal(
+        err.message,
+        `Packed results must have one length: this message's is ${zlib.gzipSync(inside[500]).length} bytes, another's ${zlib.gzipSync(same).length}`,
+      );
+      return true;
+    });
+    // Between tasks: every message from 512 on has the other length, so a
+    // whole task's results differ from the first task's.
+    const between = Array.from({ length: 1000 }, (_, i) =>
+      i >= 512 ? Buffer.alloc(100, 1).fill(crypto.randomBytes(100)) : same,
+    );
+    await assert.rejects(pool.postMany(between, { packed: true }), (err) => {
+      assert.equal(err.code, 'ERR_TIDEPOOL_PACKED_LENGTH');
+      assert.ok(err.index >= 512, `index ${err.index}`);
+      assert.ok(zlib.gzipSync(between[err.index]).length !== zlib.gzipSync(same).length);
+      return true;
+    });
+    const s = await settled(pool);
+    assert.equal(s.completed + s.failed, 2000, 'every message settled once');
+    // The pool goes on.
+    assert.deepEqual(zlib.gunzipSync((await pool.post(same)).result), same);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('packed: a failed message rejects the batch with its own error and index', async () => {
+  const pool = new Pool({ kernel: 'gunzip', maxThreads: 1 });
+  try {
+    const good = zlib.gzipSync(Buffer.from('hello'));
+    for (const at of [0, 7, 63, 64, 1999]) {
+      const messages = Array.from({ length: 2000 }, (_, i) =>
+        i === at ? Buffer.from('not gzip at all') : good,
+      );
+      await assert.rejects(pool.postMany(messages, { packed: true }), (err) => {
+        assert.equal(err.index, at);
+        assert.match(err.code, /^Z_/);
+        return true;
+      });
+    }
+    const s = await settled(pool);
+    assert.equal(s.completed + s.failed, 5 * 2000, 'every message settled once');
+    assert.ok(s.failed >= 5);
+    // maxOutputBytes limits each message's result, not the packed Buffer.
+    await assert.rejects(
+      pool.postMany(inputs(100), { kernel: 'sha256', maxOutputBytes: 16, packed: true }),
+      { code: 'ERR_BUFFER_TOO_LARGE', index: 0 },
+    );
+    const fits = await pool.postMany(inputs(100), {
+      kernel: 'sha256',
+      maxOutputBytes: 32,
+      packed: true,
+    });
+    assert.equal(fits.length, 3200);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('packed: timeoutMs limits each message, not the task that runs several', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  try {
+    // 80 sleeps of 20 ms, 10 to a task: a task runs 200 ms, past the
+    // limit of 100 ms, and no message does.
+    const fine = await pool.postMany(
+      Array.from({ length: 80 }, () => micros(20_000)),
+      { timeoutMs: 100, packed: true },
+    );
+    assert.equal(fine.length, 0);
+    assert.ok(pool.stats().runTime.max >= 150, 'a task ran several messages');
+    // Message 1 runs past its limit; the 5 s sleeps behind it never start.
+    const messages = [
+      micros(10_000),
+      micros(5_000_000),
+      ...Array.from({ length: 50 }, () => micros(5_000_000)),
+    ];
+    await assert.rejects(pool.postMany(messages, { timeoutMs: 200, packed: true }), {
+      code: 'ERR_TIDEPOOL_TIMEOUT',
+      index: 1,
+    });
+    const s = await settled(pool);
+    assert.equal(s.completed + s.failed, 80 + 52);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('packed: a signal cancels the batch, running tasks included, and every message settles once', async () => {
+  const pool = new Pool({ kernel: 'sleep', minThreads: 2, maxThreads: 2 });
+  try {
+    const ac = new AbortController();
+    const reason = new Error('enough');
+    // A minute each: none ends by itself while the test runs.
+    const batch = pool.postMany(
+      Array.from({ length: 300 }, () => micros(60_000_000)),
+      { signal: ac.signal, packed: true },
+    );
+    await waitFor(() => pool.stats().busyThreads === 2, {
+      what: 'both threads running a task of the batch',
+      state: poolState(pool),
+    });
+    ac.abort(reason);
+    await assert.rejects(batch, (err) => {
+      assert.equal(err.name, 'AbortError');
+      assert.equal(err.cause, reason);
+      assert.equal(err.index, undefined);
+      assert.equal(pool.stats().pending, 0, 'no thread reads the messages once it rejects');
+      return true;
+    });
+    const s = await settled(pool);
+    assert.equal(s.failed, 300);
+    assert.throws(() => pool.postMany([micros(1)], { signal: ac.signal, packed: true }), {
+      name: 'AbortError',
+    });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('packed: destroy() rejects a running batch; a closed pool rejects a new one', async () => {
+  const pool = new Pool({ kernel: 'sleep', maxThreads: 1 });
+  const batch = pool.postMany(
+    Array.from({ length: 3000 }, () => micros(2000)),
+    { packed: true },
+  );
+  const rejected = assert.rejects(batch, { code: 'ERR_TIDEPOOL_DESTROYED' });
+  await waitFor(() => pool.stats().busyThreads === 1, {
+    what: 'the thread to start the batch',
+    state: poolState(pool),
+  });
+  await pool.destroy();
+  await rejected;
+  await assert.rejects(pool.postMany([micros(1)], { packed: true }), {
+    code: 'ERR_TIDEPOOL_CLOSED',
+  });
+  const s = pool.stats();
+  assert.equal(s.pending, 0);
+  assert.equal(s.completed + s.failed, 3001);
+});
+
+test("packed: a full queue waits ('wait'), or fails the batch where it stopped fitting", async () => {
+  const waiting = new Pool({ maxThreads: 1, maxQueue: 4, queueFull: 'wait' });
+  try {
+    const messages = inputs(3000);
+    const promise = waiting.postMany(messages, { packed: true });
+    assert.equal(waiting.needsDrain, true);
+    const after = waiting.post(Buffer.from('after'));
+    assert.deepEqual(await promise, Buffer.concat(messages.map((m) => digest('sha256', m))));
+    await after;
+    assert.equal((await settled(waiting)).completed, 3001);
+  } finally {
+    await waiting.close();
+  }
+  const rejecting = new Pool({ kernel: 'sleep', maxThreads: 1, maxQueue: 2 });
+  const hold = await holdThread(rejecting);
+  try {
+    const messages = Array.from({ length: 1000 }, () => micros(1));
+    await assert.rejects(rejecting.postMany(messages, { packed: true }), (err) => {
+      assert.equal(err.code, 'ERR_TIDEPOOL_QUEUE_FULL');
+      // Two tasks fitted: the first message of the third is named.
+      assert.ok(err.index > 2 && err.index < 1000, `index ${err.index}`);
+      return true;
+    });
+    hold.release();
+    const s = await settled(rejecting);
+    assert.equal(s.completed + s.failed, 1001);
+    assert.equal(s.queued, 0);
+  } finally {
+    hold.release();
+    await rejecting.close();
+  }
+});
+
+test('packed is an option of postMany() only, and a boolean', async () => {
+  const pool = new Pool();
+  try {
+    for (const bad of [1, 'yes', null, {}]) {
+      assert.throws(() => pool.postMany([Buffer.from('a')], { packed: bad }), {
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: /"options\.packed" property must be of type boolean/,
+      });
+    }
+    assert.throws(() => pool.post(Buffer.from('a'), { packed: true }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /'packed' is an option of postMany\(\), not of post\(\)/,
+    });
+    assert.throws(() => pool.map([Buffer.from('a')], { packed: true }), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /'packed' is an option of postMany\(\), not of map\(\)/,
+    });
+    // Only an own property is an option.
+    const inherited = Object.create({ packed: true });
+    assert.ok(Array.isArray(await pool.postMany([Buffer.from('a')], inherited)));
+  } finally {
+    await pool.close();
+  }
+});
