@@ -305,3 +305,38 @@ test('packed is an option of postMany() only, and a boolean', async () => {
     await pool.close();
   }
 });
+
+test("a hash's small messages share native tasks; every other kernel's run one to a task", async () => {
+  const pool = new Pool({ maxThreads: 2, encoding: 'base64' });
+  try {
+    const messages = inputs(3000);
+    const results = await pool.postMany(messages, { kernel: 'sha1' });
+    messages.forEach((m, i) => assert.equal(results[i], digest('sha1', m).toString('base64')));
+    let s = pool.stats();
+    assert.ok(s.runTime.count < 3000 / 8, `${s.runTime.count} tasks ran 3000 messages`);
+    // map() groups what it feeds at once: with many in flight, many.
+    let n = 0;
+    for await (const { result, message } of pool.map(messages, {
+      kernel: 'md5',
+      concurrency: 4096,
+    })) {
+      assert.equal(result, digest('md5', message).toString('base64'));
+      n++;
+    }
+    assert.equal(n, 3000);
+    s = pool.stats();
+    assert.equal(s.completed, 6000);
+    assert.ok(s.runTime.count < 6000 / 8, `${s.runTime.count} tasks ran 6000 messages`);
+    // Results of unequal length are never grouped: a codec's run alone.
+    const gzipped = await pool.postMany(messages.slice(0, 500), { kernel: 'gzip' });
+    gzipped.forEach((g, i) =>
+      assert.deepEqual(zlib.gunzipSync(Buffer.from(g, 'base64')), messages[i]),
+    );
+    const before = s.runTime.count;
+    s = await settled(pool);
+    assert.equal(s.completed, 6500);
+    assert.equal(s.runTime.count - before, 500, 'one task per gzip');
+  } finally {
+    await pool.close();
+  }
+});

@@ -37,12 +37,16 @@ class Batch {
   maxOutputBytes;
   /** Run-time limit of each task in ms; 0: none. */
   timeoutMs;
-  /**
-   * postMany({ packed: true }): the results go to the sink's `packed()`
-   * as bytes, `group` messages per native task (1: a task each).
-   */
+  /** postMany({ packed: true }): the results go to the sink's `packed()` as bytes. */
   packed = false;
-  group = 1;
+  /**
+   * Its results all have one length (packed, or a hash kernel's): several
+   * messages may then run as one native task (see groupSize()). `bytes`
+   * and `fed`: input bytes and messages fed so far, for their average.
+   */
+  groupable = false;
+  bytes = 0;
+  fed = 0;
   /** The native cancel flag every task of the batch carries. */
   flag;
   /** The batch's AbortSignal, and its Watch while the batch is pending. */
@@ -170,13 +174,15 @@ const MAX_GROUP = 64;
 const MIN_GROUPS = 8;
 
 /**
- * Messages per native task of a packed batch of `count` messages and
- * `bytes` in all: as many as make GROUP_BYTES, so that the queue, the
- * clock reads and the completion are paid once per group of tiny ones;
- * at most MAX_GROUP, and few enough for MIN_GROUPS tasks.
+ * Messages per native task for a chunk of `count` messages of a batch:
+ * one each unless its results all have one length; else as many as make
+ * GROUP_BYTES at the batch's average size so far, so that the queue, the
+ * clock reads and the completion are paid once per group of tiny ones; at
+ * most MAX_GROUP, and few enough for MIN_GROUPS tasks per chunk.
  */
-function packedGroup(count, bytes) {
-  const bySize = Math.floor((GROUP_BYTES * count) / Math.max(bytes, 1));
+function groupSize(batch, count) {
+  if (!batch.groupable) return 1;
+  const bySize = Math.floor((GROUP_BYTES * batch.fed) / Math.max(batch.bytes, 1));
   return Math.max(1, Math.min(MAX_GROUP, bySize, Math.ceil(count / MIN_GROUPS)));
 }
 
@@ -191,4 +197,4 @@ function elementNamer(what, selected) {
   return name;
 }
 
-module.exports = { Batch, AllResults, PackedResults, packedGroup, elementNamer };
+module.exports = { Batch, AllResults, PackedResults, groupSize, elementNamer };

@@ -194,13 +194,14 @@ class MapSource {
     }
     this.#pulling = false;
     if (this.#ended()) return; // what was pulled never becomes a task
-    if (!this.#checkAll(datas, base, count)) return;
+    const bytes = this.#checkAll(datas, base, count);
+    if (bytes < 0) return;
     if (port.closed()) {
       this.#stopClosed(count);
       return;
     }
     window.advance(count);
-    if (count !== 0) port.feed(this.#batch, datas, base, count);
+    if (count !== 0) port.feed(this.#batch, datas, base, count, bytes);
     if (this.#exhausted) {
       port.finish(this.#batch);
       this.#serve();
@@ -222,19 +223,20 @@ class MapSource {
     this.#serve();
   }
 
-  /** Checks pulled snapshots (no user code runs here); false if one is refused. */
+  /** Checks pulled snapshots (no user code runs here): their bytes, or -1 if one is refused. */
   #checkAll(datas, base, count) {
     const name = this.#name;
+    let bytes = 0;
     try {
       for (let i = 0; i < count; i++) {
         name.at = base + i;
-        this.#port.check(datas[i], this.#kernel, name);
+        bytes += this.#port.check(datas[i], this.#kernel, name);
       }
     } catch (err) {
       this.#fail(err, true);
-      return false;
+      return -1;
     }
-    return true;
+    return bytes;
   }
 
   #pullAsync() {
@@ -317,14 +319,15 @@ class MapSource {
     this.#pulling = false;
     if (this.#ended()) return;
     const datas = ownArray(1, () => data);
-    if (!this.#checkAll(datas, base, 1)) return;
+    const bytes = this.#checkAll(datas, base, 1);
+    if (bytes < 0) return;
     if (this.#port.closed()) {
       this.#stopClosed(0);
       return;
     }
     window.put(base, message);
     window.advance(1);
-    this.#port.feed(this.#batch, datas, base, 1);
+    this.#port.feed(this.#batch, datas, base, 1, bytes);
     this.refill();
     this.#serve();
   }

@@ -8,7 +8,9 @@ const { WaitQueue } = require('../wait-queue');
 const { ownArray, grown } = require('../own-array');
 const { readableBytes } = require('../binary');
 const { makeError, closedError } = require('../errors');
-const { Batch, elementNamer } = require('../batch');
+const { Batch, elementNamer, groupSize } = require('../batch');
+const { KERNELS } = require('../binding');
+const { HASH_KERNELS } = require('../task-options');
 const { CHUNK, MAX_CHUNKS, chunkIdOf, placeInChunk, submitChunk } = require('./wire');
 
 /** What submit() did: queued everything, stopped at its chunk budget, found the queue full, or failed the batch. */
@@ -54,13 +56,16 @@ class Chunk {
   base;
   /** Holds the snapshots native code reads until the chunk's last task settles. */
   datas;
-  /** Messages queued, and tasks (of `batch.group` messages each) not yet settled. */
+  /** Messages per native task (see groupSize()). */
+  group;
+  /** Messages queued, and tasks not yet settled. */
   count;
   remaining;
-  constructor(batch, base, datas, count, remaining) {
+  constructor(batch, base, datas, group, count, remaining) {
     this.batch = batch;
     this.base = base;
     this.datas = datas;
+    this.group = group;
     this.count = count;
     this.remaining = remaining;
   }
@@ -100,6 +105,9 @@ class Batches {
       sink,
     );
     batch.packed = options.packed;
+    // A hash's results have one length (its params set it): its messages
+    // may share tasks, and the results are split again.
+    batch.groupable = options.packed || HASH_KERNELS.has(KERNELS[options.kernel]);
     return batch;
   }
 
@@ -115,8 +123,10 @@ class Batches {
    * for more than its reading and one chunk. The queueFull policy applies
    * to what does not fit.
    */
-  feed(batch, datas, base, count) {
+  feed(batch, datas, base, count, bytes) {
     const engine = this.#engine;
+    batch.bytes += bytes;
+    batch.fed += count;
     if (batch.unsubmitted !== 0) {
       // The batch is still being fed, or waits for room (map() pulled more
       // meanwhile): this data follows what it has.
@@ -214,17 +224,18 @@ class Batches {
         return FEED.failed;
       }
       const datas = batch.datas;
+      const group = groupSize(batch, count);
       let tasks;
       try {
-        tasks = submitChunk(engine.submitMany, batch, id, datas, start, count);
+        tasks = submitChunk(engine.submitMany, batch, id, group, datas, start, count);
       } catch (err) {
         this.#freeChunks[this.#freeChunkCount++] = id;
         this.#refuseChunk(batch, start, count, err);
         return FEED.failed;
       }
-      const queued = Math.min(tasks * batch.group, count);
+      const queued = Math.min(tasks * group, count);
       if (tasks !== 0)
-        this.#chunks[id] = new Chunk(batch, batch.base + start, datas, queued, tasks);
+        this.#chunks[id] = new Chunk(batch, batch.base + start, datas, group, queued, tasks);
       else this.#freeChunks[this.#freeChunkCount++] = id;
       engine.pending += queued;
       batch.outstanding += queued;
@@ -251,6 +262,26 @@ class Batches {
     // The new ids, the lowest on top.
     for (let id = capacity - 1; id > used; id--) this.#freeChunks[this.#freeChunkCount++] = id;
     return used;
+  }
+
+  /**
+   * The results of messages `index...` (`messages` of them, of one length),
+   * back to back in `bytes` from `start` to `end`, each to the sink as a
+   * result of its own: a view (`bytes` is memory of their own, never the
+   * slab) or a string in the pool's encoding.
+   */
+  #split(batch, index, messages, bytes, start, end) {
+    const length = (end - start) / messages;
+    const encoding = this.#engine.encoding;
+    const sink = batch.sink;
+    for (let j = 0, at = start; j < messages; j++, at += length) {
+      sink.result(
+        index + j,
+        encoding === 'buffer'
+          ? bytes.subarray(at, at + length)
+          : bytes.toString(encoding, at, at + length),
+      );
+    }
   }
 
   /** The chunk of a batch's task (its slot is BATCH_SLOT or above). */
@@ -388,8 +419,9 @@ class Batches {
 
   /**
    * Settles one task of a batch: its result goes to the batch's sink, its
-   * failure fails the batch. A packed batch's result is `value`'s bytes
-   * from `start` to `end`, the results of the task's messages back to back.
+   * failure fails the batch. The result of a task of several messages, or
+   * of a packed batch's, is `value`'s bytes from `start` to `end`: the
+   * results of its messages back to back.
    */
   settleTask(slot, ok, value, start = 0, end = 0) {
     const engine = this.#engine;
@@ -398,7 +430,7 @@ class Batches {
     const batch = chunk.batch;
     const place = placeInChunk(slot);
     // A packed task's messages: a failed one names the message that failed.
-    const group = batch.group;
+    const group = chunk.group;
     const first = group === 1 ? place : place - (place % group);
     const messages = group === 1 ? 1 : Math.min(group, chunk.count - first);
     if (--chunk.remaining === 0) {
@@ -415,11 +447,11 @@ class Batches {
     else engine.countFailures(value ?? batch.error ?? CANCELLED, messages);
     if (batch.error === undefined) {
       if (!ok) this.fail(batch, chunk.base + place, value);
-      else if (!batch.packed) batch.sink.result(chunk.base + place, value);
-      else {
+      else if (batch.packed) {
         const error = batch.sink.packed(chunk.base + first, messages, value, start, end);
         if (error !== undefined) this.fail(batch, chunk.base + first, error);
-      }
+      } else if (group === 1) batch.sink.result(chunk.base + place, value);
+      else this.#split(batch, chunk.base + first, messages, value, start, end);
     } else if (batch.outstanding === 0 && batch.whenStopped !== undefined) {
       const waiting = batch.whenStopped;
       batch.whenStopped = undefined;

@@ -72,15 +72,20 @@ function deliver(engine, count, events, terminated, large, later) {
     const code = resultCode(word);
     const end = offset + length;
     let err;
-    const batch = slot >= BATCH_SLOT ? engine.batches.chunkOf(slot).batch : undefined;
-    if (batch !== undefined && batch.error !== undefined) {
+    const chunk = slot >= BATCH_SLOT ? engine.batches.chunkOf(slot) : undefined;
+    if (chunk !== undefined && chunk.batch.error !== undefined) {
       // Its batch already failed: nothing of this task is wanted.
       if (code === LARGE_CODE) nextLarge++;
       engine.batches.settleTask(slot, code === 0 || code === LARGE_CODE, undefined);
-    } else if (batch !== undefined && batch.packed && code === 0) {
-      // Copied from the slab into the batch's one Buffer: no object per result.
-      engine.batches.settleTask(slot, true, slab, offset, end);
-    } else if (batch !== undefined && batch.packed && code === LARGE_CODE) {
+    } else if (chunk !== undefined && (chunk.group > 1 || chunk.batch.packed) && code === 0) {
+      // The results of the task's messages, back to back: packed into the
+      // batch's one Buffer, or each a view of the copy (never of the slab).
+      engine.batches.settleTask(slot, true, copy !== undefined ? copy : slab, offset, end);
+    } else if (
+      chunk !== undefined &&
+      (chunk.group > 1 || chunk.batch.packed) &&
+      code === LARGE_CODE
+    ) {
       const buffer = large[nextLarge++];
       if (buffer === undefined) err = engine.settle(slot, false, allocationFailed());
       else engine.batches.settleTask(slot, true, buffer, 0, buffer.length);

@@ -28,7 +28,7 @@ const {
 const { isAborted, signalReason } = require('../signals');
 const { NativePromise } = require('../intrinsics');
 const { ownArray, asPlainArray } = require('../own-array');
-const { AllResults, PackedResults, packedGroup } = require('../batch');
+const { AllResults, PackedResults } = require('../batch');
 const { BATCH_CAPACITY, SLAB_BYTES, BATCH_SLOT, submitPost } = require('./wire');
 const { Post, isChunkOrFile } = require('./post');
 const { SlotTable } = require('./slots');
@@ -201,10 +201,9 @@ class Engine {
             : new AllResults(count, resolve, reject),
           'messages',
         );
-        if (options.packed) batch.group = packedGroup(count, bytes);
         if (watch !== undefined) this.aborts.watchBatch(batch, watch);
         batch.complete = true;
-        this.batches.feed(batch, datas, 0, count);
+        this.batches.feed(batch, datas, 0, count, bytes);
       }
       return promise;
     } finally {

@@ -45,14 +45,14 @@ class MapPort {
     return this.#take(message, name);
   }
 
-  /** Checks a snapshot's lengths for `kernel` (errors name it `name`). */
+  /** Checks a snapshot's lengths for `kernel` (errors name it `name`); returns its byte length. */
   check(data, kernel, name) {
-    this.#engine.checkLengths(data, kernel, name);
+    return this.#engine.checkLengths(data, kernel, name);
   }
 
-  /** Hands the batch `count` checked snapshots, task indices `base...`. */
-  feed(batch, datas, base, count) {
-    this.#engine.batches.feed(batch, datas, base, count);
+  /** Hands the batch `count` checked snapshots of `bytes` in all, task indices `base...`. */
+  feed(batch, datas, base, count, bytes) {
+    this.#engine.batches.feed(batch, datas, base, count, bytes);
   }
 
   /** The source is exhausted: nothing more will be fed. */

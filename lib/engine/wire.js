@@ -113,7 +113,7 @@ function submitPost(submit, submitChunk, slot, post, flag) {
 
 /**
  * Submits `count` snapshots `datas[start...]` of a batch as chunk `id`
- * (`batchSubmitter()`'s function), `batch.group` of them per task: returns
+ * (`batchSubmitter()`'s function), `group` of them per task: returns
  * how many tasks were queued (the queue may fill part way). Arguments, in
  * order:
  *   submitMany(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, group, ...inputs)
@@ -123,7 +123,7 @@ function submitPost(submit, submitChunk, slot, post, flag) {
  * the input that failed.
  * @param {SubmitMany} submitMany
  */
-function submitChunk(submitMany, batch, id, datas, start, count) {
+function submitChunk(submitMany, batch, id, group, datas, start, count) {
   const args = [];
   setPrototypeOf(args, null);
   args[0] = batch.kernel;
@@ -132,7 +132,7 @@ function submitChunk(submitMany, batch, id, datas, start, count) {
   args[3] = batch.flag;
   args[4] = batch.params;
   args[5] = batch.maxOutputBytes;
-  args[6] = batch.group;
+  args[6] = group;
   for (let i = 0; i < count; i++) args[7 + i] = datas[start + i];
   return applyFunction(submitMany, undefined, args);
 }
