@@ -13,7 +13,7 @@
 // settled promise gives the caller its buffers back, as a post's does.
 
 const { ownArray, asPlainArray } = require('./own-array');
-const { taskError } = require('./errors');
+const { taskError, makeError } = require('./errors');
 const { TASK_CODES } = require('./binding');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
@@ -40,7 +40,7 @@ class Batch {
   /** postMany({ packed: true }): the results go to the sink's `packed()` as bytes. */
   packed = false;
   /**
-   * Its results all have one length (packed, or a hash kernel's): several
+   * Its results are small and of one length (a hash kernel's): several
    * messages may then run as one native task (see groupSize()). `bytes`
    * and `fed`: input bytes and messages fed so far, for their average.
    */
@@ -149,10 +149,18 @@ class PackedResults {
     const length = (end - start) / count;
     if (this.#length !== length) {
       if (this.#length !== -1) return unequalLength(this.#length, length);
-      this.#length = length;
       const total = length * this.#count;
       if (total > BUFFER_MAX_LENGTH) return tooLarge(BUFFER_MAX_LENGTH);
-      this.#buffer = Buffer.allocUnsafeSlow(total);
+      try {
+        this.#buffer = Buffer.allocUnsafeSlow(total);
+      } catch {
+        return makeError(
+          Error,
+          'ERR_MEMORY_ALLOCATION_FAILED',
+          'Failed to allocate memory for the packed results',
+        );
+      }
+      this.#length = length;
     }
     bytes.copy(this.#buffer, index * length, start, end);
     this.#remaining -= count;

@@ -105,9 +105,11 @@ class Batches {
       sink,
     );
     batch.packed = options.packed;
-    // A hash's results have one length (its params set it): its messages
-    // may share tasks, and the results are split again.
-    batch.groupable = options.packed || HASH_KERNELS.has(KERNELS[options.kernel]);
+    // A hash's results are small and of one length (its params set it):
+    // its messages may share tasks, and the results are split again. No
+    // other kernel's: a task's outputs are held together until it ends,
+    // and a decoder's may be large.
+    batch.groupable = HASH_KERNELS.has(KERNELS[options.kernel]);
     return batch;
   }
 
@@ -440,16 +442,21 @@ class Batches {
     }
     engine.pending -= messages;
     batch.outstanding -= messages;
-    if (ok) engine.completed += messages;
+    // Packed results that cannot join the others fail their task.
+    let error = ok ? undefined : value;
+    if (ok && batch.error === undefined && batch.packed) {
+      error = batch.sink.packed(chunk.base + first, messages, value, start, end);
+    }
+    const failed = !ok || error !== undefined;
+    if (!failed) engine.completed += messages;
     // A task cancelled with its batch settles without an error of its own:
     // it counts under the batch's (the signal, the failed task), or as
     // cancelled (a map() left early).
-    else engine.countFailures(value ?? batch.error ?? CANCELLED, messages);
+    else engine.countFailures(error ?? batch.error ?? CANCELLED, messages);
     if (batch.error === undefined) {
-      if (!ok) this.fail(batch, chunk.base + place, value);
+      if (failed) this.fail(batch, chunk.base + (ok ? first : place), error);
       else if (batch.packed) {
-        const error = batch.sink.packed(chunk.base + first, messages, value, start, end);
-        if (error !== undefined) this.fail(batch, chunk.base + first, error);
+        // Its results are in the batch's Buffer already.
       } else if (group === 1) batch.sink.result(chunk.base + place, value);
       else this.#split(batch, chunk.base + first, messages, value, start, end);
     } else if (batch.outstanding === 0 && batch.whenStopped !== undefined) {

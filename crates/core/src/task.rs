@@ -65,7 +65,9 @@ pub enum Mode {
     /// unused), their outputs back to back: several tiny messages of one
     /// batch as one task, so the queue, the clock and the completion are
     /// paid once for all of them. Every output must have the first one's
-    /// length (the results are packed, `postMany(..., { packed: true })`).
+    /// length, so the binding can split them again; the outputs are held
+    /// until the last input is done, so this is for kernels whose outputs
+    /// are small (the binding packs a hash's).
     /// On a failure the completion's slot is the failing input's: the
     /// task's slot plus its place in the list.
     Packed(Box<Packed>),

@@ -33,6 +33,8 @@ const MAX_BATCH: usize = 64;
 const HOLD_COMPLETIONS_NS: f64 = 1_000_000.0;
 /// Upper bound on finished tasks a worker holds back.
 const MAX_HELD: usize = 256;
+/// Most bytes a packed task reserves for its outputs up front.
+const PACKED_RESERVE: usize = 64 * 1024;
 
 pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
     // Before the first task: the event loop's thread should win every
@@ -261,7 +263,9 @@ fn run_packed(
             let bytes = output.as_bytes();
             if place == 0 {
                 each = bytes.len();
-                out.reserve(each.saturating_mul(inputs.len()));
+                // Room for all of them when they are small (digests); the
+                // sink grows as it writes past that.
+                out.reserve(each.saturating_mul(inputs.len()).min(PACKED_RESERVE));
             } else if bytes.len() != each {
                 return Err(TaskError::UnequalLength { expected: each, got: bytes.len() });
             }
