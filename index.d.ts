@@ -412,10 +412,10 @@ declare namespace tidepool {
      * Resolve with one `Buffer` holding every result back to back, in the
      * order of the messages, instead of an Array: all results have one
      * length `L` (digests do), and result `i` is bytes `i * L` to
-     * `(i + 1) * L`. The pool's `encoding` does not apply. Several tiny
-     * messages then run as one native task, and no object is made per
-     * result: for batches of small messages this is the fastest way
-     * through the pool. A result of another length rejects the batch with
+     * `(i + 1) * L`. The pool's `encoding` does not apply. No object is
+     * made per result: for batches of small messages of a hash this is
+     * the fastest way through the pool. A result of another length
+     * rejects the batch with
      * `ERR_TIDEPOOL_PACKED_LENGTH` (`index`: a message whose result has
      * it).
      * @default false
