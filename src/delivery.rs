@@ -10,10 +10,10 @@
 //! settles every task of the chunk in a plain loop. No JS object is created
 //! here per task with a small result.
 //!
-//! A result too large to travel inline (past `INLINE` bytes: never a
-//! digest) does not go through the slab. Its entry carries [`LARGE_CODE`]
-//! and the result is the next element of an array of Buffers passed with
-//! the chunk, each made by [`large_result`](crate::large_result).
+//! A result past [`SLAB_RESULT_MAX`] bytes does not go through the slab.
+//! Its entry carries [`LARGE_CODE`] and the result is the next element of
+//! an array of Buffers passed with the chunk, each made by
+//! [`large_result`](crate::large_result) from the kernel's own vector.
 //!
 //! A result longer than any Buffer Node can make (`buffer.constants.MAX_LENGTH`,
 //! which only a stream's task can reach) is never handed to Node: its entry
@@ -50,6 +50,13 @@ const LARGE_RESULT_COST: usize = 64 * 1024;
 const STRING_BYTE_COST: usize = 4;
 /// Longest error text passed through the slab.
 const MAX_ERROR_BYTES: usize = 1024;
+/// Longest result copied through the slab; a longer one is lent to
+/// JavaScript as a Buffer of its own. A Buffer lent from Rust costs an
+/// external allocation and a finalizer (and work for the collector) where
+/// a copy of a few KiB costs less: a task of many messages' digests (a
+/// few KiB) goes through the slab. At most the slab, so that it always
+/// fits an empty one.
+const SLAB_RESULT_MAX: usize = SLAB_BYTES / 4;
 
 /// The TSFN's `call_js` callback.
 pub(crate) unsafe extern "C" fn deliver(
@@ -177,7 +184,7 @@ pub(crate) unsafe fn deliver_batch(env: sys::napi_env, inner: &Inner) {
                         }
                         fits
                     }
-                    Ok(out) if out.is_spilled() => {
+                    Ok(out) if out.as_bytes().len() > SLAB_RESULT_MAX => {
                         if large_count == 0 {
                             sys::napi_create_array(env, &mut large);
                         }
