@@ -26,6 +26,15 @@ function bufferCopy(buffer, start, end) {
   return copy;
 }
 
+/** The slab's bytes of a chunk of `count` entries, in memory of their own. */
+function slabCopy(slab, meta, count) {
+  let total = 0;
+  for (let i = 0; i < count; i++) total += resultLength(meta[2 * i + 1]);
+  const copy = Buffer.allocUnsafeSlow(total);
+  slab.copy(copy, 0, 0, total);
+  return copy;
+}
+
 /** A large result's Buffer that Node could not allocate. */
 function allocationFailed() {
   return makeError(
@@ -51,15 +60,11 @@ function deliver(engine, count, events, terminated, large, later) {
   const encoding = engine.encoding;
   const slots = engine.slots;
   let errors;
+  // With the 'buffer' encoding, results are views of one copy of the
+  // chunk's slab (like Buffer.allocUnsafe's pool), never of the reused
+  // slab itself; made when the first result wants it (a packed batch's
+  // results are copied into its own Buffer and want none).
   let copy;
-  if (encoding === 'buffer' && count !== 0) {
-    // One allocation per chunk; each result is a view into it (like
-    // Buffer.allocUnsafe's pool), never into the reused slab.
-    let total = 0;
-    for (let i = 0; i < count; i++) total += resultLength(meta[2 * i + 1]);
-    copy = Buffer.allocUnsafeSlow(total);
-    slab.copy(copy, 0, 0, total);
-  }
   // A thread started before it ran any of this batch's tasks: its 'spawn'
   // comes before their results; a retirement or a failed start after.
   if (events !== undefined) errors = emitThreadEvents(engine.emitter, events, true, errors);
@@ -77,9 +82,13 @@ function deliver(engine, count, events, terminated, large, later) {
       // Its batch already failed: nothing of this task is wanted.
       if (code === LARGE_CODE) nextLarge++;
       engine.batches.settleTask(slot, code === 0 || code === LARGE_CODE, undefined);
-    } else if (chunk !== undefined && (chunk.group > 1 || chunk.batch.packed) && code === 0) {
-      // The results of the task's messages, back to back: packed into the
-      // batch's one Buffer, or each a view of the copy (never of the slab).
+    } else if (chunk !== undefined && chunk.batch.packed && code === 0) {
+      // Copied from the slab into the batch's one Buffer.
+      engine.batches.settleTask(slot, true, slab, offset, end);
+    } else if (chunk !== undefined && chunk.group > 1 && code === 0) {
+      // The results of the task's messages, back to back: each a view of
+      // the copy, or a string.
+      if (encoding === 'buffer') copy ??= slabCopy(slab, meta, count);
       engine.batches.settleTask(slot, true, copy !== undefined ? copy : slab, offset, end);
     } else if (
       chunk !== undefined &&
@@ -91,7 +100,8 @@ function deliver(engine, count, events, terminated, large, later) {
       else engine.batches.settleTask(slot, true, buffer, 0, buffer.length);
     } else if (code === 0) {
       let result;
-      if (copy !== undefined) result = copy.subarray(offset, end);
+      if (encoding === 'buffer')
+        result = (copy ??= slabCopy(slab, meta, count)).subarray(offset, end);
       else if (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP)
         result = bufferCopy(slab, offset, end);
       else result = slab.toString(encoding, offset, end);
