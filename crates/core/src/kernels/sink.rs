@@ -136,6 +136,12 @@ impl Sink {
         self.len == 0
     }
 
+    /// Moves the limit: a packed task's sink gives each input's output a
+    /// limit of its own past what it already holds.
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
     /// The most bytes this sink will hold.
     pub fn limit(&self) -> usize {
         self.limit

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::state::{note_exit, Lifecycle, Shared, State};
 use super::{PoolConfig, PoolEvent, THREAD_NAME_PREFIX};
 use crate::input::Input;
-use crate::kernels::{self, RunContext, Sink};
+use crate::kernels::{self, KernelError, RunContext, Sink};
 use crate::policy::RetireReason;
 use crate::sync::thread;
 use crate::sync::{Arc, MutexGuard};
@@ -134,7 +134,7 @@ impl<'a> Worker<'a> {
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
                 let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
-                (task.slot, run_task(&task, &task.input, &ctx, &shared.config))
+                (task.slot, run_task(&task, &ctx, &shared.config))
             };
             let task_end = Instant::now();
             metrics.run.record(task_end - task_start);
@@ -245,61 +245,84 @@ pub(super) fn spin_for_work(shared: &Shared) {
 
 /// Runs a packed task (see [`Mode::Packed`]): each input as a task of its
 /// own would run (its own deadline, its own output limit, a panic caught),
-/// the outputs back to back. Returns the completion's slot with the
-/// outcome: on a failure, the failing input's.
+/// the outputs written back to back into one sink. Returns the
+/// completion's slot with the outcome: on a failure, the failing input's.
 fn run_packed(
     task: &Task,
     inputs: &[Input],
     cancel: &AtomicBool,
     config: &PoolConfig,
 ) -> (u32, Result<kernels::Output, TaskError>) {
+    let kernel = match kernel_of(task) {
+        Ok(kernel) => kernel,
+        Err(e) => return (task.slot, Err(e)),
+    };
+    let limit = output_limit(task, kernel, config);
     let mut out = Sink::new(usize::MAX);
-    let mut each = 0;
-    for (place, input) in (0u32..).zip(inputs.iter()) {
-        // A clock read per input only when there is a deadline to count.
-        let deadline = task.timeout.map(|t| Instant::now() + t);
-        let ctx = RunContext::for_task(cancel, task.cancel.as_deref(), deadline);
-        let result = run_task(task, input, &ctx, config).and_then(|output| {
-            let bytes = output.as_bytes();
+    let mut place = 0u32;
+    let mut run = || -> Result<(), TaskError> {
+        let mut each = 0;
+        for input in inputs {
+            // A clock read per input only when there is a deadline to count.
+            let deadline = task.timeout.map(|t| Instant::now() + t);
+            let ctx = RunContext::for_task(cancel, task.cancel.as_deref(), deadline);
+            let before = out.len();
+            out.set_limit(before.saturating_add(limit));
+            kernel.run(&task.params, input, &ctx, &mut out).map_err(|e| match e {
+                // The input's own limit, not where the sink stopped.
+                KernelError::TooLarge { .. } => KernelError::TooLarge { limit },
+                e => e,
+            })?;
+            let length = out.len() - before;
             if place == 0 {
-                each = bytes.len();
+                each = length;
                 // Room for all of them when they are small (digests); the
                 // sink grows as it writes past that.
                 out.reserve(each.saturating_mul(inputs.len()).min(PACKED_RESERVE));
-            } else if bytes.len() != each {
-                return Err(TaskError::UnequalLength { expected: each, got: bytes.len() });
+            } else if length != each {
+                return Err(TaskError::UnequalLength { expected: each, got: length });
             }
-            Ok(out.write(bytes)?)
-        });
-        if let Err(e) = result {
-            return (task.slot + place, Err(e));
+            place += 1;
         }
+        Ok(())
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(&mut run));
+    let slot = task.slot + place;
+    match outcome {
+        Ok(Ok(())) => (task.slot, Ok(out.into_output())),
+        Ok(Err(e)) => (slot, Err(e)),
+        Err(payload) => (slot, Err(TaskError::Panic(panic_message(payload.as_ref())))),
     }
-    (task.slot, Ok(out.into_output()))
 }
 
-/// Runs `task`'s kernel over `input` (the task's own, or one of a packed
-/// task's) into a sink of at most the task's output limit (or the pool's
-/// for the kernel); a panic becomes `TaskError::Panic` and the thread
-/// lives on.
-pub(super) fn run_task(
-    task: &Task,
-    input: &Input,
-    ctx: &RunContext<'_>,
-    config: &PoolConfig,
-) -> Result<kernels::Output, TaskError> {
-    let Some(kernel) = kernels::get(task.kernel) else {
-        return Err(kernels::KernelError::InvalidInput(format!(
-            "no kernel with id {}",
-            task.kernel
-        ))
-        .into());
-    };
-    let limit = task.max_output.unwrap_or(if kernel.expands() {
+/// The kernel a task names.
+fn kernel_of(task: &Task) -> Result<&'static dyn kernels::AnyKernel, TaskError> {
+    kernels::get(task.kernel).ok_or_else(|| {
+        KernelError::InvalidInput(format!("no kernel with id {}", task.kernel)).into()
+    })
+}
+
+/// The most output a task's run may make: its own limit, or the pool's for
+/// the kernel (a decoder's is the smaller one).
+fn output_limit(task: &Task, kernel: &dyn kernels::AnyKernel, config: &PoolConfig) -> usize {
+    task.max_output.unwrap_or(if kernel.expands() {
         config.max_expanded_bytes
     } else {
         config.max_output_bytes
-    });
+    })
+}
+
+/// Runs `task`'s kernel over its input into a sink of at most the task's
+/// output limit (or the pool's for the kernel); a panic becomes
+/// `TaskError::Panic` and the thread lives on.
+pub(super) fn run_task(
+    task: &Task,
+    ctx: &RunContext<'_>,
+    config: &PoolConfig,
+) -> Result<kernels::Output, TaskError> {
+    let kernel = kernel_of(task)?;
+    let limit = output_limit(task, kernel, config);
+    let input = &task.input;
     let run = || match &task.mode {
         Mode::Stream(chunk) => chunk.stream.step(chunk, input, ctx),
         Mode::File => {
