@@ -40,7 +40,7 @@ pub(crate) unsafe extern "C" fn submit_callback(
     // are live values of this call.
     let outcome = unsafe {
         SubmitArgs::read(env, &argv[..argc.min(SubmitArgs::MAX)])
-            .and_then(|args| submit(inner, env, &args))
+            .and_then(|args| submit(inner, env, args))
     };
     // SAFETY: live env of this call.
     unsafe { uint32_or_throw(env, outcome) }
@@ -52,7 +52,7 @@ pub(crate) unsafe extern "C" fn submit_callback(
 /// # Safety
 /// `env` must be the live env of the current call, and `args` read from its
 /// arguments.
-unsafe fn submit(inner: &Inner, env: sys::napi_env, args: &SubmitArgs) -> Result<u32, Refusal> {
+unsafe fn submit(inner: &Inner, env: sys::napi_env, args: SubmitArgs) -> Result<u32, Refusal> {
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
     }
@@ -69,7 +69,9 @@ unsafe fn submit(inner: &Inner, env: sys::napi_env, args: &SubmitArgs) -> Result
         task.params = unsafe { crate::params::take(env, params, args.kernel) }?;
     }
     task.max_output = args.max_output;
-    task.cancel = args.flag.clone();
+    // Moved, not cloned: every post of a signal shares this flag, and each
+    // count taken on it is a write to a line the pool's threads write too.
+    task.cancel = args.flag;
     let queued = match inner.pool().submit(task) {
         Ok(queued) => queued,
         Err(Refused::Full(_)) => return Ok(0),
