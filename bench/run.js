@@ -483,6 +483,10 @@ const RATIOS = [
     'tiny: tidepool post(), all at once',
     'tiny: floor: bare Promises, created and resolved in JS, all at once',
   ],
+  [
+    'tiny: tidepool post(), 1024 in flight',
+    'tiny: floor: bare Promises, created and resolved in JS, all at once',
+  ],
   ['tiny: tidepool post(), all at once', 'tiny: crypto.subtle.digest (libuv pool), 1024 in flight'],
   [
     'tiny: tidepool post(), 1024 in flight',
