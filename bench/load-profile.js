@@ -1,6 +1,8 @@
 'use strict';
 // Load profiles as phases ({ name, ms, load(f, t) } in threads' worth) and
-// the oracle both autoscaling benchmarks compare the pools with.
+// the oracles the autoscaling benchmarks compare the pools with.
+
+const { quantile } = require('./stats');
 
 function totalMs(phases) {
   return phases.reduce((a, p) => a + p.ms, 0);
@@ -71,4 +73,60 @@ function oracle(posts, phases, runMs) {
   return { waits, threadSeconds: threadUs / 1e6, want };
 }
 
-module.exports = { totalMs, loadAt, phaseStart, oracle };
+/**
+ * The fixed-pool oracle: phase by phase, the fewest threads `k`, kept for
+ * the whole phase, that serve `posts` (ms) FIFO with a p99 wait of at most
+ * `p99Ms` for the phase's arrivals, each task taking `runMs` (the run's own
+ * median). Threads carry their work from one phase into the next (a phase
+ * with fewer keeps the ones free soonest); the idle tail ('idle') has the
+ * one core thread. Returns every wait (ms), the thread-seconds (k x the
+ * phase's length, summed) and `k` per phase. What a user who knew the load
+ * would have fixed: the bar for an autoscaler's thread-seconds.
+ */
+function fixedOracle(posts, phases, runMs, p99Ms = 2) {
+  let free = [];
+  let start = 0;
+  let next = 0;
+  let threadMs = 0;
+  const waits = [];
+  const threads = [];
+  for (const phase of phases) {
+    const end = start + phase.ms;
+    let last = next;
+    while (last < posts.length && posts[last] < end) last++;
+    const arrivals = posts.slice(next, last);
+    let k = 1;
+    let served = serve(free, k, arrivals, start, runMs);
+    if (phase.name !== 'idle') {
+      while (k < 256 && quantile(served.waits, 0.99) > p99Ms) {
+        k++;
+        served = serve(free, k, arrivals, start, runMs);
+      }
+    }
+    free = served.free;
+    waits.push(...served.waits);
+    threads.push(k);
+    threadMs += k * phase.ms;
+    next = last;
+    start = end;
+  }
+  return { waits, threadSeconds: threadMs / 1000, threads };
+}
+
+/** FIFO service of `arrivals` by `k` threads from `start`, the carried ones free at `free` (ms). */
+function serve(free, k, arrivals, start, cost) {
+  const at = [...free].sort((a, b) => a - b).slice(0, k);
+  for (let s = 0; s < at.length; s++) at[s] = Math.max(at[s], start);
+  while (at.length < k) at.push(start);
+  const waits = [];
+  for (const arrival of arrivals) {
+    let soonest = 0;
+    for (let s = 1; s < k; s++) if (at[s] < at[soonest]) soonest = s;
+    const begin = Math.max(arrival, at[soonest]);
+    waits.push(begin - arrival);
+    at[soonest] = begin + cost;
+  }
+  return { waits, free: at };
+}
+
+module.exports = { totalMs, loadAt, phaseStart, oracle, fixedOracle };
