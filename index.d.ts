@@ -647,8 +647,13 @@ declare namespace tidepool {
     threadId: number;
     /** Live threads after the retirement. */
     threads: number;
-    /** `'idle-timeout'`: an extra thread stayed idle for `idleTimeoutMs`. */
-    reason: 'idle-timeout';
+    /**
+     * `'idle-timeout'`: an extra thread stayed idle for `idleTimeoutMs`.
+     * `'underused'`: fewer threads would have served the last
+     * `idleTimeoutMs` of posts without keeping tasks waiting, so the most
+     * junior extra left, idle or not (a busy one once the queue is empty).
+     */
+    reason: 'idle-timeout' | 'underused';
   }
 
   /** Argument of the `'spawnError'` event. */

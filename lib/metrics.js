@@ -218,7 +218,11 @@ function makeCollector(registry, prefix) {
       return out;
     },
   );
-  counter('thread_retires_total', 'Extra threads retired after idling.', (s) => s.retired);
+  counter(
+    'thread_retires_total',
+    'Extra threads retired: idle, or fewer would have served the recent load.',
+    (s) => s.retired,
+  );
   counter(
     'thread_spawn_errors_total',
     'Threads the operating system refused to start.',

@@ -1,7 +1,10 @@
-//! The arrival rate the demand rule sizes the pool by: tasks submitted per
-//! 1 ms bucket over the last [`WINDOW_MS`] milliseconds. Recording is O(1)
-//! under the lock `submit` already holds; the rate is exact whatever the
-//! supervisor was doing meanwhile (it may have slept for seconds).
+//! The arrivals the policy looks at: tasks submitted per 1 ms bucket over
+//! the last [`HISTORY_MS`] milliseconds. The demand rule sizes the pool by
+//! their rate over the last [`WINDOW_MS`]; retirement by use replays the
+//! last `idle_timeout` of them ([`super::threads_needed`]). Recording is
+//! O(1) under the lock `submit` already holds; the counts are exact
+//! whatever the supervisor was doing meanwhile (it may have slept for
+//! seconds).
 
 /// Milliseconds the rate is measured over. 8 ms followed the noise of
 /// Poisson arrivals and of stalled JS timers catching up, and the pool
@@ -12,11 +15,21 @@
 /// builds is the other half of the demand.
 pub const WINDOW_MS: u64 = 32;
 
-/// Arrival counts per millisecond, in a ring of [`WINDOW_MS`] buckets.
-#[derive(Debug, Clone, Default)]
+/// Milliseconds of arrivals kept: the longest stretch retirement by use
+/// replays (a longer `idle_timeout` replays the last this many).
+pub const HISTORY_MS: u64 = 1024;
+
+/// Arrival counts per millisecond, in a ring of [`HISTORY_MS`] buckets.
+#[derive(Debug, Clone)]
 pub struct ArrivalWindow {
     /// Per bucket: (the millisecond it counts, how many arrived in it).
-    buckets: [(u64, u32); WINDOW_MS as usize],
+    buckets: Box<[(u64, u32)]>,
+}
+
+impl Default for ArrivalWindow {
+    fn default() -> Self {
+        ArrivalWindow { buckets: vec![(u64::MAX, 0); HISTORY_MS as usize].into_boxed_slice() }
+    }
 }
 
 impl ArrivalWindow {
@@ -27,7 +40,7 @@ impl ArrivalWindow {
 
     /// Counts `count` submissions at `now_ms` (a batch queued in one call).
     pub fn record_many(&mut self, now_ms: u64, count: usize) {
-        let bucket = &mut self.buckets[(now_ms % WINDOW_MS) as usize];
+        let bucket = &mut self.buckets[(now_ms % HISTORY_MS) as usize];
         if bucket.0 != now_ms {
             *bucket = (now_ms, 0);
         }
@@ -36,13 +49,22 @@ impl ArrivalWindow {
 
     /// Arrivals per second over the last [`WINDOW_MS`] milliseconds up to `now_ms`.
     pub fn rate(&self, now_ms: u64) -> f64 {
-        let count: u64 = self
-            .buckets
-            .iter()
-            .filter(|(ms, _)| *ms <= now_ms && ms + WINDOW_MS > now_ms)
-            .map(|&(_, n)| u64::from(n))
-            .sum();
+        let count: u64 = self.counts(now_ms, WINDOW_MS).map(u64::from).sum();
         count as f64 * 1000.0 / WINDOW_MS as f64
+    }
+
+    /// The arrivals of each of the last `len` milliseconds up to `now_ms`
+    /// (at most [`HISTORY_MS`]), oldest first.
+    pub fn counts(&self, now_ms: u64, len: u64) -> impl Iterator<Item = u32> + '_ {
+        let len = len.min(HISTORY_MS).min(now_ms + 1);
+        (now_ms + 1 - len..=now_ms).map(move |ms| {
+            let (at, n) = self.buckets[(ms % HISTORY_MS) as usize];
+            if at == ms {
+                n
+            } else {
+                0
+            }
+        })
     }
 }
 
@@ -66,5 +88,10 @@ mod tests {
         );
         assert_eq!(w.rate(99 + WINDOW_MS), 0.0, "a whole quiet window later");
         assert_eq!(w.rate(10_000), 0.0, "long after: stale buckets do not count");
+        let last: Vec<u32> = w.counts(100, 4).collect();
+        assert_eq!(last, [5, 5, 5, 0], "oldest first, a quiet millisecond as 0");
+        assert_eq!(w.counts(3, 100).count(), 4, "no millisecond before 0");
+        assert_eq!(w.counts(5000, 5000).count(), HISTORY_MS as usize);
+        assert!(w.counts(99 + HISTORY_MS, HISTORY_MS).all(|n| n == 0), "overwritten or stale");
     }
 }

@@ -26,6 +26,16 @@
 //! within [`drain_horizon`]. Rust threads start in tens of microseconds, so
 //! the article's one-per-`spawn_delay` pacing only makes a many-core pool
 //! late; sizing from the arrival rate keeps it from overshooting.
+//!
+//! Extras retire by idleness (`idle_timeout` without a task) and, under
+//! every rule, by use: under a bursty load each extra is handed a task now
+//! and then and never idles that long. So the supervisor replays the last
+//! `idle_timeout` of arrivals against pools of fixed sizes
+//! ([`threads_needed`]: the fewest threads that would have served them
+//! within [`wait_bound`]), and while that is fewer than the pool has, the
+//! most junior extra (the one the senior-first wakes use least) retires.
+//! Bursts that come back within `idle_timeout` stay in the replay: the
+//! threads they need are kept.
 
 use std::time::{Duration, Instant};
 
@@ -89,6 +99,12 @@ pub struct Observation {
     pub newest_idle_extra: Option<(usize, Instant)>,
     /// Tasks submitted per second over the last [`ArrivalWindow`] (0 when none).
     pub arrival_rate: f64,
+    /// The fewest threads that would have served the last `idle_timeout`
+    /// of arrivals within [`wait_bound`] ([`threads_needed`]); None when
+    /// not known (no run time yet, or the pool is younger than that).
+    pub threads_needed: Option<usize>,
+    /// The most junior extra thread not already leaving.
+    pub junior_extra: Option<usize>,
 }
 
 /// Why a thread is started.
@@ -105,10 +121,14 @@ pub enum SpawnReason {
 }
 
 /// Why a thread is retired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RetireReason {
     /// An extra thread stayed idle for `idle_timeout`.
+    #[default]
     IdleTimeout,
+    /// Fewer threads would have served the last `idle_timeout` of arrivals
+    /// ([`threads_needed`]): the most junior extra, idle or not.
+    Underused,
 }
 
 impl SpawnReason {
@@ -142,6 +162,7 @@ impl RetireReason {
     pub fn as_str(self) -> &'static str {
         match self {
             RetireReason::IdleTimeout => "idle-timeout",
+            RetireReason::Underused => "underused",
         }
     }
 }
@@ -209,12 +230,148 @@ pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
         let elapsed = obs.now.saturating_duration_since(idle_since);
         Some(cfg.idle_timeout.saturating_sub(elapsed).max(cfg.check_interval))
     } else if obs.threads > cfg.min_threads {
-        // Busy extra threads: look again later to retire them when they idle.
-        Some(cfg.idle_timeout.max(cfg.check_interval))
+        // Busy extra threads: look again later, to retire them when they
+        // idle or when the replay finds fewer would do (see [`Replay`]).
+        Some((cfg.idle_timeout / 8).max(cfg.check_interval))
     } else {
         None
     };
     Decision { action, next_check }
+}
+
+/// The wait retirement by use keeps tasks within (at the 99th
+/// percentile): the spawn delay, the wait the spawn rules tolerate before
+/// they add a thread, plus one run, what a task waits for a thread to free
+/// up in a pool sized to its load.
+pub fn wait_bound(mean_run: Duration, cfg: &PolicyConfig) -> Duration {
+    cfg.spawn_delay + mean_run
+}
+
+/// The fewest threads (at most `most`) that would have served `arrivals`
+/// (tasks per millisecond, oldest first, spread evenly within their
+/// millisecond) first come, first served, each running `run`, with no
+/// more than 1 % of them waiting longer than `bound`: a replay of past
+/// arrivals against pools of fixed sizes (the pool taken to start idle),
+/// as the benchmarks' fixed-pool oracle is. Tasks of a quarter of a
+/// millisecond or more are replayed one by one; shorter ones, many to a
+/// millisecond, as a flow of work per millisecond.
+pub fn threads_needed(arrivals: &[u32], run: Duration, bound: Duration, most: usize) -> usize {
+    let total: u64 = arrivals.iter().map(|&n| u64::from(n)).sum();
+    if total == 0 || most <= 1 || arrivals.is_empty() {
+        return 1;
+    }
+    let allowed = total / 100;
+    let run_us = run.as_micros().max(1) as u64;
+    let bound_us = bound.as_micros() as u64;
+    let late = |k: usize| {
+        if run_us >= 250 {
+            late_tasks(arrivals, run_us, bound_us, k, allowed)
+        } else {
+            late_flow(arrivals, run_us, bound_us, k)
+        }
+    };
+    // No fewer than the work needs on average; more threads are never
+    // later, so the fewest is found by bisection.
+    let work = (total * run_us).div_ceil(arrivals.len() as u64 * 1000) as usize;
+    let (mut lo, mut hi) = (work.clamp(1, most), most);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if late(mid) <= allowed {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// Tasks of `arrivals` that wait longer than `bound_us` with `k` threads,
+/// replayed one by one (counting stops past `allowed`).
+fn late_tasks(arrivals: &[u32], run_us: u64, bound_us: u64, k: usize, allowed: u64) -> u64 {
+    use std::cmp::Reverse;
+    let mut free: std::collections::BinaryHeap<Reverse<u64>> = (0..k).map(|_| Reverse(0)).collect();
+    let mut late = 0;
+    for (ms, &n) in arrivals.iter().enumerate() {
+        for i in 0..u64::from(n) {
+            let at = ms as u64 * 1000 + i * 1000 / u64::from(n);
+            let Reverse(when) = free.pop().expect("k >= 1");
+            let start = when.max(at);
+            if start - at > bound_us {
+                late += 1;
+                if late > allowed {
+                    return late;
+                }
+            }
+            free.push(Reverse(start + run_us));
+        }
+    }
+    late
+}
+
+/// Tasks of `arrivals` that wait longer than `bound_us` with `k` threads,
+/// the work of each millisecond taken as a flow: the backlog grows by the
+/// millisecond's work and shrinks by `k` ms, and a millisecond's tasks
+/// wait for the backlog before them, shared by the threads.
+fn late_flow(arrivals: &[u32], run_us: u64, bound_us: u64, k: usize) -> u64 {
+    let k = k as u64;
+    let mut backlog_us = 0u64;
+    let mut late = 0;
+    for &n in arrivals {
+        let work = u64::from(n) * run_us;
+        if (backlog_us + work / 2) / k > bound_us {
+            late += u64::from(n);
+        }
+        backlog_us = (backlog_us + work).saturating_sub(k * 1000);
+    }
+    late
+}
+
+/// Threads retirement by use keeps beyond what the replay needed.
+pub const SPARE_THREADS: usize = 1;
+
+/// [`threads_needed`] over the last `idle_timeout` of `arrivals` up to
+/// `now_ms` (at most [`arrivals::HISTORY_MS`]), for a pool `age` old: None
+/// before a task has run (no run time) or while the pool is younger.
+pub fn needed_now(
+    arrivals: &ArrivalWindow,
+    now_ms: u64,
+    age: Duration,
+    mean_run: Option<Duration>,
+    cfg: &PolicyConfig,
+) -> Option<usize> {
+    let run = mean_run?;
+    let span = (cfg.idle_timeout.as_millis() as u64).clamp(1, arrivals::HISTORY_MS);
+    if (age.as_millis() as u64) < span {
+        return None;
+    }
+    let counts: Vec<u32> = arrivals.counts(now_ms, span).collect();
+    Some(threads_needed(&counts, run, wait_bound(run, cfg), cfg.max_threads))
+}
+
+/// [`needed_now`], worked out again at most every `idle_timeout / 8`: a
+/// replay costs a pass over the arrivals per size tried, and the answer
+/// moves no faster than the arrivals it replays.
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    at: Option<Instant>,
+    needed: Option<usize>,
+}
+
+impl Replay {
+    /// The last answer, or `replay()`'s when it is older than `idle_timeout / 8`.
+    pub fn needed(
+        &mut self,
+        now: Instant,
+        cfg: &PolicyConfig,
+        replay: impl FnOnce() -> Option<usize>,
+    ) -> Option<usize> {
+        let every = (cfg.idle_timeout / 8).max(Duration::from_millis(1));
+        if self.at.is_none_or(|at| now.saturating_duration_since(at) >= every) {
+            self.at = Some(now);
+            self.needed = replay();
+        }
+        self.needed
+    }
 }
 
 /// How far ahead the demand rule plans to drain a backlog: `10 × spawn_delay`.
@@ -309,6 +466,13 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
     if let Some((seat, idle_since)) = obs.newest_idle_extra {
         if obs.queued == 0 && obs.now.saturating_duration_since(idle_since) >= cfg.idle_timeout {
             return Action::Retire(seat, RetireReason::IdleTimeout);
+        }
+    }
+    if let (Some(needed), Some(seat)) = (obs.threads_needed, obs.junior_extra) {
+        // One thread to spare: a pool cut to exactly what the last window
+        // needed starts one again at the next burst, and then retires it.
+        if needed + SPARE_THREADS < obs.threads && obs.queued <= obs.threads {
+            return Action::Retire(seat, RetireReason::Underused);
         }
     }
     Action::None

@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    decide, extras_may_take, extras_window, Action, ArrivalWindow, Observation, PolicyConfig,
+    decide, extras_may_take, extras_window, needed_now, Action, ArrivalWindow, Observation,
+    PolicyConfig, Replay,
 };
 
 /// A pool modelled through `decide` and
@@ -43,6 +44,7 @@ pub struct Sim {
     /// Until when extra threads may take queued tasks.
     extras_open_until: Duration,
     window: ArrivalWindow,
+    replay: Replay,
 }
 
 fn ms(d: Duration) -> u64 {
@@ -67,6 +69,7 @@ impl Sim {
             next_check: Duration::ZERO,
             extras_open_until: Duration::ZERO,
             window: ArrivalWindow::default(),
+            replay: Replay::default(),
         };
         for _ in 0..sim.cfg.min_threads {
             sim.threads.push((true, None, Duration::ZERO, sim.generation));
@@ -151,6 +154,11 @@ impl Sim {
 
     /// The supervisor's look: ask the policy, and do what it says.
     fn supervise(&mut self, now: Duration, cost: Duration) {
+        let (window, cfg) = (&self.window, &self.cfg);
+        let threads_needed = self
+            .replay
+            .needed(self.t0 + now, cfg, || needed_now(window, ms(now), now, Some(cost), cfg));
+        let junior_extra = self.threads.iter().rposition(|th| !th.0);
         let newest_idle_extra = self
             .threads
             .iter()
@@ -169,6 +177,8 @@ impl Sim {
             mean_run: Some(cost),
             newest_idle_extra,
             arrival_rate: self.window.rate(ms(now)),
+            threads_needed,
+            junior_extra,
         };
         let decision = decide(&obs, &self.cfg);
         match decision.action {
@@ -185,6 +195,8 @@ impl Sim {
                 self.spawns.push(now);
             }
             Action::Retire(i, _) => {
+                // (One retired by use while it runs a task leaves at once
+                // here; the real one finishes its tasks first.)
                 assert!(!self.threads[i].0, "a core thread was retired");
                 self.threads.remove(i);
                 self.retires.push(now);

@@ -168,6 +168,7 @@ impl Pool {
                 spawn_errors: 0,
                 spawns_by_reason: [0; 4],
                 arrivals: Default::default(),
+                replay: Default::default(),
             }),
             seat_cvs: (0..max).map(|_| Condvar::new()).collect(),
             metrics: (0..max).map(|_| SeatMetrics::default()).collect(),

@@ -68,6 +68,8 @@ pub(super) struct Seat {
     pub(super) retire: bool,
     /// Since when the thread has had nothing to do (None while busy).
     pub(super) idle_since: Option<Instant>,
+    /// Why it was told to exit (when `retire`).
+    pub(super) retire_reason: policy::RetireReason,
     /// Handle to join once the thread has exited.
     pub(super) handle: Option<JoinHandle<()>>,
     /// The thread has left its loop; its handle may be joined.
@@ -118,8 +120,11 @@ pub(super) struct State {
     pub(super) spawn_errors: u64,
     /// Threads started, by reason (`SpawnReason::index`).
     pub(super) spawns_by_reason: [u64; 4],
-    /// Recent submissions per millisecond (the demand rule's arrival rate).
+    /// Submissions per millisecond (the demand rule's arrival rate, and
+    /// the replay of retirement by use).
     pub(super) arrivals: crate::policy::ArrivalWindow,
+    /// The threads the last `idle_timeout` of arrivals needed.
+    pub(super) replay: crate::policy::Replay,
 }
 
 /// State shared by the pool handle and all its threads.
@@ -224,14 +229,18 @@ fn has_parked_extra(st: &State) -> bool {
     st.seats.iter().any(|s| s.occupied && s.parked && !s.wake_pending && !s.core && !s.retire)
 }
 
-/// The most senior parked thread not already being woken (core threads
-/// only, unless `extras`); marks it woken.
+/// The most senior parked thread not already being woken nor leaving
+/// (core threads only, unless `extras`); marks it woken. Work goes to the
+/// senior threads first, so that the junior ones idle or are little used,
+/// and retire.
 pub(super) fn pick_parked(st: &mut State, extras: bool) -> Option<usize> {
     let seat = st
         .seats
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.occupied && s.parked && !s.wake_pending && (s.core || extras))
+        .filter(|(_, s)| {
+            s.occupied && s.parked && !s.wake_pending && !s.retire && (s.core || extras)
+        })
         .min_by_key(|(_, s)| s.generation)
         .map(|(i, _)| i)?;
     st.seats[seat].wake_pending = true;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::state::{extras_allowed, note_exit, pick_parked, Lifecycle, Seat, Shared, State};
 use super::worker::worker_main;
 use super::{PoolEvent, THREAD_NAME_PREFIX};
-use crate::policy::{self, Action, Observation, SpawnReason};
+use crate::policy::{self, Action, Observation, RetireReason, SpawnReason};
 use crate::sync::thread;
 use crate::sync::Arc;
 
@@ -84,7 +84,7 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
     let mut st = shared.lock();
     while supervising(&st) {
         let now = Instant::now();
-        let obs = observe(shared, &st, now);
+        let obs = observe(shared, &mut st, now);
         let decision = policy::decide(&obs, &cfg);
         match decision.action {
             Action::Spawn(reason) => {
@@ -112,10 +112,14 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
                 }
             }
             Action::None => {}
-            Action::Retire(seat, _) => {
+            Action::Retire(seat, reason) => {
+                // An idle one leaves at once; a busy one (retired by use)
+                // once it finds the queue empty, and no wake picks it.
                 let s = &mut st.seats[seat];
-                if s.occupied && !s.core && s.parked {
+                let idle_or_by_use = s.parked || reason == RetireReason::Underused;
+                if s.occupied && !s.core && !s.retire && idle_or_by_use {
                     s.retire = true;
+                    s.retire_reason = reason;
                     st.retired += 1;
                     shared.seat_cvs[seat].notify_one();
                 }
@@ -160,7 +164,22 @@ pub(super) fn supervising(st: &State) -> bool {
     }
 }
 
-pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation {
+pub(super) fn observe(shared: &Shared, st: &mut State, now: Instant) -> Observation {
+    let mean_run = shared.mean_run().map(|ns| Duration::from_nanos(ns as u64));
+    let cfg = &shared.config.policy;
+    let (arrivals, now_ms) = (&st.arrivals, shared.millis(now));
+    let age = now.saturating_duration_since(shared.epoch);
+    let threads_needed =
+        st.replay.needed(now, cfg, || policy::needed_now(arrivals, now_ms, age, mean_run, cfg));
+    // One retirement by use at a time: the next once this one has left.
+    let leaving = st.seats.iter().any(|s| s.occupied && s.retire);
+    let junior_extra = st
+        .seats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.occupied && !s.core && !s.retire && !leaving)
+        .max_by_key(|(_, s)| s.generation)
+        .map(|(i, _)| i);
     let newest_idle_extra = st
         .seats
         .iter()
@@ -177,8 +196,10 @@ pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation 
         spawning: st.spawning,
         last_spawn: st.last_spawn,
         spawn_backoff_until: st.spawn_backoff_until,
-        mean_run: shared.mean_run().map(|ns| Duration::from_nanos(ns as u64)),
+        mean_run,
         newest_idle_extra,
-        arrival_rate: st.arrivals.rate(shared.millis(now)),
+        arrival_rate: st.arrivals.rate(now_ms),
+        threads_needed,
+        junior_extra,
     }
 }

@@ -11,7 +11,6 @@ use super::state::{note_exit, Lifecycle, Shared, State};
 use super::{PoolConfig, PoolEvent, THREAD_NAME_PREFIX};
 use crate::input::Input;
 use crate::kernels::{self, KernelError, RunContext, Sink};
-use crate::policy::RetireReason;
 use crate::sync::thread;
 use crate::sync::{Arc, MutexGuard};
 use crate::task::{Completion, Mode, Task, TaskError};
@@ -219,7 +218,7 @@ impl<'a> Worker<'a> {
             shared.emit(PoolEvent::Retire {
                 thread_id: s.thread_id,
                 threads,
-                reason: RetireReason::IdleTimeout,
+                reason: s.retire_reason,
             });
         }
         if last {
