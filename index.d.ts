@@ -601,7 +601,7 @@ declare namespace tidepool {
     failed: number;
     /** Threads started since the pool was created (core threads included). */
     spawned: number;
-    /** Threads retired for idleness since the pool was created. */
+    /** Extra threads retired since the pool was created (idle, or by use: see {@link RetireEvent}), counted when they leave. */
     retired: number;
     /** Failed attempts to start a thread since the pool was created. */
     spawnErrors: number;
@@ -649,9 +649,10 @@ declare namespace tidepool {
     threads: number;
     /**
      * `'idle-timeout'`: an extra thread stayed idle for `idleTimeoutMs`.
-     * `'underused'`: fewer threads would have served the last
-     * `idleTimeoutMs` of posts without keeping tasks waiting, so the most
-     * junior extra left, idle or not (a busy one once the queue is empty).
+     * `'underused'`: at least two threads fewer would have served the
+     * last `idleTimeoutMs` of posts (up to 1024 ms) without keeping tasks
+     * waiting, so the most junior extra left, idle or not (a busy one once
+     * the queue was empty).
      */
     reason: 'idle-timeout' | 'underused';
   }

@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     expectType<number>(e.threads);
     expectType<string>(e.reason);
   });
-  pool.off('retire', (e) => expectType<'idle-timeout'>(e.reason));
+  pool.off('retire', (e) => expectType<'idle-timeout' | 'underused'>(e.reason));
   pool.on('spawnError', (e) => {
     expectType<string>(e.error);
     expectType<number>(e.threads);

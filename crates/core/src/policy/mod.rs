@@ -30,12 +30,14 @@
 //! Extras retire by idleness (`idle_timeout` without a task) and, under
 //! every rule, by use: under a bursty load each extra is handed a task now
 //! and then and never idles that long. So the supervisor replays the last
-//! `idle_timeout` of arrivals against pools of fixed sizes
-//! ([`threads_needed`]: the fewest threads that would have served them
-//! within [`wait_bound`]), and while that is fewer than the pool has, the
-//! most junior extra (the one the senior-first wakes use least) retires.
-//! Bursts that come back within `idle_timeout` stay in the replay: the
-//! threads they need are kept.
+//! `idle_timeout` of arrivals (up to [`arrivals::HISTORY_MS`]) against
+//! pools of fixed sizes ([`threads_needed`]: the fewest threads that would
+//! have served them within [`wait_bound`]), and while the pool has more
+//! than [`SPARE_THREADS`] beyond that, its queue is no longer than its
+//! threads and the replay is newer than the last spawn, the most junior
+//! extra (the one the senior-first wakes use least) retires, one at a
+//! time. Bursts that come back within `idle_timeout` stay in the replay:
+//! the threads they need are kept.
 
 use std::time::{Duration, Instant};
 
@@ -100,10 +102,11 @@ pub struct Observation {
     /// Tasks submitted per second over the last [`ArrivalWindow`] (0 when none).
     pub arrival_rate: f64,
     /// The fewest threads that would have served the last `idle_timeout`
-    /// of arrivals within [`wait_bound`] ([`threads_needed`]); None when
-    /// not known (no run time yet, or the pool is younger than that).
-    pub threads_needed: Option<usize>,
-    /// The most junior extra thread not already leaving.
+    /// of arrivals within [`wait_bound`] ([`threads_needed`]), and when
+    /// that replay was made; None when not known ([`ReplayInput::of`]).
+    pub threads_needed: Option<(usize, Instant)>,
+    /// The most junior extra thread, when no thread is leaving (threads
+    /// retire by use one at a time).
     pub junior_extra: Option<usize>,
 }
 
@@ -247,14 +250,17 @@ pub fn wait_bound(mean_run: Duration, cfg: &PolicyConfig) -> Duration {
     cfg.spawn_delay + mean_run
 }
 
+/// Most tasks [`threads_needed`] replays one by one.
+pub const REPLAY_TASKS: u64 = 20_000;
+
 /// The fewest threads (at most `most`) that would have served `arrivals`
 /// (tasks per millisecond, oldest first, spread evenly within their
 /// millisecond) first come, first served, each running `run`, with no
 /// more than 1 % of them waiting longer than `bound`: a replay of past
 /// arrivals against pools of fixed sizes (the pool taken to start idle),
 /// as the benchmarks' fixed-pool oracle is. Tasks of a quarter of a
-/// millisecond or more are replayed one by one; shorter ones, many to a
-/// millisecond, as a flow of work per millisecond.
+/// millisecond or more are replayed one by one (up to [`REPLAY_TASKS`]);
+/// shorter ones, many to a millisecond, as a flow of work per millisecond.
 pub fn threads_needed(arrivals: &[u32], run: Duration, bound: Duration, most: usize) -> usize {
     let total: u64 = arrivals.iter().map(|&n| u64::from(n)).sum();
     if total == 0 || most <= 1 || arrivals.is_empty() {
@@ -263,8 +269,11 @@ pub fn threads_needed(arrivals: &[u32], run: Duration, bound: Duration, most: us
     let allowed = total / 100;
     let run_us = run.as_micros().max(1) as u64;
     let bound_us = bound.as_micros() as u64;
+    // One by one up to REPLAY_TASKS; more, as a flow: the replay's cost
+    // stays bounded whatever the arrival rate.
+    let one_by_one = run_us >= 250 && total <= REPLAY_TASKS;
     let late = |k: usize| {
-        if run_us >= 250 {
+        if one_by_one {
             late_tasks(arrivals, run_us, bound_us, k, allowed)
         } else {
             late_flow(arrivals, run_us, bound_us, k)
@@ -329,48 +338,69 @@ fn late_flow(arrivals: &[u32], run_us: u64, bound_us: u64, k: usize) -> u64 {
 /// Threads retirement by use keeps beyond what the replay needed.
 pub const SPARE_THREADS: usize = 1;
 
-/// [`threads_needed`] over the last `idle_timeout` of `arrivals` up to
-/// `now_ms` (at most [`arrivals::HISTORY_MS`]), for a pool `age` old: None
-/// before a task has run (no run time) or while the pool is younger.
-pub fn needed_now(
-    arrivals: &ArrivalWindow,
-    now_ms: u64,
-    age: Duration,
-    mean_run: Option<Duration>,
-    cfg: &PolicyConfig,
-) -> Option<usize> {
-    let run = mean_run?;
-    let span = (cfg.idle_timeout.as_millis() as u64).clamp(1, arrivals::HISTORY_MS);
-    if (age.as_millis() as u64) < span {
-        return None;
-    }
-    let counts: Vec<u32> = arrivals.counts(now_ms, span).collect();
-    Some(threads_needed(&counts, run, wait_bound(run, cfg), cfg.max_threads))
+/// What a replay of the last `idle_timeout` of arrivals needs: made under
+/// the pool's lock (a copy of the counts), worked out without it.
+#[derive(Debug, Clone)]
+pub struct ReplayInput {
+    /// Arrivals per millisecond, oldest first.
+    pub counts: Vec<u32>,
+    pub run: Duration,
+    pub bound: Duration,
+    pub most: usize,
 }
 
-/// [`needed_now`], worked out again at most every `idle_timeout / 8`: a
-/// replay costs a pass over the arrivals per size tried, and the answer
-/// moves no faster than the arrivals it replays.
+impl ReplayInput {
+    /// The last `idle_timeout` of `arrivals` up to `now_ms`, for a pool
+    /// `age` old. None when there is nothing to judge: no run time yet, a
+    /// pool younger than that, one without extras, or an `idle_timeout`
+    /// longer than the [`arrivals::HISTORY_MS`] kept (a user who keeps
+    /// threads that long keeps them for bursts further apart than a
+    /// replay could see: only idleness retires them).
+    pub fn of(
+        arrivals: &ArrivalWindow,
+        now_ms: u64,
+        age: Duration,
+        mean_run: Option<Duration>,
+        cfg: &PolicyConfig,
+    ) -> Option<ReplayInput> {
+        let run = mean_run?;
+        let span = cfg.idle_timeout.as_millis().max(1);
+        if span > u128::from(arrivals::HISTORY_MS)
+            || age.as_millis() < span
+            || cfg.max_threads <= cfg.min_threads
+        {
+            return None;
+        }
+        Some(ReplayInput {
+            counts: arrivals.counts(now_ms, span as u64).collect(),
+            run,
+            bound: wait_bound(run, cfg),
+            most: cfg.max_threads,
+        })
+    }
+
+    /// [`threads_needed`] of it.
+    pub fn needed(&self) -> usize {
+        threads_needed(&self.counts, self.run, self.bound, self.most)
+    }
+}
+
+/// The last replay's answer, worked out again at most every
+/// `idle_timeout / 8`: a replay costs a pass over the arrivals per size
+/// tried, and the answer moves no faster than the arrivals it replays.
 #[derive(Debug, Clone, Default)]
 pub struct Replay {
-    at: Option<Instant>,
-    needed: Option<usize>,
+    /// When the last replay was made (its arrivals end there).
+    pub at: Option<Instant>,
+    /// Its answer (None: nothing to judge).
+    pub needed: Option<usize>,
 }
 
 impl Replay {
-    /// The last answer, or `replay()`'s when it is older than `idle_timeout / 8`.
-    pub fn needed(
-        &mut self,
-        now: Instant,
-        cfg: &PolicyConfig,
-        replay: impl FnOnce() -> Option<usize>,
-    ) -> Option<usize> {
+    /// Whether a new replay is due at `now`.
+    pub fn due(&self, now: Instant, cfg: &PolicyConfig) -> bool {
         let every = (cfg.idle_timeout / 8).max(Duration::from_millis(1));
-        if self.at.is_none_or(|at| now.saturating_duration_since(at) >= every) {
-            self.at = Some(now);
-            self.needed = replay();
-        }
-        self.needed
+        self.at.is_none_or(|at| now.saturating_duration_since(at) >= every)
     }
 }
 
@@ -468,10 +498,13 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
             return Action::Retire(seat, RetireReason::IdleTimeout);
         }
     }
-    if let (Some(needed), Some(seat)) = (obs.threads_needed, obs.junior_extra) {
+    if let (Some((needed, replayed_at)), Some(seat)) = (obs.threads_needed, obs.junior_extra) {
         // One thread to spare: a pool cut to exactly what the last window
         // needed starts one again at the next burst, and then retires it.
-        if needed + SPARE_THREADS < obs.threads && obs.queued <= obs.threads {
+        // A replay made before the last spawn has not seen the load that
+        // started it.
+        let current = obs.last_spawn.is_none_or(|spawned| replayed_at > spawned);
+        if needed + SPARE_THREADS < obs.threads && obs.queued <= obs.threads && current {
             return Action::Retire(seat, RetireReason::Underused);
         }
     }

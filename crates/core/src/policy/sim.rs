@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    decide, extras_may_take, extras_window, needed_now, Action, ArrivalWindow, Observation,
-    PolicyConfig, Replay,
+    decide, extras_may_take, extras_window, Action, ArrivalWindow, Observation, PolicyConfig,
+    Replay, ReplayInput,
 };
 
 /// A pool modelled through `decide` and
@@ -154,10 +154,11 @@ impl Sim {
 
     /// The supervisor's look: ask the policy, and do what it says.
     fn supervise(&mut self, now: Duration, cost: Duration) {
-        let (window, cfg) = (&self.window, &self.cfg);
-        let threads_needed = self
-            .replay
-            .needed(self.t0 + now, cfg, || needed_now(window, ms(now), now, Some(cost), cfg));
+        if self.replay.due(self.t0 + now, &self.cfg) {
+            let input = ReplayInput::of(&self.window, ms(now), now, Some(cost), &self.cfg);
+            self.replay = Replay { at: Some(self.t0 + now), needed: input.map(|i| i.needed()) };
+        }
+        let threads_needed = self.replay.needed.zip(self.replay.at);
         let junior_extra = self.threads.iter().rposition(|th| !th.0);
         let newest_idle_extra = self
             .threads

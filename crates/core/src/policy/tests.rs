@@ -405,14 +405,19 @@ fn an_extra_retires_by_use_when_fewer_threads_would_have_served_the_load() {
         threads: 8,
         queued: 3,
         oldest_enqueued: Some(t0 + Duration::from_millis(999)),
-        threads_needed: Some(5),
+        threads_needed: Some((5, t0 + Duration::from_millis(990))),
         junior_extra: Some(7),
         ..obs(t0, 1000)
     };
     assert_eq!(decide(&busy, &cfg()).action, Action::Retire(7, RetireReason::Underused));
-    // As many as needed: nobody.
-    let needed = Observation { threads_needed: Some(8), ..busy.clone() };
+    // As many as needed, or one spare: nobody.
+    let needed = Observation { threads_needed: Some((7, t0)), ..busy.clone() };
     assert_eq!(decide(&needed, &cfg()).action, Action::None);
+    // A replay made before the last spawn has not seen its load: nobody.
+    let stale = Observation { last_spawn: Some(t0 + Duration::from_millis(995)), ..busy.clone() };
+    assert_eq!(decide(&stale, &cfg()).action, Action::None);
+    let fresh = Observation { last_spawn: Some(t0 + Duration::from_millis(985)), ..busy.clone() };
+    assert_eq!(decide(&fresh, &cfg()).action, Action::Retire(7, RetireReason::Underused));
     // A queue longer than the threads: nobody.
     let backlog = Observation { queued: 9, ..busy.clone() };
     assert!(!matches!(decide(&backlog, &cfg()).action, Action::Retire(..)));

@@ -264,8 +264,8 @@ pub(super) fn pick_parked(st: &mut State, extras: bool) -> Option<usize> {
 ///   tasks came together, and each may need a thread).
 /// * The supervisor must look at the queue within `spawn_delay` when it
 ///   would not on its own (asleep, or in a long timed wait, such as the
-///   idle timeout it keeps while only busy extras exist, where a step of
-///   load would go unseen until that timeout) and either it may have to
+///   eighth of the idle timeout it keeps while only busy extras exist,
+///   where a step of load would go unseen until then) and either it may have to
 ///   spawn (more tasks than threads, and room for another), or tasks are
 ///   left that nobody awake will take and no thread may be woken for while
 ///   a parked extra exists: that extra may take them once the oldest is

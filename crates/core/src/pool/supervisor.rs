@@ -84,7 +84,20 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
     let mut st = shared.lock();
     while supervising(&st) {
         let now = Instant::now();
-        let obs = observe(shared, &mut st, now);
+        if st.replay.due(now, &cfg) {
+            // The replay of retirement by use runs without the lock: the
+            // counts are copied, and submits go on meanwhile.
+            let mean_run = shared.mean_run().map(|ns| Duration::from_nanos(ns as u64));
+            let age = now.saturating_duration_since(shared.epoch);
+            let input =
+                policy::ReplayInput::of(&st.arrivals, shared.millis(now), age, mean_run, &cfg);
+            st.replay.at = Some(now);
+            drop(st);
+            let needed = input.map(|input| input.needed());
+            st = shared.lock();
+            st.replay.needed = needed;
+        }
+        let obs = observe(shared, &st, now);
         let decision = policy::decide(&obs, &cfg);
         match decision.action {
             Action::Spawn(reason) => {
@@ -120,7 +133,6 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
                 if s.occupied && !s.core && !s.retire && idle_or_by_use {
                     s.retire = true;
                     s.retire_reason = reason;
-                    st.retired += 1;
                     shared.seat_cvs[seat].notify_one();
                 }
             }
@@ -164,13 +176,9 @@ pub(super) fn supervising(st: &State) -> bool {
     }
 }
 
-pub(super) fn observe(shared: &Shared, st: &mut State, now: Instant) -> Observation {
+pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation {
     let mean_run = shared.mean_run().map(|ns| Duration::from_nanos(ns as u64));
-    let cfg = &shared.config.policy;
-    let (arrivals, now_ms) = (&st.arrivals, shared.millis(now));
-    let age = now.saturating_duration_since(shared.epoch);
-    let threads_needed =
-        st.replay.needed(now, cfg, || policy::needed_now(arrivals, now_ms, age, mean_run, cfg));
+    let threads_needed = st.replay.needed.zip(st.replay.at);
     // One retirement by use at a time: the next once this one has left.
     let leaving = st.seats.iter().any(|s| s.occupied && s.retire);
     let junior_extra = st
@@ -198,7 +206,7 @@ pub(super) fn observe(shared: &Shared, st: &mut State, now: Instant) -> Observat
         spawn_backoff_until: st.spawn_backoff_until,
         mean_run,
         newest_idle_extra,
-        arrival_rate: st.arrivals.rate(now_ms),
+        arrival_rate: st.arrivals.rate(shared.millis(now)),
         threads_needed,
         junior_extra,
     }

@@ -211,6 +211,11 @@ impl<'a> Worker<'a> {
         }
         st.threads -= 1;
         let retired = s.retire && st.lifecycle == Lifecycle::Running;
+        if retired {
+            // Counted when it leaves: a thread retired by use finishes its
+            // tasks first, and one that close() caught is no retirement.
+            st.retired += 1;
+        }
         let threads = st.threads;
         let last = note_exit(shared, &mut st);
         drop(st);
