@@ -96,6 +96,11 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
             let needed = input.map(|input| input.needed());
             st = shared.lock();
             st.replay.needed = needed;
+            // Look again from the top: close() or tasks queued meanwhile
+            // saw an awake supervisor and did not wait for it to hear, so
+            // it must check the lifecycle again and judge the queue by the
+            // clock as it is now.
+            continue;
         }
         let obs = observe(shared, &st, now);
         let decision = policy::decide(&obs, &cfg);
