@@ -8,19 +8,10 @@ const crypto = require('node:crypto');
 const zlib = require('node:zlib');
 const { getEventListeners } = require('node:events');
 const { Pool, micros } = require('..');
-const { waitFor, poolState, holdThread } = require('./wait');
+const { waitFor, poolState, holdThread, everySettled } = require('./wait');
 
 const sha256 = (b) => crypto.createHash('sha256').update(b).digest();
 const tick = () => new Promise((r) => setTimeout(r, 5));
-
-/** Waits until every task of the pool has settled, and returns its stats. */
-async function settled(pool) {
-  await waitFor(() => pool.stats().pending === 0, {
-    what: 'every task of the pool to settle',
-    state: poolState(pool),
-  });
-  return pool.stats();
-}
 
 /** Iterates to the end; the number of results. */
 async function drain(iterable) {
@@ -41,7 +32,7 @@ test('postMany resolves with every digest in input order', async () => {
     assert.equal(results.length, messages.length);
     for (let i = 0; i < messages.length; i++)
       assert.deepEqual(results[i], sha256(messages[i]), `result ${i}`);
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed, 5000);
     assert.equal(s.failed, 0);
   } finally {
@@ -158,7 +149,7 @@ test('a failed task rejects the batch with its error and index, and cancels the 
       assert.match(err.code, /^Z_/);
       return true;
     });
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed + s.failed, 2000, 'every task settled once');
     assert.ok(s.failed >= 1);
     assert.ok(s.completed < 2000);
@@ -237,7 +228,7 @@ test('timeoutMs limits each task of a batch; one past it fails the batch at once
       code: 'ERR_TIDEPOOL_TIMEOUT',
       index: 1,
     });
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     // Messages 0 and 1 ran, and the thread may have started message 2
     // before the batch was cancelled; had the others not been cancelled,
     // each would have run into its own limit.
@@ -268,7 +259,7 @@ test('an aborted signal cancels the whole batch, and an already aborted one thro
       batch,
       (err) => err.name === 'AbortError' && err.cause === reason && err.index === undefined,
     );
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed, 0, 'the running sleep stopped');
     assert.equal(s.failed, 100);
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'no listener left behind');
@@ -285,7 +276,7 @@ test('a batch that ends releases its signal listener', async () => {
   try {
     const ac = new AbortController();
     await pool.postMany(inputs(3000), { signal: ac.signal });
-    await settled(pool);
+    await everySettled(pool);
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
     ac.abort(); // nothing left to cancel
   } finally {
@@ -318,7 +309,7 @@ test('a full queue: reject fails the batch at the first task that did not fit', 
       index: 10,
     });
     hold.release();
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed + s.failed, 26);
     assert.equal(s.queued, 0, 'the queued part left the queue');
   } finally {
@@ -342,7 +333,7 @@ test("a full queue: 'wait' feeds the batch in as room frees, in order", async ()
     for (let i = 0; i < messages.length; i++) assert.deepEqual(results[i], sha256(messages[i]));
     await before;
     await after;
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed, 2002);
   } finally {
     await pool.close();
@@ -364,7 +355,7 @@ test("a full queue: 'drop-oldest' drops older tasks, or the batch's own when it 
       index: 0,
     });
     hold.release();
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed + s.failed, 1 + 1 + 4 + 1 + 9);
   } finally {
     hold.release();
@@ -383,7 +374,7 @@ test('map yields { result, message } in input order from a sync iterable', async
       i++;
     }
     assert.equal(i, 3000);
-    assert.equal((await settled(pool)).completed, 3000);
+    assert.equal((await everySettled(pool)).completed, 3000);
   } finally {
     await pool.close();
   }
@@ -400,7 +391,7 @@ test('map with a window larger than a chunk refills it while it is still being f
       i++;
     }
     assert.equal(i, 20000);
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed, 20000);
   } finally {
     await pool.close();
@@ -479,7 +470,7 @@ test('breaking out of map cancels the tasks in flight and closes the source', as
       if (++n === 3) break;
     }
     assert.equal(closed, true);
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.ok(s.failed > 0, 'tasks in flight were cancelled');
     assert.equal(s.queued, 0);
   } finally {
@@ -511,7 +502,7 @@ test('a failed task ends map with its error and index, and closes the source', a
     assert.ok(seen.every((s) => s === 'ok'));
     assert.equal(closed, true);
     assert.deepEqual(await iterator.next(), { value: undefined, done: true });
-    await settled(pool);
+    await everySettled(pool);
   } finally {
     await pool.close();
   }
@@ -549,7 +540,7 @@ test('map reports a bad message, a throwing source and a bad iterable', async ()
       message: /concurrency/,
     });
     assert.throws(() => pool.map([], { signal: AbortSignal.abort() }), { name: 'AbortError' });
-    await settled(pool);
+    await everySettled(pool);
   } finally {
     await pool.close();
   }
@@ -572,7 +563,7 @@ test("map's signal ends the iteration with an AbortError", async () => {
     ac.abort();
     await assert.rejects(first, { name: 'AbortError' });
     assert.deepEqual(await iterator.next(), { value: undefined, done: true });
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed, 0);
     assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
   } finally {
@@ -754,7 +745,7 @@ test("map(): a source whose result's done or value getter throws ends the iterat
       };
       await assert.rejects(drain(pool.map(async)), (err) => err === boom);
     }
-    assert.equal((await settled(pool)).pending, 0);
+    assert.equal((await everySettled(pool)).pending, 0);
   } finally {
     await pool.close();
   }
@@ -854,7 +845,7 @@ test("breaking out of map() while the source's next() waits returns at once; the
     for (let turns = 0; !finallyRan && turns < 100; turns++)
       await new Promise((resolve) => setImmediate(resolve));
     assert.equal(finallyRan, true, "the source's finally ran once its next() settled");
-    assert.equal((await settled(pool)).queued, 0);
+    assert.equal((await everySettled(pool)).queued, 0);
   } finally {
     await pool.close();
   }

@@ -9,18 +9,9 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const zlib = require('node:zlib');
 const { Pool, micros } = require('..');
-const { waitFor, poolState, holdThread } = require('./wait');
+const { waitFor, poolState, holdThread, everySettled } = require('./wait');
 
 const digest = (kernel, b) => crypto.createHash(kernel).update(b).digest();
-
-/** Waits until every task of the pool has settled, and returns its stats. */
-async function settled(pool) {
-  await waitFor(() => pool.stats().pending === 0, {
-    what: 'every task of the pool to settle',
-    state: poolState(pool),
-  });
-  return pool.stats();
-}
 
 function inputs(n, size = 64) {
   return Array.from({ length: n }, (_, i) => crypto.randomBytes(size + (i % 5)));
@@ -37,7 +28,7 @@ test('packed: one Buffer of every digest in message order, for every batch size 
       const want = Buffer.concat(messages.map((m) => digest('sha256', m)));
       assert.deepEqual(packed, want, `${count} messages`);
     }
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.failed, 0);
     assert.equal(s.completed, 1 + 2 + 7 + 8 + 9 + 63 + 64 + 65 + 127 + 1023 + 1024 + 1025 + 5000);
   } finally {
@@ -124,7 +115,7 @@ test('packed: results of another length reject with ERR_TIDEPOOL_PACKED_LENGTH n
       assert.equal(err.index, 512);
       return true;
     });
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed + s.failed, 2000, 'every message settled once');
     assert.ok(s.failed >= 2, 'the messages whose results differ count as failed');
     // The pool goes on.
@@ -148,7 +139,7 @@ test('packed: a failed message rejects the batch with its own error and index', 
         return true;
       });
     }
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed + s.failed, 5 * 2000, 'every message settled once');
     assert.ok(s.failed >= 5);
     // maxOutputBytes limits each message's result, not the packed Buffer.
@@ -185,7 +176,7 @@ test('packed: timeoutMs limits each message', async () => {
       code: 'ERR_TIDEPOOL_TIMEOUT',
       index: 1,
     });
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.completed + s.failed, 8 + 52);
   } finally {
     await pool.close();
@@ -214,7 +205,7 @@ test('packed: a signal cancels the batch, running tasks included, and every mess
       assert.equal(pool.stats().pending, 0, 'no thread reads the messages once it rejects');
       return true;
     });
-    const s = await settled(pool);
+    const s = await everySettled(pool);
     assert.equal(s.failed, 300);
     assert.throws(() => pool.postMany([micros(1)], { signal: ac.signal, packed: true }), {
       name: 'AbortError',
@@ -254,7 +245,7 @@ test("packed: a full queue waits ('wait'), or fails the batch where it stopped f
     const after = waiting.post(Buffer.from('after'));
     assert.deepEqual(await promise, Buffer.concat(messages.map((m) => digest('sha256', m))));
     await after;
-    assert.equal((await settled(waiting)).completed, 3001);
+    assert.equal((await everySettled(waiting)).completed, 3001);
   } finally {
     await waiting.close();
   }
@@ -275,7 +266,7 @@ test("packed: a full queue waits ('wait'), or fails the batch where it stopped f
       return true;
     });
     hold.release();
-    const s = await settled(rejecting);
+    const s = await everySettled(rejecting);
     assert.equal(s.completed + s.failed, 2001);
     assert.equal(s.queued, 0);
   } finally {
@@ -337,7 +328,7 @@ test("a hash's small messages share native tasks; every other kernel's run one t
       assert.deepEqual(zlib.gunzipSync(Buffer.from(g, 'base64')), messages[i]),
     );
     const before = s.runTime.count;
-    s = await settled(pool);
+    s = await everySettled(pool);
     assert.equal(s.completed, 6500);
     assert.equal(s.runTime.count - before, 500, 'one task per gzip');
   } finally {

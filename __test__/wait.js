@@ -73,4 +73,13 @@ async function holdThread(pool, { what = 'a thread to take the blocking task' } 
   return { settled, release: () => controller.abort() };
 }
 
-module.exports = { waitFor, poolState, settle, holdThread };
+/** Waits until every task of `pool` has settled; returns its stats then. */
+async function everySettled(pool) {
+  await waitFor(() => pool.stats().pending === 0, {
+    what: 'every task of the pool to settle',
+    state: poolState(pool),
+  });
+  return pool.stats();
+}
+
+module.exports = { waitFor, poolState, settle, holdThread, everySettled };

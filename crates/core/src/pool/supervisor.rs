@@ -85,22 +85,25 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
     while supervising(&st) {
         let now = Instant::now();
         if st.replay.due(now, &cfg) {
-            // The replay of retirement by use runs without the lock: the
-            // counts are copied, and submits go on meanwhile.
             let mean_run = shared.mean_run().map(|ns| Duration::from_nanos(ns as u64));
             let age = now.saturating_duration_since(shared.epoch);
             let input =
                 policy::ReplayInput::of(&st.arrivals, shared.millis(now), age, mean_run, &cfg);
             st.replay.at = Some(now);
-            drop(st);
-            let needed = input.map(|input| input.needed());
-            st = shared.lock();
-            st.replay.needed = needed;
-            // Look again from the top: close() or tasks queued meanwhile
-            // saw an awake supervisor and did not wait for it to hear, so
-            // it must check the lifecycle again and judge the queue by the
-            // clock as it is now.
-            continue;
+            st.replay.needed = None;
+            if let Some(input) = input {
+                // The replay runs without the lock: the counts are copied,
+                // and submits go on meanwhile.
+                drop(st);
+                let needed = input.needed();
+                st = shared.lock();
+                st.replay.needed = Some(needed);
+                // Look again from the top: close() or tasks queued
+                // meanwhile saw an awake supervisor and did not wait for it
+                // to hear, so it must check the lifecycle again and judge
+                // the queue by the clock as it is now.
+                continue;
+            }
         }
         let obs = observe(shared, &st, now);
         let decision = policy::decide(&obs, &cfg);

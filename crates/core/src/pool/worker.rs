@@ -334,6 +334,8 @@ pub(super) fn run_task(
             let path = crate::file::path_of(input)?;
             crate::file::run(kernel, &task.params, &path, ctx, &mut out).map(|()| out.into_output())
         }
+        // (A packed task runs through run_packed, each of its inputs as
+        // Once does here.)
         Mode::Once | Mode::Packed(_) => {
             let mut out = Sink::new(limit);
             kernel.run(&task.params, input, ctx, &mut out).map(|()| out.into_output())
