@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const path = require('node:path');
 const { Pool } = require('..');
-const { waitFor } = require('./wait');
+const { waitFor, holdThread } = require('./wait');
 
 /** The digest, whether `hash.digest()` returns it (node:crypto) or a Promise of it (the pool). */
 async function digestOf(hash, encoding) {
@@ -163,9 +163,12 @@ test('copy() of an HMAC, of a failed hash, of a loaded kernel’s, and its optio
     destroyed.destroy();
     assert.throws(() => destroyed.copy(), { code: 'ERR_STREAM_DESTROYED' });
 
-    // The pool destroyed while a write runs: the copy, the write, the digest
-    // and 'error' all fail with the pool's error.
+    // The pool destroyed while a write waits for its thread: the copy, the
+    // write, the digest and 'error' all fail with the pool's error. (The
+    // thread is held, so the write cannot have been consumed before the
+    // destroy, however the machine schedules this test.)
     const doomed = new Pool({ maxThreads: 1 });
+    await holdThread(doomed);
     const cut = doomed.createHash('sha256');
     const heard = [];
     cut.on('error', (err) => heard.push(`error ${err.code}`));
