@@ -561,6 +561,9 @@ mod raw {
     pub static KEPT: AtomicPtr<TpHost> = AtomicPtr::new(std::ptr::null_mut());
     /// What the write through it returned to `raw/meddle`.
     pub static STALE_STATUS: AtomicI32 = AtomicI32::new(-1);
+    /// What `raw/from-start`'s stale write returned: its own static, as the
+    /// test of `raw/keep` resets `STALE_STATUS` while this one may run.
+    pub static FROM_START_STATUS: AtomicI32 = AtomicI32::new(-1);
 
     /// `raw/keep`: keeps the host its update was lent, writes "kept".
     unsafe extern "C" fn update_keeping(
@@ -622,7 +625,7 @@ mod raw {
             Some(b'p') => unsafe { (*STARTED.load(Ordering::SeqCst)).ctx },
             _ => STARTED_CTX.load(Ordering::SeqCst),
         };
-        STALE_STATUS.store(unsafe { (h.write)(ctx, b"EVIL".as_ptr(), 4) }, Ordering::SeqCst);
+        FROM_START_STATUS.store(unsafe { (h.write)(ctx, b"EVIL".as_ptr(), 4) }, Ordering::SeqCst);
         unsafe { (h.write)(h.ctx, b"own".as_ptr(), 3) }
     }
 
@@ -781,9 +784,9 @@ fn a_host_kept_from_start_and_used_in_update_fails_that_task() {
     use std::sync::atomic::Ordering::SeqCst;
     // The kept pointer, and a copy of its ctx: both stale in update.
     for input in [b"p", b"c"] {
-        raw::STALE_STATUS.store(-1, SeqCst);
+        raw::FROM_START_STATUS.store(-1, SeqCst);
         let err = raw("raw/from-start", input, 64).unwrap_err();
-        assert_eq!(raw::STALE_STATUS.load(SeqCst), abi::TP_ERROR, "{}", input[0] as char);
+        assert_eq!(raw::FROM_START_STATUS.load(SeqCst), abi::TP_ERROR, "{}", input[0] as char);
         assert!(contract_error(&err, "raw/from-start", "write after the call"), "{err:?}");
     }
 }
