@@ -11,6 +11,7 @@
 //! * [`stream`]: a kernel's state kept between the tasks of one stream.
 //! * `file`: a kernel run over a file a worker thread reads (`postFile`).
 
+pub mod budget;
 pub mod completion;
 mod file;
 pub mod histogram;

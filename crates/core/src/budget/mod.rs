@@ -1,0 +1,523 @@
+//! One budget of running threads for every process of a machine (or
+//! container) that asks for it (`budget: 'machine'`): a worker runs tasks
+//! only while it holds a *share*, and there are as many shares as CPUs this
+//! process may use.
+//!
+//! * `table.rs`: the shared table and its rules (take, give back, yield,
+//!   reclaim from the dead), pure atomics, tested with a fake liveness.
+//! * `shm.rs`: the table in `/dev/shm`, liveness locks, the futex (Linux).
+//! * `cpus.rs`: the CPUs this process may use (affinity, cgroup `cpu.max`).
+//! * `README.md`: the protocol, and how it fails safe.
+
+mod cpus;
+#[cfg(target_os = "linux")]
+mod shm;
+mod table;
+
+pub use cpus::{cgroup_path, quota_cpus};
+pub use table::{fair_shares, Census, SLOTS, TOKENS};
+
+#[cfg(target_os = "linux")]
+pub use linux::{MachineBudget, Share};
+
+#[cfg(not(target_os = "linux"))]
+pub use elsewhere::{MachineBudget, Share};
+
+/// Numbers for `stats()` and metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BudgetStats {
+    /// Shares the budget has now (CPUs this process may use).
+    pub capacity: u32,
+    /// Shares this process's threads hold.
+    pub held: u32,
+    /// This process's threads waiting for a share.
+    pub waiting: u32,
+    /// Times one of this process's threads had to wait for a share.
+    pub waits: u64,
+    /// Seconds this process's threads waited for shares, all together.
+    pub wait_seconds: f64,
+    /// Processes wanting or holding shares, and the shares they hold.
+    pub machine: Census,
+}
+
+/// The directory of the table when `TIDEPOOL_BUDGET_DIR` does not say.
+pub const DEFAULT_DIR: &str = "/dev/shm";
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::path::Path;
+    use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::SeqCst};
+    use std::sync::{Arc, Mutex, OnceLock};
+    use std::time::{Duration, Instant};
+
+    use super::shm::{self, Mapping};
+    use super::table::{Live, Member, SLOTS};
+    use super::{cpus, BudgetStats};
+
+    /// How often each process's monitor thread looks for the dead while
+    /// threads wait for shares: about how late a dead process's shares come
+    /// back.
+    const RECLAIM_EVERY: Duration = Duration::from_millis(100);
+    /// How often it looks while no thread waits.
+    const RECLAIM_IDLE: Duration = Duration::from_millis(500);
+    /// How long a waiting thread sleeps unless woken, to look at its pool's
+    /// queue again. Rarely: a worker woken runs at the workers' lower
+    /// priority and is one more thread competing for the CPUs being shared
+    /// out until it gets one (the monitor thread, at the process's own
+    /// priority, runs at once and briefly).
+    const WAIT_SLICE: Duration = Duration::from_millis(1000);
+    /// How long a slot's liveness is believed without asking the kernel.
+    const LIVENESS_FOR_MS: u64 = 100;
+    /// How often the CPUs this process may use are read again.
+    const CAPACITY_FOR_MS: u64 = 1000;
+    /// How long a thread holding more than its fair share keeps it before
+    /// giving it to a process that is short: a time slice, so shares move
+    /// between processes tens of times a second, not at every task.
+    pub const SLICE: Duration = Duration::from_millis(100);
+
+    /// This process's membership of the machine's budget.
+    pub struct MachineBudget {
+        mapping: Mapping,
+        me: Member,
+        epoch: Instant,
+        capacity: AtomicUsize,
+        capacity_read_ms: AtomicU64,
+        /// Per slot: when it was last found alive (ms since epoch; 0: not
+        /// known to be).
+        liveness: Vec<AtomicU64>,
+        /// This process's threads holding a share, and waiting for one:
+        /// published as the slot's `held` and `want`, under `publishing`
+        /// so that two threads' updates land in order.
+        held: AtomicU32,
+        waiting: AtomicU32,
+        publishing: Mutex<()>,
+        waits: AtomicU64,
+        wait_ns: AtomicU64,
+    }
+
+    /// A share held by one worker thread; give it back with
+    /// [`MachineBudget::release`].
+    #[derive(Debug)]
+    pub struct Share {
+        token: usize,
+        since: Instant,
+    }
+
+    impl Share {
+        /// Whether it has been held for a whole time slice.
+        pub fn slice_spent(&self, now: Instant) -> bool {
+            now.duration_since(self.since) >= SLICE
+        }
+    }
+
+    impl std::fmt::Debug for MachineBudget {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("MachineBudget")
+                .field("path", &self.mapping.path())
+                .field("slot", &self.me.slot)
+                .finish()
+        }
+    }
+
+    /// Liveness for fairness: "alive" is believed for LIVENESS_FOR_MS,
+    /// "dead" never (a new process may join the slot at once).
+    impl Live for MachineBudget {
+        fn alive(&self, slot: usize) -> bool {
+            let now = self.millis().max(1);
+            let alive_at = self.liveness[slot].load(SeqCst);
+            if alive_at != 0 && now.saturating_sub(alive_at) < LIVENESS_FOR_MS {
+                return true;
+            }
+            let alive = self.mapping.held_by_other(slot);
+            self.liveness[slot].store(if alive { now } else { 0 }, SeqCst);
+            alive
+        }
+    }
+
+    /// Liveness for taking shares back: always asked of the kernel.
+    struct Asked<'a>(&'a Mapping);
+    impl Live for Asked<'_> {
+        fn alive(&self, slot: usize) -> bool {
+            self.0.held_by_other(slot)
+        }
+    }
+
+    impl MachineBudget {
+        /// This process's membership, opened at the first ask (in
+        /// `TIDEPOOL_BUDGET_DIR`, else /dev/shm) and kept for the life of
+        /// the process; or why it cannot be had (asked once).
+        pub fn of_process() -> Result<Arc<MachineBudget>, String> {
+            static ONE: OnceLock<Result<Arc<MachineBudget>, String>> = OnceLock::new();
+            ONE.get_or_init(|| {
+                let dir = std::env::var_os("TIDEPOOL_BUDGET_DIR")
+                    .unwrap_or_else(|| super::DEFAULT_DIR.into());
+                let budget =
+                    Arc::new(MachineBudget::open(Path::new(&dir)).map_err(|e| e.to_string())?);
+                MachineBudget::start_monitor(&budget).map_err(|e| e.to_string())?;
+                Ok(budget)
+            })
+            .clone()
+        }
+
+        /// A membership of the table in `dir`, a new member each time (a
+        /// test may stand for several processes with several).
+        pub fn open(dir: &Path) -> std::io::Result<MachineBudget> {
+            let mapping = Mapping::open(dir)?;
+            let me = mapping.table().join(mapping.slot());
+            let budget = MachineBudget {
+                mapping,
+                me,
+                epoch: Instant::now(),
+                capacity: AtomicUsize::new(cpus::allowed()),
+                capacity_read_ms: AtomicU64::new(0),
+                liveness: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+                held: AtomicU32::new(0),
+                waiting: AtomicU32::new(0),
+                publishing: Mutex::new(()),
+                waits: AtomicU64::new(0),
+                wait_ns: AtomicU64::new(0),
+            };
+            // What an earlier member of this slot left behind.
+            budget.reclaim();
+            Ok(budget)
+        }
+
+        /// With a capacity fixed by the caller (tests and benchmarks that
+        /// stand for a machine with fewer CPUs).
+        pub fn with_capacity(self, capacity: usize) -> Self {
+            self.fix_capacity(capacity);
+            self
+        }
+
+        /// Fixes the capacity from now on, instead of the CPUs read every
+        /// second (a test hook: see `PoolConfig::budget`).
+        pub fn fix_capacity(&self, capacity: usize) {
+            self.capacity.store(capacity.max(1), SeqCst);
+            self.capacity_read_ms.store(u64::MAX, SeqCst);
+        }
+
+        fn millis(&self) -> u64 {
+            self.epoch.elapsed().as_millis() as u64
+        }
+
+        /// The shares the budget has now, read again every second.
+        pub fn capacity(&self) -> usize {
+            let now = self.millis();
+            let read = self.capacity_read_ms.load(SeqCst);
+            if read != u64::MAX
+                && now.saturating_sub(read) >= CAPACITY_FOR_MS
+                && self.capacity_read_ms.compare_exchange(read, now, SeqCst, SeqCst).is_ok()
+            {
+                self.capacity.store(cpus::allowed(), SeqCst);
+            }
+            self.capacity.load(SeqCst)
+        }
+
+        fn publish(&self) {
+            let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
+            let held = self.held.load(SeqCst);
+            let want = held + self.waiting.load(SeqCst);
+            let clamp = |n: u32| n.min(u32::from(u16::MAX)) as u16;
+            self.mapping.table().publish(self.me, clamp(want), clamp(held));
+        }
+
+        /// Frees the shares of dead processes and wakes the waiting threads
+        /// if there were any.
+        fn reclaim(&self) {
+            let table = self.mapping.table();
+            if table.reclaim(self.me, &Asked(&self.mapping)) > 0 {
+                shm::wake_all(&table.header().seq);
+            } else if table.header().waiting.load(SeqCst) > 0 && table.any_free(self.capacity()) {
+                // A wake lost to a process that died with it, or refused
+                // and not passed on: threads wait while a share is free.
+                shm::wake_one(&table.header().seq);
+            }
+        }
+
+        /// Starts the thread that looks for dead processes (and reads the
+        /// CPUs again) while `budget` lives. It runs at the priority of the
+        /// thread that starts it, for microseconds at a time.
+        pub fn start_monitor(budget: &Arc<MachineBudget>) -> std::io::Result<()> {
+            let weak = Arc::downgrade(budget);
+            std::thread::Builder::new()
+                .name("tidepool-budget".into())
+                .stack_size(64 * 1024)
+                .spawn(move || loop {
+                    let Some(budget) = weak.upgrade() else { return };
+                    budget.reclaim();
+                    budget.capacity();
+                    let waiting = budget.mapping.table().header().waiting.load(SeqCst) > 0;
+                    drop(budget);
+                    std::thread::sleep(if waiting { RECLAIM_EVERY } else { RECLAIM_IDLE });
+                })
+                .map(drop)
+        }
+
+        fn try_take(&self) -> Option<Share> {
+            let token = self.mapping.table().try_acquire(self.me, self.capacity(), self)?;
+            self.held.fetch_add(1, SeqCst);
+            self.publish();
+            Some(Share { token, since: Instant::now() })
+        }
+
+        /// A share for the calling thread: at once if the fairness rule
+        /// allows, else after waiting (woken when shares are given back or
+        /// taken from the dead) while `keep_waiting` says so, for at most
+        /// `patience`.
+        ///
+        /// `yielding`: the share the thread gives to a process short of
+        /// its fair share. It is given back only once the thread counts as
+        /// waiting, right before it sleeps, and the thread waits for one
+        /// hand-over before it asks again: the thread woken for it should
+        /// not have to compete for a CPU with the one that woke it.
+        pub fn acquire(
+            &self,
+            patience: Duration,
+            yielding: Option<Share>,
+            keep_waiting: impl Fn() -> bool,
+        ) -> Option<Share> {
+            if yielding.is_none() {
+                if let Some(share) = self.try_take() {
+                    return Some(share);
+                }
+            }
+            let table = self.mapping.table();
+            let header = table.header();
+            let started = Instant::now();
+            self.waiting.fetch_add(1, SeqCst);
+            header.waiting.fetch_add(1, SeqCst);
+            let skip_try = yielding.is_some();
+            match yielding {
+                Some(share) => self.release(share),
+                None => self.publish(),
+            }
+            self.waits.fetch_add(1, SeqCst);
+            let mut seen = header.seq.load(SeqCst);
+            let mut share = None;
+            let mut skip_try = skip_try;
+            let mut woken = false;
+            loop {
+                if !skip_try {
+                    share = self.try_take();
+                    if share.is_some() {
+                        break;
+                    }
+                    if !keep_waiting() {
+                        if woken && table.any_free(self.capacity()) {
+                            shm::wake_one(&header.seq);
+                        }
+                        break;
+                    }
+                    // Woken for a share the fairness rule keeps from this
+                    // process: pass the wake on to the next in line.
+                    if woken && table.any_free(self.capacity()) {
+                        shm::wake_one(&header.seq);
+                    }
+                }
+                skip_try = false;
+                let left = patience.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                shm::wait(&header.seq, seen, left.min(WAIT_SLICE));
+                let now_seen = header.seq.load(SeqCst);
+                woken = now_seen != seen;
+                seen = now_seen;
+            }
+            header.waiting.fetch_sub(1, SeqCst);
+            self.waiting.fetch_sub(1, SeqCst);
+            self.publish();
+            self.wait_ns.fetch_add(started.elapsed().as_nanos() as u64, SeqCst);
+            share
+        }
+
+        /// Gives a share back and wakes the threads waiting for one.
+        pub fn release(&self, share: Share) {
+            let table = self.mapping.table();
+            table.release(self.me, share.token);
+            self.held.fetch_sub(1, SeqCst);
+            self.publish();
+            // One waiter, not all: every thread woken is one more thread
+            // competing for the CPUs the budget shares out.
+            if table.header().waiting.load(SeqCst) > 0 {
+                shm::wake_one(&table.header().seq);
+            }
+        }
+
+        /// Whether a thread holding `share` should give it back now: it has
+        /// had its slice, and another process is short of its fair share
+        /// while this one holds more than its own.
+        pub fn should_yield(&self, share: &Share, now: Instant) -> bool {
+            let table = self.mapping.table();
+            share.slice_spent(now)
+                && table.header().waiting.load(SeqCst) > 0
+                && table.should_yield(self.me, self.capacity(), self)
+        }
+
+        /// Wakes this machine's waiting threads so that they look at their
+        /// pools again (a pool closing or aborting).
+        pub fn nudge(&self) {
+            shm::wake_all(&self.mapping.table().header().seq);
+        }
+
+        pub fn stats(&self) -> BudgetStats {
+            BudgetStats {
+                capacity: self.capacity() as u32,
+                held: self.held.load(SeqCst),
+                waiting: self.waiting.load(SeqCst),
+                waits: self.waits.load(SeqCst),
+                wait_seconds: self.wait_ns.load(SeqCst) as f64 / 1e9,
+                machine: self.mapping.table().census(self.me, self),
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod elsewhere {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::BudgetStats;
+
+    /// Not available here: [`MachineBudget::of_process`] says why.
+    #[derive(Debug)]
+    pub enum MachineBudget {}
+
+    #[derive(Debug)]
+    pub struct Share;
+
+    impl MachineBudget {
+        pub fn of_process() -> Result<Arc<MachineBudget>, String> {
+            Err("a machine budget needs Linux (shared memory, futexes and OFD locks)".into())
+        }
+        pub fn acquire(
+            &self,
+            _: Duration,
+            _: Option<Share>,
+            _: impl Fn() -> bool,
+        ) -> Option<Share> {
+            match *self {}
+        }
+        pub fn release(&self, _: Share) {
+            match *self {}
+        }
+        pub fn should_yield(&self, _: &Share, _: Instant) -> bool {
+            match *self {}
+        }
+        pub fn nudge(&self) {
+            match *self {}
+        }
+        pub fn stats(&self) -> BudgetStats {
+            match *self {}
+        }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn dir() -> tempdir::Dir {
+        tempdir::Dir::new()
+    }
+
+    /// A directory of its own per test, removed at the end.
+    mod tempdir {
+        pub struct Dir(pub std::path::PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                use std::sync::atomic::{AtomicUsize, Ordering};
+                static N: AtomicUsize = AtomicUsize::new(0);
+                let path = std::env::temp_dir().join(format!(
+                    "tidepool-budget-test-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::SeqCst)
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                Dir(path)
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn members_of_one_file_share_its_capacity() {
+        let d = dir();
+        let a = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+        let b = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+        let never = || false;
+        let s1 = a.acquire(Duration::ZERO, None, never).unwrap();
+        let s2 = b.acquire(Duration::ZERO, None, never).unwrap();
+        assert!(a.acquire(Duration::ZERO, None, never).is_none());
+        assert!(b.acquire(Duration::from_millis(20), None, || true).is_none(), "times out");
+        assert_eq!((a.stats().waits, b.stats().waits), (1, 1));
+        assert_eq!(a.stats().machine, Census { processes: 2, held: 2 });
+        a.release(s1);
+        let s3 = b.acquire(Duration::ZERO, None, never).unwrap();
+        b.release(s2);
+        b.release(s3);
+        assert_eq!(a.stats().machine, Census { processes: 0, held: 0 });
+    }
+
+    #[test]
+    fn a_waiting_thread_is_woken_by_a_release_in_another_member() {
+        let d = dir();
+        let a = MachineBudget::open(&d.0).unwrap().with_capacity(1);
+        let b = MachineBudget::open(&d.0).unwrap().with_capacity(1);
+        let held = a.acquire(Duration::ZERO, None, || false).unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let started = Instant::now();
+                let share = b.acquire(Duration::from_secs(10), None, || true);
+                (share.map(|share| b.release(share)).is_some(), started.elapsed())
+            });
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while b.stats().waiting == 0 {
+                assert!(Instant::now() < deadline, "the waiter never waited");
+                std::thread::yield_now();
+            }
+            a.release(held);
+            let (got, _) = waiter.join().unwrap();
+            assert!(got);
+        });
+    }
+
+    #[test]
+    fn a_dead_members_shares_come_back() {
+        let d = dir();
+        let a = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+        let b = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+        let _s1 = b.acquire(Duration::ZERO, None, || false).unwrap();
+        let _s2 = b.acquire(Duration::ZERO, None, || false).unwrap();
+        assert!(a.acquire(Duration::ZERO, None, || false).is_none());
+        let a = std::sync::Arc::new(a);
+        MachineBudget::start_monitor(&a).unwrap();
+        // Closing b's file drops its lock, as a process's death would.
+        drop(b);
+        let started = Instant::now();
+        let share = a.acquire(Duration::from_secs(5), None, || true);
+        assert!(share.is_some());
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_file_of_another_size_is_refused_and_named() {
+        let d = dir();
+        // SAFETY: geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        use std::os::unix::fs::PermissionsExt;
+        let path = d.0.join(format!("tidepool-budget-v1-{uid}"));
+        std::fs::write(&path, b"old").unwrap();
+        let err = MachineBudget::open(&d.0).unwrap_err().to_string();
+        assert!(err.contains("mode 0600"), "others may read it: {err}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let err = MachineBudget::open(&d.0).unwrap_err().to_string();
+        assert!(err.contains("another version"), "{err}");
+    }
+}
