@@ -33,6 +33,10 @@ pub struct PoolConfig {
     /// How much lower than the spawning thread's priority the workers run
     /// (a nice increment, 0..=19; Linux only, see [`crate::priority`]).
     pub nice_increment: u8,
+    /// The machine's budget of running threads, shared with other
+    /// processes (None: this pool answers to no one but `max_threads`).
+    /// A worker runs tasks only while it holds one of its shares.
+    pub budget: Option<std::sync::Arc<crate::budget::MachineBudget>>,
     /// Fault injection for tests: every thread start after this many
     /// successful ones fails as if the OS said EAGAIN.
     #[doc(hidden)]
@@ -57,6 +61,7 @@ impl Default for PoolConfig {
             max_output_bytes: usize::MAX,
             max_expanded_bytes: usize::MAX,
             nice_increment: DEFAULT_NICE_INCREMENT,
+            budget: None,
             fail_spawns_after: None,
         }
     }

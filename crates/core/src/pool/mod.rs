@@ -179,6 +179,7 @@ impl Pool {
             terminated: AtomicBool::new(false),
             mean_run_ns: std::sync::atomic::AtomicU64::new(0),
             room_freed: std::sync::atomic::AtomicBool::new(false),
+            share_waiting: std::sync::atomic::AtomicUsize::new(0),
             completions: CompletionQueue::new(waker),
             events: EventChannel::new(),
             config,
@@ -291,6 +292,11 @@ impl Pool {
             wait,
             run,
         }
+    }
+
+    /// The machine budget's numbers, if this pool runs under one.
+    pub fn budget_stats(&self) -> Option<crate::budget::BudgetStats> {
+        self.shared.config.budget.as_ref().map(|b| b.stats())
     }
 
     /// Stops accepting tasks; threads exit once the queue is empty.

@@ -157,6 +157,10 @@ pub(super) struct Shared {
     /// woken to let posts that wait for room in. (A plain std flag, handed
     /// over like a completion: raised before the wake, read after the take.)
     pub(super) room_freed: std::sync::atomic::AtomicBool,
+    /// Threads waiting for a share of the machine's budget (a plain std
+    /// counter: the supervisor reads it to not start threads that would
+    /// only wait too).
+    pub(super) share_waiting: std::sync::atomic::AtomicUsize,
     /// Finished tasks on their way to the consumer.
     pub(super) completions: CompletionQueue,
     /// Thread events on their way to the consumer.
@@ -194,6 +198,10 @@ impl Shared {
             cv.notify_all();
         }
         self.supervisor_cv.notify_all();
+        // Threads waiting for a share look at the pool again.
+        if let Some(budget) = &self.config.budget {
+            budget.nudge();
+        }
     }
 
     pub(super) fn emit(&self, event: PoolEvent) {

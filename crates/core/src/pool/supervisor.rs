@@ -106,7 +106,15 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
             }
         }
         let obs = observe(shared, &st, now);
-        let decision = policy::decide(&obs, &cfg);
+        let mut decision = policy::decide(&obs, &cfg);
+        if matches!(decision.action, Action::Spawn(_))
+            && shared.share_waiting.load(std::sync::atomic::Ordering::Relaxed) > 0
+        {
+            // The machine's budget, not this pool, is short of threads: a
+            // new one would only wait for a share too. Look again soon.
+            decision.action = Action::None;
+            decision.next_check = Some(cfg.check_interval.max(Duration::from_millis(1)));
+        }
         match decision.action {
             Action::Spawn(reason) => {
                 drop(st);

@@ -5,10 +5,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::state::{note_exit, Lifecycle, Shared, State};
 use super::{PoolConfig, PoolEvent, THREAD_NAME_PREFIX};
+use crate::budget::{MachineBudget, Share};
 use crate::input::Input;
 use crate::kernels::{self, KernelError, RunContext, Sink};
 use crate::sync::thread;
@@ -32,6 +33,9 @@ const MAX_BATCH: usize = 64;
 const HOLD_COMPLETIONS_NS: f64 = 1_000_000.0;
 /// Upper bound on finished tasks a worker holds back.
 const MAX_HELD: usize = 256;
+/// How long a thread holding a share of the machine's budget polls an
+/// empty queue before it gives the share back.
+const SHARE_LINGER: Duration = Duration::from_micros(200);
 /// Most bytes a packed task reserves for its outputs up front.
 const PACKED_RESERVE: usize = 64 * 1024;
 
@@ -46,20 +50,30 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
         done: Vec::with_capacity(MAX_BATCH),
         avg_task_ns: BATCH_BUDGET_NS,
         held_since: None,
+        share: None,
+        yield_due: false,
     };
     let mut st = shared.lock();
     st.spawning = false;
     loop {
         if !st.queue.is_empty() {
-            st = worker.take_and_run(st);
+            match &shared.config.budget {
+                Some(budget) if worker.share.is_none() || worker.yield_due => {
+                    st = worker.wait_for_share(budget, st);
+                }
+                _ => st = worker.take_and_run(st),
+            }
         } else if !worker.done.is_empty() {
             st = worker.hand_over(st);
         } else if st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
             break;
+        } else if worker.share.is_some() {
+            st = worker.linger(st);
         } else {
             st = worker.idle(st);
         }
     }
+    worker.give_back_share();
     worker.leave_seat(st);
 }
 
@@ -76,6 +90,18 @@ struct Worker<'a> {
     avg_task_ns: f64,
     /// When the oldest result in `done` was started (None: nothing held).
     held_since: Option<Instant>,
+    /// The machine budget's share this thread holds (only under a budget).
+    share: Option<Share>,
+    /// The share has had its time slice while another process is short of
+    /// its fair share: give it over before the next task.
+    yield_due: bool,
+}
+
+impl Drop for Worker<'_> {
+    /// A share is given back even if the thread unwinds.
+    fn drop(&mut self) {
+        self.give_back_share();
+    }
 }
 
 impl<'a> Worker<'a> {
@@ -101,6 +127,9 @@ impl<'a> Worker<'a> {
         let started = Instant::now();
         let n = self.batch.len();
         let now = self.run_batch(started);
+        if let (Some(budget), Some(share)) = (&shared.config.budget, &self.share) {
+            self.yield_due = budget.should_yield(share, now);
+        }
         let per_task = now.duration_since(started).as_nanos() as f64 / n as f64;
         self.avg_task_ns = 0.75 * self.avg_task_ns + 0.25 * per_task;
         shared.record_run_time(per_task);
@@ -153,6 +182,53 @@ impl<'a> Worker<'a> {
             && self.avg_task_ns * 4.0 < HOLD_COMPLETIONS_NS
             && (now.duration_since(oldest_held).as_nanos() as f64) < HOLD_COMPLETIONS_NS
             && !shared.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Work is queued but this thread holds no share of the machine's
+    /// budget, or must give its share over: waits for one, unlocked, while
+    /// the queue holds work and the pool is not aborted. Returns with the lock taken again, a share or
+    /// not (the caller looks at the queue again either way).
+    fn wait_for_share(
+        &mut self,
+        budget: &MachineBudget,
+        st: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
+        let shared = self.shared;
+        drop(st);
+        // Results held back would wait with this thread.
+        if !self.done.is_empty() {
+            shared.completions.push_all(&mut self.done);
+            self.held_since = None;
+        }
+        shared.share_waiting.fetch_add(1, Ordering::Relaxed);
+        let yielding = if std::mem::take(&mut self.yield_due) { self.share.take() } else { None };
+        self.share = budget.acquire(Duration::MAX, yielding, || {
+            shared.queued.load(Ordering::Acquire) > 0 && !shared.cancel.load(Ordering::Relaxed)
+        });
+        shared.share_waiting.fetch_sub(1, Ordering::Relaxed);
+        shared.lock()
+    }
+
+    /// The queue is empty and this thread holds a share: polls for work a
+    /// little longer than an idle thread would before it gives the share
+    /// back (so a producer that refills the queue as results arrive does
+    /// not make the share change hands at every refill), then idles.
+    fn linger(&mut self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let shared = self.shared;
+        drop(st);
+        spin_until(shared, SHARE_LINGER);
+        if shared.queued.load(Ordering::Acquire) == 0 {
+            self.give_back_share();
+        }
+        shared.lock()
+    }
+
+    /// Gives this thread's share of the machine's budget back, if it holds one.
+    fn give_back_share(&mut self) {
+        self.yield_due = false;
+        if let (Some(budget), Some(share)) = (&self.shared.config.budget, self.share.take()) {
+            budget.release(share);
+        }
     }
 
     /// Nothing left to run: hands over what was held back, unlocked.
@@ -233,6 +309,11 @@ impl<'a> Worker<'a> {
 }
 
 pub(super) fn spin_for_work(shared: &Shared) {
+    spin_until(shared, shared.config.spin);
+}
+
+/// Polls the queue for work for at most `limit`.
+fn spin_until(shared: &Shared, limit: Duration) {
     let start = Instant::now();
     loop {
         for _ in 0..64 {
@@ -241,7 +322,7 @@ pub(super) fn spin_for_work(shared: &Shared) {
             }
             std::hint::spin_loop();
         }
-        if start.elapsed() >= shared.config.spin {
+        if start.elapsed() >= limit {
             return;
         }
     }
