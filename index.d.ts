@@ -364,6 +364,19 @@ declare namespace tidepool {
      * @default 10
      */
     niceIncrement?: number;
+    /**
+     * Whose CPUs the pool's threads count against. `'process'`: its own
+     * `maxThreads` only. `'machine'`: one budget of running threads, as many
+     * as the CPUs this process may use (cgroup v2 `cpu.max` and cpuset
+     * honoured), shared fairly by every pool that asks for it in every
+     * process of the machine or container (Linux; shared memory in
+     * `/dev/shm`, or `$TIDEPOOL_BUDGET_DIR`). A thread runs tasks only
+     * while it holds a share. Where the budget cannot be had, the pool runs
+     * as with `'process'` and the process gets one warning
+     * (`TIDEPOOL_BUDGET_UNAVAILABLE`). See docs/api.md, "Machine budget".
+     * @default 'process'
+     */
+    budget?: 'process' | 'machine';
   }
 
   /** What a post to a full queue does; see {@link PoolOptions.queueFull}. */
@@ -609,6 +622,24 @@ declare namespace tidepool {
     waitTime: LatencySummary;
     /** Kernel run time of tasks, over the same window as `waitTime`. */
     runTime: LatencySummary;
+    /** The machine budget's numbers; null unless the pool runs under `budget: 'machine'`. */
+    budget: BudgetStats | null;
+  }
+
+  /** `stats().budget`: the machine budget, seen from this process. */
+  export interface BudgetStats {
+    /** Shares the budget has: the CPUs this process may use, read again every second. */
+    capacity: number;
+    /** Shares this process's threads hold now. */
+    held: number;
+    /** This process's threads waiting for a share now. */
+    waiting: number;
+    /** Times one of this process's threads had to wait for a share, since the process joined. */
+    waits: number;
+    /** Milliseconds this process's threads spent waiting for shares, all together. */
+    waitMs: number;
+    /** Processes of the machine that want or hold shares now, and the shares they hold. */
+    machine: { processes: number; held: number };
   }
 
   /** Percentiles of a latency, in milliseconds (within 12.5 %; `max` is exact; all 0 when `count` is 0). */

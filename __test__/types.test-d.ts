@@ -172,6 +172,16 @@ async function main(): Promise<void> {
       stats.retired +
       stats.spawnErrors,
   );
+  const budget = stats.budget;
+  if (budget !== null) {
+    expectType<number>(
+      budget.capacity + budget.held + budget.waiting + budget.waits + budget.waitMs,
+    );
+    expectType<number>(budget.machine.processes + budget.machine.held);
+  }
+  new Pool({ budget: 'machine' });
+  // @ts-expect-error: one of 'process' and 'machine'
+  new Pool({ budget: 'cluster' });
   expectType<boolean>(pool.closed);
   // @ts-expect-error: closed is read-only
   pool.closed = true;

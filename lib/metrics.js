@@ -48,6 +48,10 @@ const NAMES = Object.freeze([
   'thread_spawns_total',
   'thread_retires_total',
   'thread_spawn_errors_total',
+  'budget_shares',
+  'budget_shares_held',
+  'budget_share_waits_total',
+  'budget_share_wait_seconds_total',
 ]);
 
 /** Per registry, per prefix: the metrics and the pools they report. */
@@ -227,6 +231,38 @@ function makeCollector(registry, prefix) {
     'thread_spawn_errors_total',
     'Threads the operating system refused to start.',
     (s) => s.spawnErrors,
+  );
+  // The machine budget's numbers are the process's (every pool of a process
+  // under budget 'machine' shares them): only pools under it have samples.
+  const budgetMetric = (name, help, type, pick) =>
+    metric(name, help, type, (all) =>
+      all
+        .filter(({ source }) => source.native.budget != null)
+        .map(({ labels, source }) => sample(labels, pick(source.native.budget))),
+    );
+  budgetMetric(
+    'budget_shares',
+    "Shares of the machine budget (budget: 'machine'): the CPUs this process may use.",
+    'gauge',
+    (b) => b.capacity,
+  );
+  budgetMetric(
+    'budget_shares_held',
+    "Shares of the machine budget this process's threads hold.",
+    'gauge',
+    (b) => b.held,
+  );
+  budgetMetric(
+    'budget_share_waits_total',
+    'Times a thread of this process waited for a share of the machine budget.',
+    'counter',
+    (b) => b.waits,
+  );
+  budgetMetric(
+    'budget_share_wait_seconds_total',
+    "Seconds this process's threads waited for shares of the machine budget.",
+    'counter',
+    (b) => b.waitSeconds,
   );
   return { pools };
 }

@@ -17,6 +17,7 @@ const { uncurryThis } = require('./intrinsics');
 const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
 const SCALE_RULES = Object.freeze(['queue-age', 'backlog', 'demand']);
 const QUEUE_FULL_POLICIES = Object.freeze(['reject', 'drop-oldest', 'wait']);
+const BUDGETS = Object.freeze(['process', 'machine']);
 const MAX_THREADS_LIMIT = 1024;
 
 const POOL_OPTIONS = Object.freeze([
@@ -35,6 +36,7 @@ const POOL_OPTIONS = Object.freeze([
   'maxInputBytes',
   'maxOutputBytes',
   'niceIncrement',
+  'budget',
   'params',
 ]);
 const POST_OPTIONS = Object.freeze(['kernel', 'params', 'signal', 'timeoutMs', 'maxOutputBytes']);
@@ -253,7 +255,7 @@ function oneOfOption(options, name, values, fallback) {
  * test hook passed on to the native options. `params` is handed back as
  * read, for the kernel's own check (lib/params.js).
  */
-function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
+function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey, budgetCapacityKey) {
   if (given !== undefined && (given === null || typeof given !== 'object'))
     throw invalidArgType('options', 'of type object', given);
   // Each read once, into an object without a prototype: the readers below
@@ -325,9 +327,15 @@ function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey) {
         defaults.maxExpandedBytes,
       ),
       niceIncrement: integerOption(options, 'niceIncrement', 0, 19, defaults.niceIncrement),
+      // lib/pool.js opens the machine's budget, or falls back and says why.
+      machineBudget: oneOfOption(options, 'budget', BUDGETS, defaults.budget) === 'machine',
       failSpawnsAfter:
         given !== undefined && hasOwn(given, failSpawnsAfterKey)
           ? given[failSpawnsAfterKey]
+          : undefined,
+      budgetCapacity:
+        given !== undefined && budgetCapacityKey !== undefined && hasOwn(given, budgetCapacityKey)
+          ? given[budgetCapacityKey]
           : undefined,
     },
   };

@@ -47,7 +47,29 @@ const DEFAULTS = Object.freeze({
   // (README, "Compression").
   maxExpandedBytes: Math.min(256 * 1024 * 1024, BUFFER_MAX_LENGTH),
   niceIncrement: binding.defaultNiceIncrement(),
+  budget: 'process',
 });
+
+/** Whether the machine budget's fallback was reported (once per process). */
+let budgetFallbackReported = false;
+
+/**
+ * Joins the machine's budget for a pool that asks for it. When it cannot
+ * be had, the pool runs on its own budget, as without the option, and the
+ * process hears why once (a warning, code TIDEPOOL_BUDGET_UNAVAILABLE).
+ */
+function joinMachineBudget() {
+  const reason = binding.openMachineBudget();
+  if (reason === null) return true;
+  if (!budgetFallbackReported) {
+    budgetFallbackReported = true;
+    process.emitWarning(
+      `tidepool: budget 'machine' is unavailable (${reason}); pools run on their own budget`,
+      { code: 'TIDEPOOL_BUDGET_UNAVAILABLE' },
+    );
+  }
+  return false;
+}
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 /**
@@ -55,6 +77,11 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
  * successful ones fail as if the OS refused them with EAGAIN.
  */
 const kFailSpawnsAfter = Symbol.for('tidepool.test.failSpawnsAfter');
+/**
+ * Test-only option key: the machine budget's capacity for this process,
+ * instead of its CPUs (so a test can contend on any machine).
+ */
+const kBudgetCapacity = Symbol.for('tidepool.test.budgetCapacity');
 
 /**
  * A pool of native threads that run kernels (SHA-256, BLAKE3, ...) over
@@ -77,7 +104,13 @@ class Pool extends EventEmitter {
   /** @param {import('../index').PoolOptions} [options] */
   constructor(options) {
     super();
-    const resolved = resolvePoolOptions(options, DEFAULTS, kernelId, kFailSpawnsAfter);
+    const resolved = resolvePoolOptions(
+      options,
+      DEFAULTS,
+      kernelId,
+      kFailSpawnsAfter,
+      kBudgetCapacity,
+    );
     const kernel = resolved.kernel;
     // Read once (by resolvePoolOptions): a getter must not answer differently the second time.
     const params = resolved.params;
@@ -93,6 +126,7 @@ class Pool extends EventEmitter {
     );
     this.#select = resolved.select === undefined ? defaultSelect : resolved.select;
     this.#inputName = resolved.select === undefined ? 'message' : 'select(message)';
+    if (resolved.native.machineBudget) resolved.native.machineBudget = joinMachineBudget();
     this.#engine = new Engine(this, {
       native: resolved.native,
       encoding: resolved.encoding,
@@ -365,6 +399,7 @@ class Pool extends EventEmitter {
       spawnErrors: s.spawnErrors,
       waitTime: s.waitTime,
       runTime: s.runTime,
+      budget: s.budget === undefined || s.budget === null ? null : budgetStats(s.budget),
     };
   }
 
@@ -413,6 +448,18 @@ class Pool extends EventEmitter {
       native,
     };
   }
+}
+
+/** `stats().budget` from the native numbers. */
+function budgetStats(b) {
+  return {
+    capacity: b.capacity,
+    held: b.held,
+    waiting: b.waiting,
+    waits: b.waits,
+    waitMs: b.waitSeconds * 1000,
+    machine: { processes: b.machineProcesses, held: b.machineHeld },
+  };
 }
 
 /**

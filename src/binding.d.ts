@@ -103,7 +103,6 @@ export declare class NativePool {
   join(): void;
 }
 
-/** CPUs this process may use (cgroup- and affinity-aware). */
 export declare function availableParallelism(): number;
 
 /** The sizes lib/engine/ must allocate the shared meta array and slab with. */
@@ -165,6 +164,24 @@ export declare function loadKernelHandle(handle: unknown): string | null;
  */
 export declare function loadKernelLibrary(path: string): string;
 
+/** The machine budget's numbers (`stats().budget`, and the metrics'). */
+export interface NativeBudget {
+  /** Shares the budget has: the CPUs this process may use. */
+  capacity: number;
+  /** Shares this process's threads hold, and threads waiting for one. */
+  held: number;
+  waiting: number;
+  /**
+   * Times a thread of this process waited for a share, and for how long
+   * in all (seconds).
+   */
+  waits: number;
+  waitSeconds: number;
+  /** Processes wanting or holding shares, and the shares they hold. */
+  machineProcesses: number;
+  machineHeld: number;
+}
+
 /** Latency percentiles in milliseconds. */
 export interface NativeLatency {
   p50: number;
@@ -203,6 +220,8 @@ export interface NativeMetrics {
   /** Threads started, by reason: `core`, `queue-age`, `backlog`, `demand`. */
   spawnReasons: Array<string>;
   spawns: Array<number>;
+  /** The machine budget's numbers (None: the pool has none). */
+  budget?: NativeBudget;
 }
 
 /** Resolved pool options (lib/options.js validates and fills in defaults). */
@@ -229,8 +248,15 @@ export interface NativeOptions {
    * (delivery hands over fewer large results per call).
    */
   stringResults: boolean;
+  /**
+   * `budget: 'machine'`: share the machine's budget of running threads
+   * (lib/ has opened it with `openMachineBudget()`).
+   */
+  machineBudget: boolean;
   /** Fault injection for tests (see `PoolConfig::fail_spawns_after`). */
   failSpawnsAfter?: number;
+  /** Test hook: the machine budget's capacity, fixed for this process. */
+  budgetCapacity?: number;
 }
 
 /** Numbers for `pool.stats()`. */
@@ -245,7 +271,16 @@ export interface NativeStats {
   spawnErrors: number;
   waitTime: NativeLatency;
   runTime: NativeLatency;
+  /** The machine budget's numbers (None: the pool has none). */
+  budget?: NativeBudget;
 }
+
+/**
+ * CPUs this process may use (cgroup- and affinity-aware).
+ * Joins this process to the machine's budget (once per process; later
+ * calls give the first answer): null when it can be had, else why not.
+ */
+export declare function openMachineBudget(): string | null;
 
 /**
  * The `makeParams(kernel, names, values, once)` function (see params.rs):

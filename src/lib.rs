@@ -112,6 +112,13 @@ pub fn params_maker(env: &napi::Env) -> napi::Result<napi::bindgen_prelude::Unkn
 }
 
 /// CPUs this process may use (cgroup- and affinity-aware).
+/// Joins this process to the machine's budget (once per process; later
+/// calls give the first answer): null when it can be had, else why not.
+#[napi]
+pub fn open_machine_budget() -> Option<String> {
+    tidepool_core::budget::MachineBudget::of_process().err()
+}
+
 #[napi]
 pub fn available_parallelism() -> u32 {
     tidepool_core::pool::available_parallelism() as u32

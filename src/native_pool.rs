@@ -15,7 +15,7 @@ use crate::inner::Inner;
 use crate::lifecycle;
 use crate::napi_util::typed_array_data;
 use crate::pool_objects::{
-    metric_bounds, NativeLatency, NativeMetrics, NativeOptions, NativeStats,
+    metric_bounds, NativeBudget, NativeLatency, NativeMetrics, NativeOptions, NativeStats,
 };
 use crate::wire;
 
@@ -251,6 +251,7 @@ impl NativePool {
             spawn_errors: s.spawn_errors as f64,
             wait_time: NativeLatency::of(&s.wait),
             run_time: NativeLatency::of(&s.run),
+            budget: self.inner.pool().budget_stats().as_ref().map(NativeBudget::of),
         }
     }
 
@@ -278,6 +279,7 @@ impl NativePool {
             run_sum: t.run.sum().as_secs_f64(),
             spawn_reasons: SpawnReason::ALL.iter().map(|r| r.as_str().to_owned()).collect(),
             spawns: t.spawns_by_reason.iter().map(|&n| n as f64).collect(),
+            budget: self.inner.pool().budget_stats().as_ref().map(NativeBudget::of),
         }
     }
 

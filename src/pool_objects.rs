@@ -33,8 +33,13 @@ pub struct NativeOptions {
     /// The pool's encoding is not `'buffer'`: each result becomes a string
     /// (delivery hands over fewer large results per call).
     pub string_results: bool,
+    /// `budget: 'machine'`: share the machine's budget of running threads
+    /// (lib/ has opened it with `openMachineBudget()`).
+    pub machine_budget: bool,
     /// Fault injection for tests (see `PoolConfig::fail_spawns_after`).
     pub fail_spawns_after: Option<u32>,
+    /// Test hook: the machine budget's capacity, fixed for this process.
+    pub budget_capacity: Option<u32>,
 }
 
 impl NativeOptions {
@@ -60,9 +65,26 @@ impl NativeOptions {
             max_expanded_bytes: self.max_expanded_bytes as usize,
             nice_increment: self.nice_increment.min(19) as u8,
             fail_spawns_after: self.fail_spawns_after.map(u64::from),
+            budget: self.machine_budget.then(machine_budget).flatten().inspect(|budget| {
+                if let Some(n) = self.budget_capacity {
+                    budget.fix_capacity(n as usize);
+                }
+            }),
             ..PoolConfig::default()
         }
     }
+}
+
+/// This process's membership of the machine's budget (lib/ opened it first
+/// and fell back, saying why, if it could not).
+#[cfg(target_os = "linux")]
+fn machine_budget() -> Option<std::sync::Arc<tidepool_core::budget::MachineBudget>> {
+    tidepool_core::budget::MachineBudget::of_process().ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn machine_budget() -> Option<std::sync::Arc<tidepool_core::budget::MachineBudget>> {
+    None
 }
 
 /// Latency percentiles in milliseconds.
@@ -113,11 +135,44 @@ pub struct NativeMetrics {
     /// Threads started, by reason: `core`, `queue-age`, `backlog`, `demand`.
     pub spawn_reasons: Vec<String>,
     pub spawns: Vec<f64>,
+    /// The machine budget's numbers (None: the pool has none).
+    pub budget: Option<NativeBudget>,
 }
 
 /// The bounds of [`NativeMetrics`].
 pub(crate) fn metric_bounds() -> Vec<Duration> {
     (5..=17).map(|half| Duration::from_nanos((1u64 << (2 * half)) - 1)).collect()
+}
+
+/// The machine budget's numbers (`stats().budget`, and the metrics').
+#[napi(object)]
+pub struct NativeBudget {
+    /// Shares the budget has: the CPUs this process may use.
+    pub capacity: u32,
+    /// Shares this process's threads hold, and threads waiting for one.
+    pub held: u32,
+    pub waiting: u32,
+    /// Times a thread of this process waited for a share, and for how long
+    /// in all (seconds).
+    pub waits: f64,
+    pub wait_seconds: f64,
+    /// Processes wanting or holding shares, and the shares they hold.
+    pub machine_processes: u32,
+    pub machine_held: u32,
+}
+
+impl NativeBudget {
+    pub(crate) fn of(b: &tidepool_core::budget::BudgetStats) -> Self {
+        NativeBudget {
+            capacity: b.capacity,
+            held: b.held,
+            waiting: b.waiting,
+            waits: b.waits as f64,
+            wait_seconds: b.wait_seconds,
+            machine_processes: b.machine.processes,
+            machine_held: b.machine.held,
+        }
+    }
 }
 
 /// Numbers for `pool.stats()`.
@@ -133,4 +188,6 @@ pub struct NativeStats {
     pub spawn_errors: f64,
     pub wait_time: NativeLatency,
     pub run_time: NativeLatency,
+    /// The machine budget's numbers (None: the pool has none).
+    pub budget: Option<NativeBudget>,
 }

@@ -1,0 +1,228 @@
+'use strict';
+// `budget: 'machine'`: pools in several processes share one budget of
+// running threads. The processes here are real (child processes), each
+// with its own table directory per test, and a capacity fixed by a test
+// hook so that they contend on any machine. Timing targets (how fast a
+// killed process's shares come back, throughput) live in bench/budget.js.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+const { Pool } = require('..');
+
+const LINUX = process.platform === 'linux';
+
+function tableDir(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-budget-test-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * A child process running `body` (the source of an async function of
+ * `(Pool, send)`) with the table in `dir`; lines it sends arrive as JSON.
+ */
+function child(dir, body) {
+  const source = `
+    const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+    (${body})(Pool, send, Symbol.for('tidepool.test.budgetCapacity')).catch((e) => {
+      send({ error: String(e && e.stack) });
+      process.exit(1);
+    });`;
+  const c = spawn(process.execPath, ['-e', source], {
+    env: { ...process.env, TIDEPOOL_BUDGET_DIR: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const messages = [];
+  const waiters = [];
+  let buf = '';
+  let stderr = '';
+  c.stderr.on('data', (d) => (stderr += d));
+  c.stdout.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const m = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      messages.push(m);
+      for (const w of waiters.splice(0)) w();
+    }
+  });
+  const exited = new Promise((resolve) =>
+    c.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  /** The first message satisfying `pred`, waiting for it (the runner's timeout bounds the wait). */
+  async function next(pred) {
+    for (;;) {
+      const m = messages.find(pred);
+      if (m) return m;
+      if (c.exitCode !== null || c.signalCode !== null)
+        throw new Error(`child ended before the message: ${stderr}`);
+      await Promise.race([new Promise((r) => waiters.push(r)), exited]);
+    }
+  }
+  return { process: c, next, exited, stderr: () => stderr };
+}
+
+test('budget is an option with two values, and stats() says which', async (t) => {
+  assert.throws(() => new Pool({ budget: 'everything' }), {
+    name: 'TypeError',
+    code: 'ERR_INVALID_ARG_VALUE',
+    message: /'options.budget' must be one of: 'process', 'machine'/,
+  });
+  assert.throws(() => new Pool({ budget: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+  const inherited = Object.create({ budget: 'machine' });
+  const pool = new Pool(inherited);
+  t.after(() => pool.close());
+  assert.equal(pool.stats().budget, null, 'an inherited budget is not an option');
+  const own = new Pool({ budget: 'process' });
+  t.after(() => own.close());
+  assert.equal(own.stats().budget, null);
+});
+
+test('a pool whose machine budget cannot be had runs as without it and says so once', async () => {
+  // A directory that does not exist: the table cannot be opened.
+  const r = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `
+      const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
+      const warnings = [];
+      process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
+      (async () => {
+        const a = new Pool({ budget: 'machine' });
+        const b = new Pool({ budget: 'machine' });
+        const { result } = await a.post(Buffer.from('abc'));
+        await b.post(Buffer.from('abc'));
+        await new Promise((r) => setImmediate(r));
+        console.log(JSON.stringify({ warnings, digest: result.toString('hex'), stats: a.stats().budget }));
+        await a.close();
+        await b.close();
+      })();`,
+    ],
+    {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        TIDEPOOL_BUDGET_DIR: path.join(os.tmpdir(), 'no-such-dir-' + process.pid),
+      },
+      timeout: 60_000,
+    },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(
+    out.digest,
+    'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    'tasks still run',
+  );
+  assert.equal(out.stats, null);
+  assert.equal(out.warnings.length, 1, JSON.stringify(out.warnings));
+  assert.equal(out.warnings[0].code, 'TIDEPOOL_BUDGET_UNAVAILABLE');
+  assert.match(out.warnings[0].message, LINUX ? /no-such-dir/ : /Linux/);
+});
+
+test(
+  'processes share the machine budget: one runs while the other waits',
+  { skip: !LINUX },
+  async (t) => {
+    const dir = tableDir(t);
+    // A holds the only share with a long task; B's task waits for it.
+    const a = child(
+      dir,
+      `async (Pool, send, cap) => {
+      const pool = new Pool({ kernel: 'sleep', budget: 'machine', maxThreads: 2, [cap]: 1 });
+      const us = Buffer.alloc(4); us.writeUInt32LE(400_000);
+      const running = pool.post(us);
+      const deadline = Date.now() + 30_000;
+      while (pool.stats().busyThreads === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+      send({ holding: pool.stats().budget });
+      await running;
+      send({ done: true });
+      await pool.close();
+    }`,
+    );
+    t.after(() => a.process.kill('SIGKILL'));
+    const holding = (await a.next((m) => m.holding)).holding;
+    assert.equal(holding.capacity, 1);
+    assert.equal(holding.held, 1);
+    const b = child(
+      dir,
+      `async (Pool, send, cap) => {
+      const pool = new Pool({ budget: 'machine', maxThreads: 2, [cap]: 1 });
+      const started = performance.now();
+      const task = pool.post(Buffer.from('x'));
+      const waitUntil = Date.now() + 30_000;
+      while (pool.stats().budget.waiting === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 1));
+      send({ waiting: pool.stats().budget });
+      await task;
+      send({ finished: performance.now() - started, stats: pool.stats().budget });
+      await pool.close();
+    }`,
+    );
+    t.after(() => b.process.kill('SIGKILL'));
+    const waiting = (await b.next((m) => m.waiting)).waiting;
+    assert.equal(waiting.held, 0);
+    assert.equal(waiting.machine.held, 1, "A's share, seen from B");
+    assert.equal(waiting.machine.processes, 2);
+    const finished = await b.next((m) => m.finished);
+    await a.next((m) => m.done);
+    assert.equal(finished.stats.waits, 1);
+    assert.ok(finished.stats.waitMs > 0);
+    assert.equal(finished.stats.held, 0, 'given back once the queue was empty');
+    assert.deepEqual(await a.exited, { code: 0, signal: null });
+    assert.deepEqual(await b.exited, { code: 0, signal: null });
+  },
+);
+
+test("a SIGKILLed process's shares come back to the others", { skip: !LINUX }, async (t) => {
+  const dir = tableDir(t);
+  const a = child(
+    dir,
+    `async (Pool, send, cap) => {
+      const pool = new Pool({ kernel: 'sleep', budget: 'machine', maxThreads: 2, minThreads: 2, [cap]: 2 });
+      const us = Buffer.alloc(4); us.writeUInt32LE(60_000_000);
+      pool.post(us); pool.post(us);
+      const deadline = Date.now() + 30_000;
+      while (pool.stats().budget.held < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+      send({ holding: pool.stats().budget });
+      await new Promise(() => {});
+    }`,
+  );
+  t.after(() => a.process.kill('SIGKILL'));
+  assert.equal((await a.next((m) => m.holding)).holding.held, 2);
+  const b = child(
+    dir,
+    `async (Pool, send, cap) => {
+      const pool = new Pool({ budget: 'machine', maxThreads: 2, [cap]: 2 });
+      const task = pool.post(Buffer.from('x'));
+      const waitUntil = Date.now() + 30_000;
+      while (pool.stats().budget.waiting === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 1));
+      send({ waiting: true });
+      await task;
+      // Its own share goes back once the thread has lingered on the empty queue.
+      const deadline = Date.now() + 10_000;
+      while (pool.stats().budget.held > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 1));
+      send({ finished: true, stats: pool.stats().budget });
+      await pool.close();
+    }`,
+  );
+  t.after(() => b.process.kill('SIGKILL'));
+  await b.next((m) => m.waiting);
+  a.process.kill('SIGKILL');
+  assert.equal((await a.exited).signal, 'SIGKILL');
+  const finished = await b.next((m) => m.finished);
+  assert.equal(finished.stats.held, 0);
+  assert.deepEqual(
+    finished.stats.machine,
+    { processes: 0, held: 0 },
+    'the dead one is not counted',
+  );
+  assert.deepEqual(await b.exited, { code: 0, signal: null });
+});
