@@ -83,6 +83,15 @@ impl Input {
         }
     }
 
+    /// The bytes as one slice, when they are one (not an array of binaries).
+    pub fn contiguous(&self) -> Option<&[u8]> {
+        match self {
+            Input::One(s) => Some(s.as_slice()),
+            Input::Many(_) => None,
+            Input::Owned(v) => Some(v),
+        }
+    }
+
     /// True when there are no bytes at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

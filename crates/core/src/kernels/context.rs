@@ -14,6 +14,46 @@ use crate::input::Input;
 /// large enough that the check costs nothing measurable.
 pub const CHUNK: usize = 256 * 1024;
 
+/// Runs the parts of one task on the pool's idle threads as well as on the
+/// thread running the task (a large gzip, zstd or BLAKE3 job).
+pub trait Parallel: Sync {
+    /// How many threads might run parts at once, the caller included: the
+    /// pool's `max_threads`. A kernel splits only when this is above 1.
+    fn width(&self) -> usize;
+    /// Calls `part(i)` once for every `i` in `0..n`, on the calling thread
+    /// and on threads of the pool that are idle, and returns once every
+    /// call has returned. A part that panics has its panic raised here,
+    /// after the others are done.
+    fn run_parts(&self, n: usize, part: &(dyn Fn(usize) + Sync));
+}
+
+/// One result per part of a split task, set by the parts in any order and
+/// read in part order once they have all run.
+pub struct PartResults<T>(Vec<std::sync::Mutex<Option<Result<T, KernelError>>>>);
+
+impl<T> PartResults<T> {
+    pub fn new(parts: usize) -> Self {
+        PartResults((0..parts).map(|_| std::sync::Mutex::new(None)).collect())
+    }
+
+    /// Part `i`'s result.
+    pub fn set(&self, i: usize, result: Result<T, KernelError>) {
+        *self.0[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+    }
+
+    /// The results in part order, or the first part's failure.
+    pub fn into_results(self) -> Result<Vec<T>, KernelError> {
+        self.0
+            .into_iter()
+            .map(|slot| {
+                slot.into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .unwrap_or_else(|| Err(KernelError::InvalidInput("a part did not run".into())))
+            })
+            .collect()
+    }
+}
+
 /// What a kernel may look at while it runs.
 pub struct RunContext<'a> {
     /// Raised by the pool to stop running tasks (destroy, environment teardown).
@@ -22,12 +62,15 @@ pub struct RunContext<'a> {
     task_cancel: Option<&'a AtomicBool>,
     /// The task must be done by then (`timeoutMs`, counted from its start).
     deadline: Option<Instant>,
+    /// Where a one-shot task may run parts of itself (None: on this thread
+    /// only, as in a stream's step).
+    parallel: Option<&'a dyn Parallel>,
 }
 
 impl<'a> RunContext<'a> {
     /// A context whose cancellation flag is `cancel`.
     pub fn new(cancel: &'a AtomicBool) -> Self {
-        RunContext { cancel, task_cancel: None, deadline: None }
+        RunContext { cancel, task_cancel: None, deadline: None, parallel: None }
     }
 
     /// A context that also stops when `task_cancel` is raised or `deadline` passes.
@@ -36,7 +79,17 @@ impl<'a> RunContext<'a> {
         task_cancel: Option<&'a AtomicBool>,
         deadline: Option<Instant>,
     ) -> Self {
-        RunContext { cancel, task_cancel, deadline }
+        RunContext { cancel, task_cancel, deadline, parallel: None }
+    }
+
+    /// The same context, letting the kernel run parts on `parallel`.
+    pub fn with_parallel(self, parallel: &'a dyn Parallel) -> Self {
+        RunContext { parallel: Some(parallel), ..self }
+    }
+
+    /// Where parts of this task may run, if the kernel may split it.
+    pub fn parallel(&self) -> Option<&'a dyn Parallel> {
+        self.parallel.filter(|p| p.width() > 1)
     }
 
     /// `Err(Cancelled)` once cancellation has been requested, `Err(TimedOut)`

@@ -9,7 +9,7 @@ use sha2::Digest;
 
 use super::model::{Kernel, Transform};
 use super::params::{no_params, ParamError, RawParams};
-use super::{KernelError, RunContext, Sink};
+use super::{KernelError, Parallel, RunContext, Sink};
 
 /// A kernel that runs the incremental hasher `S`, made from parameters `P`.
 pub struct HashKernel<S, P = ()> {
@@ -18,9 +18,20 @@ pub struct HashKernel<S, P = ()> {
     new: fn(&P) -> S,
     update: fn(&mut S, &[u8]),
     finish: fn(S, &mut Sink) -> Result<(), KernelError>,
+    /// How a large one-shot input is hashed in parts, if this hash can.
+    split: Option<SplitFn<P>>,
 }
 
+/// [`Kernel::run_split`] for a hash kernel.
+pub type SplitFn<P> =
+    fn(&P, &[u8], &RunContext<'_>, &mut Sink, &dyn Parallel) -> Option<Result<(), KernelError>>;
+
 impl<S, P> HashKernel<S, P> {
+    /// The same kernel, hashing large one-shot inputs in parts with `split`.
+    pub const fn with_split(self, split: SplitFn<P>) -> Self {
+        HashKernel { split: Some(split), ..self }
+    }
+
     /// A hash kernel from its hasher's operations.
     pub const fn new(
         name: &'static str,
@@ -29,7 +40,7 @@ impl<S, P> HashKernel<S, P> {
         update: fn(&mut S, &[u8]),
         finish: fn(S, &mut Sink) -> Result<(), KernelError>,
     ) -> Self {
-        HashKernel { name, params, new, update, finish }
+        HashKernel { name, params, new, update, finish, split: None }
     }
 }
 
@@ -99,5 +110,16 @@ impl<S: Send + Clone + 'static, P: Send + Sync + 'static> Kernel for HashKernel<
 
     fn start(&self, params: &P, _len_hint: Option<usize>) -> Result<HashState<S>, KernelError> {
         Ok(HashState { hasher: Some((self.new)(params)), update: self.update, finish: self.finish })
+    }
+
+    fn run_split(
+        &self,
+        params: &P,
+        input: &[u8],
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+        parallel: &dyn Parallel,
+    ) -> Option<Result<(), KernelError>> {
+        (self.split?)(params, input, ctx, out, parallel)
     }
 }

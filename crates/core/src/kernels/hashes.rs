@@ -13,6 +13,7 @@ use zeroize::Zeroizing;
 
 use super::digest::HashKernel;
 use super::params::{no_params, required, ParamError, RawParams};
+use super::{KernelError, Parallel, PartResults, RunContext, Sink};
 
 /// FIPS 180-4 SHA-256, on ring: BoringSSL's assembly, which picks SHA-NI,
 /// AVX2 or SSSE3 at run time (about twice the RustCrypto crate's speed on
@@ -89,7 +90,84 @@ pub static BLAKE3: HashKernel<Blake3, Blake3Mode> = HashKernel::new(
         h.update(bytes);
     },
     |h, out| out.write(h.finalize().as_bytes()),
-);
+)
+.with_split(blake3_split);
+
+/// Bytes of input per part of a BLAKE3 hash in parts: a whole subtree of
+/// the BLAKE3 tree (a power of two of its 1 KiB chunks), so the parts'
+/// chaining values merge into the digest of a one-thread run.
+pub const BLAKE3_SUBTREE: usize = 1 << 20;
+/// Inputs below this are hashed whole.
+pub const BLAKE3_MIN_SPLIT: usize = 4 * BLAKE3_SUBTREE;
+
+/// BLAKE3 of a large input in subtrees on several threads, merged layer by
+/// layer into the root: the same digest as one thread's, in every mode.
+fn blake3_split(
+    mode: &Blake3Mode,
+    input: &[u8],
+    ctx: &RunContext<'_>,
+    out: &mut Sink,
+    parallel: &dyn Parallel,
+) -> Option<Result<(), KernelError>> {
+    if input.len() < BLAKE3_MIN_SPLIT {
+        return None;
+    }
+    Some(blake3_subtrees(mode, input, BLAKE3_SUBTREE, ctx, parallel).and_then(|d| out.write(&d)))
+}
+
+/// The digest of `input` (longer than one `subtree`) from subtrees of
+/// `subtree` bytes hashed as parts.
+pub fn blake3_subtrees(
+    mode: &Blake3Mode,
+    input: &[u8],
+    subtree: usize,
+    ctx: &RunContext<'_>,
+    parallel: &dyn Parallel,
+) -> Result<[u8; 32], KernelError> {
+    use blake3::hazmat::{self, HasherExt};
+    debug_assert!(subtree.is_power_of_two() && subtree >= blake3::CHUNK_LEN);
+    debug_assert!(input.len() > subtree);
+    let context_key = match mode {
+        Blake3Mode::DeriveKey(context) => Some(hazmat::hash_derive_key_context(context)),
+        _ => None,
+    };
+    let leaves: Vec<&[u8]> = input.chunks(subtree).collect();
+    let cvs = PartResults::new(leaves.len());
+    let part = |i: usize| {
+        let cv = ctx.check().map(|()| {
+            let mut hasher = match (mode, &context_key) {
+                (Blake3Mode::Keyed(key), _) => Blake3::new_keyed(key),
+                (_, Some(context_key)) => Blake3::new_from_context_key(context_key),
+                _ => Blake3::new(),
+            };
+            hasher.set_input_offset((i * subtree) as u64);
+            hasher.update(leaves[i]);
+            hasher.finalize_non_root()
+        });
+        cvs.set(i, cv);
+    };
+    parallel.run_parts(leaves.len(), &part);
+    let mut layer = cvs.into_results()?;
+    let merge_mode = match (mode, &context_key) {
+        (Blake3Mode::Keyed(key), _) => hazmat::Mode::KeyedHash(key),
+        (_, Some(context_key)) => hazmat::Mode::DeriveKeyMaterial(context_key),
+        _ => hazmat::Mode::Hash,
+    };
+    // Pairs merge into their parent, an odd one out moves up: the shape of
+    // the BLAKE3 tree over equal, power-of-two subtrees.
+    while layer.len() > 2 {
+        let next = layer
+            .chunks(2)
+            .map(|pair| match pair {
+                [left, right] => hazmat::merge_subtrees_non_root(left, right, merge_mode),
+                [one] => *one,
+                _ => unreachable!(),
+            })
+            .collect();
+        layer = next;
+    }
+    Ok(*hazmat::merge_subtrees_root(&layer[0], &layer[1], merge_mode).as_bytes())
+}
 
 /// The hash under an HMAC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

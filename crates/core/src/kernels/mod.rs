@@ -30,7 +30,7 @@ mod digest;
 mod echo;
 mod error;
 pub mod foreign;
-mod hashes;
+pub(crate) mod hashes;
 mod lent;
 mod lz4;
 mod model;
@@ -39,14 +39,16 @@ pub mod params;
 mod registry;
 mod sink;
 mod timed;
-mod zlib;
-mod zstd;
+pub(crate) mod zlib;
+pub(crate) mod zstd;
 
+#[cfg(test)]
+mod split_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use codec::PAIRS as CODEC_PAIRS;
-pub use context::{RunContext, CHUNK};
+pub use context::{Parallel, PartResults, RunContext, CHUNK};
 pub use error::KernelError;
 pub use model::{AnyKernel, Fed, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};

@@ -17,7 +17,7 @@
 //! `Params` and `State` wrap the library's handles.
 
 use super::params::{ParamError, Params, RawParams};
-use super::{KernelError, RunContext, Sink};
+use super::{KernelError, Parallel, RunContext, Sink};
 use crate::input::Input;
 
 /// What [`Transform::update_until`] did with its chunk.
@@ -128,6 +128,19 @@ pub trait Kernel: Send + Sync + 'static {
         params: &Self::Params,
         len_hint: Option<usize>,
     ) -> Result<Self::State, KernelError>;
+    /// Runs a one-shot task over `input` in parts on `parallel`, when the
+    /// kernel can split it and the input is large enough to gain from it;
+    /// None: the task runs whole, as without `parallel`.
+    fn run_split(
+        &self,
+        _params: &Self::Params,
+        _input: &[u8],
+        _ctx: &RunContext<'_>,
+        _out: &mut Sink,
+        _parallel: &dyn Parallel,
+    ) -> Option<Result<(), KernelError>> {
+        None
+    }
 }
 
 /// A [`Kernel`] with its types erased.
@@ -174,6 +187,14 @@ impl<K: Kernel> AnyKernel for K {
         ctx: &RunContext<'_>,
         out: &mut Sink,
     ) -> Result<(), KernelError> {
+        if let (Some(parallel), Some(bytes)) = (ctx.parallel(), input.contiguous()) {
+            let split = with_params(self, params, |p| {
+                Ok(Kernel::run_split(self, p, bytes, ctx, out, parallel))
+            })?;
+            if let Some(result) = split {
+                return result;
+            }
+        }
         let mut state = with_params(self, params, |p| Kernel::start(self, p, Some(input.len())))?;
         ctx.feed(input, |piece| state.update(piece, out, ctx))?;
         state.finish(out, ctx)

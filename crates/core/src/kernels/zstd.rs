@@ -21,7 +21,7 @@ use super::codec::{
 };
 use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
-use super::{KernelError, RunContext, Sink};
+use super::{KernelError, Parallel, PartResults, RunContext, Sink};
 
 fn zstd_error(code: usize) -> KernelError {
     let message = zstd_safe::get_error_name(code);
@@ -84,7 +84,53 @@ impl Kernel for ZstdCompress {
         }
         Ok(ZstdCompressState { cctx, reserve: len_hint.map(|n| n / 4 + 64) })
     }
+
+    /// A large input as frames of [`ZSTD_BLOCK`] bytes compressed on
+    /// several threads, back to back: a zstd decoder reads concatenated
+    /// frames as one stream (the format says so; the CLI, node:zlib and
+    /// this pool's decoder do). Independent frames rather than blocks of one
+    /// frame: zstd's API makes a frame on one thread, and a frame of several
+    /// blocks would need their history, as one thread has it. The cost is
+    /// the matches a frame cannot take from the one before it.
+    fn run_split(
+        &self,
+        p: &ZstdParams,
+        input: &[u8],
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+        parallel: &dyn Parallel,
+    ) -> Option<Result<(), KernelError>> {
+        if input.len() < ZSTD_MIN_SPLIT {
+            return None;
+        }
+        let blocks: Vec<&[u8]> = input.chunks(ZSTD_BLOCK).collect();
+        let frames = PartResults::new(blocks.len());
+        let part = |i: usize| {
+            let frame = ctx.check().and_then(|()| {
+                let block = blocks[i];
+                let mut state = Kernel::start(self, p, Some(block.len()))?;
+                let mut sink = Sink::new(usize::MAX);
+                state.update(block, &mut sink, ctx)?;
+                state.finish(&mut sink, ctx)?;
+                Ok(sink.into_output())
+            });
+            frames.set(i, frame);
+        };
+        parallel.run_parts(blocks.len(), &part);
+        let done = match frames.into_results() {
+            Ok(done) => done,
+            Err(e) => return Some(Err(e)),
+        };
+        out.reserve(done.iter().map(|f| f.as_bytes().len()).sum());
+        Some(done.iter().try_for_each(|frame| out.write(frame.as_bytes())))
+    }
 }
+
+/// Bytes of input per frame of a zstd job in parts: twice the window of
+/// the default level, so a frame loses few matches to its start.
+pub const ZSTD_BLOCK: usize = 4 << 20;
+/// Inputs below this are one frame.
+pub const ZSTD_MIN_SPLIT: usize = 2 * ZSTD_BLOCK;
 
 pub struct ZstdCompressState {
     cctx: CCtx<'static>,

@@ -57,8 +57,10 @@
 //! * `worker.rs`: the worker loop, in named steps.
 //! * `supervisor.rs`: the policy loop, spawning and retiring.
 //! * `shutdown.rs`: abort and join.
+//! * `parts.rs`: parts of one task run on idle threads.
 
 mod config;
+mod parts;
 mod queue;
 mod shutdown;
 mod state;
@@ -180,6 +182,7 @@ impl Pool {
             mean_run_ns: std::sync::atomic::AtomicU64::new(0),
             room_freed: std::sync::atomic::AtomicBool::new(false),
             share_waiting: std::sync::atomic::AtomicUsize::new(0),
+            parts: parts::Board::new(),
             completions: CompletionQueue::new(waker),
             events: EventChannel::new(),
             config,

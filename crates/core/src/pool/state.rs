@@ -161,6 +161,8 @@ pub(super) struct Shared {
     /// counter: the supervisor reads it to not start threads that would
     /// only wait too).
     pub(super) share_waiting: std::sync::atomic::AtomicUsize,
+    /// Jobs of running tasks whose parts idle threads may run.
+    pub(super) parts: super::parts::Board,
     /// Finished tasks on their way to the consumer.
     pub(super) completions: CompletionQueue,
     /// Thread events on their way to the consumer.

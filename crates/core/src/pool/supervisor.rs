@@ -212,10 +212,17 @@ pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation 
         .filter_map(|(i, s)| s.idle_since.map(|t| (i, t, s.generation)))
         .max_by_key(|&(_, _, generation)| generation)
         .map(|(i, t, _)| (i, t));
+    // Parts of a running task that idle threads may take count as queued
+    // work: threads are started for them as for tasks.
+    let (parts, parts_since) = shared.parts.backlog();
+    let oldest_task = st.queue.front().map(|t| t.enqueued_at);
     Observation {
         now,
-        queued: st.queue.len(),
-        oldest_enqueued: st.queue.front().map(|t| t.enqueued_at),
+        queued: st.queue.len() + parts,
+        oldest_enqueued: match (oldest_task, parts_since) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        },
         threads: st.threads,
         spawning: st.spawning,
         last_spawn: st.last_spawn,

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use super::parts::PoolParallel;
 use super::state::{note_exit, Lifecycle, Shared, State};
 use super::{PoolConfig, PoolEvent, THREAD_NAME_PREFIX};
 use crate::budget::{MachineBudget, Share};
@@ -65,6 +66,10 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
             }
         } else if !worker.done.is_empty() {
             st = worker.hand_over(st);
+        } else if shared.parts.has_open() && worker.may_help() {
+            drop(st);
+            shared.parts.help();
+            st = shared.lock();
         } else if st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
             break;
         } else if worker.share.is_some() {
@@ -162,6 +167,13 @@ impl<'a> Worker<'a> {
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
                 let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
+                // Only a one-shot task over its own input may split.
+                let parallel = PoolParallel(shared);
+                let ctx = if matches!(task.mode, Mode::Once) {
+                    ctx.with_parallel(&parallel)
+                } else {
+                    ctx
+                };
                 (task.slot, run_task(&task, &ctx, &shared.config))
             };
             let task_end = Instant::now();
@@ -221,6 +233,21 @@ impl<'a> Worker<'a> {
             self.give_back_share();
         }
         shared.lock()
+    }
+
+    /// Whether this thread may run parts of another thread's task: always,
+    /// but under a machine budget only with a share (taken if one is free
+    /// now; a part never waits for one).
+    fn may_help(&mut self) -> bool {
+        match &self.shared.config.budget {
+            None => true,
+            Some(budget) => {
+                if self.share.is_none() {
+                    self.share = budget.try_acquire();
+                }
+                self.share.is_some()
+            }
+        }
     }
 
     /// Gives this thread's share of the machine's budget back, if it holds one.
@@ -317,7 +344,10 @@ fn spin_until(shared: &Shared, limit: Duration) {
     let start = Instant::now();
     loop {
         for _ in 0..64 {
-            if shared.queued.load(Ordering::Acquire) > 0 || shared.cancel.load(Ordering::Relaxed) {
+            if shared.queued.load(Ordering::Acquire) > 0
+                || shared.cancel.load(Ordering::Relaxed)
+                || shared.parts.has_open()
+            {
                 return;
             }
             std::hint::spin_loop();

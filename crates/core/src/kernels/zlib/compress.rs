@@ -8,7 +8,7 @@ use super::{format_error, Format, EMPTY_WRITE, Z_FINISH, Z_MEM_ERROR, Z_STREAM_E
 use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
-use crate::kernels::{KernelError, RunContext, Sink};
+use crate::kernels::{KernelError, Parallel, RunContext, Sink};
 
 /// `gzip`, `deflate`, `deflateRaw`.
 pub struct Compress {
@@ -23,10 +23,10 @@ pub static DEFLATE_RAW: Compress = Compress { name: "deflateRaw", format: Format
 /// zlib's deflate parameters, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompressParams {
-    level: i32,
-    window_bits: u8,
-    mem_level: i32,
-    strategy: i32,
+    pub(super) level: i32,
+    pub(super) window_bits: u8,
+    pub(super) mem_level: i32,
+    pub(super) strategy: i32,
     dictionary: Option<Arc<[u8]>>,
     /// The flush the end is (node:zlib's `finishFlush`): Z_FINISH closes
     /// the stream; another kind leaves it open, flushed that way.
@@ -88,6 +88,22 @@ impl Kernel for Compress {
             reserve: len_hint.map(|n| n / 4 + 64),
         })
     }
+
+    /// In blocks on several threads (`parallel.rs`): a large input, with
+    /// the defaults' window and end (no dictionary, a finished stream).
+    fn run_split(
+        &self,
+        p: &CompressParams,
+        input: &[u8],
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+        parallel: &dyn Parallel,
+    ) -> Option<Result<(), KernelError>> {
+        let plain =
+            p.dictionary.is_none() && p.finish_flush == Z_FINISH as i32 && p.window_bits == 15;
+        (plain && input.len() >= super::parallel::MIN_SPLIT)
+            .then(|| super::parallel::run(self.format, p, 15, input, ctx, out, parallel))
+    }
 }
 
 pub struct CompressState {
@@ -140,9 +156,9 @@ impl CompressState {
 
 /// zlib's flush constants.
 const Z_NO_FLUSH: i32 = 0;
-const Z_SYNC_FLUSH: i32 = 2;
+pub(super) const Z_SYNC_FLUSH: i32 = 2;
 
-fn deflate_error(e: Failure) -> KernelError {
+pub(super) fn deflate_error(e: Failure) -> KernelError {
     match e.code {
         libz_rs_sys::Z_MEM_ERROR => format_error(Z_MEM_ERROR, "out of memory"),
         _ => format_error(Z_STREAM_ERROR, e.message.as_deref().unwrap_or("stream error")),

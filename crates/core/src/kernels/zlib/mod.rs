@@ -90,5 +90,6 @@ fn format_error(code: &'static str, message: &str) -> KernelError {
 mod compress;
 mod decompress;
 mod deflater;
+pub(crate) mod parallel;
 #[cfg(test)]
 mod tests;
