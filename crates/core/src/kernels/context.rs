@@ -54,6 +54,37 @@ impl<T> PartResults<T> {
     }
 }
 
+/// Appends `pieces` to `out` in order, copied on `parallel`'s threads
+/// (each piece into its own place of one reservation): the last step of a
+/// split task, which would otherwise copy its whole output on one thread.
+pub fn write_parts(
+    out: &mut super::Sink,
+    pieces: &[&[u8]],
+    parallel: &dyn Parallel,
+) -> Result<(), KernelError> {
+    let total: usize = pieces.iter().map(|p| p.len()).sum();
+    if total == 0 {
+        return Ok(());
+    }
+    let room = out.unfilled(total)?;
+    if room.len() < total {
+        return Err(KernelError::TooLarge { limit: out.limit() });
+    }
+    let mut rest = &mut room[..total];
+    let mut places = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        let (place, after) = std::mem::take(&mut rest).split_at_mut(piece.len());
+        places.push(std::sync::Mutex::new(place));
+        rest = after;
+    }
+    parallel.run_parts(pieces.len(), &|i| {
+        places[i].lock().unwrap_or_else(|e| e.into_inner()).copy_from_slice(pieces[i]);
+    });
+    drop(places);
+    out.commit(total);
+    Ok(())
+}
+
 /// What a kernel may look at while it runs.
 pub struct RunContext<'a> {
     /// Raised by the pool to stop running tasks (destroy, environment teardown).

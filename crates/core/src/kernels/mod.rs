@@ -48,7 +48,7 @@ mod split_tests;
 pub(crate) mod tests;
 
 pub use codec::PAIRS as CODEC_PAIRS;
-pub use context::{Parallel, PartResults, RunContext, CHUNK};
+pub use context::{write_parts, Parallel, PartResults, RunContext, CHUNK};
 pub use error::KernelError;
 pub use model::{AnyKernel, Fed, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};

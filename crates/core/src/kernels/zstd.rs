@@ -21,7 +21,7 @@ use super::codec::{
 };
 use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
-use super::{KernelError, Parallel, PartResults, RunContext, Sink};
+use super::{write_parts, KernelError, Parallel, PartResults, RunContext, Sink};
 
 fn zstd_error(code: usize) -> KernelError {
     let message = zstd_safe::get_error_name(code);
@@ -68,21 +68,11 @@ impl Kernel for ZstdCompress {
         p: &ZstdParams,
         len_hint: Option<usize>,
     ) -> Result<ZstdCompressState, KernelError> {
-        let mut cctx = CCtx::try_create().ok_or_else(|| KernelError::Format {
+        let cctx = CCtx::try_create().ok_or_else(|| KernelError::Format {
             code: "Z_MEM_ERROR",
             message: "out of memory".into(),
         })?;
-        cctx.set_parameter(CParameter::CompressionLevel(p.level)).map_err(zstd_error)?;
-        cctx.set_parameter(CParameter::ChecksumFlag(p.checksum)).map_err(zstd_error)?;
-        if let Some(dictionary) = &p.dictionary {
-            cctx.load_dictionary(dictionary).map_err(zstd_error)?;
-        }
-        if let Some(n) = len_hint {
-            // A one-shot task knows its size: the frame header records it
-            // (as `zstd` does for a file) and zstd sizes its tables to it.
-            cctx.set_pledged_src_size(Some(n as u64)).map_err(zstd_error)?;
-        }
-        Ok(ZstdCompressState { cctx, reserve: len_hint.map(|n| n / 4 + 64) })
+        self.start_with(cctx, p, len_hint)
     }
 
     /// A large input as frames of [`ZSTD_BLOCK`] bytes compressed on
@@ -108,10 +98,28 @@ impl Kernel for ZstdCompress {
         let part = |i: usize| {
             let frame = ctx.check().and_then(|()| {
                 let block = blocks[i];
-                let mut state = Kernel::start(self, p, Some(block.len()))?;
+                // A thread's context is made once and reset for each frame:
+                // zstd keeps its tables, which a fresh one would allocate
+                // and clear again.
+                let cctx = FRAME_CCTX.with(|c| c.borrow_mut().take());
+                let cctx = match cctx {
+                    Some(mut cctx) => {
+                        cctx.reset(zstd_safe::ResetDirective::SessionAndParameters)
+                            .map_err(zstd_error)?;
+                        cctx
+                    }
+                    None => CCtx::try_create().ok_or_else(|| KernelError::Format {
+                        code: "Z_MEM_ERROR",
+                        message: "out of memory".into(),
+                    })?,
+                };
+                let mut state = self.start_with(cctx, p, Some(block.len()))?;
                 let mut sink = Sink::new(usize::MAX);
+                sink.reserve(zstd_safe::compress_bound(block.len()));
+                state.reserve = None;
                 state.update(block, &mut sink, ctx)?;
                 state.finish(&mut sink, ctx)?;
+                FRAME_CCTX.with(|c| *c.borrow_mut() = Some(state.cctx));
                 Ok(sink.into_output())
             });
             frames.set(i, frame);
@@ -121,9 +129,36 @@ impl Kernel for ZstdCompress {
             Ok(done) => done,
             Err(e) => return Some(Err(e)),
         };
-        out.reserve(done.iter().map(|f| f.as_bytes().len()).sum());
-        Some(done.iter().try_for_each(|frame| out.write(frame.as_bytes())))
+        let pieces: Vec<&[u8]> = done.iter().map(|f| f.as_bytes()).collect();
+        Some(write_parts(out, &pieces, parallel))
     }
+}
+
+impl ZstdCompress {
+    /// A compression state over `cctx` (fresh, or reset).
+    fn start_with(
+        &self,
+        mut cctx: CCtx<'static>,
+        p: &ZstdParams,
+        len_hint: Option<usize>,
+    ) -> Result<ZstdCompressState, KernelError> {
+        cctx.set_parameter(CParameter::CompressionLevel(p.level)).map_err(zstd_error)?;
+        cctx.set_parameter(CParameter::ChecksumFlag(p.checksum)).map_err(zstd_error)?;
+        if let Some(dictionary) = &p.dictionary {
+            cctx.load_dictionary(dictionary).map_err(zstd_error)?;
+        }
+        if let Some(n) = len_hint {
+            // A one-shot task knows its size: the frame header records it
+            // (as `zstd` does for a file) and zstd sizes its tables to it.
+            cctx.set_pledged_src_size(Some(n as u64)).map_err(zstd_error)?;
+        }
+        Ok(ZstdCompressState { cctx, reserve: len_hint.map(|n| n / 4 + 64) })
+    }
+}
+
+thread_local! {
+    /// The context the frames of split jobs are made with on this thread.
+    static FRAME_CCTX: std::cell::RefCell<Option<CCtx<'static>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Bytes of input per frame of a zstd job in parts: twice the window of

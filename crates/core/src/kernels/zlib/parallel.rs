@@ -15,7 +15,7 @@ use super::compress::{deflate_error, CompressParams, Z_SYNC_FLUSH};
 use super::deflater::Deflater;
 use super::{Format, Z_FINISH};
 use crate::kernels::codec::{pump, Progress};
-use crate::kernels::{KernelError, Output, Parallel, PartResults, RunContext, Sink};
+use crate::kernels::{write_parts, KernelError, Output, Parallel, PartResults, RunContext, Sink};
 
 /// Bytes of input per block: 128 blocks for 128 MiB, enough for any pool
 /// to share out, and large enough that a block's fresh start and sync
@@ -45,12 +45,10 @@ pub(super) fn run(
     parallel.run_parts(blocks.len(), &part);
     let outputs = results.into_results()?;
     let (header, trailer) = container(format, p, bits, input, &outputs)?;
-    out.reserve(header.len() + outputs.iter().map(|(o, _)| o.as_bytes().len()).sum::<usize>() + 8);
-    out.write(&header)?;
-    for (output, _) in &outputs {
-        out.write(output.as_bytes())?;
-    }
-    out.write(&trailer)
+    let mut pieces = vec![&header[..]];
+    pieces.extend(outputs.iter().map(|(o, _)| o.as_bytes()));
+    pieces.push(&trailer);
+    write_parts(out, &pieces, parallel)
 }
 
 /// One block: raw deflate, primed with `dictionary`, ended with a sync
@@ -73,7 +71,9 @@ fn block(
         deflate.set_dictionary(dictionary).map_err(deflate_error)?;
     }
     let mut sink = Sink::new(usize::MAX);
-    sink.reserve(data.len() / 3 + 64);
+    // Deflate's bound for a block that does not compress (noise): one
+    // reservation, no regrowth copies; what is not written is not touched.
+    sink.reserve(data.len() + data.len() / 1000 + 64);
     let flush = if last { Z_FINISH as i32 } else { Z_SYNC_FLUSH };
     pump(&mut sink, ctx, data, true, |input, room| {
         let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
