@@ -28,22 +28,52 @@ pub trait Parallel: Sync {
 }
 
 /// One result per part of a split task, set by the parts in any order and
-/// read in part order once they have all run.
-pub struct PartResults<T>(Vec<std::sync::Mutex<Option<Result<T, KernelError>>>>);
+/// read in part order once they have all run; with the bytes the parts
+/// have made so far, held against the task's output limit.
+pub struct PartResults<T> {
+    slots: Vec<std::sync::Mutex<Option<Result<T, KernelError>>>>,
+    made: std::sync::atomic::AtomicUsize,
+    limit: usize,
+}
 
 impl<T> PartResults<T> {
-    pub fn new(parts: usize) -> Self {
-        PartResults((0..parts).map(|_| std::sync::Mutex::new(None)).collect())
+    /// Results of `parts` parts whose outputs together may not pass `limit`.
+    pub fn new(parts: usize, limit: usize) -> Self {
+        PartResults {
+            slots: (0..parts).map(|_| std::sync::Mutex::new(None)).collect(),
+            made: std::sync::atomic::AtomicUsize::new(0),
+            limit,
+        }
+    }
+
+    /// The most bytes a part may still make: a part stops there, and one
+    /// that starts after the limit was passed does not run.
+    pub fn room(&self) -> Result<usize, KernelError> {
+        let made = self.made.load(std::sync::atomic::Ordering::Acquire);
+        match self.limit.checked_sub(made) {
+            Some(room) => Ok(room),
+            None => Err(KernelError::TooLarge { limit: self.limit }),
+        }
+    }
+
+    /// Counts `bytes` a part made; an error once the parts' total passes
+    /// the limit.
+    pub fn count(&self, bytes: usize) -> Result<(), KernelError> {
+        let before = self.made.fetch_add(bytes, std::sync::atomic::Ordering::AcqRel);
+        if before.saturating_add(bytes) > self.limit {
+            return Err(KernelError::TooLarge { limit: self.limit });
+        }
+        Ok(())
     }
 
     /// Part `i`'s result.
     pub fn set(&self, i: usize, result: Result<T, KernelError>) {
-        *self.0[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        *self.slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     }
 
     /// The results in part order, or the first part's failure.
     pub fn into_results(self) -> Result<Vec<T>, KernelError> {
-        self.0
+        self.slots
             .into_iter()
             .map(|slot| {
                 slot.into_inner()
@@ -65,6 +95,9 @@ pub fn write_parts(
     let total: usize = pieces.iter().map(|p| p.len()).sum();
     if total == 0 {
         return Ok(());
+    }
+    if total > out.limit().saturating_sub(out.len()) {
+        return Err(KernelError::TooLarge { limit: out.limit() });
     }
     let room = out.unfilled(total)?;
     if room.len() < total {

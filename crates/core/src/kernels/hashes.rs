@@ -132,7 +132,7 @@ pub fn blake3_subtrees(
         _ => None,
     };
     let leaves: Vec<&[u8]> = input.chunks(subtree).collect();
-    let cvs = PartResults::new(leaves.len());
+    let cvs = PartResults::new(leaves.len(), usize::MAX);
     let part = |i: usize| {
         let cv = ctx.check().map(|()| {
             let mut hasher = match (mode, &context_key) {

@@ -94,9 +94,10 @@ impl Kernel for ZstdCompress {
             return None;
         }
         let blocks: Vec<&[u8]> = input.chunks(ZSTD_BLOCK).collect();
-        let frames = PartResults::new(blocks.len());
+        let frames = PartResults::new(blocks.len(), out.limit().saturating_sub(out.len()));
         let part = |i: usize| {
             let frame = ctx.check().and_then(|()| {
+                let room = frames.room()?;
                 let block = blocks[i];
                 // A thread's context is made once and reset for each frame:
                 // zstd keeps its tables, which a fresh one would allocate
@@ -114,12 +115,17 @@ impl Kernel for ZstdCompress {
                     })?,
                 };
                 let mut state = self.start_with(cctx, p, Some(block.len()))?;
-                let mut sink = Sink::new(usize::MAX);
+                let mut sink = Sink::new(room);
                 sink.reserve(zstd_safe::compress_bound(block.len()));
                 state.reserve = None;
                 state.update(block, &mut sink, ctx)?;
                 state.finish(&mut sink, ctx)?;
-                FRAME_CCTX.with(|c| *c.borrow_mut() = Some(state.cctx));
+                // Kept for the next frame only at the levels whose tables
+                // are small: a high level's would stay with the thread.
+                if p.level <= FRAME_CCTX_MAX_LEVEL {
+                    FRAME_CCTX.with(|c| *c.borrow_mut() = Some(state.cctx));
+                }
+                frames.count(sink.len())?;
                 Ok(sink.into_output())
             });
             frames.set(i, frame);
@@ -155,6 +161,10 @@ impl ZstdCompress {
         Ok(ZstdCompressState { cctx, reserve: len_hint.map(|n| n / 4 + 64) })
     }
 }
+
+/// The highest level whose context a thread keeps between frames (a few
+/// MB; level 19's, with its 8 MiB window, would be tens).
+const FRAME_CCTX_MAX_LEVEL: i32 = 9;
 
 thread_local! {
     /// The context the frames of split jobs are made with on this thread.

@@ -59,13 +59,19 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Claims and runs parts until none is left; the first to find none
-    /// takes the job off `open`, so idle threads stop looking at it.
-    fn work(&self, open: &AtomicUsize) {
+    /// Claims and runs parts until none is left or `leave()` says so
+    /// (checked before each claim); whoever claims the last part takes the
+    /// job off `open`, so idle threads stop looking at it.
+    fn work(&self, open: &AtomicUsize, leave: &dyn Fn() -> bool) {
         loop {
+            if leave() {
+                return;
+            }
             let i = self.next.fetch_add(1, Ordering::AcqRel);
-            if i >= self.n {
+            if i + 1 >= self.n {
                 self.exhaust(open);
+            }
+            if i >= self.n {
                 return;
             }
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| (self.part)(i))) {
@@ -163,7 +169,7 @@ impl Board {
         if n > 1 {
             wake(n - 1);
         }
-        job.work(&self.open);
+        job.work(&self.open, &|| false);
         let mut entries = self.lock();
         let at = entries.iter().position(|e| e.job == job_ref).expect("a job stays on the board");
         entries[at].closed = true;
@@ -178,9 +184,10 @@ impl Board {
         }
     }
 
-    /// Works on the first job with parts left, if any; false if there was
-    /// none.
-    pub(super) fn help(&self) -> bool {
+    /// Works on the first job with parts left, if any, until it has none
+    /// or `leave()` says so (tasks were queued: they come first); false if
+    /// there was none.
+    pub(super) fn help(&self, leave: &dyn Fn() -> bool) -> bool {
         let mut entries = self.lock();
         // SAFETY: as in backlog(): entries not closed are alive jobs.
         let Some(entry) =
@@ -191,16 +198,30 @@ impl Board {
         entry.inside += 1;
         let job_ref = entry.job;
         drop(entries);
+        // Leaves the job even if this thread unwinds: its thread waits for
+        // `inside` to fall to 0.
+        let _inside = Inside { board: self, job: job_ref };
         // SAFETY: counted in `inside`, so its thread waits for us before
         // the job leaves its stack (see JobRef).
-        unsafe { &*job_ref.0 }.work(&self.open);
-        let mut entries = self.lock();
-        if let Some(e) = entries.iter_mut().find(|e| e.job == job_ref) {
+        unsafe { &*job_ref.0 }.work(&self.open, leave);
+        true
+    }
+}
+
+/// A helper's place in a job: given up when dropped.
+struct Inside<'a> {
+    board: &'a Board,
+    job: JobRef,
+}
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        let mut entries = self.board.lock();
+        if let Some(e) = entries.iter_mut().find(|e| e.job == self.job) {
             e.inside -= 1;
         }
         drop(entries);
-        self.left.notify_all();
-        true
+        self.board.left.notify_all();
     }
 }
 
@@ -223,7 +244,7 @@ mod tests {
             for _ in 0..3 {
                 s.spawn(|| {
                     while !stop.load(Ordering::Acquire) {
-                        board.help();
+                        board.help(&|| false);
                         std::thread::yield_now();
                     }
                 });
@@ -237,6 +258,37 @@ mod tests {
         assert!(sums.iter().all(|s| s.load(Ordering::Relaxed) == runs));
         assert!(!board.has_open());
         assert_eq!(board.backlog().0, 0);
+    }
+
+    #[test]
+    fn a_helper_told_to_leave_claims_nothing_more() {
+        let board = Board::new();
+        let owner = std::thread::current().id();
+        let elsewhere = AtomicUsize::new(0);
+        let asked = AtomicUsize::new(0);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let part = |_: usize| {
+            if std::thread::current().id() != owner {
+                elsewhere.fetch_add(1, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // Tasks are queued, say: it leaves before each claim.
+                while !done.load(Ordering::Acquire) {
+                    board.help(&|| {
+                        asked.fetch_add(1, Ordering::Relaxed);
+                        true
+                    });
+                    std::thread::yield_now();
+                }
+            });
+            board.run(50, &part, |_| {});
+            done.store(true, Ordering::Release);
+        });
+        assert_eq!(elsewhere.load(Ordering::Relaxed), 0, "no part ran on the helper");
+        assert!(board.lock().is_empty());
     }
 
     #[test]

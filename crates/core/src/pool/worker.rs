@@ -68,8 +68,19 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
             st = worker.hand_over(st);
         } else if shared.parts.has_open() && worker.may_help() {
             drop(st);
-            shared.parts.help();
+            // Queued tasks come first: the helper leaves the job for them.
+            let helped = shared.parts.help(&|| {
+                shared.queued.load(Ordering::Acquire) > 0 || shared.cancel.load(Ordering::Relaxed)
+            });
             st = shared.lock();
+            let nothing_else = st.queue.is_empty()
+                && worker.done.is_empty()
+                && st.lifecycle == Lifecycle::Running
+                && !st.seats[seat].retire;
+            if !helped && nothing_else {
+                // The job's last parts are claimed: idle, do not spin.
+                st = if worker.share.is_some() { worker.linger(st) } else { worker.idle(st) };
+            }
         } else if st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
             break;
         } else if worker.share.is_some() {
@@ -284,7 +295,11 @@ impl<'a> Worker<'a> {
             spin_for_work(shared);
             st = shared.lock();
             st.spinning -= 1;
-            if !st.queue.is_empty() || st.lifecycle != Lifecycle::Running || st.seats[seat].retire {
+            if !st.queue.is_empty()
+                || st.lifecycle != Lifecycle::Running
+                || st.seats[seat].retire
+                || shared.parts.has_open()
+            {
                 return st;
             }
         }

@@ -36,11 +36,17 @@ pub(super) fn run(
 ) -> Result<(), KernelError> {
     let blocks: Vec<&[u8]> = input.chunks(BLOCK).collect();
     let window = 1usize << bits;
-    let results = PartResults::new(blocks.len());
+    let results = PartResults::new(blocks.len(), out.limit().saturating_sub(out.len()));
     let part = |i: usize| {
         let start = i * BLOCK;
         let dictionary = (i > 0).then(|| &input[start.saturating_sub(window)..start]);
-        results.set(i, block(format, p, bits, dictionary, blocks[i], i + 1 == blocks.len(), ctx));
+        let last = i + 1 == blocks.len();
+        let made = results.room().and_then(|room| {
+            let made = block(format, p, bits, dictionary, blocks[i], last, room, ctx)?;
+            results.count(made.0.as_bytes().len())?;
+            Ok(made)
+        });
+        results.set(i, made);
     };
     parallel.run_parts(blocks.len(), &part);
     let outputs = results.into_results()?;
@@ -52,8 +58,9 @@ pub(super) fn run(
 }
 
 /// One block: raw deflate, primed with `dictionary`, ended with a sync
-/// flush or (the last) finished; with the block's checksum (CRC-32 for
-/// gzip, Adler-32 for zlib, none for raw).
+/// flush or (the last) finished, of at most `limit` bytes; with the
+/// block's checksum (CRC-32 for gzip, Adler-32 for zlib, none for raw).
+#[allow(clippy::too_many_arguments)]
 fn block(
     format: Format,
     p: &CompressParams,
@@ -61,6 +68,7 @@ fn block(
     dictionary: Option<&[u8]>,
     data: &[u8],
     last: bool,
+    limit: usize,
     ctx: &RunContext<'_>,
 ) -> Result<(Output, u32), KernelError> {
     ctx.check()?;
@@ -70,7 +78,7 @@ fn block(
     if let Some(dictionary) = dictionary {
         deflate.set_dictionary(dictionary).map_err(deflate_error)?;
     }
-    let mut sink = Sink::new(usize::MAX);
+    let mut sink = Sink::new(limit);
     // Deflate's bound for a block that does not compress (noise): one
     // reservation, no regrowth copies; what is not written is not touched.
     sink.reserve(data.len() + data.len() / 1000 + 64);
