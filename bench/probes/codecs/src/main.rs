@@ -55,9 +55,59 @@ fn main() {
         });
         bench(&format!("brotli(C) q{q} decompress"), &c, &|d| { let mut o = Vec::new(); brotlic::DecompressorReader::new(d).read_to_end(&mut o).unwrap(); o });
     }
+    // One-shot gunzip of 64 KiB JSON gzipped at level 6, into a buffer of
+    // the size the trailer gives, as a one-shot task knows it:
+    //   cargo run --release --manifest-path bench/probes/codecs/Cargo.toml --features gunzip
+    #[cfg(feature = "gunzip")]
+    {
+        let gz: Vec<Vec<u8>> = data.iter().map(|d| {
+            let mut c = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(6).unwrap());
+            let mut o = vec![0; c.gzip_compress_bound(d.len())];
+            let n = c.gzip_compress(d, &mut o).unwrap();
+            o.truncate(n);
+            o
+        }).collect();
+        let isize = |g: &[u8]| u32::from_le_bytes(g[g.len() - 4..].try_into().unwrap()) as usize;
+        for _ in 0..3 {
+            let a = bench("gunzip zlib-rs", &gz, &|g| zlib_rs_gunzip(g, isize(g)));
+            let b = bench("gunzip libdeflate", &gz, &|g| {
+                let mut d = libdeflater::Decompressor::new();
+                let mut o = vec![0; isize(g)];
+                let n = d.gzip_decompress(g, &mut o).unwrap();
+                o.truncate(n);
+                o
+            });
+            assert_eq!(a, b);
+            assert_eq!(a, data);
+        }
+    }
     #[cfg(feature = "lz4_flex")]
     {
         let c = bench("lz4 frame compress", &data, &|d| { let mut w = lz4_flex::frame::FrameEncoder::new(Vec::new()); w.write_all(d).unwrap(); w.finish().unwrap() });
         bench("lz4 frame decompress", &c, &|d| { let mut o = Vec::new(); lz4_flex::frame::FrameDecoder::new(d).read_to_end(&mut o).unwrap(); o });
     }
+}
+
+/// zlib-rs through its zlib API, as the pool's gunzip kernel uses it: one
+/// inflate call with the whole input and an output of the trailer's size.
+#[cfg(feature = "gunzip")]
+fn zlib_rs_gunzip(input: &[u8], size: usize) -> Vec<u8> {
+    use libz_rs_sys::*;
+    let mut out = vec![0u8; size];
+    // SAFETY: a zeroed z_stream is what inflateInit2_ expects; the buffers
+    // outlive the calls, and inflateEnd frees what inflateInit2_ made.
+    unsafe {
+        let mut strm: z_stream = std::mem::zeroed();
+        let rc = inflateInit2_(&mut strm, 31, zlibVersion(), std::mem::size_of::<z_stream>() as i32);
+        assert_eq!(rc, Z_OK);
+        strm.next_in = input.as_ptr() as *mut u8;
+        strm.avail_in = input.len() as u32;
+        strm.next_out = out.as_mut_ptr();
+        strm.avail_out = out.len() as u32;
+        let rc = inflate(&mut strm, Z_FINISH);
+        assert_eq!(rc, Z_STREAM_END);
+        out.truncate(strm.total_out as usize);
+        inflateEnd(&mut strm);
+    }
+    out
 }

@@ -141,6 +141,18 @@ pub trait Kernel: Send + Sync + 'static {
     ) -> Option<Result<(), KernelError>> {
         None
     }
+    /// Runs a one-shot task over one contiguous input in a way of its own
+    /// (a library that is faster when it sees the whole input at once),
+    /// when the kernel has one; None: the task runs as a stream of chunks.
+    fn run_contiguous(
+        &self,
+        _params: &Self::Params,
+        _input: &[u8],
+        _ctx: &RunContext<'_>,
+        _out: &mut Sink,
+    ) -> Option<Result<(), KernelError>> {
+        None
+    }
 }
 
 /// A [`Kernel`] with its types erased.
@@ -187,11 +199,14 @@ impl<K: Kernel> AnyKernel for K {
         ctx: &RunContext<'_>,
         out: &mut Sink,
     ) -> Result<(), KernelError> {
-        if let (Some(parallel), Some(bytes)) = (ctx.parallel(), input.contiguous()) {
-            let split = with_params(self, params, |p| {
-                Ok(Kernel::run_split(self, p, bytes, ctx, out, parallel))
+        if let Some(bytes) = input.contiguous() {
+            let whole = with_params(self, params, |p| {
+                let split = ctx.parallel().and_then(|parallel| {
+                    Kernel::run_split(self, p, bytes, ctx, &mut *out, parallel)
+                });
+                Ok(split.or_else(|| Kernel::run_contiguous(self, p, bytes, ctx, &mut *out)))
             })?;
-            if let Some(result) = split {
+            if let Some(result) = whole {
                 return result;
             }
         }

@@ -188,3 +188,59 @@ fn a_cancelled_job_stops_and_a_limit_holds_over_the_whole_output() {
     assert!(matches!(err, Err(KernelError::TooLarge { .. })), "{err:?}");
     assert!(out.len() <= 1000);
 }
+
+/// `gunzip` over one contiguous input (libdeflate when it takes it) and
+/// over the same bytes as an array of binaries (always zlib-rs): the same
+/// output or the same error, for whole members, several, lies and limits.
+#[test]
+fn gunzip_whole_or_in_pieces_gives_the_same_output_and_errors() {
+    use crate::input::RawSlice;
+    fn both(gz: &'static [u8], limit: usize) -> [Result<Vec<u8>, String>; 2] {
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let kernel = get(find("gunzip").unwrap()).unwrap();
+        let run = |input: Input| {
+            let mut out = Sink::new(limit);
+            kernel
+                .run(&Params::NONE, &input, &ctx, &mut out)
+                .map(|()| out.into_output().as_bytes().to_vec())
+                .map_err(|e| format!("{e:?}"))
+        };
+        let half = gz.len() / 2;
+        [
+            run(Input::One(RawSlice::from_static(gz))),
+            run(Input::Many(Box::new([
+                RawSlice::from_static(&gz[..half]),
+                RawSlice::from_static(&gz[half..]),
+            ]))),
+        ]
+    }
+    let leak = |v: Vec<u8>| -> &'static [u8] { Box::leak(v.into_boxed_slice()) };
+    let gzip = |data: &[u8]| run_with("gzip", &Params::NONE, data, None).unwrap();
+    for len in [0, 1, 65536, 300_000] {
+        let data = mixed(len);
+        let [fast, slow] = both(leak(gzip(&data)), usize::MAX);
+        assert_eq!(fast.as_deref(), Ok(&data[..]), "{len}");
+        assert_eq!(fast, slow);
+    }
+    let (a, b) = (mixed(1000), mixed(3000));
+    let mut two = gzip(&a);
+    two.extend(gzip(&b));
+    let [fast, slow] = both(leak(two.clone()), usize::MAX);
+    assert_eq!(fast.as_deref(), Ok(&[a.clone(), b][..].concat()[..]), "two members");
+    assert_eq!(fast, slow);
+    let mut lying = gzip(&a);
+    let n = lying.len();
+    lying[n - 4] ^= 1;
+    let [fast, slow] = both(leak(lying), usize::MAX);
+    assert!(fast.is_err(), "a wrong length is an error");
+    assert_eq!(fast, slow);
+    let [fast, slow] = both(leak(gzip(&a)), 999);
+    assert!(fast.as_ref().is_err_and(|e| e.contains("TooLarge")), "{fast:?}");
+    assert_eq!(fast, slow);
+    let mut cut = gzip(&a);
+    cut.truncate(cut.len() - 3);
+    let [fast, slow] = both(leak(cut), usize::MAX);
+    assert!(fast.is_err());
+    assert_eq!(fast, slow);
+}

@@ -77,6 +77,29 @@ impl Kernel for Decompress {
         true
     }
 
+    /// `gunzip` of one whole member with libdeflate (`libdeflate.rs`), with
+    /// the defaults (window, no dictionary, a finished stream); whatever
+    /// it does not take runs through zlib-rs.
+    fn run_contiguous(
+        &self,
+        p: &DecompressParams,
+        input: &[u8],
+        ctx: &RunContext<'_>,
+        out: &mut Sink,
+    ) -> Option<Result<(), KernelError>> {
+        let plain = self.format == Format::Gzip
+            && matches!(p.window_bits, 0 | 15)
+            && p.dictionary.is_none()
+            && !p.truncated_ok;
+        if !plain {
+            return None;
+        }
+        if let Err(e) = ctx.check() {
+            return Some(Err(e));
+        }
+        super::libdeflate::gunzip(input, out).then_some(Ok(()))
+    }
+
     fn start(
         &self,
         p: &DecompressParams,

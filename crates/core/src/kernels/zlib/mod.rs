@@ -90,6 +90,7 @@ fn format_error(code: &'static str, message: &str) -> KernelError {
 mod compress;
 mod decompress;
 mod deflater;
+mod libdeflate;
 pub(crate) mod parallel;
 #[cfg(test)]
 mod tests;
