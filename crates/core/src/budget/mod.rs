@@ -122,6 +122,10 @@ mod linux {
     /// Liveness for fairness: "alive" is believed for LIVENESS_FOR_MS,
     /// "dead" never (a new process may join the slot at once).
     impl Live for MachineBudget {
+        fn now_ms(&self) -> u64 {
+            machine_now_ms()
+        }
+
         fn alive(&self, slot: usize) -> bool {
             let now = self.millis().max(1);
             let alive_at = self.liveness[slot].load(SeqCst);
@@ -140,6 +144,19 @@ mod linux {
         fn alive(&self, slot: usize) -> bool {
             self.0.held_by_other(slot)
         }
+        fn now_ms(&self) -> u64 {
+            machine_now_ms()
+        }
+    }
+
+    /// The machine's monotonic clock in milliseconds: the same in every
+    /// process (of one time namespace), unlike an Instant's epoch.
+    fn machine_now_ms() -> u64 {
+        // SAFETY: a zeroed timespec is valid; clock_gettime writes it.
+        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: CLOCK_MONOTONIC exists on Linux; `ts` is writable.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
     }
 
     impl MachineBudget {
@@ -196,6 +213,10 @@ mod linux {
             self.capacity_read_ms.store(u64::MAX, SeqCst);
         }
 
+        fn now_ms(&self) -> u64 {
+            machine_now_ms()
+        }
+
         fn millis(&self) -> u64 {
             self.epoch.elapsed().as_millis() as u64
         }
@@ -218,7 +239,7 @@ mod linux {
             let held = self.held.load(SeqCst);
             let want = held + self.waiting.load(SeqCst);
             let clamp = |n: u32| n.min(u32::from(u16::MAX)) as u16;
-            self.mapping.table().publish(self.me, clamp(want), clamp(held));
+            self.mapping.table().publish(self.me, clamp(want), clamp(held), self.now_ms());
         }
 
         /// Frees the shares of dead processes and wakes the waiting threads
@@ -244,6 +265,11 @@ mod linux {
                 .stack_size(64 * 1024)
                 .spawn(move || loop {
                     let Some(budget) = weak.upgrade() else { return };
+                    // A process whose monitor stops (stopped, frozen) stops
+                    // saying its threads wait: others stop yielding to it.
+                    if budget.waiting.load(SeqCst) > 0 {
+                        budget.mapping.table().still_wanting(budget.me, budget.now_ms());
+                    }
                     budget.reclaim();
                     budget.capacity();
                     let waiting = budget.mapping.table().header().waiting.load(SeqCst) > 0;

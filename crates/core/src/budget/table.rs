@@ -40,11 +40,25 @@ pub struct Header {
 #[repr(C)]
 pub struct Table {
     header: Line<Header>,
-    /// Per slot: generation (high 32 bits) | want (16) | held (16).
-    slots: [Line<AtomicU64>; SLOTS],
+    slots: [Line<Slot>; SLOTS],
     /// Per share: its owner (`Member::owner`), 0 while free.
     tokens: [Line<AtomicU32>; TOKENS],
 }
+
+/// One process's place.
+#[repr(C)]
+pub struct Slot {
+    /// Generation (high 32 bits) | want (16) | held (16).
+    state: AtomicU64,
+    /// When the member last said its waiting threads still wait (ms on the
+    /// machine's monotonic clock): a member that stopped (SIGSTOP, a
+    /// debugger, a frozen cgroup) stops saying so, and after
+    /// [`STALE_MS`] its waiting threads no longer count for fairness.
+    wanting_at: AtomicU64,
+}
+
+/// How long a member's waiting threads count without word from it.
+pub const STALE_MS: u64 = 1000;
 
 /// The table is not of this layout (another version of tidepool made it).
 #[derive(Debug, PartialEq, Eq)]
@@ -66,9 +80,11 @@ impl Member {
     }
 }
 
-/// Whether the process in a slot (not the caller's) is alive.
+/// Whether the process in a slot (not the caller's) is alive, and the
+/// machine's clock (milliseconds, the same in every process).
 pub trait Live {
     fn alive(&self, slot: usize) -> bool;
+    fn now_ms(&self) -> u64;
 }
 
 /// A slot's state word, unpacked.
@@ -122,7 +138,7 @@ impl Table {
     /// wanted, nothing held. The tokens an earlier member of the slot left
     /// behind become reclaimable at once.
     pub fn join(&self, slot: usize) -> Member {
-        let word = &self.slots[slot].0;
+        let word = &self.slots[slot].0.state;
         let mut generation = 0;
         let _ = word.fetch_update(SeqCst, SeqCst, |w| {
             let old = SlotState::unpack(w).generation;
@@ -136,12 +152,19 @@ impl Table {
     /// Sets what `me` publishes: threads that want a share (holding one or
     /// waiting for one) and shares held. A member taken for dead (its slot
     /// joined again) writes nothing.
-    pub fn publish(&self, me: Member, want: u16, held: u16) {
-        let word = &self.slots[me.slot].0;
+    pub fn publish(&self, me: Member, want: u16, held: u16, now_ms: u64) {
+        self.still_wanting(me, now_ms);
+        let word = &self.slots[me.slot].0.state;
         let _ = word.fetch_update(SeqCst, SeqCst, |w| {
             (SlotState::unpack(w).generation == me.generation)
                 .then(|| SlotState { generation: me.generation, want, held }.pack())
         });
+    }
+
+    /// `me`'s waiting threads still wait (said at least every
+    /// [`STALE_MS`] while they do).
+    pub fn still_wanting(&self, me: Member, now_ms: u64) {
+        self.slots[me.slot].0.wanting_at.store(now_ms, SeqCst);
     }
 
     /// This member's numbers and those of the other living members that
@@ -150,11 +173,14 @@ impl Table {
         let mut view = View::default();
         let used = (self.header.0.slots_used.load(SeqCst) as usize).min(SLOTS);
         for slot in 0..used {
-            let s = SlotState::unpack(self.slots[slot].0.load(SeqCst));
+            let s = SlotState::unpack(self.slots[slot].0.state.load(SeqCst));
             if slot == me.slot {
                 view.mine = (s.want, s.held);
             } else if (s.want > 0 || s.held > 0) && live.alive(slot) {
-                view.others.push((s.want, s.held));
+                let said = self.slots[slot].0.wanting_at.load(SeqCst);
+                let stale = live.now_ms().saturating_sub(said) > STALE_MS;
+                let want = if stale { s.want.min(s.held) } else { s.want };
+                view.others.push((want, s.held));
             }
         }
         view
@@ -194,7 +220,7 @@ impl Table {
     /// generation, and it is `me` or its liveness says so.
     fn owner_alive(&self, me: Member, owner: u32, live: &dyn Live) -> bool {
         let (slot, generation) = ((owner & 0xff) as usize, owner >> 8);
-        let current = SlotState::unpack(self.slots[slot].0.load(SeqCst)).generation;
+        let current = SlotState::unpack(self.slots[slot].0.state.load(SeqCst)).generation;
         current == generation && (slot == me.slot || live.alive(slot))
     }
 
@@ -244,7 +270,7 @@ impl Table {
             }
         }
         for slot in (0..used).filter(|&s| s != me.slot) {
-            let word = &self.slots[slot].0;
+            let word = &self.slots[slot].0.state;
             let w = word.load(SeqCst);
             let s = SlotState::unpack(w);
             if (s.want > 0 || s.held > 0) && !live.alive(slot) {
@@ -312,12 +338,16 @@ mod tests {
         unsafe { Box::<Table>::new_zeroed().assume_init() }
     }
 
-    /// Liveness by hand: slots listed as dead are dead.
+    /// Liveness by hand: slots listed as dead are dead; the clock is set
+    /// by hand too.
     #[derive(Default)]
-    struct Dead(RefCell<Vec<usize>>);
+    struct Dead(RefCell<Vec<usize>>, std::cell::Cell<u64>);
     impl Live for Dead {
         fn alive(&self, slot: usize) -> bool {
             !self.0.borrow().contains(&slot)
+        }
+        fn now_ms(&self) -> u64 {
+            self.1.get()
         }
     }
 
@@ -346,7 +376,7 @@ mod tests {
         let t = table();
         let dead = Dead::default();
         let me = t.join(0);
-        t.publish(me, 3, 0);
+        t.publish(me, 3, 0, 0);
         let got: Vec<_> = (0..3).map(|_| t.try_acquire(me, 2, &dead)).collect();
         assert_eq!(got, vec![Some(0), Some(1), None]);
         assert!(t.release(me, 0));
@@ -359,8 +389,8 @@ mod tests {
         let dead = Dead::default();
         let (a, b) = (t.join(0), t.join(1));
         // a holds 1 of 4 and wants 4; b wants 4 and holds 3 (more than 2).
-        t.publish(a, 4, 1);
-        t.publish(b, 4, 3);
+        t.publish(a, 4, 1, 0);
+        t.publish(b, 4, 3, 0);
         for i in 0..4 {
             let owner = if i == 0 { a } else { b };
             t.tokens[i].0.store(owner.owner(), SeqCst);
@@ -369,13 +399,13 @@ mod tests {
         assert!(t.should_yield(b, 4, &dead), "b holds 3 of a fair 2 while a waits");
         assert!(!t.should_yield(a, 4, &dead), "a holds less than its share");
         assert!(t.release(b, 3));
-        t.publish(b, 4, 2);
+        t.publish(b, 4, 2, 0);
         assert!(t.try_acquire(b, 4, &dead).is_none(), "b is at its share while a is short");
         assert_eq!(t.try_acquire(a, 4, &dead), Some(3));
-        t.publish(a, 4, 2);
+        t.publish(a, 4, 2, 0);
         assert!(!t.should_yield(b, 4, &dead), "2 and 2: fair");
         t.header.0.waiting.store(0, SeqCst);
-        t.publish(a, 0, 0);
+        t.publish(a, 0, 0, 0);
         assert!(!t.should_yield(b, 4, &dead), "nobody waits");
     }
 
@@ -385,18 +415,18 @@ mod tests {
         let dead = Dead::default();
         let members: Vec<_> = (0..4).map(|s| t.join(s)).collect();
         for &m in &members {
-            t.publish(m, 2, 0);
+            t.publish(m, 2, 0, 0);
         }
         // Two shares, four members wanting two each: each may hold one.
         let a = t.try_acquire(members[0], 2, &dead).unwrap();
-        t.publish(members[0], 2, 1);
+        t.publish(members[0], 2, 1, 0);
         assert!(t.try_acquire(members[0], 2, &dead).is_none(), "a second while others wait");
         let b = t.try_acquire(members[1], 2, &dead).unwrap();
-        t.publish(members[1], 2, 1);
+        t.publish(members[1], 2, 1, 0);
         t.header.0.waiting.store(2, SeqCst);
         assert!(t.should_yield(members[0], 2, &dead), "1 > 0.5 while c and d have none");
         t.release(members[0], a);
-        t.publish(members[0], 2, 0);
+        t.publish(members[0], 2, 0, 0);
         assert_eq!(t.try_acquire(members[2], 2, &dead), Some(a));
         let _ = b;
     }
@@ -406,19 +436,19 @@ mod tests {
         let t = table();
         let dead = Dead::default();
         let (a, b) = (t.join(0), t.join(1));
-        t.publish(b, 2, 0);
+        t.publish(b, 2, 0, 0);
         assert_eq!(t.try_acquire(b, 2, &dead), Some(0));
         assert_eq!(t.try_acquire(b, 2, &dead), Some(1));
-        t.publish(b, 3, 2);
+        t.publish(b, 3, 2, 0);
         t.header.0.waiting.store(1, SeqCst);
-        t.publish(a, 1, 0);
+        t.publish(a, 1, 0, 0);
         assert_eq!(t.try_acquire(a, 2, &dead), None, "all taken");
         assert_eq!(t.reclaim(a, &dead), 0, "b lives");
         dead.0.borrow_mut().push(1);
         let seq = t.header.0.seq.load(SeqCst);
         assert_eq!(t.reclaim(a, &dead), 2);
         assert!(t.header.0.seq.load(SeqCst) != seq, "waiters are told");
-        assert_eq!(SlotState::unpack(t.slots[1].0.load(SeqCst)).held, 0);
+        assert_eq!(SlotState::unpack(t.slots[1].0.state.load(SeqCst)).held, 0);
         assert_eq!(t.header.0.waiting.load(SeqCst), 0, "b's waiting thread is not counted");
         assert_eq!(t.census(a, &dead), Census { processes: 1, held: 0 });
         assert_eq!(t.try_acquire(a, 2, &dead), Some(0));
@@ -438,14 +468,42 @@ mod tests {
         assert_eq!(t.reclaim(new, &dead), 1, "the old generation's token");
         assert_eq!(t.try_acquire(new, 1, &dead), Some(0));
         // The old member writes nothing into the new one's slot.
-        t.publish(old, 9, 9);
+        t.publish(old, 9, 9, 0);
         assert_eq!(t.census(new, &dead), Census { processes: 0, held: 0 });
+    }
+
+    #[test]
+    fn a_member_that_stops_saying_it_waits_stops_counting_as_short() {
+        let t = table();
+        let dead = Dead::default();
+        let (a, s) = (t.join(0), t.join(1));
+        // a holds 2 of 4 and wants 4; s holds 1 and wants 4: a is at its
+        // part (2) while s is short, so a may not take the free share.
+        for (token, owner) in [(0, a), (1, a), (2, s)] {
+            t.tokens[token].0.store(owner.owner(), SeqCst);
+        }
+        t.publish(a, 4, 2, 0);
+        t.publish(s, 4, 1, 0);
+        dead.1.set(STALE_MS);
+        assert_eq!(t.try_acquire(a, 4, &dead), None, "s said it waits {STALE_MS} ms ago");
+        // s is stopped: it says nothing more. Its waiting threads stop
+        // counting, and the free share goes to a.
+        dead.1.set(STALE_MS + 1);
+        assert_eq!(t.try_acquire(a, 4, &dead), Some(3));
+        // Once it says so again, it counts again.
+        t.still_wanting(s, STALE_MS + 1);
+        t.publish(a, 4, 3, STALE_MS + 1);
+        t.header.0.waiting.store(1, SeqCst);
+        assert!(t.should_yield(a, 4, &dead), "3 of a fair 2, s short");
     }
 
     #[test]
     fn generations_wrap_without_becoming_zero() {
         let t = table();
-        t.slots[5].0.store(SlotState { generation: GEN_MASK, want: 0, held: 0 }.pack(), SeqCst);
+        t.slots[5]
+            .0
+            .state
+            .store(SlotState { generation: GEN_MASK, want: 0, held: 0 }.pack(), SeqCst);
         let m = t.join(5);
         assert_eq!(m.generation, 1);
         assert_ne!(m.owner(), 0);
@@ -460,10 +518,13 @@ mod tests {
             fn alive(&self, _: usize) -> bool {
                 true
             }
+            fn now_ms(&self) -> u64 {
+                0
+            }
         }
         let members: Vec<_> = (0..4).map(|s| t.join(s)).collect();
         for &m in &members {
-            t.publish(m, 2, 0);
+            t.publish(m, 2, 0, 0);
         }
         let holding = AtomicUsize::new(0);
         let most = AtomicUsize::new(0);
