@@ -96,14 +96,7 @@ pub fn write_parts(
     if total == 0 {
         return Ok(());
     }
-    if total > out.limit().saturating_sub(out.len()) {
-        return Err(KernelError::TooLarge { limit: out.limit() });
-    }
-    let room = out.unfilled(total)?;
-    if room.len() < total {
-        return Err(KernelError::TooLarge { limit: out.limit() });
-    }
-    let mut rest = &mut room[..total];
+    let mut rest = out.unfilled_exact(total)?;
     let mut places = Vec::with_capacity(pieces.len());
     for piece in pieces {
         let (place, after) = std::mem::take(&mut rest).split_at_mut(piece.len());

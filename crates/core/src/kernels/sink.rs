@@ -192,6 +192,24 @@ impl Sink {
         Ok(&mut self.spill[self.len..end])
     }
 
+    /// Like [`unfilled`](Sink::unfilled) for exactly `n` bytes, for a
+    /// large output written at once by several threads: on an empty sink
+    /// the room is memory the allocator hands out zeroed (its pages are
+    /// mapped as the writers touch them, not cleared first by this
+    /// thread). An error if `n` is past the limit.
+    pub fn unfilled_exact(&mut self, n: usize) -> Result<&mut [u8], KernelError> {
+        if n > self.limit - self.len {
+            return Err(self.too_large());
+        }
+        if self.len == 0 && n > INLINE && self.spill.capacity() < n {
+            self.spilled = true;
+            self.spill = vec![0; n];
+            return Ok(&mut self.spill[..n]);
+        }
+        let room = self.unfilled(n)?;
+        Ok(&mut room[..n])
+    }
+
     /// Marks the first `n` bytes of the last [`unfilled`](Sink::unfilled)
     /// room as output.
     ///
@@ -325,6 +343,26 @@ mod tests {
         assert_eq!(sink.unfilled(5000).unwrap().len(), 1000, "room is cut to the limit");
         let mut tiny = Sink::new(16);
         assert!(tiny.write(&[0; 32]).is_err(), "a digest longer than the limit is refused");
+    }
+
+    #[test]
+    fn exact_room_is_zeroed_and_bounded_whatever_came_before() {
+        let mut s = Sink::new(1 << 20);
+        let room = s.unfilled_exact(100_000).unwrap();
+        assert!(room.len() == 100_000 && room.iter().all(|&b| b == 0));
+        room[99_999] = 7;
+        s.commit(100_000);
+        assert!(matches!(s.unfilled_exact(1 << 20), Err(KernelError::TooLarge { .. })));
+        let room = s.unfilled_exact(10).unwrap();
+        room.copy_from_slice(b"0123456789");
+        s.commit(10);
+        let out = s.into_output();
+        assert_eq!(out.as_bytes().len(), 100_010);
+        assert_eq!(&out.as_bytes()[99_999..], b"\x070123456789");
+        let mut small = Sink::new(8);
+        small.write(b"ab").unwrap();
+        assert_eq!(small.unfilled_exact(6).unwrap().len(), 6);
+        assert!(small.unfilled_exact(7).is_err());
     }
 
     #[test]
