@@ -99,6 +99,22 @@ test("BLAKE3 in subtrees is a one-thread pool's digest, in every mode", async (t
   }
 });
 
+test('a pool that has run small tasks still starts a thread for a big job, and a small task does not wait for it', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  // The mean run time the scaling rule knows is a tiny task's.
+  await pool.post(Buffer.from('warm'));
+  const spawns = [];
+  pool.on('spawn', (e) => spawns.push(e));
+  const order = [];
+  const big = pool.post(mixed(16 * MIB), { kernel: 'gzip' }).then(() => order.push('big'));
+  await new Promise((r) => setTimeout(r, 5));
+  const tiny = pool.post(Buffer.from('tiny')).then(() => order.push('tiny'));
+  await Promise.all([big, tiny]);
+  assert.deepEqual(order, ['tiny', 'big']);
+  assert.ok(spawns.length >= 1 || pool.stats().threads === 2, 'a second thread ran');
+});
+
 test('a job in blocks is cancelled by its signal, and a limit holds over its whole output', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());

@@ -107,6 +107,12 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         }
         let obs = observe(shared, &st, now);
         let mut decision = policy::decide(&obs, &cfg);
+        if decision.action == Action::None && parts_waiting(shared, &st, now, &cfg) {
+            // Parts of a big task have waited a spawn delay for an idle
+            // thread: start one, whatever the rule's sizing says (its mean
+            // run time is the small tasks', not the parts').
+            decision.action = Action::Spawn(SpawnReason::QueueAge);
+        }
         if matches!(decision.action, Action::Spawn(_))
             && shared.share_waiting.load(std::sync::atomic::Ordering::Relaxed) > 0
         {
@@ -177,6 +183,24 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
     drop(st);
     if last {
         shared.completions.wake();
+    }
+}
+
+/// Whether a job's unclaimed parts have waited a spawn delay, and a thread
+/// may be started for them.
+fn parts_waiting(shared: &Shared, st: &State, now: Instant, cfg: &policy::PolicyConfig) -> bool {
+    if st.threads >= cfg.max_threads
+        || st.spawning
+        || st.spawn_backoff_until.is_some_and(|t| now < t)
+        || st.lifecycle != Lifecycle::Running
+    {
+        return false;
+    }
+    match shared.parts.backlog() {
+        (parts, Some(since)) => {
+            parts > 0 && now.saturating_duration_since(since) >= cfg.spawn_delay
+        }
+        _ => false,
     }
 }
 
