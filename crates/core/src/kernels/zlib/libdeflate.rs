@@ -46,6 +46,13 @@ pub fn gunzip(input: &[u8], out: &mut Sink) -> bool {
     if !(MIN_MEMBER..=MAX_INPUT).contains(&input.len()) {
         return false;
     }
+    // A header CRC (FHCRC), which libdeflate does not check, or reserved
+    // flags: zlib-rs says what is wrong with them, as node:zlib does.
+    const FHCRC: u8 = 0x02;
+    const RESERVED: u8 = 0xe0;
+    if input[3] & (FHCRC | RESERVED) != 0 {
+        return false;
+    }
     let trailer: [u8; 4] = input[input.len() - 4..].try_into().expect("four bytes");
     let size = u32::from_le_bytes(trailer) as usize;
     if size > MAX_OUTPUT
