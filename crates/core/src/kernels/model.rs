@@ -199,20 +199,24 @@ impl<K: Kernel> AnyKernel for K {
         ctx: &RunContext<'_>,
         out: &mut Sink,
     ) -> Result<(), KernelError> {
-        if let Some(bytes) = input.contiguous() {
-            let whole = with_params(self, params, |p| {
-                let split = ctx.parallel().and_then(|parallel| {
-                    Kernel::run_split(self, p, bytes, ctx, &mut *out, parallel)
-                });
-                Ok(split.or_else(|| Kernel::run_contiguous(self, p, bytes, ctx, &mut *out)))
-            })?;
-            if let Some(result) = whole {
-                return result;
+        // The parameters are resolved once (a task without any has its
+        // kernel's defaults made here) for whichever way the task runs.
+        with_params(self, params, |p| {
+            if let Some(bytes) = input.contiguous() {
+                let whole = ctx
+                    .parallel()
+                    .and_then(|parallel| {
+                        Kernel::run_split(self, p, bytes, ctx, &mut *out, parallel)
+                    })
+                    .or_else(|| Kernel::run_contiguous(self, p, bytes, ctx, &mut *out));
+                if let Some(result) = whole {
+                    return result;
+                }
             }
-        }
-        let mut state = with_params(self, params, |p| Kernel::start(self, p, Some(input.len())))?;
-        ctx.feed(input, |piece| state.update(piece, out, ctx))?;
-        state.finish(out, ctx)
+            let mut state = Kernel::start(self, p, Some(input.len()))?;
+            ctx.feed(input, |piece| state.update(piece, out, ctx))?;
+            state.finish(out, ctx)
+        })
     }
 
     fn start(

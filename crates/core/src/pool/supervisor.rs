@@ -105,9 +105,11 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
                 continue;
             }
         }
-        let obs = observe(shared, &st, now);
+        // Parts of a running task that idle threads may take: once per look.
+        let parts = shared.parts.backlog();
+        let obs = observe(shared, &st, now, parts);
         let mut decision = policy::decide(&obs, &cfg);
-        if decision.action == Action::None && parts_waiting(shared, &st, now, &cfg) {
+        if decision.action == Action::None && parts_waiting(parts, &st, now, &cfg) {
             // Parts of a big task have waited a spawn delay for an idle
             // thread: start one, whatever the rule's sizing says (its mean
             // run time is the small tasks', not the parts').
@@ -188,7 +190,12 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
 
 /// Whether a job's unclaimed parts have waited a spawn delay, and a thread
 /// may be started for them.
-fn parts_waiting(shared: &Shared, st: &State, now: Instant, cfg: &policy::PolicyConfig) -> bool {
+fn parts_waiting(
+    (parts, since): (usize, Option<Instant>),
+    st: &State,
+    now: Instant,
+    cfg: &policy::PolicyConfig,
+) -> bool {
     if st.threads >= cfg.max_threads
         || st.spawning
         || st.spawn_backoff_until.is_some_and(|t| now < t)
@@ -196,12 +203,7 @@ fn parts_waiting(shared: &Shared, st: &State, now: Instant, cfg: &policy::Policy
     {
         return false;
     }
-    match shared.parts.backlog() {
-        (parts, Some(since)) => {
-            parts > 0 && now.saturating_duration_since(since) >= cfg.spawn_delay
-        }
-        _ => false,
-    }
+    since.is_some_and(|since| parts > 0 && now.saturating_duration_since(since) >= cfg.spawn_delay)
 }
 
 /// Whether the supervisor still has a job: the pool runs, or it is closing
@@ -216,7 +218,14 @@ pub(super) fn supervising(st: &State) -> bool {
     }
 }
 
-pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation {
+/// What the policy looks at; `(parts, parts_since)` is the board's backlog
+/// (`Board::backlog`), counted as queued work.
+pub(super) fn observe(
+    shared: &Shared,
+    st: &State,
+    now: Instant,
+    (parts, parts_since): (usize, Option<Instant>),
+) -> Observation {
     let mean_run = shared.mean_run().map(|ns| Duration::from_nanos(ns as u64));
     let threads_needed = st.replay.needed.zip(st.replay.at);
     // One retirement by use at a time: the next once this one has left.
@@ -238,7 +247,6 @@ pub(super) fn observe(shared: &Shared, st: &State, now: Instant) -> Observation 
         .map(|(i, t, _)| (i, t));
     // Parts of a running task that idle threads may take count as queued
     // work: threads are started for them as for tasks.
-    let (parts, parts_since) = shared.parts.backlog();
     let oldest_task = st.queue.front().map(|t| t.enqueued_at);
     Observation {
         now,
