@@ -113,6 +113,17 @@ impl Input {
         }
     }
 
+    /// The non-empty parts in order, as slices.
+    pub fn parts(&self) -> Vec<&[u8]> {
+        match self {
+            Input::One(s) => vec![s.as_slice()],
+            Input::Many(parts) => {
+                parts.iter().filter(|p| !p.is_empty()).map(RawSlice::as_slice).collect()
+            }
+            Input::Owned(v) => vec![v],
+        }
+    }
+
     /// Copies the first `out.len()` bytes (or fewer) into `out`; returns how many.
     pub fn read_prefix(&self, out: &mut [u8]) -> usize {
         let mut filled = 0;

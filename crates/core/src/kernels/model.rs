@@ -96,6 +96,24 @@ pub trait Transform: Send {
     fn reset(&mut self) -> Result<bool, KernelError> {
         Ok(false)
     }
+    /// Called once, before any input, on a stream whose pool may run parts
+    /// of its tasks on several threads: a transform that can take its input
+    /// in blocks ([`update_parts`](Transform::update_parts)) cuts it so from
+    /// here on, whichever way each piece then comes. The default does not.
+    fn allow_parts(&mut self) {}
+    /// Takes `rest` (what is left of a stream chunk's input) in parts on
+    /// `parallel`'s idle threads, when it is large enough to; returns the
+    /// bytes taken, all or none. Their output waits in the state and is
+    /// written by the next calls, before their own.
+    fn update_parts(
+        &mut self,
+        _rest: &[&[u8]],
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+        _parallel: &dyn Parallel,
+    ) -> Result<usize, KernelError> {
+        Ok(0)
+    }
     /// A copy of the state, going on independently from here
     /// (`node:crypto`'s `hash.copy()`); `None` for a state that cannot be
     /// copied (codecs, loaded kernels), the default.

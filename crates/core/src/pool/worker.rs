@@ -178,9 +178,10 @@ impl<'a> Worker<'a> {
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
                 let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
-                // Only a one-shot task over its own input may split.
+                // A one-shot task over its own input, or a stream's chunk,
+                // may split.
                 let parallel = PoolParallel(shared);
-                let ctx = if matches!(task.mode, Mode::Once) {
+                let ctx = if matches!(task.mode, Mode::Once | Mode::Stream(_)) {
                     ctx.with_parallel(&parallel)
                 } else {
                     ctx

@@ -27,6 +27,12 @@
 //!   brotli stream's end, a zero byte after a gzip member) with input left:
 //!   the rest, and every later chunk's input, is not read (`node:zlib` ends
 //!   such a stream's readable side).
+//! * **In blocks**: on a pool whose threads may split work, a chunk whose
+//!   input a codec can cut into blocks (a gzip, deflate or raw stream past
+//!   its open block) is taken at once on idle threads
+//!   ([`Transform::update_parts`](crate::kernels::Transform::update_parts));
+//!   its output waits in the codec's state and goes out in paused steps
+//!   as above, so a write is called back once its output is handed on.
 //! * **Taken over**: [`Stream::run_inline`] runs the chunk in flight and
 //!   more on the calling thread (a hash's `update()` past its staging cap).
 //!   It asks the chunk running to stop at its next piece (`yield_requested`)

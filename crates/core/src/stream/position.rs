@@ -66,10 +66,23 @@ impl Position {
         yield_requested: Option<&AtomicBool>,
     ) -> Result<bool, KernelError> {
         if self.transform.is_none() {
-            self.transform = Some(kernel.start(params, None)?);
+            let mut state = kernel.start(params, None)?;
+            if ctx.parallel().is_some() {
+                state.allow_parts();
+            }
+            self.transform = Some(state);
         }
         let Some(state) = self.transform.as_deref_mut() else { unreachable!("started above") };
         if !self.ending {
+            if let (Some(parallel), false) = (ctx.parallel(), self.ended) {
+                let rest = input.parts();
+                let rest = slice_from(&rest, self.fed);
+                let taken = state.update_parts(&rest, out, ctx, parallel)?;
+                self.fed += taken;
+                self.consumed += taken as u64;
+                // Their output is owed, even when no input is left.
+                self.owes |= taken > 0;
+            }
             if !self.ended {
                 let (fed, consumed) = (&mut self.fed, &mut self.consumed);
                 let walked =
@@ -111,6 +124,20 @@ impl Position {
         self.ending = false;
         Ok(false)
     }
+}
+
+/// `parts` without their first `skip` bytes.
+fn slice_from<'a>(parts: &[&'a [u8]], mut skip: usize) -> Vec<&'a [u8]> {
+    let mut rest = Vec::with_capacity(parts.len());
+    for part in parts {
+        if skip >= part.len() {
+            skip -= part.len();
+        } else {
+            rest.push(&part[skip..]);
+            skip = 0;
+        }
+    }
+    rest
 }
 
 /// Feeds `state` the bytes of `input` after the first `skip`, a piece of at

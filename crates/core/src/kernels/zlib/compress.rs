@@ -3,12 +3,27 @@
 
 use std::sync::Arc;
 
+use super::block_stream::BlockStream;
+use super::blocks::{Settings, Z_NO_FLUSH, Z_SYNC_FLUSH};
 use super::deflater::{Deflater, Failure};
 use super::{format_error, Format, EMPTY_WRITE, Z_FINISH, Z_MEM_ERROR, Z_STREAM_ERROR};
 use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{KernelError, Parallel, RunContext, Sink};
+
+impl CompressParams {
+    /// What a block is compressed with.
+    pub(super) fn settings(&self) -> Settings {
+        Settings { level: self.level, mem_level: self.mem_level, strategy: self.strategy }
+    }
+
+    /// True when the output can be cut into blocks: the defaults' window
+    /// and end, no dictionary.
+    fn splits(&self) -> bool {
+        self.dictionary.is_none() && self.finish_flush == Z_FINISH as i32 && self.window_bits == 15
+    }
+}
 
 /// `gzip`, `deflate`, `deflateRaw`.
 pub struct Compress {
@@ -82,7 +97,8 @@ impl Kernel for Compress {
         // input is one reservation for the common case, and the sink grows
         // (doubling) for the rest.
         Ok(CompressState {
-            deflate,
+            engine: Engine::Whole(deflate),
+            split: p.splits().then(|| (self.format, p.settings())),
             finish_flush: p.finish_flush,
             dictionary: p.dictionary.clone(),
             reserve: len_hint.map(|n| n / 4 + 64),
@@ -99,22 +115,40 @@ impl Kernel for Compress {
         out: &mut Sink,
         parallel: &dyn Parallel,
     ) -> Option<Result<(), KernelError>> {
-        let plain =
-            p.dictionary.is_none() && p.finish_flush == Z_FINISH as i32 && p.window_bits == 15;
-        (plain && input.len() >= super::parallel::MIN_SPLIT)
-            .then(|| super::parallel::run(self.format, p, 15, input, ctx, out, parallel))
+        (p.splits() && input.len() >= super::parallel::MIN_SPLIT)
+            .then(|| super::parallel::run(self.format, p, input, ctx, out, parallel))
     }
 }
 
 pub struct CompressState {
-    deflate: Deflater,
+    engine: Engine,
+    /// The format and settings of a stream that may be cut into blocks.
+    split: Option<(Format, Settings)>,
     finish_flush: i32,
     /// Set again by a reset.
     dictionary: Option<Arc<[u8]>>,
     reserve: Option<usize>,
 }
 
+/// What compresses: one deflate stream, or (a stream once
+/// [`allow_parts`](Transform::allow_parts) was called) a stream in blocks.
+enum Engine {
+    Whole(Deflater),
+    Blocks(Box<BlockStream>),
+}
+
 impl CompressState {
+    /// The one deflate stream; the methods that use it are called only
+    /// when there are no blocks.
+    fn deflate(&mut self) -> Result<&mut Deflater, KernelError> {
+        match &mut self.engine {
+            Engine::Whole(deflate) => Ok(deflate),
+            Engine::Blocks(_) => {
+                Err(KernelError::InvalidInput("a stream in blocks has no one deflater".into()))
+            }
+        }
+    }
+
     /// Runs deflate over `input` with `flush` until it has taken all of it
     /// (and, for a flush or `Finish`, written all it holds: deflate says
     /// so by writing nothing more), or the sink's pause point.
@@ -128,7 +162,7 @@ impl CompressState {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
-        let deflate = &mut self.deflate;
+        let deflate = self.deflate()?;
         pump(out, ctx, input, flush != Z_NO_FLUSH, |input, room| {
             let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
             Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
@@ -148,15 +182,11 @@ impl CompressState {
         }
         // After the flush nothing is held back: no output is written.
         let room = out.unfilled(64)?;
-        let produced = self.deflate.params(level, strategy, room).map_err(deflate_error)?;
+        let produced = self.deflate()?.params(level, strategy, room).map_err(deflate_error)?;
         out.commit(produced);
         Ok(true)
     }
 }
-
-/// zlib's flush constants.
-const Z_NO_FLUSH: i32 = 0;
-pub(super) const Z_SYNC_FLUSH: i32 = 2;
 
 pub(super) fn deflate_error(e: Failure) -> KernelError {
     match e.code {
@@ -214,21 +244,53 @@ impl Transform for CompressState {
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<Fed, KernelError> {
+        if let Engine::Blocks(blocks) = &mut self.engine {
+            return blocks.update(chunk, out, ctx);
+        }
         Ok(fed(self.pump(chunk, Z_NO_FLUSH, out, ctx)?, 0))
+    }
+
+    fn allow_parts(&mut self) {
+        if let Some((format, settings)) = self.split.take() {
+            // A deflater that cannot be made leaves the stream whole.
+            if let Ok(blocks) = BlockStream::new(format, settings) {
+                self.engine = Engine::Blocks(Box::new(blocks));
+            }
+        }
+    }
+
+    fn update_parts(
+        &mut self,
+        rest: &[&[u8]],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+        parallel: &dyn Parallel,
+    ) -> Result<usize, KernelError> {
+        match &mut self.engine {
+            Engine::Blocks(blocks) => blocks.update_parts(rest, out, ctx, parallel),
+            Engine::Whole(_) => Ok(0),
+        }
     }
 
     // Called again after a pause, deflate goes on with the same flush
     // (zlib's rule: the same flush value until it is done).
     fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        if let Engine::Blocks(blocks) = &mut self.engine {
+            return blocks.finish(out, ctx);
+        }
         Ok(!matches!(self.pump(&[], self.finish_flush, out, ctx)?, Stop::Paused { .. }))
     }
 
     /// zlib's `deflateReset`, which keeps the level and strategy of the last
     /// `params()`, as node:zlib's `reset()` does; the dictionary set again.
     fn reset(&mut self) -> Result<bool, KernelError> {
-        self.deflate.reset().map_err(deflate_error)?;
-        if let Some(dictionary) = &self.dictionary {
-            self.deflate.set_dictionary(dictionary).map_err(deflate_error)?;
+        if let Engine::Blocks(blocks) = &mut self.engine {
+            blocks.reset()?;
+            return Ok(true);
+        }
+        self.deflate()?.reset().map_err(deflate_error)?;
+        if let Some(dictionary) = self.dictionary.clone() {
+            self.deflate()?.set_dictionary(&dictionary).map_err(deflate_error)?;
         }
         Ok(true)
     }
@@ -239,12 +301,19 @@ impl Transform for CompressState {
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<bool, KernelError> {
+        if let Engine::Blocks(blocks) = &mut self.engine {
+            return match (params_of(kind), kind) {
+                (Some((level, strategy)), _) => blocks.params(level, strategy, out, ctx),
+                (None, EMPTY_WRITE) => blocks.empty_write(out),
+                (None, kind) => blocks.flush(deflate_flush(kind)?, out, ctx),
+            };
+        }
         if let Some((level, strategy)) = params_of(kind) {
             return self.params(level, strategy, out, ctx);
         }
         if kind == EMPTY_WRITE {
             let room = out.unfilled(64)?;
-            let step = self.deflate.deflate(&[], room, Z_NO_FLUSH).map_err(deflate_error)?;
+            let step = self.deflate()?.deflate(&[], room, Z_NO_FLUSH).map_err(deflate_error)?;
             out.commit(step.produced);
             return Ok(true);
         }

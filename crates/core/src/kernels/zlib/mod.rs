@@ -22,8 +22,11 @@
 //! memory stays near the limit.
 //!
 //! `compress.rs` and `decompress.rs` are the two sides; `deflater.rs` the
-//! encoder's zlib API; this file what they share: the format, the error
-//! codes, and the controls a stream sends as flush kinds.
+//! encoder's zlib API; `blocks.rs` an output cut into blocks that threads
+//! compress apart, for a large one-shot task (`parallel.rs`) and a stream
+//! on a pool of several threads (`block_stream.rs`); `libdeflate.rs` the
+//! one-shot gunzip of one member; this file what they share: the format,
+//! the error codes, and the controls a stream sends as flush kinds.
 
 use super::KernelError;
 
@@ -87,6 +90,8 @@ fn format_error(code: &'static str, message: &str) -> KernelError {
     KernelError::Format { code, message: message.to_owned() }
 }
 
+pub(crate) mod block_stream;
+mod blocks;
 mod compress;
 mod decompress;
 mod deflater;
