@@ -114,6 +114,10 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
             // thread: start one, whatever the rule's sizing says (its mean
             // run time is the small tasks', not the parts').
             decision.action = Action::Spawn(SpawnReason::QueueAge);
+        } else if let Some(due) = parts_due(parts, &st, now, &cfg) {
+            // Look again when they will have waited it, whatever the rule
+            // said (it may sleep until the next submit).
+            decision.next_check = Some(decision.next_check.map_or(due, |next| next.min(due)));
         }
         if matches!(decision.action, Action::Spawn(_))
             && shared.share_waiting.load(std::sync::atomic::Ordering::Relaxed) > 0
@@ -204,6 +208,21 @@ fn parts_waiting(
         return false;
     }
     since.is_some_and(|since| parts > 0 && now.saturating_duration_since(since) >= cfg.spawn_delay)
+}
+
+/// How long until a job's unclaimed parts will have waited a spawn delay,
+/// when a thread could be started for them then.
+fn parts_due(
+    (parts, since): (usize, Option<Instant>),
+    st: &State,
+    now: Instant,
+    cfg: &policy::PolicyConfig,
+) -> Option<Duration> {
+    let since = since.filter(|_| parts > 0)?;
+    let open = st.threads < cfg.max_threads && st.lifecycle == Lifecycle::Running;
+    open.then(|| {
+        (since + cfg.spawn_delay).saturating_duration_since(now).max(Duration::from_micros(100))
+    })
 }
 
 /// Whether the supervisor still has a job: the pool runs, or it is closing
