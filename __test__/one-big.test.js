@@ -130,3 +130,145 @@ test('a job in blocks is cancelled by its signal, and a limit holds over its who
   const { result } = await pool.post(data.subarray(0, 3 * MIB), { kernel: 'gzip' });
   assert.deepEqual(zlib.gunzipSync(result), data.subarray(0, 3 * MIB));
 });
+
+/** The pool's (a default Pool: streams in blocks) and node:zlib's version of each deflate stream. */
+function deflateStreams(pool) {
+  return [
+    ['gzip', () => zlib.createGzip(), () => pool.createGzip(), zlib.gunzipSync],
+    ['deflate', () => zlib.createDeflate(), () => pool.createDeflate(), zlib.inflateSync],
+    [
+      'deflateRaw',
+      () => zlib.createDeflateRaw(),
+      () => pool.createDeflateRaw(),
+      zlib.inflateRawSync,
+    ],
+  ];
+}
+
+/** Writes `input` through one Buffer of `size` bytes, refilled after each write's callback. */
+async function throughOneBuffer(stream, input, size) {
+  const chunks = [];
+  stream.on('data', (c) => chunks.push(c));
+  const ended = new Promise((resolve, reject) => {
+    stream.on('end', resolve);
+    stream.on('error', reject);
+  });
+  const reused = Buffer.alloc(size);
+  for (let at = 0; at < input.length; at += size) {
+    const n = input.copy(reused, 0, at, at + size);
+    await new Promise((resolve, reject) =>
+      stream.write(reused.subarray(0, n), (err) => (err ? reject(err) : resolve())),
+    );
+    // The producer may reuse its Buffer now: scribble over it.
+    reused.fill(0xa5);
+  }
+  stream.end();
+  await ended;
+  return Buffer.concat(chunks);
+}
+
+test('a deflate stream fed large writes through one reused Buffer decodes to the input (blocks on several threads)', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const input = data.subarray(0, 5 * MIB + 12345);
+  for (const [name, control, ours, decode] of deflateStreams(pool)) {
+    for (const size of [MIB, 3 * MIB + 7, 100_000]) {
+      for (const [who, make] of [
+        ['node:zlib', control],
+        ['pool', ours],
+      ]) {
+        const out = await throughOneBuffer(make(), input, size);
+        assert.ok(decode(out).equals(input), `${who} ${name}, writes of ${size}`);
+        const ratio = out.length / zlib.gzipSync(input).length;
+        assert.ok(ratio > 0.98 && ratio < 1.02, `${who} ${name}: ${ratio}`);
+      }
+    }
+  }
+  // A second thread was started for the blocks.
+  assert.ok(pool.stats().spawned >= 2, `${pool.stats().spawned} threads started`);
+});
+
+test('flush() on a stream in blocks: the output so far decodes to all written before it', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  for (const [who, make] of [
+    ['node:zlib', () => zlib.createGzip()],
+    ['pool', () => pool.createGzip()],
+  ]) {
+    const stream = make();
+    const chunks = [];
+    stream.on('data', (c) => chunks.push(c));
+    let written = 0;
+    for (const cut of [700_000, 2 * MIB + 3, 2 * MIB + 10, 4 * MIB]) {
+      stream.write(data.subarray(written, cut));
+      written = cut;
+      await new Promise((resolve) => stream.flush(zlib.constants.Z_SYNC_FLUSH, resolve));
+      const sofar = Buffer.concat(chunks);
+      const inflate = zlib.createGunzip();
+      const seen = [];
+      inflate.on('data', (c) => seen.push(c));
+      await new Promise((resolve) => inflate.write(sofar, resolve));
+      await new Promise((resolve) => inflate.flush(resolve));
+      assert.ok(Buffer.concat(seen).equals(data.subarray(0, cut)), `${who}: at ${cut}`);
+      inflate.destroy();
+    }
+    stream.end();
+    await new Promise((resolve) => stream.on('end', resolve));
+    assert.ok(zlib.gunzipSync(Buffer.concat(chunks)).equals(data.subarray(0, written)), who);
+  }
+});
+
+test('a reader that stops holds a stream in blocks: its readable side stays near highWaterMark', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const highWaterMark = 16 * 1024;
+  const noise = Buffer.alloc(4 * MIB);
+  for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((i * 2654435761) >>> 0, i);
+  for (const [who, make] of [
+    ['node:zlib', () => zlib.createDeflateRaw({ level: 1, highWaterMark })],
+    ['pool', () => pool.createDeflateRaw({ params: { level: 1 }, highWaterMark })],
+  ]) {
+    const stream = make();
+    let called = false;
+    stream.write(noise, () => (called = true));
+    // Nobody reads: the output waits, bounded by the reader's buffer.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(
+      stream.readableLength <= highWaterMark + 64 * 1024,
+      `${who}: ${stream.readableLength}`,
+    );
+    assert.equal(called, false, `${who}: not called back while its output waits`);
+    const out = [];
+    stream.on('data', (c) => out.push(c));
+    stream.end();
+    await new Promise((resolve) => stream.on('end', resolve));
+    assert.equal(called, true);
+    assert.ok(zlib.inflateRawSync(Buffer.concat(out)).equals(noise), who);
+  }
+});
+
+test('destroy() or a signal while blocks run ends the stream and the pool goes on', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const big = data.subarray(0, 8 * MIB);
+  for (const [who, make] of [
+    ['node:zlib', (signal) => zlib.createGzip({ signal })],
+    ['pool', (signal) => pool.createGzip({ signal })],
+  ]) {
+    const destroyed = make();
+    destroyed.resume();
+    const called = new Promise((resolve) => destroyed.write(big, resolve));
+    setImmediate(() => destroyed.destroy());
+    await new Promise((resolve) => destroyed.on('close', resolve));
+    await called;
+    const controller = new AbortController();
+    const aborted = make(controller.signal);
+    aborted.resume();
+    aborted.write(big);
+    setImmediate(() => controller.abort());
+    const err = await new Promise((resolve) => aborted.on('error', resolve));
+    assert.equal(err.name, 'AbortError', who);
+  }
+  const out = await throughOneBuffer(pool.createGzip(), big, MIB);
+  assert.ok(zlib.gunzipSync(out).equals(big));
+});
