@@ -101,10 +101,13 @@ pub trait Transform: Send {
     /// in blocks ([`update_parts`](Transform::update_parts)) cuts it so from
     /// here on, whichever way each piece then comes. The default does not.
     fn allow_parts(&mut self) {}
-    /// Takes `rest` (what is left of a stream chunk's input) in parts on
-    /// `parallel`'s idle threads, when it is large enough to; returns the
-    /// bytes taken, all or none. Their output waits in the state and is
-    /// written by the next calls, before their own.
+    /// Takes the start of `rest` (what is left of a stream chunk's input)
+    /// in parts on `parallel`'s idle threads, when it is large enough to;
+    /// returns the bytes taken (none: it could not). Their output waits in
+    /// the state and is written by the next calls, before their own; the
+    /// first `update_until` that writes the last of it with input to take
+    /// says `Paused(0)`, so the step ends and the next one may take parts
+    /// again.
     fn update_parts(
         &mut self,
         _rest: &[&[u8]],

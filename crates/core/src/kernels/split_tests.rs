@@ -490,3 +490,33 @@ fn stream_run_open(
 fn decode_so_far(name: &str, data: &[u8]) -> Vec<u8> {
     stream_steps(name, &Params::NONE, &[Step::Write(data)], false, 1, None, usize::MAX).unwrap()
 }
+
+/// Threads that remember the largest job they were given.
+struct Counting(Threads, AtomicUsize);
+
+impl Parallel for Counting {
+    fn width(&self) -> usize {
+        self.0.width()
+    }
+    fn run_parts(&self, n: usize, part: &(dyn Fn(usize) + Sync)) {
+        self.1.fetch_max(n, Ordering::Relaxed);
+        self.0.run_parts(n, part);
+    }
+}
+
+/// A task's thread owns its job until every part is claimed: one large
+/// write taken whole would keep queued tasks (and other streams) waiting
+/// for all of it. A stream takes two blocks per thread at a time.
+#[test]
+fn a_stream_takes_a_large_write_a_few_blocks_at_a_time() {
+    let b = zlib::block_stream::STREAM_BLOCK;
+    let data = mixed(40 * b + 3);
+    let counting = Counting(Threads(2), AtomicUsize::new(0));
+    let got =
+        stream_run("gzip", &Params::NONE, &[Step::Write(&data)], 1, Some(&counting), usize::MAX)
+            .unwrap();
+    assert_same(&decode("gunzip", &got), &data, "one large write");
+    // The open block's end, four whole blocks, the block they open.
+    let most = counting.1.load(Ordering::Relaxed);
+    assert!((3..=6).contains(&most), "{most} parts in one job");
+}

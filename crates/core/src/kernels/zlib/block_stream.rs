@@ -14,8 +14,9 @@
 //! of it, the blocks it completes and the one it opens are compressed at
 //! once, each on whichever pool thread is idle ([`BlockStream::take`]).
 //! Their output waits in `pending` and goes out at the reader's pace,
-//! ahead of anything later: besides its input, a stream holds at most
-//! that input's compressed size.
+//! ahead of anything later: besides its task's input, a stream holds up
+//! to about as much again (each block's room is deflate's bound for its
+//! input, reserved at once so noise is not copied as it grows).
 //!
 //! The container is written here: the header a one-thread run writes, and
 //! a trailer whose checksum is joined from the blocks' own. As with a
@@ -164,7 +165,13 @@ impl BlockStream {
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<Fed, KernelError> {
+        let had_pending = !self.pending.is_empty();
         if !self.ready(out)? {
+            return Ok(Fed::Paused(0));
+        }
+        if had_pending && !chunk.is_empty() {
+            // Blocks' output is all written: the rest of the task's input
+            // goes to the next step's update_parts, on idle threads again.
             return Ok(Fed::Paused(0));
         }
         if chunk.len() as u64 > self.open_end() - self.at {
@@ -185,9 +192,12 @@ impl BlockStream {
         Ok(fed(stop, 0))
     }
 
-    /// Takes `rest` (a task's input not yet taken) as blocks on
-    /// `parallel`'s idle threads, when it reaches past the open block and
-    /// no output is pending; returns the bytes taken (all, or none).
+    /// Takes the start of `rest` (a task's input not yet taken) as blocks
+    /// on `parallel`'s idle threads, when it reaches past the open block
+    /// and no output is pending: up to two blocks per thread past the open
+    /// one, so that the thread running the task is back within a few
+    /// milliseconds, whatever the size of the write (queued tasks and other
+    /// streams wait for it). Returns the bytes taken.
     pub fn update_parts(
         &mut self,
         rest: &[&[u8]],
@@ -195,13 +205,16 @@ impl BlockStream {
         ctx: &RunContext<'_>,
         parallel: &dyn Parallel,
     ) -> Result<usize, KernelError> {
-        let len: usize = rest.iter().map(|r| r.len()).sum();
-        if !self.pending.is_empty() || len as u64 <= self.open_end() - self.at {
+        let len: u64 = rest.iter().map(|r| r.len() as u64).sum();
+        let open_end = self.open_end();
+        if !self.pending.is_empty() || len <= open_end - self.at {
             return Ok(0);
         }
+        let most = open_end + 2 * parallel.width() as u64 * BLOCK;
+        let take = (len.min(most - self.at)) as usize;
         let limit = out.limit().saturating_sub(out.len());
-        self.take(rest, limit, ctx, Some(parallel))?;
-        Ok(len)
+        self.take(&slice(rest, 0, take), limit, ctx, Some(parallel))?;
+        Ok(take)
     }
 
     /// Takes all of `rest`, which reaches past the open block: the open
