@@ -321,3 +321,37 @@ fn cancelling_a_batch_racing_with_workers_settles_each_task_once() {
         ITERATIONS,
     );
 }
+
+#[test]
+fn a_job_in_parts_racing_with_small_tasks_settles_each_once() {
+    // A BLAKE3 task above its split size posts its parts on the board;
+    // idle threads help while the queue is empty and leave as soon as
+    // small tasks queue. Every part runs once (the digest is the whole
+    // input's), every task settles once, and close() ends the pool.
+    let big = vec![7u8; (4 << 20) + 1];
+    let blake3 = kernels::find("blake3").unwrap();
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let want = kernels::get(blake3)
+        .unwrap()
+        .compute(&Input::Owned(big.clone()), &kernels::RunContext::new(&cancel))
+        .unwrap();
+    shuttle::check_random(
+        move || {
+            let (waker, _) = counting_waker();
+            let pool = Pool::new(config(1, 3, Duration::from_secs(60)), waker).unwrap();
+            pool.submit(Task::new(9, blake3, Input::Owned(big.clone()), Instant::now())).unwrap();
+            for slot in 0..3 {
+                shuttle::thread::yield_now();
+                pool.submit(task(slot)).unwrap();
+            }
+            let done = collect(&pool, 4);
+            let digest = done.iter().find(|c| c.slot == 9).unwrap().outcome.as_ref().unwrap();
+            assert_eq!(digest.as_bytes(), want.as_bytes());
+            assert!(done.iter().all(|c| c.outcome.is_ok()));
+            pool.close();
+            pool.join();
+            assert!(pool.is_terminated());
+        },
+        ITERATIONS / 10,
+    );
+}
