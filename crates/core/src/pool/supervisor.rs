@@ -219,10 +219,16 @@ fn parts_due(
     cfg: &policy::PolicyConfig,
 ) -> Option<Duration> {
     let since = since.filter(|_| parts > 0)?;
-    let open = st.threads < cfg.max_threads && st.lifecycle == Lifecycle::Running;
-    open.then(|| {
-        (since + cfg.spawn_delay).saturating_duration_since(now).max(Duration::from_micros(100))
-    })
+    if st.threads >= cfg.max_threads || st.lifecycle != Lifecycle::Running {
+        return None;
+    }
+    // Not before a failed spawn's back-off ends; a spawn under way is
+    // looked at again a little later, when its thread is up.
+    let mut due = (since + cfg.spawn_delay).max(st.spawn_backoff_until.unwrap_or(now));
+    if st.spawning {
+        due = due.max(now + Duration::from_millis(1));
+    }
+    Some(due.saturating_duration_since(now).max(Duration::from_micros(100)))
 }
 
 /// Whether the supervisor still has a job: the pool runs, or it is closing
