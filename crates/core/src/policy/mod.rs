@@ -37,7 +37,11 @@
 //! threads and the replay is newer than the last spawn, the most junior
 //! extra (the one the senior-first wakes use least) retires, one at a
 //! time. Bursts that come back within `idle_timeout` stay in the replay:
-//! the threads they need are kept.
+//! the threads they need are kept. A load that fell and stayed lower (the
+//! last half of the window has arrivals in each of its quarters: no gap
+//! between bursts) is judged by that half alone, so a pool sheds within
+//! half an `idle_timeout` of the fall; the supervisor replays every
+//! `idle_timeout / 8` while extras live, idle ones included.
 
 use std::time::{Duration, Instant};
 
@@ -229,17 +233,25 @@ pub fn decide(obs: &Observation, cfg: &PolicyConfig) -> Decision {
     let next_check = if obs.queued > 0 || obs.spawning || action != Action::None {
         Some(next_backlog_check(obs, cfg))
     } else if let Some((_, idle_since)) = obs.newest_idle_extra {
-        // Sleep until that thread's idle time is up, but not past one interval.
+        // Sleep until that thread's idle time is up, but not past one
+        // interval, nor past the next replay (the others may be underused).
         let elapsed = obs.now.saturating_duration_since(idle_since);
-        Some(cfg.idle_timeout.saturating_sub(elapsed).max(cfg.check_interval))
+        let idle_up = cfg.idle_timeout.saturating_sub(elapsed).max(cfg.check_interval);
+        Some(idle_up.min(replay_interval(cfg)))
     } else if obs.threads > cfg.min_threads {
         // Busy extra threads: look again later, to retire them when they
         // idle or when the replay finds fewer would do (see [`Replay`]).
-        Some((cfg.idle_timeout / 8).max(cfg.check_interval))
+        Some(replay_interval(cfg))
     } else {
         None
     };
     Decision { action, next_check }
+}
+
+/// How often the supervisor looks at a pool with extras, to replay the
+/// arrivals and retire what they did not need.
+fn replay_interval(cfg: &PolicyConfig) -> Duration {
+    (cfg.idle_timeout / 8).max(cfg.check_interval)
 }
 
 /// The wait retirement by use keeps tasks within (at the 99th
@@ -379,9 +391,21 @@ impl ReplayInput {
         })
     }
 
-    /// [`threads_needed`] of it.
+    /// [`threads_needed`] of it, or of its last half when that half is a
+    /// load of its own rather than a gap between bursts: arrivals in each
+    /// of its quarters. (A gap's threads are kept for the burst after it;
+    /// a load that fell and stayed lower needs no more than it shows.)
     pub fn needed(&self) -> usize {
-        threads_needed(&self.counts, self.run, self.bound, self.most)
+        let whole = threads_needed(&self.counts, self.run, self.bound, self.most);
+        let recent = &self.counts[self.counts.len() / 2..];
+        let quarter = recent.len().div_ceil(4).max(1);
+        let sustained =
+            recent.len() >= 4 && recent.chunks(quarter).all(|q| q.iter().any(|&n| n > 0));
+        if sustained {
+            whole.min(threads_needed(recent, self.run, self.bound, self.most))
+        } else {
+            whole
+        }
     }
 }
 

@@ -181,7 +181,11 @@ fn idle_extras_retire_after_timeout_and_core_never() {
     let idle = Observation { threads: 2, newest_idle_extra: Some((1, t0)), ..obs(t0, 50) };
     let d = decide(&idle, &cfg());
     assert_eq!(d.action, Action::None);
-    assert_eq!(d.next_check, Some(Duration::from_millis(50)));
+    // The next look: the next replay's (the others may be underused), or
+    // the thread's idle time up, whichever comes first.
+    let c = cfg();
+    let replay = (c.idle_timeout / 8).max(c.check_interval);
+    assert_eq!(d.next_check, Some(replay.min(Duration::from_millis(50))));
     let later = Observation { now: t0 + Duration::from_millis(100), ..idle };
     assert_eq!(decide(&later, &cfg()).action, Action::Retire(1, RetireReason::IdleTimeout));
     // Only core threads left: nothing to do, sleep until nudged.
@@ -508,12 +512,48 @@ fn sim_sawtooth_sheds_threads_in_the_low_phases() {
     let low = |t: &&Duration| (t.as_millis() / 400).is_multiple_of(2);
     assert!(sim.retires.iter().filter(low).count() >= 8, "retired: {:?}", sim.retires);
     // Without retirement by use this model spends 1.6x the per-phase fixed
-    // pool's thread-seconds; #31 asks for 1.25x, which the replay's
-    // idle_timeout of hindsight does not reach here (BENCHMARKS.md).
+    // pool's thread-seconds, with a replay of the whole idle_timeout 1.44x;
+    // judging a load that fell by the last half of the window, 1.27x here
+    // (#31 asks 1.25x of the real pool: BENCHMARKS.md).
     assert!(
-        sim.thread_seconds <= fixed * 1.45,
+        sim.thread_seconds <= fixed * 1.30,
         "{:.1} thread-seconds, the per-phase fixed pool's {fixed:.1}",
         sim.thread_seconds
     );
     assert!(p99(&sim) <= Duration::from_millis(5), "p99 wait {:?}", p99(&sim));
+}
+
+#[test]
+fn a_load_that_fell_is_judged_by_the_last_half_a_gap_is_not() {
+    // 250 ms of arrivals of 1 ms tasks: 10 per ms, then 2 per ms.
+    let input = |counts: Vec<u32>| ReplayInput {
+        counts,
+        run: Duration::from_millis(1),
+        bound: Duration::from_millis(2),
+        most: 16,
+    };
+    let fell: Vec<u32> = (0..250).map(|ms| if ms < 125 { 10 } else { 2 }).collect();
+    let whole = threads_needed(&fell, Duration::from_millis(1), Duration::from_millis(2), 16);
+    assert!(whole >= 10, "the whole window needs the high load's threads: {whole}");
+    assert!(input(fell).needed() <= 3, "the load fell and stayed lower");
+    // A burst, then a gap of 140 ms: the burst's threads are kept for the
+    // next one.
+    let gap: Vec<u32> = (0..250).map(|ms| if ms < 110 { 10 } else { 0 }).collect();
+    assert_eq!(
+        input(gap.clone()).needed(),
+        threads_needed(&gap, Duration::from_millis(1), Duration::from_millis(2), 16)
+    );
+    // A gap in one quarter of the last half is a gap too.
+    let holed: Vec<u32> = (0..250)
+        .map(|ms| {
+            if ms < 125 {
+                10
+            } else if (150..200).contains(&ms) {
+                0
+            } else {
+                2
+            }
+        })
+        .collect();
+    assert!(input(holed).needed() >= 10);
 }
