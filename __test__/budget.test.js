@@ -231,3 +231,48 @@ test("a SIGKILLed process's shares come back to the others", { skip: !LINUX }, a
   );
   assert.deepEqual(await b.exited, { code: 0, signal: null });
 });
+
+test(
+  'an empty TIDEPOOL_BUDGET_DIR means the default directory, as if unset',
+  {
+    skip: !LINUX || !fs.existsSync('/dev/shm'),
+  },
+  () => {
+    const table = `/dev/shm/tidepool-budget-v1-${process.getuid()}`;
+    const existed = fs.existsSync(table);
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-cwd-'));
+    try {
+      const r = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
+        const warnings = [];
+        process.on('warning', (w) => warnings.push(w.code));
+        (async () => {
+          const pool = new Pool({ budget: 'machine' });
+          await pool.post(Buffer.from('abc'));
+          await new Promise((r) => setImmediate(r));
+          console.log(JSON.stringify({ warnings, budget: pool.stats().budget }));
+          await pool.close();
+        })();`,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, TIDEPOOL_BUDGET_DIR: '' },
+          cwd,
+          timeout: 60_000,
+        },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.deepEqual(out.warnings, []);
+      assert.ok(out.budget && out.budget.capacity >= 1, JSON.stringify(out.budget));
+      assert.ok(fs.existsSync(table), 'the table is in /dev/shm');
+      assert.deepEqual(fs.readdirSync(cwd), [], 'no table in the working directory');
+    } finally {
+      if (!existed) fs.rmSync(table, { force: true });
+      fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  },
+);

@@ -166,7 +166,9 @@ mod linux {
         pub fn of_process() -> Result<Arc<MachineBudget>, String> {
             static ONE: OnceLock<Result<Arc<MachineBudget>, String>> = OnceLock::new();
             ONE.get_or_init(|| {
+                // An empty value is no value, as for PATH-like variables.
                 let dir = std::env::var_os("TIDEPOOL_BUDGET_DIR")
+                    .filter(|dir| !dir.is_empty())
                     .unwrap_or_else(|| super::DEFAULT_DIR.into());
                 let budget =
                     Arc::new(MachineBudget::open(Path::new(&dir)).map_err(|e| e.to_string())?);
