@@ -37,13 +37,10 @@
 //! threads and the replay is newer than the last spawn, the most junior
 //! extra (the one the senior-first wakes use least) retires, one at a
 //! time. Bursts that come back within `idle_timeout` stay in the replay:
-//! the threads they need are kept. A load that went from one steady rate
-//! to a lower one (the window's first three fifths and its last two each
-//! steady: posts in each quarter, none with more than four times
-//! another's) is judged by the last two fifths alone, so a pool sheds
-//! within about half an `idle_timeout` of the fall; the supervisor
-//! replays every `idle_timeout / 8` while extras live, idle ones
-//! included.
+//! the threads they need are kept. (Telling a load that fell for good
+//! from one that comes back within `idle_timeout` needs a longer look than
+//! `idle_timeout` itself: the replay does not try.) The supervisor replays
+//! every `idle_timeout / 8` while extras live, idle ones included.
 
 use std::time::{Duration, Instant};
 
@@ -393,33 +390,10 @@ impl ReplayInput {
         })
     }
 
-    /// [`threads_needed`] of it, or of its last two fifths when they and
-    /// the three before them are each a steady load ([`steady`]): a load
-    /// that changed from one steady rate to another needs no more than its
-    /// recent part shows. Bursts that come back within the window, with or
-    /// without a trickle of posts between them, leave a part unsteady:
-    /// their threads are kept.
+    /// [`threads_needed`] of it.
     pub fn needed(&self) -> usize {
-        let whole = threads_needed(&self.counts, self.run, self.bound, self.most);
-        let (older, recent) = self.counts.split_at(self.counts.len() * 3 / 5);
-        if steady(older) && steady(recent) {
-            whole.min(threads_needed(recent, self.run, self.bound, self.most))
-        } else {
-            whole
-        }
+        threads_needed(&self.counts, self.run, self.bound, self.most)
     }
-}
-
-/// Posts per millisecond that make a steady load: some in each quarter,
-/// and no quarter with more than four times another's (a fall of the load
-/// within one quarter still counts: it is judged by the part after it).
-fn steady(counts: &[u32]) -> bool {
-    if counts.len() < 4 {
-        return false;
-    }
-    let sums: Vec<u32> = counts.chunks(counts.len().div_ceil(4)).map(|q| q.iter().sum()).collect();
-    let (least, most) = (sums.iter().min(), sums.iter().max());
-    least.zip(most).is_some_and(|(&l, &m)| l > 0 && m <= l.saturating_mul(4))
 }
 
 /// The last replay's answer, worked out again at most every

@@ -298,22 +298,38 @@ fn sim_periodic_bursts_do_not_flap() {
     assert!(late_spawns <= 1, "kept spawning: {:?}", sim.spawns);
 }
 
+/// Loads whose high part comes back within `idle_timeout`, with lower
+/// load between: the threads the high part needs are kept, not retired
+/// and started again each period (a rule that judged a fall by the
+/// window's recent part alone flapped on each of these).
 #[test]
-fn sim_periodic_bursts_over_a_trickle_do_not_flap() {
-    // As above, with a task every 10 ms between the bursts: the window's
-    // recent part can be a steady trickle, but the bursts before it leave
-    // the older part unsteady, so the bursts' threads are kept.
-    let mut arrivals = Vec::new();
-    for burst in 0..10u64 {
-        arrivals.extend(every(burst * 150, burst * 150 + 30, Duration::from_micros(333)));
-        arrivals.extend(every(burst * 150 + 30, burst * 150 + 150, Duration::from_millis(10)));
-    }
-    for rule in [SpawnRule::QueueAge, SpawnRule::Demand] {
-        let mut sim = Sim::new(PolicyConfig { rule, ..sim_cfg() });
-        sim.run(&arrivals, Duration::from_millis(1), Duration::from_millis(1500));
-        let late_spawns = sim.spawns.iter().filter(|&&t| t > Duration::from_millis(300)).count();
-        assert!(sim.retires.is_empty(), "{rule:?} retired between bursts: {:?}", sim.retires);
-        assert!(late_spawns <= 1, "{rule:?} kept spawning: {:?}", sim.spawns);
+fn sim_loads_that_come_back_within_idle_timeout_do_not_flap() {
+    let ms = Duration::from_millis;
+    let periodic = |period: u64, high: (u64, Duration), low: Duration| {
+        let mut arrivals = Vec::new();
+        for n in 0..(1500 / period) {
+            let at = n * period;
+            arrivals.extend(every(at, at + high.0, high.1));
+            arrivals.extend(every(at + high.0, at + period, low));
+        }
+        arrivals
+    };
+    let cases = [
+        // 30 ms bursts at 3x capacity every 150 ms, over a trickle.
+        ("bursts over a trickle", periodic(150, (30, Duration::from_micros(333)), ms(10))),
+        ("bursts over a heavier trickle", periodic(150, (30, Duration::from_micros(333)), ms(1))),
+        // A short sawtooth: 120 ms high, 80 ms low.
+        ("a short sawtooth", periodic(200, (120, Duration::from_micros(400)), ms(2))),
+    ];
+    for (name, arrivals) in &cases {
+        for rule in [SpawnRule::QueueAge, SpawnRule::Demand] {
+            let mut sim = Sim::new(PolicyConfig { rule, ..sim_cfg() });
+            sim.run(arrivals, ms(1), ms(1500));
+            let late_spawns = sim.spawns.iter().filter(|&&t| t > ms(400)).count();
+            let late_retires = sim.retires.iter().filter(|&&t| t > ms(400)).count();
+            assert!(late_retires == 0, "{name}, {rule:?}: retired {:?}", sim.retires);
+            assert!(late_spawns <= 1, "{name}, {rule:?}: kept spawning {:?}", sim.spawns);
+        }
     }
 }
 
@@ -531,48 +547,14 @@ fn sim_sawtooth_sheds_threads_in_the_low_phases() {
     let low = |t: &&Duration| (t.as_millis() / 400).is_multiple_of(2);
     assert!(sim.retires.iter().filter(low).count() >= 8, "retired: {:?}", sim.retires);
     // Without retirement by use this model spends 1.6x the per-phase fixed
-    // pool's thread-seconds, with a replay of the whole idle_timeout 1.44x;
-    // judging a load that fell by the window's last two fifths, 1.24x here
-    // (#31 asks 1.25x of the real pool: BENCHMARKS.md).
+    // pool's thread-seconds, with a replay of the whole idle_timeout
+    // about 1.4x; #31 asks 1.25x, which a replay of idle_timeout cannot
+    // reach without letting go of bursts that come back within it (the
+    // tests below; BENCHMARKS.md).
     assert!(
-        sim.thread_seconds <= fixed * 1.30,
+        sim.thread_seconds <= fixed * 1.45,
         "{:.1} thread-seconds, the per-phase fixed pool's {fixed:.1}",
         sim.thread_seconds
     );
     assert!(p99(&sim) <= Duration::from_millis(5), "p99 wait {:?}", p99(&sim));
-}
-
-#[test]
-fn a_load_that_fell_is_judged_by_its_recent_part_a_gap_is_not() {
-    // 250 ms of arrivals of 1 ms tasks: 10 per ms, then 2 per ms.
-    let input = |counts: Vec<u32>| ReplayInput {
-        counts,
-        run: Duration::from_millis(1),
-        bound: Duration::from_millis(2),
-        most: 16,
-    };
-    let fell: Vec<u32> = (0..250).map(|ms| if ms < 125 { 10 } else { 2 }).collect();
-    let whole = threads_needed(&fell, Duration::from_millis(1), Duration::from_millis(2), 16);
-    assert!(whole >= 10, "the whole window needs the high load's threads: {whole}");
-    assert!(input(fell).needed() <= 3, "the load fell and stayed lower");
-    // A burst, then a gap of 140 ms: the burst's threads are kept for the
-    // next one.
-    let gap: Vec<u32> = (0..250).map(|ms| if ms < 110 { 10 } else { 0 }).collect();
-    assert_eq!(
-        input(gap.clone()).needed(),
-        threads_needed(&gap, Duration::from_millis(1), Duration::from_millis(2), 16)
-    );
-    // A gap in one quarter of the recent part is a gap too.
-    let holed: Vec<u32> = (0..250)
-        .map(|ms| {
-            if ms < 125 {
-                10
-            } else if (150..200).contains(&ms) {
-                0
-            } else {
-                2
-            }
-        })
-        .collect();
-    assert!(input(holed).needed() >= 10);
 }
