@@ -141,6 +141,22 @@ impl Input {
     }
 }
 
+/// The bytes `from..to` of `parts` read as one (`to` may pass their end),
+/// as slices of them, none empty.
+pub fn slice_parts<'a>(parts: &[&'a [u8]], from: usize, to: usize) -> Vec<&'a [u8]> {
+    let mut pieces = Vec::with_capacity(parts.len());
+    let mut at = 0;
+    for part in parts {
+        let (start, end) = (at, at + part.len());
+        at = end;
+        let (a, b) = (from.max(start), to.min(end));
+        if a < b {
+            pieces.push(&part[a - start..b - start]);
+        }
+    }
+    pieces
+}
+
 impl fmt::Debug for Input {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Input({} bytes)", self.len())

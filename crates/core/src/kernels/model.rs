@@ -99,8 +99,11 @@ pub trait Transform: Send {
     /// Called once, before any input, on a stream whose pool may run parts
     /// of its tasks on several threads: a transform that can take its input
     /// in blocks ([`update_parts`](Transform::update_parts)) cuts it so from
-    /// here on, whichever way each piece then comes. The default does not.
-    fn allow_parts(&mut self) {}
+    /// here on, whichever way each piece then comes, and says true (only
+    /// then is `update_parts` called). The default does not.
+    fn allow_parts(&mut self) -> bool {
+        false
+    }
     /// Takes the start of `rest` (what is left of a stream chunk's input)
     /// in parts on `parallel`'s idle threads, when it is large enough to;
     /// returns the bytes taken (none: it could not). Their output waits in

@@ -447,7 +447,9 @@ fn a_stream_in_blocks_flushed_decodes_to_what_came_before_each_flush() {
     // deflateReset does, and starts a new stream.
     let steps = [Step::Write(&data[..b + 10]), Step::Reset, Step::Write(&data[b + 10..])];
     let got = stream_run("gzip", &Params::NONE, &steps, 1, Some(&threads), usize::MAX).unwrap();
-    let mut members = stream_run_open("gzip", &steps[..2], 1, Some(&threads), usize::MAX).unwrap();
+    let mut members =
+        stream_steps("gzip", &Params::NONE, &steps[..2], false, 1, Some(&threads), usize::MAX)
+            .unwrap();
     let second = [Step::Write(&data[b + 10..])];
     members
         .extend(stream_run("gzip", &Params::NONE, &second, 1, Some(&threads), usize::MAX).unwrap());
@@ -464,26 +466,15 @@ fn stream_run_ends(
     budget: usize,
     ends: &mut Vec<usize>,
 ) -> Result<Vec<u8>, KernelError> {
-    let mut output = Vec::new();
     let whole = stream_run(name, &Params::NONE, steps, parts, parallel, budget)?;
     for n in 0..steps.len() {
-        let prefix = stream_run_open(name, &steps[..=n], parts, parallel, budget)?;
+        // What the stream wrote so far, not ended.
+        let prefix =
+            stream_steps(name, &Params::NONE, &steps[..=n], false, parts, parallel, budget)?;
         assert_same(&whole[..prefix.len().min(whole.len())], &prefix, "a prefix");
         ends.push(prefix.len());
     }
-    output.extend(whole);
-    Ok(output)
-}
-
-/// The output of `steps` with no end: what the stream has written so far.
-fn stream_run_open(
-    name: &str,
-    steps: &[Step<'_>],
-    parts: usize,
-    parallel: Option<&dyn Parallel>,
-    budget: usize,
-) -> Result<Vec<u8>, KernelError> {
-    stream_steps(name, &Params::NONE, steps, false, parts, parallel, budget)
+    Ok(whole)
 }
 
 /// What a decoder stream writes for `data` without being ended.

@@ -109,14 +109,18 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         let parts = shared.parts.backlog();
         let obs = observe(shared, &st, now, parts);
         let mut decision = policy::decide(&obs, &cfg);
-        if decision.action == Action::None && parts_waiting(parts, &st, now, &cfg) {
+        let parts_at = parts_spawn_at(parts, &st, &cfg);
+        if decision.action == Action::None && !st.spawning && parts_at.is_some_and(|at| at <= now) {
             // Parts of a big task have waited a spawn delay for an idle
             // thread: start one, whatever the rule's sizing says (its mean
             // run time is the small tasks', not the parts').
             decision.action = Action::Spawn(SpawnReason::QueueAge);
-        } else if let Some(due) = parts_due(parts, &st, now, &cfg) {
-            // Look again when they will have waited it, whatever the rule
-            // said (it may sleep until the next submit).
+        } else if let Some(at) = parts_at {
+            // Look again then, whatever the rule said (it may sleep until
+            // the next submit); a spawn under way, a little later, when its
+            // thread is up.
+            let at = if st.spawning { at.max(now + Duration::from_millis(1)) } else { at };
+            let due = at.saturating_duration_since(now).max(Duration::from_micros(100));
             decision.next_check = Some(decision.next_check.map_or(due, |next| next.min(due)));
         }
         if matches!(decision.action, Action::Spawn(_))
@@ -192,43 +196,20 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
     }
 }
 
-/// Whether a job's unclaimed parts have waited a spawn delay, and a thread
-/// may be started for them.
-fn parts_waiting(
+/// When a thread may be started for a job's unclaimed parts: once they
+/// have waited a spawn delay, and a failed spawn's back-off is over; None
+/// when none may be (no parts, a full pool, one not running).
+fn parts_spawn_at(
     (parts, since): (usize, Option<Instant>),
     st: &State,
-    now: Instant,
     cfg: &policy::PolicyConfig,
-) -> bool {
-    if st.threads >= cfg.max_threads
-        || st.spawning
-        || st.spawn_backoff_until.is_some_and(|t| now < t)
-        || st.lifecycle != Lifecycle::Running
-    {
-        return false;
-    }
-    since.is_some_and(|since| parts > 0 && now.saturating_duration_since(since) >= cfg.spawn_delay)
-}
-
-/// How long until a job's unclaimed parts will have waited a spawn delay,
-/// when a thread could be started for them then.
-fn parts_due(
-    (parts, since): (usize, Option<Instant>),
-    st: &State,
-    now: Instant,
-    cfg: &policy::PolicyConfig,
-) -> Option<Duration> {
+) -> Option<Instant> {
     let since = since.filter(|_| parts > 0)?;
     if st.threads >= cfg.max_threads || st.lifecycle != Lifecycle::Running {
         return None;
     }
-    // Not before a failed spawn's back-off ends; a spawn under way is
-    // looked at again a little later, when its thread is up.
-    let mut due = (since + cfg.spawn_delay).max(st.spawn_backoff_until.unwrap_or(now));
-    if st.spawning {
-        due = due.max(now + Duration::from_millis(1));
-    }
-    Some(due.saturating_duration_since(now).max(Duration::from_micros(100)))
+    let waited = since + cfg.spawn_delay;
+    Some(st.spawn_backoff_until.map_or(waited, |until| waited.max(until)))
 }
 
 /// Whether the supervisor still has a job: the pool runs, or it is closing

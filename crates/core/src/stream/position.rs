@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{ChunkEnd, RESET};
-use crate::input::Input;
+use crate::input::{slice_parts, Input};
 use crate::kernels::{AnyKernel, Fed, KernelError, Params, RunContext, Sink, Transform, CHUNK};
 
 /// The kernel's state and where the stream is.
@@ -27,6 +27,9 @@ pub(super) struct Position {
     pub(super) owes: bool,
     /// Input bytes taken in all.
     pub(super) consumed: u64,
+    /// The kernel takes a chunk's input in parts on several threads
+    /// ([`Transform::allow_parts`]).
+    pub(super) splits: bool,
 }
 
 /// Why the walk over a chunk's input stopped early.
@@ -48,6 +51,7 @@ impl Position {
             ended: false,
             owes: false,
             consumed: 0,
+            splits: false,
         }
     }
 
@@ -67,16 +71,13 @@ impl Position {
     ) -> Result<bool, KernelError> {
         if self.transform.is_none() {
             let mut state = kernel.start(params, None)?;
-            if ctx.parallel().is_some() {
-                state.allow_parts();
-            }
+            self.splits = ctx.parallel().is_some() && state.allow_parts();
             self.transform = Some(state);
         }
         let Some(state) = self.transform.as_deref_mut() else { unreachable!("started above") };
         if !self.ending {
-            if let (Some(parallel), false) = (ctx.parallel(), self.ended) {
-                let rest = input.parts();
-                let rest = slice_from(&rest, self.fed);
+            if let (Some(parallel), true, false) = (ctx.parallel(), self.splits, self.ended) {
+                let rest = slice_parts(&input.parts(), self.fed, usize::MAX);
                 let taken = state.update_parts(&rest, out, ctx, parallel)?;
                 self.fed += taken;
                 self.consumed += taken as u64;
@@ -124,20 +125,6 @@ impl Position {
         self.ending = false;
         Ok(false)
     }
-}
-
-/// `parts` without their first `skip` bytes.
-fn slice_from<'a>(parts: &[&'a [u8]], mut skip: usize) -> Vec<&'a [u8]> {
-    let mut rest = Vec::with_capacity(parts.len());
-    for part in parts {
-        if skip >= part.len() {
-            skip -= part.len();
-        } else {
-            rest.push(&part[skip..]);
-            skip = 0;
-        }
-    }
-    rest
 }
 
 /// Feeds `state` the bytes of `input` after the first `skip`, a piece of at

@@ -28,10 +28,11 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::blocks::{self, Check, Settings, WINDOW, Z_FULL_FLUSH, Z_NO_FLUSH, Z_SYNC_FLUSH};
-use super::compress::deflate_error;
+use super::compress::{deflate_error, pump_deflate};
 use super::deflater::Deflater;
 use super::{Format, Z_FINISH};
-use crate::kernels::codec::{fed, pump, Progress, Stop, OUTPUT_STEP};
+use crate::input::slice_parts;
+use crate::kernels::codec::{fed, Stop, OUTPUT_STEP};
 use crate::kernels::{Fed, KernelError, Output, Parallel, PartResults, RunContext, Sink};
 
 /// Bytes of input per block of a stream: four per 1 MiB write.
@@ -179,11 +180,7 @@ impl BlockStream {
             self.take(&[chunk], limit, ctx, None)?;
             return Ok(if self.drain(out)? { Fed::All } else { Fed::Paused(chunk.len()) });
         }
-        let open = self.open()?;
-        let stop = pump(out, ctx, chunk, false, |input, room| {
-            let step = open.deflate(input, room, Z_NO_FLUSH).map_err(deflate_error)?;
-            Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
-        })?;
+        let stop = pump_deflate(self.open()?, chunk, Z_NO_FLUSH, out, ctx)?;
         let taken = match stop {
             Stop::Paused { at } => at,
             _ => chunk.len(),
@@ -213,7 +210,7 @@ impl BlockStream {
         let most = open_end + 2 * parallel.width() as u64 * BLOCK;
         let take = (len.min(most - self.at)) as usize;
         let limit = out.limit().saturating_sub(out.len());
-        self.take(&slice(rest, 0, take), limit, ctx, Some(parallel))?;
+        self.take(&slice_parts(rest, 0, take), limit, ctx, Some(parallel))?;
         Ok(take)
     }
 
@@ -258,7 +255,7 @@ impl BlockStream {
         let part = |i: usize| {
             let segment = &segments[i];
             let made = results.room().and_then(|room| {
-                let pieces = slice(rest, segment.from, segment.to);
+                let pieces = slice_parts(rest, segment.from, segment.to);
                 let mut deflate = if i == 0 {
                     first.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or_else(|| {
                         KernelError::InvalidInput("a block stream lost its deflater".into())
@@ -377,11 +374,7 @@ impl BlockStream {
         out: &mut Sink,
         ctx: &RunContext<'_>,
     ) -> Result<bool, KernelError> {
-        let open = self.open()?;
-        let stop = pump(out, ctx, &[], true, |input, room| {
-            let step = open.deflate(input, room, flush).map_err(deflate_error)?;
-            Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
-        })?;
+        let stop = pump_deflate(self.open()?, &[], flush, out, ctx)?;
         Ok(matches!(stop, Stop::Paused { .. }))
     }
 }
@@ -405,25 +398,9 @@ impl Before<'_> {
             dictionary.extend_from_slice(&self.window[self.window.len() - before..]);
         }
         let skip = from.saturating_sub(self.at) as usize;
-        for piece in slice(rest, skip, (start - self.at) as usize) {
+        for piece in slice_parts(rest, skip, (start - self.at) as usize) {
             dictionary.extend_from_slice(piece);
         }
         dictionary
     }
-}
-
-/// The bytes `from..to` of `parts` read as one, as slices of them (none
-/// empty).
-fn slice<'a>(parts: &[&'a [u8]], from: usize, to: usize) -> Vec<&'a [u8]> {
-    let mut pieces = Vec::new();
-    let mut at = 0;
-    for part in parts {
-        let (start, end) = (at, at + part.len());
-        at = end;
-        let (a, b) = (from.max(start), to.min(end));
-        if a < b {
-            pieces.push(&part[a - start..b - start]);
-        }
-    }
-    pieces
 }

@@ -10,10 +10,9 @@
 //! container a one-thread run writes: its header, and a trailer whose
 //! checksum is combined from the blocks' own.
 
-use super::compress::deflate_error;
+use super::compress::{deflate_error, pump_deflate};
 use super::deflater::Deflater;
 use super::{Format, Z_FINISH};
-use crate::kernels::codec::{pump, Progress};
 use crate::kernels::{KernelError, Output, RunContext, Sink};
 
 /// Bytes of input per block: 128 blocks for 128 MiB, enough for any pool
@@ -143,19 +142,12 @@ pub(super) fn compress(
     // reservation, no regrowth copies; what is not written is not touched.
     let len: usize = pieces.iter().map(|p| p.len()).sum();
     sink.reserve(len + len / 1000 + 64);
-    let last = pieces.len().saturating_sub(1);
+    // No input still flushes (or finishes) what the deflater holds.
+    let pieces: &[&[u8]] = if pieces.is_empty() { &[&[]] } else { pieces };
+    let last = pieces.len() - 1;
     for (i, piece) in pieces.iter().enumerate() {
         let flush = if i == last { flush } else { Z_NO_FLUSH };
-        pump(&mut sink, ctx, piece, flush != Z_NO_FLUSH, |input, room| {
-            let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
-            Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
-        })?;
-    }
-    if pieces.is_empty() && flush != Z_NO_FLUSH {
-        pump(&mut sink, ctx, &[], true, |input, room| {
-            let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
-            Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
-        })?;
+        pump_deflate(deflate, piece, flush, &mut sink, ctx)?;
     }
     Ok(sink.into_output())
 }

@@ -162,11 +162,7 @@ impl CompressState {
         if let Some(n) = self.reserve.take() {
             out.reserve(n);
         }
-        let deflate = self.deflate()?;
-        pump(out, ctx, input, flush != Z_NO_FLUSH, |input, room| {
-            let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
-            Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
-        })
+        pump_deflate(self.deflate()?, input, flush, out, ctx)
     }
 
     /// node:zlib's params(): a sync flush, then the new level and strategy.
@@ -186,6 +182,21 @@ impl CompressState {
         out.commit(produced);
         Ok(true)
     }
+}
+
+/// [`pump`] with `deflate` over `input` and `flush` (a flush or finish
+/// runs until deflate has written all it holds).
+pub(super) fn pump_deflate(
+    deflate: &mut Deflater,
+    input: &[u8],
+    flush: i32,
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+) -> Result<Stop, KernelError> {
+    pump(out, ctx, input, flush != Z_NO_FLUSH, |input, room| {
+        let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
+        Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
+    })
 }
 
 pub(super) fn deflate_error(e: Failure) -> KernelError {
@@ -250,13 +261,14 @@ impl Transform for CompressState {
         Ok(fed(self.pump(chunk, Z_NO_FLUSH, out, ctx)?, 0))
     }
 
-    fn allow_parts(&mut self) {
+    fn allow_parts(&mut self) -> bool {
         if let Some((format, settings)) = self.split.take() {
             // A deflater that cannot be made leaves the stream whole.
             if let Ok(blocks) = BlockStream::new(format, settings) {
                 self.engine = Engine::Blocks(Box::new(blocks));
             }
         }
+        matches!(self.engine, Engine::Blocks(_))
     }
 
     fn update_parts(
