@@ -574,3 +574,41 @@ fn a_packed_task_fails_in_the_slot_of_the_input_that_failed() {
     assert_eq!(done[3].outcome, Err(TaskError::Kernel(KernelError::TimedOut)));
     assert_eq!(pool.stats(false).threads, 1);
 }
+
+#[test]
+fn a_thread_that_only_runs_parts_of_other_tasks_is_not_idle() {
+    // One big BLAKE3 job at a time, each waited for: the core thread runs
+    // every task, and the extra started for their parts only helps. Helping
+    // is work: the extra must not retire as idle while the jobs go on.
+    let signal = Signal::default();
+    let mut config = config(1, 2);
+    // A thread for the parts as soon as they wait: a release build's job
+    // may be over within the default delay.
+    config.policy.spawn_delay = Duration::ZERO;
+    let pool = Pool::new(config, signal.waker()).unwrap();
+    let data = vec![7u8; 4 * 1024 * 1024];
+    let start = Instant::now();
+    let mut slot = 0;
+    // Ten idle timeouts (50 ms) of jobs back to back.
+    while start.elapsed() < Duration::from_millis(500) {
+        pool.submit(task(slot, "blake3", data.clone())).unwrap();
+        collect(&pool, &signal, 1);
+        slot += 1;
+    }
+    let mut events = Vec::new();
+    pool.take_events(&mut events);
+    assert!(
+        events.iter().any(|e| matches!(e, PoolEvent::Spawn { threads: 2, .. })),
+        "no thread was started for the parts: {events:?}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, PoolEvent::Retire { .. })),
+        "a helping thread retired while the jobs went on ({slot} jobs): {events:?}"
+    );
+    // Once the jobs stop, it is idle, and retires.
+    let t = Instant::now();
+    while pool.stats(false).threads > 1 {
+        assert!(t.elapsed() < Duration::from_secs(5), "the extra thread never retired");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

@@ -73,6 +73,10 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
                 shared.queued.load(Ordering::Acquire) > 0 || shared.cancel.load(Ordering::Relaxed)
             });
             st = shared.lock();
+            if helped {
+                // Parts are work: a thread that only helps is not idle.
+                st.seats[seat].idle_since = None;
+            }
             let nothing_else = st.queue.is_empty()
                 && worker.done.is_empty()
                 && st.lifecycle == Lifecycle::Running
