@@ -247,6 +247,29 @@ test('a reader that stops holds a stream in blocks: its readable side stays near
   }
 });
 
+test('a stream in blocks hands its output on without a pool task per piece', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const writes = 8;
+  const stream = pool.createGzip();
+  const out = [];
+  stream.on('data', (c) => out.push(c));
+  const before = pool.stats().completed;
+  for (let i = 0; i < writes; i++) {
+    await new Promise((resolve, reject) =>
+      stream.write(data.subarray(i * MIB, (i + 1) * MIB), (err) => (err ? reject(err) : resolve())),
+    );
+  }
+  const tasks = pool.stats().completed - before;
+  stream.end();
+  await new Promise((resolve) => stream.on('end', resolve));
+  assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(data.subarray(0, writes * MIB)));
+  // Each write's output is hundreds of KiB, handed on 64 KiB at a time:
+  // the blocks make it on a thread, the pieces go out on this one.
+  const pieces = Math.ceil(Buffer.concat(out).length / (64 * 1024));
+  assert.ok(tasks <= writes, `${tasks} tasks for ${writes} writes (${pieces} pieces)`);
+});
+
 test('destroy() or a signal while blocks run ends the stream and the pool goes on', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());

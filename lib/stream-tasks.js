@@ -51,6 +51,8 @@ const WHEN_OVER = Symbol('tidepool.whenOver');
 /** What a step did (the core's stream/report.rs Outcome; 0 is done). */
 const PAUSED = 1;
 const ENDED = 2;
+/** Output bytes a stream hands on here (#step) before a turn of the event loop. */
+const HERE_MOST = 1 << 20;
 
 class StreamTasks {
   /** What the engine lends (lib/engine/ports.js StreamPort). */
@@ -293,7 +295,7 @@ class StreamTasks {
     const held = this.#held;
     if (waiting !== undefined) {
       this.#waiting = undefined;
-      this.#step(waiting);
+      this.#step(waiting, true);
     } else if (held !== undefined) {
       this.#held = undefined;
       this.#kick();
@@ -369,40 +371,73 @@ class StreamTasks {
     this.#step(this.#running);
   }
 
-  /** Runs one step of `chunk`. */
-  #step(chunk) {
+  /**
+   * Runs steps of `chunk`. After one paused (`again`), the next ones run
+   * here while all each does is hand on output its codec made already
+   * (blocks taken on idle threads: a task per piece would cost more than
+   * the copy), up to HERE_MOST bytes; then one runs on a pool thread.
+   */
+  #step(chunk, again = false) {
     let task;
+    for (let here = 0; again && here < HERE_MOST;) {
+      let output;
+      try {
+        output = this.#port.stepHere(
+          this.#handle,
+          chunk.input,
+          chunk.end,
+          this.#hooks.budget(),
+          chunk.seq,
+        );
+      } catch (err) {
+        // The stream failed: as a step on a thread would, a turn later.
+        task = Promise.reject(err);
+        break;
+      }
+      if (output === undefined) break;
+      here += output.length;
+      if (!this.#stepped(chunk, output)) return;
+    }
     chunk.inFlight = true;
-    try {
-      task = this.#port.step(
-        chunk.controller.signal,
-        chunk.accepted,
-        this.#handle,
-        chunk.input,
-        chunk.end,
-        this.#hooks.budget(),
-        chunk.seq,
-      );
-    } catch (err) {
-      // Refused at once (the pool closed, the chunk detached): the stream
-      // fails as if the task had.
-      task = Promise.reject(err);
+    if (task === undefined) {
+      try {
+        task = this.#port.step(
+          chunk.controller.signal,
+          chunk.accepted,
+          this.#handle,
+          chunk.input,
+          chunk.end,
+          this.#hooks.budget(),
+          chunk.seq,
+        );
+      } catch (err) {
+        // Refused at once (the pool closed, the chunk detached): the stream
+        // fails as if the task had.
+        task = Promise.reject(err);
+      }
     }
     task.then(
-      (output) => this.#stepped(chunk, output),
+      (output) => {
+        if (this.#stepped(chunk, output)) this.#step(chunk, true);
+      },
       (err) => this.#stepFailed(chunk, err),
     );
   }
 
+  /**
+   * A step of `chunk` ran and made `output`: handed on, and the chunk
+   * called back once done. True when the same chunk steps again now (it
+   * paused, and its reader has room).
+   */
   #stepped(chunk, output) {
     chunk.inFlight = false;
     if (chunk !== this.#running) {
       this.#stale -= chunk.stale; // taken over by #inline
-      return;
+      return false;
     }
     if (this.#error !== undefined) {
       this.#settleFailed(chunk);
-      return;
+      return false;
     }
     const report = this.#port.report(this.#handle);
     const outcome = report % 4;
@@ -411,12 +446,11 @@ class StreamTasks {
     // The output's reader may have destroyed the stream.
     if (this.#error !== undefined) {
       this.#settleFailed(chunk);
-      return;
+      return false;
     }
     if (outcome === PAUSED) {
-      if (room) this.#step(chunk);
-      else this.#waiting = chunk;
-      return;
+      if (!room) this.#waiting = chunk;
+      return room;
     }
     this.#running = undefined;
     const items = chunk.items;
@@ -435,10 +469,11 @@ class StreamTasks {
     if (last) this.#finished();
     if (!room && !last && !this.#ended) {
       this.#held = callbacks;
-      return;
+      return false;
     }
     this.#kick();
     callAll(callbacks, undefined);
+    return false;
   }
 
   #stepFailed(chunk, err) {

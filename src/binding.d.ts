@@ -48,6 +48,12 @@ export declare class NativePool {
    */
   streamInline(stream: unknown, seq: number, inFlight: unknown, rest: unknown): unknown;
   /**
+   * Runs the next step of a stream's chunk on this thread when it only
+   * hands on output made already; undefined when it is a pool thread's
+   * (see streams.rs `step_here`).
+   */
+  streamStepHere(stream: unknown, data: unknown, end: number, budget: number, seq: number): unknown;
+  /**
    * A new cancel flag for one batch (`postMany()`, `map()`) or one
    * AbortSignal's posts, shared by their tasks (cancel_flag.rs).
    */

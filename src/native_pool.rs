@@ -174,6 +174,28 @@ impl NativePool {
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
 
+    /// Runs the next step of a stream's chunk on this thread when it only
+    /// hands on output made already; undefined when it is a pool thread's
+    /// (see streams.rs `step_here`).
+    #[napi]
+    pub fn stream_step_here<'env>(
+        &self,
+        env: &'env Env,
+        stream: Unknown,
+        data: Unknown,
+        end: i32,
+        budget: f64,
+        seq: f64,
+    ) -> Result<Unknown<'env>> {
+        // SAFETY: live env and values of this call.
+        let value = unsafe {
+            crate::streams::step_here(env.raw(), stream.raw(), data.raw(), end, budget, seq)
+        }
+        .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
+        // SAFETY: a value just made in this live env.
+        unsafe { Unknown::from_napi_value(env.raw(), value) }
+    }
+
     /// A new cancel flag for one batch (`postMany()`, `map()`) or one
     /// AbortSignal's posts, shared by their tasks (cancel_flag.rs).
     #[napi]

@@ -9,14 +9,15 @@ use std::ptr;
 use std::sync::atomic::AtomicBool;
 
 use napi::sys;
-use tidepool_core::kernels::{self, RunContext};
-use tidepool_core::{Input, Stream, TaskError};
+use tidepool_core::kernels::{self, KernelError, RunContext};
+use tidepool_core::{Input, Output, Stream, StreamChunk, TaskError};
 
 use crate::binary;
 use crate::inner::Inner;
 use crate::napi_util::is_undefined;
 use crate::wire::{
-    Refusal, ERR_INVALID_ARG_TYPE, ERR_MEMORY_ALLOCATION_FAILED, ERR_TIDEPOOL_INTERNAL,
+    Refusal, SubmitChunkArgs, ERR_INVALID_ARG_TYPE, ERR_MEMORY_ALLOCATION_FAILED,
+    ERR_TIDEPOOL_INTERNAL,
 };
 
 /// A stream's state travels to JavaScript as a tagged External of its own kind.
@@ -133,6 +134,70 @@ pub(crate) unsafe fn run_inline(
     let ran = catch_unwind(AssertUnwindSafe(|| {
         stream.run_inline(in_flight.as_ref().map(|(s, i)| (*s, i)), &rest, &ctx)
     }));
+    // SAFETY: live env of this call.
+    unsafe { ran_here(env, ran) }
+}
+
+/// Runs the next step of chunk `seq` of `handle` (its `data`, `end` and
+/// `budget` as `submitChunk` takes them) on this thread when it only hands
+/// on output the codec made already (the core's `Stream::step_here`):
+/// returns its output as a Buffer, the error that ended the stream as
+/// run_inline's string, or undefined when the step is a pool thread's.
+///
+/// # Safety
+/// `env` and the values must be the live env and values of the current call.
+pub(crate) unsafe fn step_here(
+    env: sys::napi_env,
+    handle: sys::napi_value,
+    data: sys::napi_value,
+    end: i32,
+    budget: f64,
+    seq: f64,
+) -> Result<sys::napi_value, Refusal> {
+    // SAFETY: forwarded contract.
+    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or((
+        ERR_INVALID_ARG_TYPE,
+        "streamStepHere: the stream must be a handle from newStream()".to_owned(),
+    ))?;
+    if !(seq >= 0.0 && budget >= 1.0) {
+        return Err((
+            ERR_INVALID_ARG_TYPE,
+            "streamStepHere: budget and seq must be numbers".to_owned(),
+        ));
+    }
+    // Read before anything runs: no JavaScript runs from here to the end of
+    // the call, so what it points at stays as it is.
+    // SAFETY: forwarded contract.
+    let input = unsafe { binary::input_of(env, data) }?;
+    let chunk = StreamChunk {
+        stream: stream.clone(),
+        seq: seq as u64,
+        end: SubmitChunkArgs::chunk_end(end),
+        budget: if budget.is_finite() { budget as usize } else { usize::MAX },
+    };
+    match catch_unwind(AssertUnwindSafe(|| stream.step_here(&chunk, &input))) {
+        Ok(None) => {
+            let mut value = ptr::null_mut();
+            // SAFETY: live env; out-pointer to a local.
+            unsafe { sys::napi_get_undefined(env, &mut value) };
+            Ok(value)
+        }
+        // SAFETY: live env of this call.
+        Ok(Some(ran)) => unsafe { ran_here(env, Ok(ran)) },
+        // SAFETY: live env of this call.
+        Err(payload) => unsafe { ran_here(env, Err(payload)) },
+    }
+}
+
+/// What a run on this thread made, for JavaScript: the output as a Buffer,
+/// or the error as the string `"code detail"`.
+///
+/// # Safety
+/// `env` must be the live env of the current call.
+unsafe fn ran_here(
+    env: sys::napi_env,
+    ran: std::thread::Result<Result<Output, KernelError>>,
+) -> Result<sys::napi_value, Refusal> {
     let outcome: Result<_, TaskError> = match ran {
         Ok(Ok(output)) => Ok(output),
         Ok(Err(e)) => Err(e.into()),

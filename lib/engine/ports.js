@@ -102,6 +102,17 @@ class StreamPort {
       .then(resultOf);
   }
 
+  /**
+   * Runs a step of the stream `handle` on this thread when all it does is
+   * hand on output its codec made already: its output, or undefined (the
+   * step is a pool thread's). Throws the error that ended the stream.
+   */
+  stepHere(handle, data, end, budget, seq) {
+    const output = this.#engine.native.streamStepHere(handle, data, end, budget, seq);
+    if (typeof output === 'string') throw this.inlineError(output);
+    return output;
+  }
+
   /** What the stream's last step did (consumed bytes × 4 + outcome; see stream-tasks.js). */
   report(handle) {
     return this.#engine.native.streamReport(handle);

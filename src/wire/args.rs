@@ -345,11 +345,7 @@ impl SubmitChunkArgs {
         if !(seq >= 0.0 && budget >= 1.0) {
             return Err(Self::bad_numbers());
         }
-        let end = match end {
-            Self::END_LAST => ChunkEnd::Last,
-            Self::END_MORE => ChunkEnd::More,
-            kind => ChunkEnd::Flush(kind as u32),
-        };
+        let end = Self::chunk_end(end);
         let budget = if budget.is_finite() { budget as usize } else { usize::MAX };
         Ok(SubmitChunkArgs {
             slot,
@@ -365,6 +361,15 @@ impl SubmitChunkArgs {
 
     fn bad_numbers() -> Refusal {
         (ERR_INVALID_ARG_TYPE, "submitChunk: slot, end, budget and seq must be numbers".to_owned())
+    }
+
+    /// What `end` (see [`SubmitChunkArgs::end`]) stands for.
+    pub(crate) fn chunk_end(end: i32) -> ChunkEnd {
+        match end {
+            Self::END_LAST => ChunkEnd::Last,
+            Self::END_MORE => ChunkEnd::More,
+            kind => ChunkEnd::Flush(kind as u32),
+        }
     }
 }
 

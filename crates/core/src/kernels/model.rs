@@ -120,6 +120,14 @@ pub trait Transform: Send {
     ) -> Result<usize, KernelError> {
         Ok(0)
     }
+    /// Output bytes the state has made already and holds for the next
+    /// calls (blocks taken by [`update_parts`](Transform::update_parts)).
+    /// A call writes them before any work of its own, and an
+    /// `update_until` that writes the last of them does nothing more: with
+    /// input, it says `Paused(0)`; without, `All`. The default holds none.
+    fn pending(&self) -> usize {
+        0
+    }
     /// A copy of the state, going on independently from here
     /// (`node:crypto`'s `hash.copy()`); `None` for a state that cannot be
     /// copied (codecs, loaded kernels), the default.

@@ -287,45 +287,91 @@ fn stream_steps(
     parallel: Option<&dyn Parallel>,
     budget: usize,
 ) -> Result<Vec<u8>, KernelError> {
-    use crate::input::RawSlice;
-    use crate::stream::{ChunkEnd, Outcome, Stream, StreamChunk, RESET};
-    let stream = Stream::new(find(name).unwrap(), params.clone(), usize::MAX);
-    let flag = AtomicBool::new(false);
-    let ctx = RunContext::new(&flag);
-    let ctx = match parallel {
-        Some(p) => ctx.with_parallel(p),
-        None => ctx,
-    };
-    let mut output = Vec::new();
-    let last: &[Step<'_>] = if end { &[Step::Write(b"")] } else { &[] };
-    for (seq, step) in steps.iter().chain(last).enumerate() {
-        let (data, end): (&[u8], ChunkEnd) = match *step {
-            Step::Write(data) if seq == steps.len() => (data, ChunkEnd::Last),
-            Step::Write(data) => (data, ChunkEnd::More),
-            Step::Flush(kind) => (b"", ChunkEnd::Flush(kind)),
-            Step::Params(level, strategy) => {
-                (b"", ChunkEnd::Flush(zlib::PARAMS + ((level + 1) * 8 + strategy) as u32))
-            }
-            Step::Reset => (b"", ChunkEnd::Flush(RESET)),
+    let run = StreamRun { end, parts, parallel, budget, limit: usize::MAX, here: false };
+    run.steps(name, params, steps).map(|(output, _)| output)
+}
+
+/// How [`StreamRun::steps`] runs a stream.
+struct StreamRun<'a> {
+    /// The last write ends the stream.
+    end: bool,
+    /// Each write's input in this many slices.
+    parts: usize,
+    parallel: Option<&'a dyn Parallel>,
+    budget: usize,
+    /// The stream's output limit.
+    limit: usize,
+    /// After a paused step, the next runs here when it may
+    /// (`Stream::step_here`), as the binding runs it.
+    here: bool,
+}
+
+impl StreamRun<'_> {
+    /// The output of a stream of `name` given `steps`, and how many steps
+    /// ran here.
+    fn steps(
+        &self,
+        name: &str,
+        params: &Params,
+        steps: &[Step<'_>],
+    ) -> Result<(Vec<u8>, usize), KernelError> {
+        use crate::input::RawSlice;
+        use crate::stream::{ChunkEnd, Outcome, Stream, StreamChunk, RESET};
+        let StreamRun { end, parts, parallel, budget, limit, here } = *self;
+        let stream = Stream::new(find(name).unwrap(), params.clone(), limit);
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        let ctx = match parallel {
+            Some(p) => ctx.with_parallel(p),
+            None => ctx,
         };
-        let leaked: &'static [u8] = Box::leak(data.to_vec().into_boxed_slice());
-        let input = if parts > 1 && leaked.len() >= parts {
-            let cut = leaked.len() / parts;
-            let mut slices: Vec<RawSlice> = leaked.chunks(cut).map(RawSlice::from_static).collect();
-            slices.insert(1, RawSlice::from_static(b""));
-            Input::Many(slices.into_boxed_slice())
-        } else {
-            Input::One(RawSlice::from_static(leaked))
-        };
-        let chunk = StreamChunk { stream: stream.clone(), seq: seq as u64, end, budget };
-        loop {
-            output.extend_from_slice(stream.step(&chunk, &input, &ctx)?.as_bytes());
-            if stream.report().outcome != Outcome::Paused {
-                break;
+        let mut output = Vec::new();
+        let mut ran_here = 0;
+        let last: &[Step<'_>] = if end { &[Step::Write(b"")] } else { &[] };
+        for (seq, step) in steps.iter().chain(last).enumerate() {
+            let (data, end): (&[u8], ChunkEnd) = match *step {
+                Step::Write(data) if seq == steps.len() => (data, ChunkEnd::Last),
+                Step::Write(data) => (data, ChunkEnd::More),
+                Step::Flush(kind) => (b"", ChunkEnd::Flush(kind)),
+                Step::Params(level, strategy) => {
+                    (b"", ChunkEnd::Flush(zlib::PARAMS + ((level + 1) * 8 + strategy) as u32))
+                }
+                Step::Reset => (b"", ChunkEnd::Flush(RESET)),
+            };
+            let leaked: &'static [u8] = Box::leak(data.to_vec().into_boxed_slice());
+            let input = if parts > 1 && leaked.len() >= parts {
+                let cut = leaked.len() / parts;
+                let mut slices: Vec<RawSlice> =
+                    leaked.chunks(cut).map(RawSlice::from_static).collect();
+                slices.insert(1, RawSlice::from_static(b""));
+                Input::Many(slices.into_boxed_slice())
+            } else {
+                Input::One(RawSlice::from_static(leaked))
+            };
+            let chunk = StreamChunk { stream: stream.clone(), seq: seq as u64, end, budget };
+            let mut paused = false;
+            loop {
+                let before = stream.report().consumed;
+                let made =
+                    match (here && paused).then(|| stream.step_here(&chunk, &input)).flatten() {
+                        Some(made) => {
+                            ran_here += 1;
+                            let made = made?;
+                            // It only hands on output: it takes no input.
+                            assert_eq!(stream.report().consumed, before, "a step here took input");
+                            made
+                        }
+                        None => stream.step(&chunk, &input, &ctx)?,
+                    };
+                output.extend_from_slice(made.as_bytes());
+                paused = stream.report().outcome == Outcome::Paused;
+                if !paused {
+                    break;
+                }
             }
         }
+        Ok((output, ran_here))
     }
-    Ok(output)
 }
 
 /// `assert_eq!` of two outputs that says where they part, not what they hold.
@@ -510,4 +556,61 @@ fn a_stream_takes_a_large_write_a_few_blocks_at_a_time() {
     // The open block's end, four whole blocks, the block they open.
     let most = counting.1.load(Ordering::Relaxed);
     assert!((3..=6).contains(&most), "{most} parts in one job");
+}
+
+/// The binding runs a step that only hands on output made already on its
+/// own thread (`Stream::step_here`). A stream so run writes what one whose
+/// every step ran on a pool thread writes, whatever its writes, flushes,
+/// `params()`, resets and reader's room, and fails alike at its limit.
+#[test]
+fn steps_here_write_what_steps_on_threads_write() {
+    let b = zlib::block_stream::STREAM_BLOCK;
+    let data = mixed(6 * b + 777);
+    let threads = Threads(2);
+    let mixed_steps = vec![
+        Step::Write(&data[..b + 1000]),
+        Step::Flush(2),
+        Step::Write(&data[b + 1000..3 * b]),
+        Step::Params(1, 0),
+        Step::Write(&data[3 * b..4 * b + 5]),
+        Step::Flush(zlib::EMPTY_WRITE),
+        Step::Flush(3),
+        Step::Reset,
+        Step::Write(&data[4 * b + 5..]),
+    ];
+    let cases = [writes(&data, 1 << 20), writes(&data, 300_000), writes(&data, b), mixed_steps];
+    let run = |here, budget, limit| StreamRun {
+        end: true,
+        parts: 2,
+        parallel: Some(&threads),
+        budget,
+        limit,
+        here,
+    };
+    for name in ["gzip", "deflate", "deflateRaw"] {
+        for (i, steps) in cases.iter().enumerate() {
+            for budget in [1000, 64 * 1024 + 1, usize::MAX] {
+                let what = format!("{name}, case {i}, budget {budget}");
+                let (want, _) =
+                    run(false, budget, usize::MAX).steps(name, &Params::NONE, steps).unwrap();
+                let (got, ran_here) =
+                    run(true, budget, usize::MAX).steps(name, &Params::NONE, steps).unwrap();
+                assert_same(&got, &want, &what);
+                // Without a pause, every step runs on a thread.
+                assert_eq!(ran_here > 0, budget != usize::MAX, "{what}: {ran_here} steps here");
+            }
+        }
+        let (whole, _) =
+            run(false, 1000, usize::MAX).steps(name, &Params::NONE, &cases[0]).unwrap();
+        for limit in [whole.len() / 2, whole.len() - 1] {
+            for here in [false, true] {
+                let failed = run(here, 1000, limit).steps(name, &Params::NONE, &cases[0]);
+                assert!(
+                    matches!(failed, Err(KernelError::TooLarge { limit: l }) if l == limit),
+                    "{name}, limit {limit}, here {here}: {:?}",
+                    failed.map(|(out, _)| out.len())
+                );
+            }
+        }
+    }
 }

@@ -59,7 +59,7 @@ mod report;
 mod tests;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 
 use crate::input::Input;
 use crate::kernels::{self, AnyKernel, KernelError, KernelId, Output, Params, RunContext, Sink};
@@ -179,7 +179,50 @@ impl Stream {
     ) -> Result<Output, KernelError> {
         let kernel = self.kernel_ref()?;
         let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut position = match std::mem::replace(&mut *slot, State::Closed) {
+        self.step_locked(kernel, &mut slot, chunk, input, ctx)
+    }
+
+    /// Runs the step of `chunk` on the calling thread when all it would do
+    /// is hand on output the codec already made ([`Transform::pending`]):
+    /// more than the step's `budget` waits, so the step pauses before any
+    /// work of its own; or some waits and, once it is written, the step
+    /// pauses for the input left or, with none left and nothing to follow
+    /// ([`ChunkEnd::More`]), the chunk is done. `None` when the step has
+    /// work to do (or its state is busy): it is a task for a pool thread.
+    /// What a step here does and reports is what the same step on a thread
+    /// would.
+    pub fn step_here(
+        &self,
+        chunk: &StreamChunk,
+        input: &Input,
+    ) -> Option<Result<Output, KernelError>> {
+        let kernel = self.kernel_ref().ok()?;
+        let mut slot = match self.state.try_lock() {
+            Ok(slot) => slot,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        let State::Open(position) = &*slot else { return None };
+        let pending = position.transform.as_deref().map_or(0, |t| t.pending());
+        let then_nothing =
+            !position.ending && (position.fed < input.len() || chunk.end == ChunkEnd::More);
+        if chunk.seq != position.next || pending == 0 || (pending <= chunk.budget && !then_nothing)
+        {
+            return None;
+        }
+        let never = AtomicBool::new(false);
+        Some(self.step_locked(kernel, &mut slot, chunk, input, &RunContext::new(&never)))
+    }
+
+    fn step_locked(
+        &self,
+        kernel: &dyn AnyKernel,
+        slot: &mut State,
+        chunk: &StreamChunk,
+        input: &Input,
+        ctx: &RunContext<'_>,
+    ) -> Result<Output, KernelError> {
+        let mut position = match std::mem::replace(slot, State::Closed) {
             State::Open(position) => position,
             State::Closed => {
                 return Err(KernelError::InvalidInput(

@@ -122,6 +122,11 @@ impl BlockStream {
         Ok(true)
     }
 
+    /// Output the blocks made that the reader has not had.
+    pub fn pending(&self) -> usize {
+        self.pending.iter().map(|p| p.as_bytes().len()).sum::<usize>() - self.pending_at
+    }
+
     /// Drains, then writes a new stream's header if it is due: what every
     /// call does before its own output. False while output is pending.
     fn ready(&mut self, out: &mut Sink) -> Result<bool, KernelError> {
@@ -170,10 +175,12 @@ impl BlockStream {
         if !self.ready(out)? {
             return Ok(Fed::Paused(0));
         }
-        if had_pending && !chunk.is_empty() {
+        if had_pending {
             // Blocks' output is all written: the rest of the task's input
-            // goes to the next step's update_parts, on idle threads again.
-            return Ok(Fed::Paused(0));
+            // goes to the next step's update_parts, on idle threads again;
+            // with none left, the call is done (the open deflater's last
+            // call had no flush either, so one more would change nothing).
+            return Ok(if chunk.is_empty() { Fed::All } else { Fed::Paused(0) });
         }
         if chunk.len() as u64 > self.open_end() - self.at {
             let limit = out.limit().saturating_sub(out.len());

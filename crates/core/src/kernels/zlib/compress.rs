@@ -284,6 +284,13 @@ impl Transform for CompressState {
         }
     }
 
+    fn pending(&self) -> usize {
+        match &self.engine {
+            Engine::Blocks(blocks) => blocks.pending(),
+            Engine::Whole(_) => 0,
+        }
+    }
+
     // Called again after a pause, deflate goes on with the same flush
     // (zlib's rule: the same flush value until it is done).
     fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
