@@ -247,6 +247,35 @@ test('a reader that stops holds a stream in blocks: its readable side stays near
   }
 });
 
+test('a slow reader of a stream in blocks: its readable side stays near highWaterMark while output comes', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const highWaterMark = 16 * 1024;
+  const input = data.subarray(0, 3 * MIB + 5);
+  for (const [who, make] of [
+    ['node:zlib', () => zlib.createGzip({ highWaterMark })],
+    ['pool', () => pool.createGzip({ highWaterMark })],
+  ]) {
+    const stream = make();
+    let most = 0;
+    const out = [];
+    let ended = false;
+    stream.once('end', () => (ended = true));
+    stream.end(input);
+    // One read() per turn of the event loop, as a slow consumer makes.
+    const deadline = Date.now() + 60_000;
+    while (!ended) {
+      assert.ok(Date.now() < deadline, `${who}: no end within a minute`);
+      await new Promise((r) => setImmediate(r));
+      most = Math.max(most, stream.readableLength);
+      const chunk = stream.read();
+      if (chunk !== null) out.push(chunk);
+    }
+    assert.ok(most <= highWaterMark + 64 * 1024, `${who}: ${most}`);
+    assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(input), who);
+  }
+});
+
 test('a stream in blocks hands its output on without a pool task per piece', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());

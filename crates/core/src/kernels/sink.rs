@@ -126,6 +126,11 @@ impl Sink {
         self.len >= self.pause_at
     }
 
+    /// Bytes that may be written before the pause point (0 once reached).
+    pub fn before_pause(&self) -> usize {
+        self.pause_at.saturating_sub(self.len)
+    }
+
     /// Bytes written so far.
     pub fn len(&self) -> usize {
         self.len

@@ -111,7 +111,8 @@ impl BlockStream {
                 return Ok(false);
             }
             let bytes = &front.as_bytes()[self.pending_at..];
-            let n = bytes.len().min(OUTPUT_STEP);
+            // Made already: it stops at the pause point exactly.
+            let n = bytes.len().min(OUTPUT_STEP).min(out.before_pause());
             out.write(&bytes[..n])?;
             self.pending_at += n;
             if self.pending_at == front.as_bytes().len() {
