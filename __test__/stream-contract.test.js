@@ -294,6 +294,50 @@ test('a reader that stops holds the decoder: memory near highWaterMark, whatever
   }
 });
 
+test('a reader that reads once per turn holds every codec near highWaterMark: plus 64 KiB at most', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    const highWaterMark = 16 * 1024;
+    const plain = fill(Buffer.alloc(4 << 20), 3);
+    const noise = crypto.randomBytes(2 << 20);
+    const cases = [
+      ['gunzip', zlib.gzipSync(plain), 'createGunzip', {}],
+      ['inflateRaw', zlib.deflateRawSync(plain), 'createInflateRaw', {}],
+      ['brotliDecompress', zlib.brotliCompressSync(plain), 'createBrotliDecompress', {}],
+      ['gzip', noise, 'createGzip', {}],
+      ['deflate level 1', noise, 'createDeflate', { level: 1 }],
+      ['brotliCompress', noise, 'createBrotliCompress', {}],
+    ];
+    for (const [name, input, factory, level] of cases) {
+      for (const [who, make] of [
+        ['node:zlib', () => zlib[factory]({ highWaterMark, ...level })],
+        [
+          'tidepool',
+          () => pool[factory]({ highWaterMark, ...(level.level ? { params: level } : {}) }),
+        ],
+      ]) {
+        const stream = make();
+        let most = 0;
+        let bytes = 0;
+        let ended = false;
+        stream.once('end', () => (ended = true));
+        stream.end(input);
+        const deadline = Date.now() + 60_000;
+        while (!ended) {
+          assert.ok(Date.now() < deadline, `${who} ${name}: no end within a minute`);
+          await new Promise((resolve) => setImmediate(resolve));
+          most = Math.max(most, stream.readableLength);
+          bytes += stream.read()?.length ?? 0;
+        }
+        assert.ok(bytes > 0, `${who} ${name}: no output`);
+        assert.ok(most <= highWaterMark + 64 * 1024, `${who} ${name}: ${most} bytes buffered`);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test(
   'one stream may produce more than buffer.constants.MAX_LENGTH in all',
   { timeout: 300_000 },

@@ -80,10 +80,12 @@ pub(super) fn pump(
 ) -> Result<Stop, KernelError> {
     let mut at = 0;
     loop {
-        let (progress, room_len) = match out.unfilled(OUTPUT_STEP) {
+        // Up to the pause point: a step's output stops at its reader's room.
+        let most = out.before_pause().max(1);
+        let (progress, room_len) = match out.unfilled(OUTPUT_STEP.min(most)) {
             Ok(room) => {
-                let room_len = room.len();
-                (step(&input[at..], room)?, room_len)
+                let room_len = room.len().min(most);
+                (step(&input[at..], &mut room[..room_len])?, room_len)
             }
             Err(too_large @ KernelError::TooLarge { .. }) => {
                 let mut probe = [0u8; 1];
