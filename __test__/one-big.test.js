@@ -299,6 +299,42 @@ test('a stream in blocks hands its output on without a pool task per piece', asy
   assert.ok(tasks <= writes, `${tasks} tasks for ${writes} writes (${pieces} pieces)`);
 });
 
+test('a stream in blocks whose input is detached while it waits for its reader fails with ERR_INVALID_STATE', async (t) => {
+  // No node:zlib control: node:zlib aborts the process on a detached input.
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const memory = new ArrayBuffer(4 * MIB);
+  new Uint8Array(memory).set(data.subarray(0, 4 * MIB));
+  const stream = pool.createGzip({ highWaterMark: 16 * 1024 });
+  const failed = new Promise((resolve) => stream.on('error', resolve));
+  const called = new Promise((resolve) => stream.write(new Uint8Array(memory), resolve));
+  // The blocks are made; the output waits for a reader, and the write for it.
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(stream.readableLength > 0);
+  structuredClone(memory, { transfer: [memory] });
+  stream.resume();
+  const err = await failed;
+  assert.ok(err instanceof TypeError, String(err));
+  assert.equal(err.code, 'ERR_INVALID_STATE');
+  assert.equal((await called)?.code, 'ERR_INVALID_STATE');
+});
+
+test('pool.destroy() stops a stream in blocks: no output made after it, the write fails', async () => {
+  const pool = new Pool({ maxThreads: 2 });
+  const stream = pool.createGzip({ highWaterMark: 16 * 1024 });
+  stream.on('error', () => {});
+  const called = new Promise((resolve) => stream.write(data.subarray(0, 2 * MIB), resolve));
+  await new Promise((r) => setTimeout(r, 100));
+  const buffered = stream.readableLength;
+  pool.destroy();
+  let after = 0;
+  stream.on('data', (c) => (after += c.length));
+  const err = await called;
+  assert.ok(err instanceof Error && /^ERR_TIDEPOOL_/.test(err.code), String(err));
+  // What the reader had already is all it gets.
+  assert.ok(after <= buffered, `${after} bytes after destroy(), ${buffered} buffered before`);
+});
+
 test('destroy() or a signal while blocks run ends the stream and the pool goes on', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());

@@ -338,6 +338,65 @@ test('a reader that reads once per turn holds every codec near highWaterMark: pl
   }
 });
 
+test('destroy(), a signal or bad input while output is handed on: each _write and _flush callback runs once', async () => {
+  const pool = new Pool({ maxThreads: 2 });
+  try {
+    const noise = crypto.randomBytes(3 << 20);
+    const cases = [
+      ['gzip, destroy() from the 2nd data', 'createGzip', noise, (s) => s.destroy()],
+      ['gzip, signal from the 2nd data', 'createGzip', noise, (s, ac) => ac.abort()],
+      [
+        'gunzip of bad bytes',
+        'createGunzip',
+        Buffer.concat([zlib.gzipSync(noise).subarray(0, 1 << 20), Buffer.alloc(1 << 20, 7)]),
+        null,
+      ],
+    ];
+    for (const [name, factory, input, act] of cases) {
+      for (const [who, make] of [
+        ['node:zlib', (signal) => zlib[factory]({ signal })],
+        ['tidepool', (signal) => pool[factory]({ signal })],
+      ]) {
+        const ac = new AbortController();
+        const stream = make(ac.signal);
+        const calls = [];
+        // Count each internal callback's calls (Node's Writable swallows a
+        // second one once the stream is destroyed).
+        for (const method of ['_write', '_flush']) {
+          const own = stream[method];
+          if (typeof own !== 'function') continue;
+          stream[method] = function (...args) {
+            const i = calls.length;
+            calls.push(0);
+            const callback = args[args.length - 1];
+            args[args.length - 1] = (...results) => {
+              calls[i]++;
+              return callback(...results);
+            };
+            return own.apply(this, args);
+          };
+        }
+        let datas = 0;
+        stream.on('data', () => {
+          if (++datas === 2 && act) act(stream, ac);
+        });
+        stream.on('error', () => {});
+        const closed = new Promise((resolve) => stream.on('close', resolve));
+        stream.end(input);
+        await closed;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.ok(calls.length > 0, `${who} ${name}: nothing written`);
+        assert.ok(
+          calls.every((n) => n <= 1),
+          `${who} ${name}: callbacks ${calls}`,
+        );
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test(
   'one stream may produce more than buffer.constants.MAX_LENGTH in all',
   { timeout: 300_000 },

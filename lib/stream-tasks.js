@@ -489,9 +489,14 @@ class StreamTasks {
     this.#settleFailed(chunk);
   }
 
-  /** The chunk in flight of a failed stream has settled: its callbacks run. */
+  /**
+   * A step of a failed stream's chunk has settled: its callbacks run,
+   * unless fail() ran them already (it failed while no thread read the
+   * chunk: from the reader, as the step's output was handed on).
+   */
   #settleFailed(chunk) {
-    if (this.#running === chunk) this.#running = undefined;
+    if (this.#running !== chunk) return;
+    this.#running = undefined;
     failItems(chunk.items, this.#error, this.#destroyed);
   }
 

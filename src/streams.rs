@@ -165,10 +165,24 @@ pub(crate) unsafe fn step_here(
             "streamStepHere: budget and seq must be numbers".to_owned(),
         ));
     }
+    let undefined = || {
+        let mut value = ptr::null_mut();
+        // SAFETY: live env; out-pointer to a local.
+        unsafe { sys::napi_get_undefined(env, &mut value) };
+        Ok(value)
+    };
+    if stream.pending() == 0 {
+        // Nothing made already (a codec not in blocks): its input is not read.
+        return undefined();
+    }
     // Read before anything runs: no JavaScript runs from here to the end of
-    // the call, so what it points at stays as it is.
+    // the call, so what it points at stays as it is. An input that cannot
+    // be read (detached since the write) is the thread step's to refuse,
+    // with the error it gives.
     // SAFETY: forwarded contract.
-    let input = unsafe { binary::input_of(env, data) }?;
+    let Ok(input) = (unsafe { binary::input_of(env, data) }) else {
+        return undefined();
+    };
     let chunk = StreamChunk {
         stream: stream.clone(),
         seq: seq as u64,
@@ -176,12 +190,7 @@ pub(crate) unsafe fn step_here(
         budget: if budget.is_finite() { budget as usize } else { usize::MAX },
     };
     match catch_unwind(AssertUnwindSafe(|| stream.step_here(&chunk, &input))) {
-        Ok(None) => {
-            let mut value = ptr::null_mut();
-            // SAFETY: live env; out-pointer to a local.
-            unsafe { sys::napi_get_undefined(env, &mut value) };
-            Ok(value)
-        }
+        Ok(None) => undefined(),
         // SAFETY: live env of this call.
         Ok(Some(ran)) => unsafe { ran_here(env, Ok(ran)) },
         // SAFETY: live env of this call.

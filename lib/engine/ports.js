@@ -108,6 +108,8 @@ class StreamPort {
    * step is a pool thread's). Throws the error that ended the stream.
    */
   stepHere(handle, data, end, budget, seq) {
+    // A destroyed pool runs nothing: the step on a thread is refused.
+    if (this.#engine.lifecycle.destroyed) return undefined;
     const output = this.#engine.native.streamStepHere(handle, data, end, budget, seq);
     if (typeof output === 'string') throw this.inlineError(output);
     return output;

@@ -182,6 +182,18 @@ impl Stream {
         self.step_locked(kernel, &mut slot, chunk, input, ctx)
     }
 
+    /// Output the codec has made already and holds for the next steps
+    /// ([`Transform::pending`]); 0 while a step runs.
+    pub fn pending(&self) -> usize {
+        match self.state.try_lock() {
+            Ok(slot) => match &*slot {
+                State::Open(position) => position.transform.as_deref().map_or(0, |t| t.pending()),
+                State::Closed => 0,
+            },
+            Err(_) => 0,
+        }
+    }
+
     /// Runs the step of `chunk` on the calling thread when all it would do
     /// is hand on output the codec already made ([`Transform::pending`]):
     /// more than the step's `budget` waits, so the step pauses before any
