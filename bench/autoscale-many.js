@@ -8,6 +8,7 @@
 //   npm run bench:autoscale:many                          # 1 run each, table + docs/autoscale-many.svg
 //   npm run bench:autoscale:many -- --reps 3 --max 16     # medians of 3, one size
 //   npm run bench:autoscale:many -- --profiles ramp,step --configs "queue-age,backlog"
+//   npm run bench:autoscale:many -- --profiles sawtooth --configs "demand,demand idle 100"
 //
 // Profiles (load in threads' worth, M = maxThreads), each ending in 1.2 s idle:
 //   ramp     0.5 for 0.3 s, then 0.5 -> 0.85 M over 3 s, 0.85 M for 0.5 s
@@ -76,6 +77,9 @@ const CONFIGS = {
   'queue-age': (M) => ({ maxThreads: M, scaleRule: 'queue-age' }),
   backlog: (M) => ({ maxThreads: M, scaleRule: 'backlog' }),
   demand: (M) => ({ maxThreads: M, scaleRule: 'demand' }),
+  // The user's lever for a load whose lulls outlast the default 250 ms:
+  // an idleTimeoutMs below the lull says threads need not wait it out.
+  'demand idle 100': (M) => ({ maxThreads: M, scaleRule: 'demand', idleTimeoutMs: 100 }),
   'fixed M': (M) => ({ minThreads: M, maxThreads: M }),
 };
 
@@ -258,7 +262,8 @@ async function parent() {
       reps: { type: 'string', default: '1' },
       max: { type: 'string', default: '8,16,32' },
       profiles: { type: 'string', default: Object.keys(PROFILES).join(',') },
-      configs: { type: 'string', default: Object.keys(CONFIGS).join(',') },
+      // 'demand idle 100' only when asked for.
+      configs: { type: 'string', default: 'queue-age,backlog,demand,fixed M' },
       json: { type: 'string' },
       dump: { type: 'string' },
       svg: { type: 'string', default: path.join(ROOT, 'docs', 'autoscale-many.svg') },
