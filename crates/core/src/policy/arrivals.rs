@@ -1,6 +1,7 @@
 //! The arrivals the policy looks at: tasks submitted per 1 ms bucket over
 //! the last [`HISTORY_MS`] milliseconds. The demand rule sizes the pool by
-//! their rate over the last [`WINDOW_MS`]; retirement by use replays the
+//! their rate over the last [`WINDOW_MS`] (or [`RECENT_MS`] while tasks
+//! queue beyond the threads); retirement by use replays the
 //! last `idle_timeout` of them ([`super::threads_needed`]). Recording is
 //! O(1) under the lock `submit` already holds; the counts are exact
 //! whatever the supervisor was doing meanwhile (it may have slept for
@@ -14,6 +15,13 @@
 /// docs/benchmarks-history.md). A step is still seen at once: the queue it
 /// builds is the other half of the demand.
 pub const WINDOW_MS: u64 = 32;
+
+/// Milliseconds of the recent rate ([`ArrivalWindow::recent_rate`]), which
+/// the demand rule takes instead when it is higher while tasks queue beyond
+/// the threads: a rise in load is then sized within milliseconds, not over
+/// [`WINDOW_MS`] of a queue building. Only then: at other times, a window
+/// this short follows the noise (see [`WINDOW_MS`]).
+pub const RECENT_MS: u64 = 8;
 
 /// Milliseconds of arrivals kept: the longest stretch retirement by use
 /// replays (a longer `idle_timeout` replays the last this many).
@@ -51,6 +59,12 @@ impl ArrivalWindow {
     pub fn rate(&self, now_ms: u64) -> f64 {
         let count: u64 = self.counts(now_ms, WINDOW_MS).map(u64::from).sum();
         count as f64 * 1000.0 / WINDOW_MS as f64
+    }
+
+    /// Arrivals per second over the last [`RECENT_MS`] milliseconds up to `now_ms`.
+    pub fn recent_rate(&self, now_ms: u64) -> f64 {
+        let count: u64 = self.counts(now_ms, RECENT_MS).map(u64::from).sum();
+        count as f64 * 1000.0 / RECENT_MS as f64
     }
 
     /// The arrivals of each of the last `len` milliseconds up to `now_ms`

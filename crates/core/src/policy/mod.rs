@@ -23,7 +23,9 @@
 //! waited longer than `spawn_delay`) but sizes the answer: it starts threads,
 //! back to back, until the pool has the threads the load needs by Little's
 //! law (arrival rate × mean run time) plus those that drain the backlog
-//! within [`drain_horizon`]. Rust threads start in tens of microseconds, so
+//! within [`drain_horizon`]. The rate is taken over the last 32 ms; while
+//! tasks queue beyond the threads, over the last 8 ms when that is higher,
+//! so that a rise is sized before its queue builds for 32 ms. Rust threads start in tens of microseconds, so
 //! the article's one-per-`spawn_delay` pacing only makes a many-core pool
 //! late; sizing from the arrival rate keeps it from overshooting.
 //!
@@ -104,6 +106,8 @@ pub struct Observation {
     pub newest_idle_extra: Option<(usize, Instant)>,
     /// Tasks submitted per second over the last [`ArrivalWindow`] (0 when none).
     pub arrival_rate: f64,
+    /// The same over its last [`arrivals::RECENT_MS`] only.
+    pub recent_arrival_rate: f64,
     /// The fewest threads that would have served the last `idle_timeout`
     /// of arrivals within [`wait_bound`] ([`threads_needed`]), and when
     /// that replay was made; None when not known ([`ReplayInput::of`]).
@@ -423,12 +427,17 @@ pub fn drain_horizon(cfg: &PolicyConfig) -> Duration {
 /// The threads the load needs (at least 1, at most `max_threads`): the
 /// arrival rate times the mean run time (busy threads by Little's law),
 /// plus the threads that drain the queued tasks within [`drain_horizon`].
+/// While the queue is longer than the threads, the rate is the recent one
+/// when that is higher ([`arrivals::RECENT_MS`]).
 pub fn demand(obs: &Observation, mean_run: Duration, cfg: &PolicyConfig) -> usize {
     let run = mean_run.as_secs_f64();
-    let busy = obs.arrival_rate * run;
     // A queue no longer than the threads is the jitter of a busy pool (each
     // task waits for one run at most), not a backlog to add threads for.
-    let backlog = if obs.queued > obs.threads { obs.queued } else { 0 };
+    let behind = obs.queued > obs.threads;
+    let rate =
+        if behind { obs.arrival_rate.max(obs.recent_arrival_rate) } else { obs.arrival_rate };
+    let busy = rate * run;
+    let backlog = if behind { obs.queued } else { 0 };
     let drain = backlog as f64 * run / drain_horizon(cfg).as_secs_f64().max(1e-6);
     ((busy + drain - 1e-9).ceil() as usize).clamp(1, cfg.max_threads)
 }

@@ -178,6 +178,7 @@ impl Sim {
             mean_run: Some(cost),
             newest_idle_extra,
             arrival_rate: self.window.rate(ms(now)),
+            recent_arrival_rate: self.window.recent_rate(ms(now)),
             threads_needed,
             junior_extra,
         };

@@ -26,6 +26,7 @@ fn obs(t0: Instant, now_ms: u64) -> Observation {
         mean_run: None,
         newest_idle_extra: None,
         arrival_rate: 0.0,
+        recent_arrival_rate: 0.0,
         threads_needed: None,
         junior_extra: None,
     }
@@ -331,6 +332,43 @@ fn sim_loads_that_come_back_within_idle_timeout_do_not_flap() {
             assert!(late_spawns <= 1, "{name}, {rule:?}: kept spawning {:?}", sim.spawns);
         }
     }
+}
+
+/// A rise in load is sized from the recent rate while its tasks queue: a
+/// sawtooth of 2 and 10 threads' worth every 400 ms keeps its p99 wait
+/// near twice the spawn delay (over the 32 ms rate alone, the queue built
+/// for 4 ms at each rise), without more thread-seconds than the load needs.
+#[test]
+fn sim_a_rise_is_sized_from_the_recent_rate_while_tasks_queue() {
+    let ms = Duration::from_millis;
+    let mut arrivals = Vec::new();
+    for phase in 0..10u64 {
+        let gap =
+            if phase % 2 == 0 { Duration::from_micros(500) } else { Duration::from_micros(100) };
+        arrivals.extend(every(phase * 400, phase * 400 + 400, gap));
+    }
+    let mut sim = Sim::new(demand_cfg(16));
+    sim.run(&arrivals, ms(1), ms(5200));
+    let mut waits = sim.waits.clone();
+    waits.sort();
+    let p99 = waits[waits.len() * 99 / 100];
+    assert!(p99 <= Duration::from_micros(2500), "p99 wait {p99:?}");
+    // The load is 6 threads' worth on average; the idle timeout keeps the
+    // high phase's threads for 200 ms of each 400 ms low one.
+    let average = sim.thread_seconds / 5.2;
+    assert!(average < 8.5, "{average} threads on average");
+    // A busy pool is never sized from the recent rate alone.
+    let calm = Observation {
+        queued: 2,
+        mean_run: Some(ms(1)),
+        arrival_rate: 2_000.0,
+        recent_arrival_rate: 10_000.0,
+        threads: 4,
+        ..obs(Instant::now(), 0)
+    };
+    assert_eq!(demand(&calm, ms(1), &demand_cfg(16)), 2, "a queue within the threads");
+    let behind = Observation { queued: 5, ..calm.clone() };
+    assert_eq!(demand(&behind, ms(1), &demand_cfg(16)), 11, "10 busy + 5 queued over 10 ms");
 }
 
 fn demand_cfg(max: usize) -> PolicyConfig {

@@ -268,6 +268,7 @@ pub(super) fn observe(
         mean_run,
         newest_idle_extra,
         arrival_rate: st.arrivals.rate(shared.millis(now)),
+        recent_arrival_rate: st.arrivals.recent_rate(shared.millis(now)),
         threads_needed,
         junior_extra,
     }
