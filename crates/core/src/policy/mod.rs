@@ -94,7 +94,8 @@ pub struct Observation {
     pub oldest_enqueued: Option<Instant>,
     /// Live threads, core and extra.
     pub threads: usize,
-    /// True while a spawned thread has not yet started running.
+    /// True while a thread is being created (one at a time; the next
+    /// may start once the OS has made it, before it is first scheduled).
     pub spawning: bool,
     /// When the last thread was spawned.
     pub last_spawn: Option<Instant>,
@@ -498,7 +499,7 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
         return Action::Spawn(SpawnReason::Core);
     }
     // The demand rule sizes its answer, so it need not pace itself: it
-    // starts threads back to back (one at a time still: `spawning`) while
+    // starts threads back to back (each made before the next: `spawning`) while
     // the pool has fewer than the load needs. The others start one per
     // `spawn_delay`, when the queue holds more tasks than threads.
     let (spaced, enough_queued) = match (cfg.rule, obs.mean_run) {

@@ -155,6 +155,7 @@ impl Pool {
                 wakes_pending: 0,
                 lifecycle: Lifecycle::Running,
                 spawning: false,
+                starting: 0,
                 last_spawn: None,
                 next_generation: 0,
                 next_thread_id: 1,

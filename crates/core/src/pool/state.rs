@@ -92,8 +92,10 @@ pub(super) struct State {
     pub(super) wakes_pending: usize,
     /// Running / closing / stopping.
     pub(super) lifecycle: Lifecycle,
-    /// A spawned thread has not yet checked in.
+    /// A thread is being created (`spawn_worker` is under way).
     pub(super) spawning: bool,
+    /// Threads created that have not yet run (checked in).
+    pub(super) starting: usize,
     /// When the last thread was spawned.
     pub(super) last_spawn: Option<Instant>,
     /// Spawn order counter.

@@ -26,6 +26,8 @@ pub(super) fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io
     st.seats[seat] = Seat { occupied: true, thread_id, generation, core, ..Seat::default() };
     st.threads += 1;
     st.spawning = true;
+    // Counted before the thread exists: it may run before we lock again.
+    st.starting += 1;
     st.last_spawn = Some(Instant::now());
     drop(st);
 
@@ -46,6 +48,10 @@ pub(super) fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io
     let mut st = shared.lock();
     match spawned {
         Ok(handle) => {
+            // The OS thread exists and `threads` counts it: the next spawn
+            // need not wait for it to be scheduled, which on a busy
+            // machine takes longer than making it.
+            st.spawning = false;
             st.spawned += 1;
             st.spawns_by_reason[reason.index()] += 1;
             st.spawn_failures_in_a_row = 0;
@@ -63,6 +69,7 @@ pub(super) fn spawn_worker(shared: &Arc<Shared>, reason: SpawnReason) -> std::io
             st.seats[seat] = Seat::default();
             st.threads -= 1;
             st.spawning = false;
+            st.starting -= 1;
             st.spawn_errors += 1;
             // Back off before the next attempt: 10 ms, doubling up to 1 s, so
             // a system out of threads is not asked again every check.
@@ -110,16 +117,20 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         let obs = observe(shared, &st, now, parts);
         let mut decision = policy::decide(&obs, &cfg);
         let parts_at = parts_spawn_at(parts, &st, &cfg);
-        if decision.action == Action::None && !st.spawning && parts_at.is_some_and(|at| at <= now) {
+        if decision.action == Action::None
+            && st.starting == 0
+            && parts_at.is_some_and(|at| at <= now)
+        {
             // Parts of a big task have waited a spawn delay for an idle
             // thread: start one, whatever the rule's sizing says (its mean
-            // run time is the small tasks', not the parts').
+            // run time is the small tasks', not the parts'); one at a
+            // time, each once the last has run and could take some.
             decision.action = Action::Spawn(SpawnReason::QueueAge);
         } else if let Some(at) = parts_at {
             // Look again then, whatever the rule said (it may sleep until
-            // the next submit); a spawn under way, a little later, when its
-            // thread is up.
-            let at = if st.spawning { at.max(now + Duration::from_millis(1)) } else { at };
+            // the next submit); a thread still starting, a little later,
+            // when it is up.
+            let at = if st.starting > 0 { at.max(now + Duration::from_millis(1)) } else { at };
             let due = at.saturating_duration_since(now).max(Duration::from_micros(100));
             decision.next_check = Some(decision.next_check.map_or(due, |next| next.min(due)));
         }

@@ -55,7 +55,7 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
         yield_due: false,
     };
     let mut st = shared.lock();
-    st.spawning = false;
+    st.starting -= 1;
     loop {
         if !st.queue.is_empty() {
             match &shared.config.budget {
