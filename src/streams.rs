@@ -159,12 +159,12 @@ pub(crate) unsafe fn step_here(
         ERR_INVALID_ARG_TYPE,
         "streamStepHere: the stream must be a handle from newStream()".to_owned(),
     ))?;
-    if !(seq >= 0.0 && budget >= 1.0) {
+    let Some((budget, seq)) = SubmitChunkArgs::budget_and_seq(budget, seq) else {
         return Err((
             ERR_INVALID_ARG_TYPE,
             "streamStepHere: budget and seq must be numbers".to_owned(),
         ));
-    }
+    };
     let undefined = || {
         let mut value = ptr::null_mut();
         // SAFETY: live env; out-pointer to a local.
@@ -183,12 +183,8 @@ pub(crate) unsafe fn step_here(
     let Ok(input) = (unsafe { binary::input_of(env, data) }) else {
         return undefined();
     };
-    let chunk = StreamChunk {
-        stream: stream.clone(),
-        seq: seq as u64,
-        end: SubmitChunkArgs::chunk_end(end),
-        budget: if budget.is_finite() { budget as usize } else { usize::MAX },
-    };
+    let chunk =
+        StreamChunk { stream: stream.clone(), seq, end: SubmitChunkArgs::chunk_end(end), budget };
     match catch_unwind(AssertUnwindSafe(|| stream.step_here(&chunk, &input))) {
         Ok(None) => undefined(),
         // SAFETY: live env of this call.

@@ -342,18 +342,17 @@ impl SubmitChunkArgs {
         let (Some(slot), Some(end), Some(budget), Some(seq)) = numbers else {
             return Err(Self::bad_numbers());
         };
-        if !(seq >= 0.0 && budget >= 1.0) {
+        let Some((budget, seq)) = Self::budget_and_seq(budget, seq) else {
             return Err(Self::bad_numbers());
-        }
+        };
         let end = Self::chunk_end(end);
-        let budget = if budget.is_finite() { budget as usize } else { usize::MAX };
         Ok(SubmitChunkArgs {
             slot,
             stream: args[Self::STREAM],
             data: args[Self::DATA],
             end,
             budget,
-            seq: seq as u64,
+            seq,
             // SAFETY: live env and arguments of this call.
             flag: unsafe { flag_arg(env, arg(args, Self::FLAG)) }?,
         })
@@ -361,6 +360,16 @@ impl SubmitChunkArgs {
 
     fn bad_numbers() -> Refusal {
         (ERR_INVALID_ARG_TYPE, "submitChunk: slot, end, budget and seq must be numbers".to_owned())
+    }
+
+    /// `budget` (at least 1; not finite: no limit) and `seq` (at least 0)
+    /// as [`SubmitChunkArgs::budget`] and [`SubmitChunkArgs::seq`] hold
+    /// them; None when either is out of range.
+    pub(crate) fn budget_and_seq(budget: f64, seq: f64) -> Option<(usize, u64)> {
+        if !(seq >= 0.0 && budget >= 1.0) {
+            return None;
+        }
+        Some((if budget.is_finite() { budget as usize } else { usize::MAX }, seq as u64))
     }
 
     /// What `end` (see [`SubmitChunkArgs::end`]) stands for.

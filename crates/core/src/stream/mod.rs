@@ -187,7 +187,7 @@ impl Stream {
     pub fn pending(&self) -> usize {
         match self.state.try_lock() {
             Ok(slot) => match &*slot {
-                State::Open(position) => position.transform.as_deref().map_or(0, |t| t.pending()),
+                State::Open(position) => position.pending(),
                 State::Closed => 0,
             },
             Err(_) => 0,
@@ -215,10 +215,14 @@ impl Stream {
             Err(TryLockError::WouldBlock) => return None,
         };
         let State::Open(position) = &*slot else { return None };
-        let pending = position.transform.as_deref().map_or(0, |t| t.pending());
-        let then_nothing =
+        let pending = position.pending();
+        // Once the output is written: a pause for the input left, or the
+        // chunk's end with nothing to follow (no flush, no finish).
+        let stops_after_it =
             !position.ending && (position.fed < input.len() || chunk.end == ChunkEnd::More);
-        if chunk.seq != position.next || pending == 0 || (pending <= chunk.budget && !then_nothing)
+        if chunk.seq != position.next
+            || pending == 0
+            || (pending <= chunk.budget && !stops_after_it)
         {
             return None;
         }

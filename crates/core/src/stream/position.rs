@@ -55,6 +55,11 @@ impl Position {
         }
     }
 
+    /// Output the kernel's state has made already ([`Transform::pending`]).
+    pub(super) fn pending(&self) -> usize {
+        self.transform.as_deref().map_or(0, |t| t.pending())
+    }
+
     /// Takes `input` from `fed` on, then runs `end`; true when it stopped
     /// early (the sink's pause point, or `yield_requested`). Moves `next` on
     /// once the chunk is done.
