@@ -22,9 +22,48 @@ pub fn cgroup_path(proc_self_cgroup: &str) -> Option<&str> {
     proc_self_cgroup.lines().find_map(|line| line.strip_prefix("0::"))
 }
 
-/// The CPUs this process may use now.
-pub fn allowed() -> usize {
-    affinity().min(quota().unwrap_or(usize::MAX)).max(1)
+/// The CPUs this process may use, to be read again while it runs.
+///
+/// The cgroup's path is read once, and the `cpu.max` files of that cgroup
+/// and its ancestors are opened once and re-read in place (as Go's runtime
+/// does): no path is looked up again, so a thread holding a share never
+/// waits on the file system. A process moved to another cgroup keeps
+/// reading the old one's.
+#[derive(Debug, Default)]
+pub struct Cpus {
+    quotas: Vec<std::fs::File>,
+}
+
+impl Cpus {
+    /// Opens this process's `cpu.max` files (none where there are none).
+    pub fn open() -> Cpus {
+        Cpus { quotas: quota_files() }
+    }
+
+    /// The CPUs this process may use now.
+    pub fn allowed(&self) -> usize {
+        affinity().min(self.quota().unwrap_or(usize::MAX)).max(1)
+    }
+
+    /// The tightest `cpu.max` on the way from this process's cgroup to
+    /// the root.
+    fn quota(&self) -> Option<usize> {
+        self.quotas.iter().filter_map(read_quota).min()
+    }
+}
+
+#[cfg(unix)]
+fn read_quota(file: &std::fs::File) -> Option<usize> {
+    use std::os::unix::fs::FileExt;
+    // "<quota> <period>\n": two u64s at most.
+    let mut line = [0u8; 64];
+    let n = file.read_at(&mut line, 0).ok()?;
+    quota_cpus(std::str::from_utf8(&line[..n]).ok()?)
+}
+
+#[cfg(not(unix))]
+fn read_quota(_: &std::fs::File) -> Option<usize> {
+    None
 }
 
 /// The CPUs of this process's affinity mask (std's count would already be
@@ -47,28 +86,27 @@ fn affinity() -> usize {
     crate::pool::available_parallelism()
 }
 
-/// The tightest `cpu.max` on the way from this process's cgroup to the root.
+/// The `cpu.max` files from this process's cgroup up to the root.
 #[cfg(target_os = "linux")]
-fn quota() -> Option<usize> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+fn quota_files() -> Vec<std::fs::File> {
+    let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else { return Vec::new() };
+    let Some(path) = cgroup_path(&own) else { return Vec::new() };
     let mut dir = std::path::PathBuf::from("/sys/fs/cgroup");
-    dir.push(cgroup_path(&own)?.trim_start_matches('/'));
-    let mut tightest: Option<usize> = None;
+    dir.push(path.trim_start_matches('/'));
+    let mut files = Vec::new();
     loop {
-        if let Ok(line) = std::fs::read_to_string(dir.join("cpu.max")) {
-            if let Some(n) = quota_cpus(&line) {
-                tightest = Some(tightest.map_or(n, |t| t.min(n)));
-            }
+        if let Ok(file) = std::fs::File::open(dir.join("cpu.max")) {
+            files.push(file);
         }
         if dir.as_os_str() == "/sys/fs/cgroup" || !dir.pop() {
-            return tightest;
+            return files;
         }
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn quota() -> Option<usize> {
-    None
+fn quota_files() -> Vec<std::fs::File> {
+    Vec::new()
 }
 
 #[cfg(test)]
@@ -95,9 +133,33 @@ mod tests {
         assert_eq!(cgroup_path("1:name=systemd:/\n"), None);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn quota_files_are_read_again_in_place_and_the_tightest_counts() {
+        let dir = std::env::temp_dir();
+        let paths: Vec<_> = (0..2)
+            .map(|i| dir.join(format!("tidepool-cpu-max-{}-{i}", std::process::id())))
+            .collect();
+        std::fs::write(&paths[0], "300000 100000\n").unwrap();
+        std::fs::write(&paths[1], "max 100000\n").unwrap();
+        let cpus = Cpus { quotas: paths.iter().map(|p| std::fs::File::open(p).unwrap()).collect() };
+        assert_eq!(cpus.quota(), Some(3));
+        // Written anew under the open files, as the kernel's cgroup files
+        // show new values.
+        std::fs::write(&paths[0], "max 100000\n").unwrap();
+        assert_eq!(cpus.quota(), None);
+        std::fs::write(&paths[1], "150000 100000\n").unwrap();
+        assert_eq!(cpus.quota(), Some(2));
+        std::fs::write(&paths[0], "50000 100000\n").unwrap();
+        assert_eq!(cpus.quota(), Some(1));
+        for p in &paths {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+
     #[test]
     fn this_process_may_use_at_least_one_cpu_and_no_more_than_it_sees() {
-        let n = allowed();
+        let n = Cpus::open().allowed();
         assert!(n >= 1 && n <= affinity());
     }
 }

@@ -81,6 +81,9 @@ mod linux {
         me: Member,
         epoch: Instant,
         capacity: AtomicUsize,
+        /// Read again only by the monitor thread: a thread holding a share
+        /// must never wait on the file system.
+        cpus: cpus::Cpus,
         capacity_read_ms: AtomicU64,
         /// Per slot: when it was last found alive (ms since epoch; 0: not
         /// known to be).
@@ -183,11 +186,13 @@ mod linux {
         pub fn open(dir: &Path) -> std::io::Result<MachineBudget> {
             let mapping = Mapping::open(dir)?;
             let me = mapping.table().join(mapping.slot());
+            let cpus = cpus::Cpus::open();
             let budget = MachineBudget {
                 mapping,
                 me,
                 epoch: Instant::now(),
-                capacity: AtomicUsize::new(cpus::allowed()),
+                capacity: AtomicUsize::new(cpus.allowed()),
+                cpus,
                 capacity_read_ms: AtomicU64::new(0),
                 liveness: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
                 held: AtomicU32::new(0),
@@ -223,17 +228,22 @@ mod linux {
             self.epoch.elapsed().as_millis() as u64
         }
 
-        /// The shares the budget has now, read again every second.
+        /// The shares the budget has now.
         pub fn capacity(&self) -> usize {
+            self.capacity.load(SeqCst)
+        }
+
+        /// Reads the CPUs this process may use again, once a second (the
+        /// monitor thread's job), unless a caller fixed them.
+        fn read_cpus(&self) {
             let now = self.millis();
             let read = self.capacity_read_ms.load(SeqCst);
             if read != u64::MAX
                 && now.saturating_sub(read) >= CAPACITY_FOR_MS
                 && self.capacity_read_ms.compare_exchange(read, now, SeqCst, SeqCst).is_ok()
             {
-                self.capacity.store(cpus::allowed(), SeqCst);
+                self.capacity.store(self.cpus.allowed(), SeqCst);
             }
-            self.capacity.load(SeqCst)
         }
 
         fn publish(&self) {
@@ -273,7 +283,7 @@ mod linux {
                         budget.mapping.table().still_wanting(budget.me, budget.now_ms());
                     }
                     budget.reclaim();
-                    budget.capacity();
+                    budget.read_cpus();
                     let waiting = budget.mapping.table().header().waiting.load(SeqCst) > 0;
                     drop(budget);
                     std::thread::sleep(if waiting { RECLAIM_EVERY } else { RECLAIM_IDLE });
