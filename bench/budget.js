@@ -11,6 +11,9 @@
 // - process: `--procs` processes with `maxThreads` = the CPUs each, no budget;
 // - machine: the same with `budget: 'machine'`; halfway through, one of them
 //   is killed with SIGKILL and the others' rate is followed.
+// This process reaps the killed child, and reports its own time in the
+// kernel after the kill and how long its event loop stood still: a
+// reaper that spins in the kernel takes a CPU from the survivors.
 // Busy threads are counted from /proc every 5 ms: pool threads (named
 // `tidepool-N`) that are running or runnable, across the processes. The
 // budget's table lives in a directory of the run's own, so nothing else on
@@ -120,8 +123,15 @@ function run({ procs, budget, threads, seconds, killAtMs, dir }) {
       });
       children.push(rec);
     }
+    // This process reaps the killed child: its own time in the kernel, and
+    // the longest its event loop stood still, from the kill to the end.
+    let atKill = null;
+    let lastTick = null;
+    let reaper = null;
     const sampler = setInterval(() => {
       const t = performance.now() - start;
+      if (reaper && lastTick !== null) reaper.stallMs = Math.max(reaper.stallMs, t - lastTick);
+      lastTick = t;
       if (t > 500 && t < seconds * 1000) {
         let n = 0;
         for (const r of children) if (r.killedAt === null) n += busyThreads(r.c.pid);
@@ -131,6 +141,8 @@ function run({ procs, budget, threads, seconds, killAtMs, dir }) {
     if (killAtMs !== undefined)
       setTimeout(() => {
         children[0].killedAt = performance.now() - start;
+        atKill = process.cpuUsage();
+        reaper = { stallMs: 0, kernelMs: 0 };
         children[0].c.kill('SIGKILL');
       }, killAtMs);
     let left = procs;
@@ -139,7 +151,8 @@ function run({ procs, budget, threads, seconds, killAtMs, dir }) {
         if (code !== 0 && signal !== 'SIGKILL') reject(new Error(`child exited ${code} ${signal}`));
         if (--left === 0) {
           clearInterval(sampler);
-          resolve({ children, samples });
+          if (reaper) reaper.kernelMs = process.cpuUsage(atKill).system / 1000;
+          resolve({ children, samples, reaper });
         }
       });
   });
@@ -187,7 +200,7 @@ async function main() {
         const n = mode === 'alone' ? 1 : procs;
         const budget = mode === 'machine' ? 'machine' : 'process';
         const killAtMs = mode === 'machine' ? (seconds * 1000) / 2 : undefined;
-        const { children, samples } = await run({
+        const { children, samples, reaper } = await run({
           procs: n,
           budget,
           threads,
@@ -215,6 +228,7 @@ async function main() {
           // the lone process's rate of this repetition (or of the first).
           row.killedAt = killAtMs;
           row.rest = rest;
+          row.reaper = reaper;
         }
         rows[mode].push(row);
         process.stderr.write(
@@ -280,7 +294,9 @@ async function main() {
   );
   for (const x of m)
     console.log(
-      `  survivors per 100 ms from 500 ms before the kill (x alone): ${x.series.join(' ')}`,
+      `  survivors per 100 ms from 500 ms before the kill (x alone): ${x.series.join(' ')}; ` +
+        `this process (the reaper) after the kill: ${Math.round(x.reaper.kernelMs)} ms in the ` +
+        `kernel, its event loop still for ${Math.round(x.reaper.stallMs)} ms at most`,
     );
   if (values.json) fs.writeFileSync(values.json, JSON.stringify(rows, null, 2));
 }
