@@ -85,6 +85,8 @@ mod linux {
         /// must never wait on the file system.
         cpus: cpus::Cpus,
         capacity_read_ms: AtomicU64,
+        /// Orders a capacity fixed by a caller after one read from the files.
+        capacity_writing: Mutex<()>,
         /// Per slot: when it was last found alive (ms since epoch; 0: not
         /// known to be).
         liveness: Vec<AtomicU64>,
@@ -194,6 +196,7 @@ mod linux {
                 capacity: AtomicUsize::new(cpus.allowed()),
                 cpus,
                 capacity_read_ms: AtomicU64::new(0),
+                capacity_writing: Mutex::new(()),
                 liveness: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
                 held: AtomicU32::new(0),
                 waiting: AtomicU32::new(0),
@@ -216,8 +219,9 @@ mod linux {
         /// Fixes the capacity from now on, instead of the CPUs read every
         /// second (a test hook: see `PoolConfig::budget`).
         pub fn fix_capacity(&self, capacity: usize) {
-            self.capacity.store(capacity.max(1), SeqCst);
+            let _writing = self.capacity_writing.lock().unwrap_or_else(|e| e.into_inner());
             self.capacity_read_ms.store(u64::MAX, SeqCst);
+            self.capacity.store(capacity.max(1), SeqCst);
         }
 
         fn now_ms(&self) -> u64 {
@@ -238,11 +242,15 @@ mod linux {
         fn read_cpus(&self) {
             let now = self.millis();
             let read = self.capacity_read_ms.load(SeqCst);
-            if read != u64::MAX
-                && now.saturating_sub(read) >= CAPACITY_FOR_MS
-                && self.capacity_read_ms.compare_exchange(read, now, SeqCst, SeqCst).is_ok()
-            {
-                self.capacity.store(self.cpus.allowed(), SeqCst);
+            if read == u64::MAX || now.saturating_sub(read) < CAPACITY_FOR_MS {
+                return;
+            }
+            let allowed = self.cpus.allowed();
+            // A capacity fixed while the files were read stays fixed.
+            let _writing = self.capacity_writing.lock().unwrap_or_else(|e| e.into_inner());
+            if self.capacity_read_ms.load(SeqCst) != u64::MAX {
+                self.capacity_read_ms.store(now, SeqCst);
+                self.capacity.store(allowed, SeqCst);
             }
         }
 
