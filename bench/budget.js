@@ -123,9 +123,7 @@ function run({ procs, budget, threads, seconds, killAtMs, dir }) {
       });
       children.push(rec);
     }
-    // This process reaps the killed child: its own time in the kernel, and
-    // the longest its event loop stood still, from the kill to the end.
-    let atKill = null;
+    // From the kill to the end (see the top of the file).
     let lastTick = null;
     let reaper = null;
     const sampler = setInterval(() => {
@@ -141,8 +139,7 @@ function run({ procs, budget, threads, seconds, killAtMs, dir }) {
     if (killAtMs !== undefined)
       setTimeout(() => {
         children[0].killedAt = performance.now() - start;
-        atKill = process.cpuUsage();
-        reaper = { stallMs: 0, kernelMs: 0 };
+        reaper = { atKill: process.cpuUsage(), stallMs: 0, kernelMs: 0 };
         children[0].c.kill('SIGKILL');
       }, killAtMs);
     let left = procs;
@@ -151,7 +148,7 @@ function run({ procs, budget, threads, seconds, killAtMs, dir }) {
         if (code !== 0 && signal !== 'SIGKILL') reject(new Error(`child exited ${code} ${signal}`));
         if (--left === 0) {
           clearInterval(sampler);
-          if (reaper) reaper.kernelMs = process.cpuUsage(atKill).system / 1000;
+          if (reaper) reaper.kernelMs = process.cpuUsage(reaper.atKill).system / 1000;
           resolve({ children, samples, reaper });
         }
       });

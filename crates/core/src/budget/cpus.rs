@@ -29,7 +29,7 @@ pub fn cgroup_path(proc_self_cgroup: &str) -> Option<&str> {
 /// does): no path is looked up again, so a thread holding a share never
 /// waits on the file system. A process moved to another cgroup keeps
 /// reading the old one's.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Cpus {
     quotas: Vec<std::fs::File>,
 }

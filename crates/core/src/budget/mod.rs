@@ -84,9 +84,9 @@ mod linux {
         /// Read again only by the monitor thread: a thread holding a share
         /// must never wait on the file system.
         cpus: cpus::Cpus,
-        capacity_read_ms: AtomicU64,
-        /// Orders a capacity fixed by a caller after one read from the files.
-        capacity_writing: Mutex<()>,
+        /// When the CPUs were last read (ms since epoch); None once a
+        /// caller has fixed the capacity. Both writers of `capacity` hold it.
+        cpus_read_ms: Mutex<Option<u64>>,
         /// Per slot: when it was last found alive (ms since epoch; 0: not
         /// known to be).
         liveness: Vec<AtomicU64>,
@@ -195,8 +195,7 @@ mod linux {
                 epoch: Instant::now(),
                 capacity: AtomicUsize::new(cpus.allowed()),
                 cpus,
-                capacity_read_ms: AtomicU64::new(0),
-                capacity_writing: Mutex::new(()),
+                cpus_read_ms: Mutex::new(Some(0)),
                 liveness: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
                 held: AtomicU32::new(0),
                 waiting: AtomicU32::new(0),
@@ -219,8 +218,8 @@ mod linux {
         /// Fixes the capacity from now on, instead of the CPUs read every
         /// second (a test hook: see `PoolConfig::budget`).
         pub fn fix_capacity(&self, capacity: usize) {
-            let _writing = self.capacity_writing.lock().unwrap_or_else(|e| e.into_inner());
-            self.capacity_read_ms.store(u64::MAX, SeqCst);
+            let mut read_ms = self.cpus_read_ms.lock().unwrap_or_else(|e| e.into_inner());
+            *read_ms = None;
             self.capacity.store(capacity.max(1), SeqCst);
         }
 
@@ -241,15 +240,17 @@ mod linux {
         /// monitor thread's job), unless a caller fixed them.
         fn read_cpus(&self) {
             let now = self.millis();
-            let read = self.capacity_read_ms.load(SeqCst);
-            if read == u64::MAX || now.saturating_sub(read) < CAPACITY_FOR_MS {
-                return;
+            let lock = || self.cpus_read_ms.lock().unwrap_or_else(|e| e.into_inner());
+            match *lock() {
+                Some(read) if now.saturating_sub(read) >= CAPACITY_FOR_MS => {}
+                _ => return,
             }
+            // Read unlocked: fixing the capacity never waits on the files.
             let allowed = self.cpus.allowed();
-            // A capacity fixed while the files were read stays fixed.
-            let _writing = self.capacity_writing.lock().unwrap_or_else(|e| e.into_inner());
-            if self.capacity_read_ms.load(SeqCst) != u64::MAX {
-                self.capacity_read_ms.store(now, SeqCst);
+            let mut read_ms = lock();
+            // A capacity fixed meanwhile stays fixed.
+            if read_ms.is_some() {
+                *read_ms = Some(now);
                 self.capacity.store(allowed, SeqCst);
             }
         }
