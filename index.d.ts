@@ -299,7 +299,7 @@ declare namespace tidepool {
     /**
      * How long, in milliseconds, an extra (non-core) thread may stay idle before
      * it retires (newest first). A finite number from 0 to 2^31.
-     * @default 250
+     * @default 100
      */
     idleTimeoutMs?: number;
     /**

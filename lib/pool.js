@@ -33,7 +33,7 @@ const DEFAULTS = Object.freeze({
   minThreads: 1,
   maxThreads: binding.availableParallelism(),
   spawnDelayMs: 1,
-  idleTimeoutMs: 250,
+  idleTimeoutMs: 100,
   checkIntervalMs: 1,
   scaleRule: 'demand',
   maxQueue: Infinity,

@@ -51,7 +51,7 @@ impl Default for PoolConfig {
                 min_threads: 1,
                 max_threads: max,
                 spawn_delay: Duration::from_millis(1),
-                idle_timeout: Duration::from_millis(250),
+                idle_timeout: Duration::from_millis(100),
                 check_interval: Duration::from_millis(1),
                 rule: Default::default(),
             },
