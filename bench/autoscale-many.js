@@ -8,7 +8,7 @@
 //   npm run bench:autoscale:many                          # 1 run each, table + docs/autoscale-many.svg
 //   npm run bench:autoscale:many -- --reps 3 --max 16     # medians of 3, one size
 //   npm run bench:autoscale:many -- --profiles ramp,step --configs "queue-age,backlog"
-//   npm run bench:autoscale:many -- --profiles sawtooth --configs "demand,demand idle 100"
+//   npm run bench:autoscale:many -- --profiles sawtooth --configs "demand,demand idle 250"
 //
 // Profiles (load in threads' worth, M = maxThreads), each ending in 1.2 s idle:
 //   ramp     0.5 for 0.3 s, then 0.5 -> 0.85 M over 3 s, 0.85 M for 0.5 s
@@ -44,10 +44,10 @@ const { totalMs, loadAt, phaseStart, oracle, fixedOracle } = require('./load-pro
 const ROOT = path.join(__dirname, '..');
 const COST_US = 1000;
 const TICK_MS = 1;
-const IDLE_TIMEOUT_MS = 250; // the pool default
+const IDLE_TIMEOUT_MS = 100; // the pool default
 // Threads a pool keeps by design after the load falls: an extra retires
 // idleTimeoutMs after its last task (plus the policy's checks).
-const KEEP_MS = IDLE_TIMEOUT_MS + 100;
+const keepMs = (config) => (CONFIGS[config](1).idleTimeoutMs ?? IDLE_TIMEOUT_MS) + 100;
 const IDLE_END_MS = 1200;
 
 const PROFILES = {
@@ -77,9 +77,8 @@ const CONFIGS = {
   'queue-age': (M) => ({ maxThreads: M, scaleRule: 'queue-age' }),
   backlog: (M) => ({ maxThreads: M, scaleRule: 'backlog' }),
   demand: (M) => ({ maxThreads: M, scaleRule: 'demand' }),
-  // The user's lever for a load whose lulls outlast the default 250 ms:
-  // an idleTimeoutMs below the lull says threads need not wait it out.
-  'demand idle 100': (M) => ({ maxThreads: M, scaleRule: 'demand', idleTimeoutMs: 100 }),
+  // The default before #31: threads kept through 250 ms of a lull.
+  'demand idle 250': (M) => ({ maxThreads: M, scaleRule: 'demand', idleTimeoutMs: 250 }),
   'fixed M': (M) => ({ minThreads: M, maxThreads: M }),
 };
 
@@ -157,7 +156,7 @@ async function child(spec) {
 
 // ---- summary ------------------------------------------------------------------
 
-function summarise(run, phases, orc) {
+function summarise(run, phases, orc, keep) {
   const end = totalMs(phases);
   const { samples, events } = run;
   let threadMs = 0;
@@ -170,7 +169,7 @@ function summarise(run, phases, orc) {
   let overshoot = 0;
   for (const s of samples) {
     if (s.t > end) break;
-    const from = Math.max(0, Math.floor(s.t - KEEP_MS));
+    const from = Math.max(0, Math.floor(s.t - keep));
     const to = Math.min(orc.want.length - 1, Math.floor(s.t));
     let most = 1;
     for (let i = from; i <= to; i++) most = Math.max(most, orc.want[i]);
@@ -262,7 +261,7 @@ async function parent() {
       reps: { type: 'string', default: '1' },
       max: { type: 'string', default: '8,16,32' },
       profiles: { type: 'string', default: Object.keys(PROFILES).join(',') },
-      // 'demand idle 100' only when asked for.
+      // 'demand idle 250' (the default before #31) only when asked for.
       configs: { type: 'string', default: 'queue-age,backlog,demand,fixed M' },
       json: { type: 'string' },
       dump: { type: 'string' },
@@ -360,7 +359,7 @@ async function parent() {
       for (const config of configs) {
         const runs = results[`${M} ${profile} ${config}`];
         const ss = runs.map((r) => {
-          const s = summarise(r, phases, oracle(r.posts, phases, r.runMs));
+          const s = summarise(r, phases, oracle(r.posts, phases, r.runMs), keepMs(config));
           // Against the fixed pool for this run's own arrivals.
           const f = fixedOracle(r.posts, phases, r.runMs);
           s.vsFixed = s.threadSeconds / f.threadSeconds;

@@ -45,6 +45,7 @@ const CONFIGS = {
   "tidepool defaults (scaleRule 'demand')": {},
   "tidepool scaleRule 'queue-age' (the article's)": { scaleRule: 'queue-age' },
   "tidepool scaleRule 'backlog'": { scaleRule: 'backlog' },
+  'tidepool idleTimeoutMs 250': { idleTimeoutMs: 250 },
   'tidepool idleTimeoutMs 1000': { idleTimeoutMs: 1000 },
   'tidepool spawnDelayMs 0.5': { spawnDelayMs: 0.5 },
   'fixed 1 thread': { minThreads: 1, maxThreads: 1 },
