@@ -128,6 +128,60 @@ test('a pool whose machine budget cannot be had runs as without it and says so o
 });
 
 test(
+  "a budget member's workers run under SCHED_BATCH and keep their niceIncrement (Linux)",
+  { skip: !LINUX },
+  async (t) => {
+    // SCHED_BATCH: a worker woken for a share given over does not preempt
+    // the worker that gave it, which is about to sleep. A pool without the
+    // budget is the control: same options, the usual policy.
+    const c = child(
+      tableDir(t),
+      `async (Pool, send, cap) => {
+      const fs = require('node:fs');
+      const workers = () => {
+        const out = [];
+        for (const tid of fs.readdirSync('/proc/self/task')) {
+          try {
+            const comm = fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim();
+            const stat = fs.readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
+            // After "(comm)": state is field 3, nice field 19, policy field 41.
+            const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+            if (/^tidepool-\\d+$/.test(comm)) out.push({ comm, nice: Number(f[16]), policy: Number(f[38]) });
+          } catch {}
+        }
+        return out;
+      };
+      const us = Buffer.alloc(4); us.writeUInt32LE(20_000);
+      const seen = {};
+      for (const budget of ['machine', 'process']) {
+        const pool = new Pool({ kernel: 'sleep', budget, minThreads: 2, maxThreads: 2, niceIncrement: 5, [cap]: 2 });
+        await Promise.all([pool.post(us), pool.post(us)]); // both workers have started
+        seen[budget] = workers();
+        await pool.close();
+      }
+      send({ seen, own: require('node:os').getPriority() });
+    }`,
+    );
+    t.after(() => c.process.kill('SIGKILL'));
+    const { seen, own } = await c.next((m) => m.seen);
+    const SCHED_OTHER = 0;
+    const SCHED_BATCH = 3;
+    for (const [budget, policy] of [
+      ['machine', SCHED_BATCH],
+      ['process', SCHED_OTHER],
+    ]) {
+      const workers = seen[budget];
+      assert.equal(workers.length, 2, JSON.stringify(seen));
+      for (const w of workers) {
+        assert.equal(w.policy, policy, `${budget}: ${JSON.stringify(w)}`);
+        assert.equal(w.nice, Math.min(19, own + 5), `${budget}: ${JSON.stringify(w)}`);
+      }
+    }
+    assert.deepEqual(await c.exited, { code: 0, signal: null });
+  },
+);
+
+test(
   'processes share the machine budget: one runs while the other waits',
   { skip: !LINUX },
   async (t) => {

@@ -10,6 +10,13 @@
 //! Linux keeps a nice value per thread, so this affects only the caller.
 //! Elsewhere (macOS, Windows) nice is per process or has other semantics, so
 //! the request is ignored there and reported as not applied.
+//!
+//! The workers of a pool under a machine budget also run under
+//! `SCHED_BATCH` ([`batch_current_thread`]): a thread woken by another
+//! does not take that one's CPU at once. A worker that gives its share
+//! over wakes the thread that takes it and then sleeps; a wakee that
+//! preempted it would leave it runnable, one thread above the budget,
+//! until the wakee's slice ended (see `budget/README.md`).
 
 /// Raises the calling thread's nice value by `increment` (0..=19; higher is
 /// lower priority). Returns true if the new value was applied.
@@ -23,8 +30,23 @@ pub fn lower_current_thread(increment: u8) -> bool {
     imp::lower_current_thread(i32::from(increment.min(19)))
 }
 
+/// Puts the calling thread under `SCHED_BATCH` (Linux), keeping its nice
+/// value: when woken, it waits for the running thread's turn to end
+/// instead of preempting it. Any thread may choose it without privileges.
+/// Returns true if applied; elsewhere, false.
+pub fn batch_current_thread() -> bool {
+    imp::batch_current_thread()
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
+    pub fn batch_current_thread() -> bool {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 is the calling thread; param is a valid, initialised
+        // struct that outlives the call.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) == 0 }
+    }
+
     pub fn lower_current_thread(increment: i32) -> bool {
         // SAFETY: gettid has no preconditions and cannot fail.
         let tid = unsafe { libc::gettid() } as libc::id_t;
@@ -48,6 +70,10 @@ mod imp {
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
+    pub fn batch_current_thread() -> bool {
+        false
+    }
+
     pub fn lower_current_thread(_increment: i32) -> bool {
         false
     }
@@ -60,6 +86,28 @@ mod tests {
     fn own_nice() -> i32 {
         // SAFETY: see imp; reads this thread's nice value.
         unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+    }
+
+    fn own_policy() -> i32 {
+        // SAFETY: pid 0 is the calling thread; only reads its policy.
+        unsafe { libc::sched_getscheduler(0) }
+    }
+
+    #[test]
+    fn batch_applies_to_the_calling_thread_only_and_keeps_its_nice_value() {
+        let before = own_policy();
+        let (policy, nice, applied) = std::thread::spawn(|| {
+            assert!(lower_current_thread(4));
+            let nice = own_nice();
+            let applied = batch_current_thread();
+            (own_policy(), (nice, own_nice()), applied)
+        })
+        .join()
+        .unwrap();
+        assert!(applied);
+        assert_eq!(policy, libc::SCHED_BATCH);
+        assert_eq!(nice.0, nice.1, "SCHED_BATCH keeps the nice value");
+        assert_eq!(own_policy(), before, "the spawning thread keeps its policy");
     }
 
     #[test]

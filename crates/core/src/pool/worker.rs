@@ -44,6 +44,10 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
     // Before the first task: the event loop's thread should win every
     // contest for a core against a worker (see crate::priority).
     crate::priority::lower_current_thread(shared.config.nice_increment);
+    if shared.config.budget.is_some() {
+        // A share given over wakes the next holder; see `priority`.
+        crate::priority::batch_current_thread();
+    }
     let mut worker = Worker {
         shared,
         seat,
