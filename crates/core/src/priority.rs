@@ -32,19 +32,40 @@ pub fn lower_current_thread(increment: u8) -> bool {
 
 /// Puts the calling thread under `SCHED_BATCH` (Linux), keeping its nice
 /// value: when woken, it waits for the running thread's turn to end
-/// instead of preempting it. Any thread may choose it without privileges.
-/// Returns true if applied; elsewhere, false.
+/// instead of preempting it. Only from the default policy (`SCHED_OTHER`),
+/// which a thread may leave for `SCHED_BATCH` without privileges: a thread
+/// its process's owner put under another policy (`SCHED_IDLE`, a real-time
+/// one) keeps it. Returns true if applied; elsewhere, false.
 pub fn batch_current_thread() -> bool {
     imp::batch_current_thread()
 }
 
 #[cfg(target_os = "linux")]
 mod imp {
+    /// The calling thread's scheduling policy, by the system call itself:
+    /// musl's `sched_getscheduler` and `sched_setscheduler` only fail
+    /// (ENOSYS), by design.
+    pub fn current_policy() -> libc::c_long {
+        // SAFETY: pid 0 is the calling thread; the call only reads its policy.
+        unsafe { libc::syscall(libc::SYS_sched_getscheduler, 0 as libc::pid_t) }
+    }
+
     pub fn batch_current_thread() -> bool {
+        if current_policy() != libc::c_long::from(libc::SCHED_OTHER) {
+            return false;
+        }
         let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: pid 0 is the calling thread; param is a valid, initialised
-        // struct that outlives the call.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) == 0 }
+        // SAFETY: pid 0 is the calling thread; `param` is initialised and
+        // outlives the call, which only reads it.
+        let set = unsafe {
+            libc::syscall(
+                libc::SYS_sched_setscheduler,
+                0 as libc::pid_t,
+                libc::SCHED_BATCH,
+                &param as *const libc::sched_param,
+            )
+        };
+        set == 0
     }
 
     pub fn lower_current_thread(increment: i32) -> bool {
@@ -88,13 +109,11 @@ mod tests {
         unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
     }
 
-    fn own_policy() -> i32 {
-        // SAFETY: pid 0 is the calling thread; only reads its policy.
-        unsafe { libc::sched_getscheduler(0) }
-    }
+    use imp::current_policy as own_policy;
 
     #[test]
     fn batch_applies_to_the_calling_thread_only_and_keeps_its_nice_value() {
+        // A thread starts under its spawner's policy.
         let before = own_policy();
         let (policy, nice, applied) = std::thread::spawn(|| {
             assert!(lower_current_thread(4));
@@ -104,9 +123,15 @@ mod tests {
         })
         .join()
         .unwrap();
-        assert!(applied);
-        assert_eq!(policy, libc::SCHED_BATCH);
-        assert_eq!(nice.0, nice.1, "SCHED_BATCH keeps the nice value");
+        if before == libc::c_long::from(libc::SCHED_OTHER) {
+            assert!(applied);
+            assert_eq!(policy, libc::c_long::from(libc::SCHED_BATCH));
+        } else {
+            // Run under another policy (chrt): it is kept.
+            assert!(!applied);
+            assert_eq!(policy, before);
+        }
+        assert_eq!(nice.0, nice.1, "the policy's change keeps the nice value");
         assert_eq!(own_policy(), before, "the spawning thread keeps its policy");
     }
 
