@@ -1154,7 +1154,7 @@ declare namespace tidepool {
     readonly maxThreads: number;
     /** `1` millisecond. */
     readonly spawnDelayMs: number;
-    /** `250` milliseconds. */
+    /** `100` milliseconds. */
     readonly idleTimeoutMs: number;
     /** `1` millisecond. */
     readonly checkIntervalMs: number;

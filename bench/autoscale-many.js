@@ -44,10 +44,11 @@ const { totalMs, loadAt, phaseStart, oracle, fixedOracle } = require('./load-pro
 const ROOT = path.join(__dirname, '..');
 const COST_US = 1000;
 const TICK_MS = 1;
-const IDLE_TIMEOUT_MS = 100; // the pool default
 // Threads a pool keeps by design after the load falls: an extra retires
-// idleTimeoutMs after its last task (plus the policy's checks).
-const keepMs = (config) => (CONFIGS[config](1).idleTimeoutMs ?? IDLE_TIMEOUT_MS) + 100;
+// idleTimeoutMs after its last task (plus the policy's checks). So the
+// overshoot's window follows each configuration's idleTimeoutMs.
+const keepMs = (config) =>
+  (CONFIGS[config](1).idleTimeoutMs ?? require(ROOT).defaults.idleTimeoutMs) + 100;
 const IDLE_END_MS = 1200;
 
 const PROFILES = {

@@ -4,12 +4,13 @@
 //! backlog rule and the demand rule.
 //!
 //!   cargo run --release -p tidepool-core --example policy_sim
-//!   cargo run --release -p tidepool-core --example policy_sim -- --replay <posts.txt> <max threads> <run µs>
+//!   cargo run --release -p tidepool-core --example policy_sim -- --replay <posts.txt> <max threads> <run µs> [idle timeout ms]
 //!
 //! `--replay` plays a real run's arrivals (one posting time in ms per line,
 //! as `bench/autoscale-many.js --dump <dir>` writes them) with that run's
 //! median run time, through every rule, so the model can be checked against
-//! the real pool on the same arrivals.
+//! the real pool on the same arrivals (at the pool's default `idleTimeoutMs`,
+//! 100 ms, unless given).
 //!
 //! Scenarios (1 ms tasks, 8 threads at most, spawnDelay 1 ms):
 //! * ramp: load rises slowly from 0 to 7.5 threads' worth over 6 s, so each
@@ -75,11 +76,14 @@ fn config(max_threads: usize, idle_timeout: Duration, rule: SpawnRule) -> Policy
     }
 }
 
-/// `--replay file max run_us`: a real run's arrivals through every rule.
+/// `--replay file max run_us [idle_ms]`: a real run's arrivals through every rule.
 fn replay(args: &[String]) {
-    let [file, max, run_us] = args else {
-        panic!("usage: --replay <posts.txt> <max threads> <run µs>");
+    let (file, max, run_us, idle_ms) = match args {
+        [file, max, run_us] => (file, max, run_us, "100"),
+        [file, max, run_us, idle_ms] => (file, max, run_us, idle_ms.as_str()),
+        _ => panic!("usage: --replay <posts.txt> <max threads> <run µs> [idle timeout ms]"),
     };
+    let idle = Duration::from_millis(idle_ms.parse().expect("idle timeout ms"));
     let text = std::fs::read_to_string(file).expect("readable posts file");
     let times: Vec<Duration> = text
         .lines()
@@ -92,7 +96,7 @@ fn replay(args: &[String]) {
     println!("| arrivals | rule | p50 wait (ms) | p99 wait (ms) | max wait (ms) | thread-seconds | spawns |");
     println!("|---|---|---|---|---|---|---|");
     for rule in rules() {
-        let mut sim = Sim::new(config(max, Duration::from_millis(250), rule));
+        let mut sim = Sim::new(config(max, idle, rule));
         sim.run(&times, cost, end);
         report(file, rule, &sim);
     }

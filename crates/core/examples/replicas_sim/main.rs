@@ -211,7 +211,9 @@ pub struct Outcome {
 }
 
 fn pool_config(p: &Params) -> PolicyConfig {
-    // The pool's defaults (README "Options"), with maxThreads = the CPU limit.
+    // The pool's defaults when docs/scaling-out.md's traces were made
+    // (`idleTimeoutMs` was 250 ms then, 100 ms now), with maxThreads = the
+    // CPU limit.
     PolicyConfig {
         min_threads: 1,
         max_threads: p.pod_threads,

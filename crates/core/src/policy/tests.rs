@@ -548,7 +548,8 @@ fn p99(sim: &Sim) -> Duration {
 #[test]
 fn sim_bursty_load_extras_handed_a_task_now_and_then_still_retire() {
     // #31's Poisson profile: a mean of 6 threads' worth of 1 ms tasks for
-    // 4 s, 16 threads allowed (the default spawn delay and idle timeout).
+    // 4 s, 16 threads allowed (the default spawn delay; the idle timeout
+    // the pool defaulted to when #31 began, the harder case for shedding).
     // Every extra the bursts start is handed a task now and then.
     let cost = Duration::from_millis(1);
     let arrivals = poisson(6.0, 0.0, 4000.0, &mut 0x2545_f491);
