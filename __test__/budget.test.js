@@ -161,6 +161,7 @@ test(
         // Both core threads start at once; each sets its policy before its
         // first task. Look until both have, or the deadline passes.
         const settled = (ws) => ws.length === 2 && ws.every((w) => w.policy === ws[0].policy && w.nice === ws[0].nice);
+        // Under 'machine', also until they have left SCHED_OTHER (0).
         const deadline = Date.now() + 10_000;
         let ws = workers();
         while (!(settled(ws) && (budget === 'process' || ws[0].policy !== 0)) && Date.now() < deadline) {

@@ -103,13 +103,12 @@ mod imp {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use imp::current_policy as own_policy;
 
     fn own_nice() -> i32 {
         // SAFETY: see imp; reads this thread's nice value.
         unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
     }
-
-    use imp::current_policy as own_policy;
 
     #[test]
     fn batch_applies_to_the_calling_thread_only_and_keeps_its_nice_value() {
