@@ -276,6 +276,73 @@ test('a slow reader of a stream in blocks: its readable side stays near highWate
   }
 });
 
+test('a reader that pauses in its first data event holds a stream in blocks near highWaterMark', async (t) => {
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const highWaterMark = 16 * 1024;
+  const noise = Buffer.alloc(4 * MIB);
+  for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((i * 2654435761) >>> 0, i);
+  for (const [who, make] of [
+    ['node:zlib', () => zlib.createDeflateRaw({ level: 1, highWaterMark })],
+    ['pool', () => pool.createDeflateRaw({ params: { level: 1 }, highWaterMark })],
+  ]) {
+    const stream = make();
+    const out = [];
+    // Flowing at first (a step may hand on what its blocks made whole),
+    // then paused: the steps after it are the reader's room again.
+    stream.once('data', (c) => {
+      out.push(c);
+      stream.pause();
+    });
+    let called = false;
+    stream.write(noise, () => (called = true));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(out.length === 1, `${who}: one data event before the pause`);
+    assert.ok(
+      stream.readableLength <= highWaterMark + 64 * 1024,
+      `${who}: ${stream.readableLength}`,
+    );
+    assert.equal(called, false, `${who}: not called back while its output waits`);
+    // (A listener added after pause() does not resume: resume() does.)
+    stream.on('data', (c) => out.push(c));
+    stream.resume();
+    stream.end();
+    await new Promise((resolve) => stream.on('end', resolve));
+    assert.equal(called, true);
+    assert.ok(zlib.inflateRawSync(Buffer.concat(out)).equals(noise), who);
+  }
+});
+
+test('a flowing reader gets what the blocks of a write made in one piece', async (t) => {
+  // The pool's own delivery (node:zlib pushes chunkSize pieces): no control.
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const writes = 4;
+  for (const [who, options] of [
+    ['default', {}],
+    ['highWaterMark 16 KiB', { highWaterMark: 16 * 1024 }],
+  ]) {
+    const stream = pool.createGzip(options);
+    const sizes = [];
+    stream.on('data', (c) => sizes.push(c.length));
+    for (let i = 0; i < writes; i++) {
+      await new Promise((resolve, reject) =>
+        stream.write(data.subarray(i * MIB, (i + 1) * MIB), (err) =>
+          err ? reject(err) : resolve(),
+        ),
+      );
+    }
+    const before = sizes.length;
+    stream.end();
+    await new Promise((resolve) => stream.on('end', resolve));
+    const out = sizes.reduce((a, b) => a + b, 0);
+    // A 1 MiB write is four blocks, taken together: their output, hundreds
+    // of KiB, reaches the reader as one Buffer, not in 64 KiB pieces.
+    assert.ok(before <= writes, `${who}: ${before} data events for ${writes} writes (${sizes})`);
+    assert.ok(out > writes * 64 * 1024, `${who}: ${out} bytes of output`);
+  }
+});
+
 test('a stream in blocks hands its output on without a pool task per piece', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());

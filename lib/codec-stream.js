@@ -22,6 +22,15 @@ const nextTick = process.nextTick;
  * ("Streams: bounded output").
  */
 const OUTPUT_BLOCK = 64 * 1024;
+/**
+ * The most output a step of a compressor in blocks may hand on at once
+ * while its reader flows (see Codec#budget): a write's blocks, made
+ * together, go out in one piece and one turn of the event loop, not a
+ * piece per OUTPUT_BLOCK. See BENCHMARKS.md ("`createGzip()` in blocks").
+ */
+const FLOWING_OUTPUT = 4 * 1024 * 1024;
+/** The codecs whose streams a pool may run in blocks (the core's kernels::zlib::block_stream). */
+const IN_BLOCKS = new Set(['gzip', 'deflate', 'deflateRaw']);
 
 /**
  * The flush kinds of each codec family, as node:zlib names them, and the
@@ -141,12 +150,15 @@ class Codec {
   afterUnpushed = [];
   /** The writes buffered while a task ran, as one task (see `_writev`). */
   writev;
+  /** A compressor a pool may run in blocks (IN_BLOCKS). */
+  inBlocks;
 
   constructor(stream, port, handle, kernel, zlib) {
     this.flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
     this.writeFlush = zlib.writeFlush;
     this.kindOf = this.flushes.deflate ? deflateMarkedKind : markedKind;
     this.chunkSize = zlib.chunkSize;
+    this.inBlocks = IN_BLOCKS.has(kernel);
     this.writev = (chunks, callback) => {
       this.tasks.write(chunks, callback, this.kindOf, this.writeFlush);
     };
@@ -167,10 +179,25 @@ class Codec {
         // As node:zlib: a decoder past the end of its format ends the readable side.
         ended: () => this.whenPushed(() => stream.push(null)),
         failed: (err) => stream.destroy(err),
-        budget: () => Math.max(stream.readableHighWaterMark - stream.readableLength, OUTPUT_BLOCK),
+        budget: () => this.budget(stream),
       },
       () => makeError(Error, 'ERR_STREAM_WRITE_AFTER_END', 'write after end'),
     );
+  }
+
+  /**
+   * The output a step may make before it stops: the reader's room, and at
+   * least OUTPUT_BLOCK. A compressor in blocks whose reader flows with
+   * nothing buffered may make up to FLOWING_OUTPUT: each push reaches such
+   * a reader as 'data' at once, so its buffer stays empty, and the output
+   * was made already by the blocks (it waits in Rust otherwise). A reader
+   * that pauses or buffers gets the room-sized steps again.
+   */
+  budget(stream) {
+    const room = stream.readableHighWaterMark - stream.readableLength;
+    if (this.inBlocks && stream.readableFlowing === true && stream.readableLength === 0)
+      return Math.max(room, FLOWING_OUTPUT);
+    return Math.max(room, OUTPUT_BLOCK);
   }
 
   /**
