@@ -218,19 +218,30 @@ test('flush() on a stream in blocks: the output so far decodes to all written be
   }
 });
 
+/** 4 MiB that level 1 hardly compresses: a write's output fills any reader. */
+function noise() {
+  const out = Buffer.alloc(4 * MIB);
+  for (let i = 0; i < out.length; i += 4) out.writeUInt32LE((i * 2654435761) >>> 0, i);
+  return out;
+}
+
+/** A level-1 raw deflate stream of node:zlib (the control) and of `pool`, each with `highWaterMark`. */
+function rawDeflates(pool, highWaterMark) {
+  return [
+    ['node:zlib', () => zlib.createDeflateRaw({ level: 1, highWaterMark })],
+    ['pool', () => pool.createDeflateRaw({ params: { level: 1 }, highWaterMark })],
+  ];
+}
+
 test('a reader that stops holds a stream in blocks: its readable side stays near highWaterMark', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());
   const highWaterMark = 16 * 1024;
-  const noise = Buffer.alloc(4 * MIB);
-  for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((i * 2654435761) >>> 0, i);
-  for (const [who, make] of [
-    ['node:zlib', () => zlib.createDeflateRaw({ level: 1, highWaterMark })],
-    ['pool', () => pool.createDeflateRaw({ params: { level: 1 }, highWaterMark })],
-  ]) {
+  const input = noise();
+  for (const [who, make] of rawDeflates(pool, highWaterMark)) {
     const stream = make();
     let called = false;
-    stream.write(noise, () => (called = true));
+    stream.write(input, () => (called = true));
     // Nobody reads: the output waits, bounded by the reader's buffer.
     await new Promise((r) => setTimeout(r, 300));
     assert.ok(
@@ -243,7 +254,7 @@ test('a reader that stops holds a stream in blocks: its readable side stays near
     stream.end();
     await new Promise((resolve) => stream.on('end', resolve));
     assert.equal(called, true);
-    assert.ok(zlib.inflateRawSync(Buffer.concat(out)).equals(noise), who);
+    assert.ok(zlib.inflateRawSync(Buffer.concat(out)).equals(input), who);
   }
 });
 
@@ -280,24 +291,25 @@ test('a reader that pauses in its first data event holds a stream in blocks near
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());
   const highWaterMark = 16 * 1024;
-  const noise = Buffer.alloc(4 * MIB);
-  for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((i * 2654435761) >>> 0, i);
-  for (const [who, make] of [
-    ['node:zlib', () => zlib.createDeflateRaw({ level: 1, highWaterMark })],
-    ['pool', () => pool.createDeflateRaw({ params: { level: 1 }, highWaterMark })],
-  ]) {
+  const input = noise();
+  for (const [who, make] of rawDeflates(pool, highWaterMark)) {
     const stream = make();
     const out = [];
     // Flowing at first (a step may hand on what its blocks made whole),
     // then paused: the steps after it are the reader's room again.
-    stream.once('data', (c) => {
-      out.push(c);
-      stream.pause();
-    });
+    const first = new Promise((resolve) =>
+      stream.once('data', (c) => {
+        out.push(c);
+        stream.pause();
+        resolve();
+      }),
+    );
     let called = false;
-    stream.write(noise, () => (called = true));
+    stream.write(input, () => (called = true));
+    await first;
+    // The steps after the pause have had their time.
     await new Promise((r) => setTimeout(r, 300));
-    assert.ok(out.length === 1, `${who}: one data event before the pause`);
+    assert.equal(out.length, 1, `${who}: one data event before the pause`);
     assert.ok(
       stream.readableLength <= highWaterMark + 64 * 1024,
       `${who}: ${stream.readableLength}`,
@@ -309,7 +321,7 @@ test('a reader that pauses in its first data event holds a stream in blocks near
     stream.end();
     await new Promise((resolve) => stream.on('end', resolve));
     assert.equal(called, true);
-    assert.ok(zlib.inflateRawSync(Buffer.concat(out)).equals(noise), who);
+    assert.ok(zlib.inflateRawSync(Buffer.concat(out)).equals(input), who);
   }
 });
 
