@@ -585,6 +585,42 @@ test('destroy() fails the writes still waiting for a task: every callback is cal
   }
 });
 
+test('end(body) after flush() or reset() on a corked stream: the end follows them, as node:zlib', async () => {
+  const pool = new Pool();
+  try {
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createDeflateRaw()],
+      ['tidepool', () => pool.createDeflateRaw()],
+    ]) {
+      for (const [what, before] of [
+        ['flush()', (s) => s.flush(zlib.constants.Z_SYNC_FLUSH)],
+        ['reset()', (s) => s.reset()],
+        ['write() then flush()', (s) => (s.write('written, '), s.flush())],
+      ]) {
+        const stream = make();
+        const out = [];
+        const errors = [];
+        stream.on('data', (chunk) => out.push(chunk));
+        stream.on('error', (err) => errors.push(err.code));
+        const closed = new Promise((resolve) => stream.on('close', resolve));
+        stream.cork();
+        before(stream);
+        stream.end('the end');
+        await closed;
+        assert.deepEqual(errors, [], `${who}, ${what}`);
+        const expected = what.startsWith('write') ? 'written, the end' : 'the end';
+        assert.equal(
+          zlib.inflateRawSync(Buffer.concat(out)).toString(),
+          expected,
+          `${who}, ${what}`,
+        );
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test('end(body) on an idle stream: one task for the body and the end, the same events as node:zlib', async () => {
   const pool = new Pool();
   try {

@@ -378,7 +378,16 @@ class CodecStreamMethods extends Transform {
     const tasks = this[CODEC].tasks;
     const data = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
     // A body written whole (end(body) on an idle stream): one task, not two.
-    if (data && tasks.idle && this.writableLength === 0 && !this.writableEnded && !this.destroyed)
+    // Not while corked: flushes may wait in the Writable (they have no
+    // length), and the end must follow them.
+    if (
+      data &&
+      tasks.idle &&
+      this.writableLength === 0 &&
+      !this.writableCorked &&
+      !this.writableEnded &&
+      !this.destroyed
+    )
       return tasks.endWith(() => notedEnd(this, tasks, chunk, encoding, callback));
     return notedEnd(this, tasks, chunk, encoding, callback);
   }
