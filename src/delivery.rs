@@ -56,7 +56,7 @@ const MAX_ERROR_BYTES: usize = 1024;
 /// a copy of a few KiB costs less: a task of many messages' digests (a
 /// few KiB) goes through the slab. At most the slab, so that it always
 /// fits an empty one.
-const SLAB_RESULT_MAX: usize = SLAB_BYTES / 4;
+pub(crate) const SLAB_RESULT_MAX: usize = SLAB_BYTES / 4;
 
 /// The TSFN's `call_js` callback.
 pub(crate) unsafe extern "C" fn deliver(

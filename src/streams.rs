@@ -13,6 +13,7 @@ use tidepool_core::kernels::{self, KernelError, RunContext};
 use tidepool_core::{Input, Output, Stream, StreamChunk, TaskError};
 
 use crate::binary;
+use crate::delivery::SLAB_RESULT_MAX;
 use crate::inner::Inner;
 use crate::napi_util::is_undefined;
 use crate::wire::{
@@ -210,6 +211,18 @@ unsafe fn ran_here(
     };
     let mut value = ptr::null_mut();
     match outcome {
+        Ok(output) if output.is_spilled() && output.as_bytes().len() > SLAB_RESULT_MAX => {
+            // As a step on a thread delivers it: lent, not copied.
+            let bytes = output.into_spilled().unwrap_or_default();
+            // SAFETY: live env of this call, inside its handle scope.
+            value = unsafe { crate::large_result::large_result(env, bytes) };
+            if is_undefined(env, value) {
+                return Err((
+                    ERR_MEMORY_ALLOCATION_FAILED,
+                    "Failed to allocate memory for the output".to_owned(),
+                ));
+            }
+        }
         Ok(output) => {
             let bytes = output.as_bytes();
             // SAFETY: live env; `bytes` is valid for its length during the call.

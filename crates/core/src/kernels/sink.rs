@@ -179,6 +179,25 @@ impl Sink {
         Ok(())
     }
 
+    /// Takes `output` as the whole output so far, without a copy, when
+    /// nothing was written yet and it fits under the limit and the pause
+    /// point; otherwise hands it back.
+    pub fn adopt(&mut self, output: Output) -> Result<(), Output> {
+        let len = output.as_bytes().len();
+        if self.len != 0 || len > self.limit || len > self.before_pause() {
+            return Err(output);
+        }
+        match output.into_spilled() {
+            Ok(bytes) => {
+                self.spill = bytes;
+                self.spilled = true;
+                self.len = len;
+                Ok(())
+            }
+            Err(inline) => self.write(inline.as_bytes()).map_err(|_| inline),
+        }
+    }
+
     /// Room after the output for at least `at_least` bytes (fewer only when
     /// the limit is closer; an error if no byte is left under it). The
     /// room is initialized; write into its front, then [`commit`](Sink::commit).
@@ -294,6 +313,36 @@ impl Sink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn adopt_takes_an_output_whole_into_an_empty_sink_only() {
+        let spilled = |byte: u8, len: usize| Output(Repr::Spilled(vec![byte; len]));
+        // Its memory, not a copy.
+        let made = spilled(5, 1000);
+        let at = made.as_bytes().as_ptr();
+        let mut sink = Sink::with_pause(usize::MAX, 1000);
+        sink.adopt(made).unwrap();
+        assert!(sink.should_pause());
+        assert_eq!(sink.into_output().as_bytes().as_ptr(), at);
+        // What is written after it follows it.
+        let mut sink = Sink::new(usize::MAX);
+        sink.adopt(spilled(5, 1000)).unwrap();
+        sink.write(b"after").unwrap();
+        let out = sink.into_output();
+        assert_eq!(&out.as_bytes()[..1000], &[5; 1000][..]);
+        assert_eq!(&out.as_bytes()[1000..], b"after");
+        // Handed back: into a sink that holds output, past its pause point,
+        // past its limit.
+        let mut holding = Sink::new(usize::MAX);
+        holding.write(b"x").unwrap();
+        assert!(holding.adopt(spilled(1, 100)).is_err());
+        assert!(Sink::with_pause(usize::MAX, 99).adopt(spilled(1, 100)).is_err());
+        assert!(Sink::new(99).adopt(spilled(1, 100)).is_err());
+        // An inline output is copied in.
+        let mut sink = Sink::new(usize::MAX);
+        sink.adopt(Output::from_slice(b"small")).unwrap();
+        assert_eq!(sink.into_output().as_bytes(), b"small");
+    }
 
     #[test]
     fn small_output_stays_inline() {

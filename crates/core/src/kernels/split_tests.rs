@@ -596,8 +596,9 @@ fn steps_here_write_what_steps_on_threads_write() {
                 let (got, ran_here) =
                     run(true, budget, usize::MAX).steps(name, &Params::NONE, steps).unwrap();
                 assert_same(&got, &want, &what);
-                // Without a pause, every step runs on a thread.
-                assert_eq!(ran_here > 0, budget != usize::MAX, "{what}: {ran_here} steps here");
+                // A reader's room, or each block's output in a step of its
+                // own: steps after the first hand on output here.
+                assert!(ran_here > 0, "{what}: no step here");
             }
         }
         let (whole, _) =

@@ -104,12 +104,28 @@ impl BlockStream {
     }
 
     /// Writes what blocks made and the reader has not had, up to the
-    /// sink's pause point; true once none is left.
+    /// sink's pause point; true once none is left. A block's output that
+    /// fits goes on as it is, without a copy, as a step's whole output: a
+    /// step that has output already stops before it (false), and the next
+    /// step takes it.
     fn drain(&mut self, out: &mut Sink) -> Result<bool, KernelError> {
         while let Some(front) = self.pending.front() {
             if out.should_pause() {
                 return Ok(false);
             }
+            if self.pending_at == 0 && front.is_spilled() {
+                if !out.is_empty() {
+                    return Ok(false);
+                }
+                if let Some(whole) = self.pending.pop_front() {
+                    match out.adopt(whole) {
+                        Ok(()) => continue,
+                        // Past the pause point: copied up to it, below.
+                        Err(whole) => self.pending.push_front(whole),
+                    }
+                }
+            }
+            let Some(front) = self.pending.front() else { break };
             let bytes = &front.as_bytes()[self.pending_at..];
             // Made already: it stops at the pause point exactly.
             let n = bytes.len().min(OUTPUT_STEP).min(out.before_pause());
@@ -410,5 +426,57 @@ impl Before<'_> {
             dictionary.extend_from_slice(piece);
         }
         dictionary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::codec::testing::text;
+    use std::sync::atomic::AtomicBool;
+
+    /// What blocks made goes to the reader in the vectors they made it in:
+    /// a step's output is one block's, not a copy of several.
+    #[test]
+    fn a_blocks_output_is_a_steps_output_as_it_was_made() {
+        let settings = Settings { level: 6, mem_level: 8, strategy: 0 };
+        let mut stream = BlockStream::new(Format::Gzip, settings).unwrap();
+        let data = text(4 * STREAM_BLOCK + 100);
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        stream.take(&[&data], usize::MAX, &ctx, None).unwrap();
+        let made: Vec<*const u8> = stream
+            .pending
+            .iter()
+            .filter(|p| p.is_spilled())
+            .map(|p| p.as_bytes().as_ptr())
+            .collect();
+        assert!(made.len() >= 4, "{} blocks' outputs spilled", made.len());
+        let mut steps = Vec::new();
+        loop {
+            let mut out = Sink::new(usize::MAX);
+            let done = stream.drain(&mut out).unwrap();
+            steps.push(out.into_output());
+            if done {
+                break;
+            }
+        }
+        // The header alone, then each block's output in a step of its own
+        // (what the open block made so far goes after the last).
+        assert_eq!(steps.len(), 1 + made.len());
+        for at in made {
+            assert!(
+                steps.iter().any(|s| s.as_bytes().as_ptr() == at),
+                "a block's output was copied"
+            );
+        }
+        let mut all = Vec::new();
+        for s in &steps {
+            all.extend_from_slice(s.as_bytes());
+        }
+        let mut out = Sink::new(usize::MAX);
+        assert!(stream.finish(&mut out, &ctx).unwrap());
+        all.extend_from_slice(out.into_output().as_bytes());
+        assert_eq!(crate::kernels::codec::testing::run("gunzip", &all).unwrap(), data);
     }
 }
