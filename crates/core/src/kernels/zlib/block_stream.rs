@@ -38,6 +38,10 @@ use crate::kernels::{Fed, KernelError, Output, Parallel, PartResults, RunContext
 /// Bytes of input per block of a stream: four per 1 MiB write.
 pub(crate) const STREAM_BLOCK: usize = 256 * 1024;
 const BLOCK: u64 = STREAM_BLOCK as u64;
+/// The whole blocks a step takes per thread of the pool, at most: the 2 MiB
+/// a producer's writes queue by default (lib/task-options.js) are one job
+/// on two threads, not two jobs with a wait and a round trip between them.
+const BLOCKS_PER_THREAD: u64 = 4;
 
 pub(super) struct BlockStream {
     format: Format,
@@ -215,10 +219,11 @@ impl BlockStream {
 
     /// Takes the start of `rest` (a task's input not yet taken) as blocks
     /// on `parallel`'s idle threads, when it reaches past the open block
-    /// and no output is pending: up to two blocks per thread past the open
-    /// one, so that the thread running the task is back within a few
-    /// milliseconds, whatever the size of the write (queued tasks and other
-    /// streams wait for it). Returns the bytes taken.
+    /// and no output is pending: up to [`BLOCKS_PER_THREAD`] blocks per
+    /// thread past the open one, so that the thread running the task is
+    /// back within about ten milliseconds, whatever the size of the write
+    /// (queued tasks and other streams wait for it). Returns the bytes
+    /// taken.
     pub fn update_parts(
         &mut self,
         rest: &[&[u8]],
@@ -231,7 +236,7 @@ impl BlockStream {
         if !self.pending.is_empty() || len <= open_end - self.at {
             return Ok(0);
         }
-        let most = open_end + 2 * parallel.width() as u64 * BLOCK;
+        let most = open_end + BLOCKS_PER_THREAD * parallel.width() as u64 * BLOCK;
         let take = (len.min(most - self.at)) as usize;
         let limit = out.limit().saturating_sub(out.len());
         self.take(&slice_parts(rest, 0, take), limit, ctx, Some(parallel))?;
