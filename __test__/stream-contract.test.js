@@ -578,11 +578,13 @@ test('destroy(): the write in flight is called back once its task stopped, the o
       ]) {
         const stream = make();
         stream.on('error', () => {});
-        const calls = Array.from(
-          { length: 4 },
-          () =>
-            new Promise((resolve) => stream.write(fill(Buffer.alloc(256 << 10), round), resolve)),
-        );
+        const write = () =>
+          new Promise((resolve) => stream.write(fill(Buffer.alloc(256 << 10), round), resolve));
+        // The first write alone in its turn (the pool's writes of one turn
+        // go as one task: see the test after this one), the others behind it.
+        const calls = [write()];
+        await new Promise((resolve) => process.nextTick(resolve));
+        for (let i = 0; i < 3; i++) calls.push(write());
         stream.destroy();
         const errors = await Promise.all(calls);
         assert.deepEqual(
@@ -593,6 +595,70 @@ test('destroy(): the write in flight is called back once its task stopped, the o
       }
     }
     assert.equal(pool.stats().pending, 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('writes of one turn to an idle deflate stream go as one task: corked until the next tick', async () => {
+  // A documented difference (docs/api.md, "Differences from node:zlib and
+  // node:crypto"; docs/zlib.md, "What differs"):
+  // node:zlib's first write goes in flight at once, the others wait.
+  const pool = new Pool({ maxThreads: 2 });
+  try {
+    const input = fill(Buffer.alloc(2 << 20), 7);
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createGzip()],
+      ['tidepool', () => pool.createGzip()],
+    ]) {
+      const pooled = who === 'tidepool';
+      // Corked until the next tick, then one task for both writes.
+      const stream = make();
+      const out = [];
+      stream.on('data', (chunk) => out.push(chunk));
+      const before = pool.stats().completed;
+      const written = [0, 1].map(
+        (i) =>
+          new Promise((resolve, reject) =>
+            stream.write(input.subarray(i << 20, (i + 1) << 20), (err) =>
+              err ? reject(err) : resolve(),
+            ),
+          ),
+      );
+      assert.equal(stream.writableCorked, pooled ? 1 : 0, who);
+      await new Promise((resolve) => process.nextTick(resolve));
+      assert.equal(stream.writableCorked, 0, who);
+      await Promise.all(written);
+      if (pooled) assert.equal(pool.stats().completed - before, 1, 'one task for both writes');
+      stream.end();
+      await once(stream, 'end');
+      assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(input), who);
+      // Destroyed in that turn: node:zlib's first write was in flight; the
+      // pool's were all waiting, and fail as waiting writes do.
+      const destroyed = make();
+      destroyed.on('error', () => {});
+      const calls = [0, 1].map(
+        (i) =>
+          new Promise((resolve) =>
+            destroyed.write(input.subarray(i << 20, (i + 1) << 20), resolve),
+          ),
+      );
+      destroyed.destroy();
+      const errors = (await Promise.all(calls)).map((e) => e?.code);
+      assert.deepEqual(
+        errors,
+        [pooled ? 'ERR_STREAM_DESTROYED' : undefined, 'ERR_STREAM_DESTROYED'],
+        who,
+      );
+    }
+    // A user's own cork() holds as in Node: the pool's tick does not undo it.
+    const corked = pool.createGzip();
+    corked.cork();
+    corked.write('held');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(corked.writableCorked, 1);
+    assert.equal(corked.writableLength, 4);
+    corked.destroy();
   } finally {
     await pool.close();
   }

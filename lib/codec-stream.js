@@ -125,6 +125,16 @@ function deflateMarkedKind(chunk) {
  */
 const NO_ZLIB = Object.freeze({ writeFlush: 0, chunkSize: 0 });
 
+/** Whether `chunk` is data with bytes in it (not a flush's marker, not empty). */
+function hasBytes(chunk) {
+  if (typeof chunk === 'string') return chunk.length !== 0;
+  return ArrayBuffer.isView(chunk) && chunk.byteLength !== 0;
+}
+
+function uncork(stream) {
+  stream.uncork();
+}
+
 /** A codec stream's own state (a property, not #private fields: see CodecStream). */
 const CODEC = Symbol('tidepool.codec');
 
@@ -370,7 +380,24 @@ class CodecStreamMethods extends Transform {
         chunk,
       );
     }
-    return noted(this, this[CODEC].tasks, chunk, encoding, callback);
+    const codec = this[CODEC];
+    if (
+      codec.inBlocks &&
+      hasBytes(chunk) &&
+      codec.tasks.idle &&
+      this.writableLength === 0 &&
+      !this.writableCorked &&
+      !this.writableEnded &&
+      !this.destroyed
+    ) {
+      // A write to an idle stream waits for the rest of this turn's writes,
+      // which then go as one task: their blocks share the pool's threads
+      // in one job, not a write's blocks at a time (node:http corks a
+      // socket's writes until the next tick likewise).
+      this.cork();
+      nextTick(uncork, this);
+    }
+    return noted(this, codec.tasks, chunk, encoding, callback);
   }
 
   /** Its end is asked for: a pool closed from now on finishes it first. */
