@@ -363,6 +363,21 @@ test("a flowing reader gets each block's output as it was made, not in 64 KiB pi
   }
 });
 
+test('end(body) of a body in blocks: one task, its output in order', async (t) => {
+  // The pool's tasks (node:zlib has none): the blocks' output, then the end.
+  const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.close());
+  const body = data.subarray(0, 2 * MIB + 5);
+  const stream = pool.createGzip();
+  const out = [];
+  stream.on('data', (chunk) => out.push(chunk));
+  const before = pool.stats().completed;
+  stream.end(body);
+  await new Promise((resolve) => stream.on('end', resolve));
+  assert.equal(pool.stats().completed - before, 1, 'one task');
+  assert.ok(zlib.gunzipSync(Buffer.concat(out)).equals(body));
+});
+
 test('a stream in blocks hands its output on without a pool task per piece', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
   t.after(() => pool.close());

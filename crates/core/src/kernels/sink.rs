@@ -95,6 +95,9 @@ pub struct Sink {
     limit: usize,
     /// Output length at which a kernel that can stop should stop.
     pause_at: usize,
+    /// A writer that holds pieces of output made already may stop between
+    /// two of them (see [`stop_between_pieces`](Sink::stop_between_pieces)).
+    between_pieces: bool,
 }
 
 /// The least room `unfilled` hands out once spilled, so codecs that ask for
@@ -111,6 +114,7 @@ impl Sink {
             spilled: false,
             limit,
             pause_at: usize::MAX,
+            between_pieces: false,
         }
     }
 
@@ -118,6 +122,19 @@ impl Sink {
     /// writer should stop where it can once it holds `pause_at` (at least 1).
     pub fn with_pause(limit: usize, pause_at: usize) -> Sink {
         Sink { pause_at: pause_at.max(1), ..Sink::new(limit) }
+    }
+
+    /// Lets a writer that holds pieces of output made already (a stream's
+    /// blocks) stop between two of them, as at the pause point, so that
+    /// each goes on as it was made ([`adopt`](Sink::adopt)): for a stream's
+    /// step that pauses or ends once that output is written anyway.
+    pub fn stop_between_pieces(&mut self) {
+        self.between_pieces = true;
+    }
+
+    /// Whether a writer may stop between two pieces of output made already.
+    pub fn stops_between_pieces(&self) -> bool {
+        self.between_pieces
     }
 
     /// True once the output has reached the pause point: a kernel that can

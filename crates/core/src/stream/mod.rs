@@ -258,6 +258,13 @@ impl Stream {
             )));
         }
         let mut out = Sink::with_pause(self.limit.saturating_sub(position.produced), chunk.budget);
+        if chunk.end == ChunkEnd::More {
+            // Its step pauses or ends once the output made already is
+            // written: each piece of it may go on in a step of its own, as
+            // made (a step that only hands on output runs on the caller's
+            // thread: step_here). A flush or the end works after it.
+            out.stop_between_pieces();
+        }
         let paused = match position.advance(
             kernel,
             &self.params,

@@ -109,9 +109,10 @@ impl BlockStream {
 
     /// Writes what blocks made and the reader has not had, up to the
     /// sink's pause point; true once none is left. A block's output that
-    /// fits goes on as it is, without a copy, as a step's whole output: a
-    /// step that has output already stops before it (false), and the next
-    /// step takes it.
+    /// fits an empty sink becomes its output as it is, without a copy; a
+    /// sink that has output already and [stops between
+    /// pieces](Sink::stops_between_pieces) stops before the next block's
+    /// (false), for the next step to take it so.
     fn drain(&mut self, out: &mut Sink) -> Result<bool, KernelError> {
         while let Some(front) = self.pending.front() {
             if out.should_pause() {
@@ -119,9 +120,10 @@ impl BlockStream {
             }
             if self.pending_at == 0 && front.is_spilled() {
                 if !out.is_empty() {
-                    return Ok(false);
-                }
-                if let Some(whole) = self.pending.pop_front() {
+                    if out.stops_between_pieces() {
+                        return Ok(false);
+                    }
+                } else if let Some(whole) = self.pending.pop_front() {
                     match out.adopt(whole) {
                         Ok(()) => continue,
                         // Past the pause point: copied up to it, below.
@@ -460,6 +462,7 @@ mod tests {
         let mut steps = Vec::new();
         loop {
             let mut out = Sink::new(usize::MAX);
+            out.stop_between_pieces();
             let done = stream.drain(&mut out).unwrap();
             steps.push(out.into_output());
             if done {
@@ -483,5 +486,22 @@ mod tests {
         assert!(stream.finish(&mut out, &ctx).unwrap());
         all.extend_from_slice(out.into_output().as_bytes());
         assert_eq!(crate::kernels::codec::testing::run("gunzip", &all).unwrap(), data);
+    }
+
+    /// A step that has work of its own after the blocks' output (a flush,
+    /// the end) writes all of it, then does its work.
+    #[test]
+    fn a_step_with_work_after_the_blocks_output_takes_it_all() {
+        let settings = Settings { level: 6, mem_level: 8, strategy: 0 };
+        let mut stream = BlockStream::new(Format::Gzip, settings).unwrap();
+        let data = text(4 * STREAM_BLOCK + 100);
+        let flag = AtomicBool::new(false);
+        let ctx = RunContext::new(&flag);
+        stream.take(&[&data], usize::MAX, &ctx, None).unwrap();
+        let mut out = Sink::new(usize::MAX);
+        assert!(stream.finish(&mut out, &ctx).unwrap());
+        let all = out.into_output();
+        assert!(stream.pending.is_empty());
+        assert_eq!(crate::kernels::codec::testing::run("gunzip", all.as_bytes()).unwrap(), data);
     }
 }
