@@ -651,16 +651,54 @@ test('writes of one turn to an idle deflate stream go as one task: corked until 
         who,
       );
     }
-    // A user's own cork() holds as in Node: the pool's tick does not undo it.
-    const corked = pool.createGzip();
-    corked.cork();
-    corked.write('held');
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(corked.writableCorked, 1);
-    assert.equal(corked.writableLength, 4);
-    corked.destroy();
+    // A caller's own cork() holds as in Node, even after an uncork() of a
+    // stream it had not corked: the pool's tick does not undo it.
+    for (const [who, make] of [
+      ['node:zlib', () => zlib.createGzip()],
+      ['tidepool', () => pool.createGzip()],
+    ]) {
+      const stream = make();
+      const log = [];
+      stream.resume();
+      stream.write('a', () => log.push('a'));
+      stream.uncork();
+      stream.cork();
+      stream.write('b', () => log.push('b'));
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      log.push(`corked ${stream.writableCorked}, ${stream.writableLength} bytes waiting`);
+      stream.uncork();
+      stream.end();
+      await once(stream, 'end');
+      assert.deepEqual(log, ['a', 'corked 1, 1 bytes waiting', 'b'], who);
+    }
   } finally {
     await pool.close();
+  }
+});
+
+test('a write made before pool.close() finishes, one made after it in the same turn is refused', async () => {
+  // The pool's close() (no node:zlib control): writes given before it
+  // finish, the rest fail; one turn's writes share a task, not a verdict.
+  for (const gap of [false, true]) {
+    const pool = new Pool({ maxThreads: 2 });
+    const stream = pool.createGzip();
+    stream.resume();
+    stream.on('error', () => {});
+    const before = new Promise((resolve) =>
+      stream.write(fill(Buffer.alloc(300_000), 1), (err) => resolve(err?.code)),
+    );
+    if (gap) await new Promise((resolve) => setImmediate(resolve));
+    const closed = pool.close();
+    const after = new Promise((resolve) =>
+      stream.write(fill(Buffer.alloc(300_000), 2), (err) => resolve(err?.code)),
+    );
+    assert.deepEqual(
+      await Promise.all([before, after]),
+      [undefined, 'ERR_TIDEPOOL_CLOSED'],
+      `gap ${gap}`,
+    );
+    await closed;
   }
 });
 

@@ -131,8 +131,12 @@ function hasBytes(chunk) {
   return ArrayBuffer.isView(chunk) && chunk.byteLength !== 0;
 }
 
-function uncork(stream) {
-  stream.uncork();
+/** The tick after write() corked an idle stream: its cork goes, if it holds. */
+function uncorkTurn(stream) {
+  const codec = stream[CODEC];
+  if (!codec.autoCorked) return;
+  codec.autoCorked = false;
+  Transform.prototype.uncork.call(stream);
 }
 
 /** A codec stream's own state (a property, not #private fields: see CodecStream). */
@@ -145,6 +149,10 @@ class Codec {
   flushes;
   /** Flush markers written and not yet taken by _write (see `_writev`). */
   markers = 0;
+  /** The caller's cork() calls not yet undone by its uncork() (see write()). */
+  corks = 0;
+  /** write() corked the idle stream until the next tick, and that cork holds. */
+  autoCorked = false;
   /** The flush kind that follows each write (node:zlib's `flush` option; 0: none). */
   writeFlush;
   /** What a written chunk stands for (markedKind, or deflateMarkedKind). */
@@ -394,10 +402,30 @@ class CodecStreamMethods extends Transform {
       // which then go as one task: their blocks share the pool's threads
       // in one job, not a write's blocks at a time (node:http corks a
       // socket's writes until the next tick likewise).
-      this.cork();
-      nextTick(uncork, this);
+      codec.autoCorked = true;
+      super.cork();
+      nextTick(uncorkTurn, this);
     }
     return noted(this, codec.tasks, chunk, encoding, callback);
+  }
+
+  /** Writable's cork(), counted as the caller's (see uncork()). */
+  cork() {
+    this[CODEC].corks++;
+    super.cork();
+  }
+
+  /**
+   * Writable's uncork(): the caller's own cork() first; without one, the
+   * cork write() put on an idle stream (an uncork() there does what it
+   * does on node:zlib's stream, which was not corked: the writes go), so
+   * that the tick's uncork can never undo a cork of the caller's.
+   */
+  uncork() {
+    const codec = this[CODEC];
+    if (codec.corks > 0) codec.corks--;
+    else codec.autoCorked = false;
+    super.uncork();
   }
 
   /** Its end is asked for: a pool closed from now on finishes it first. */
@@ -439,7 +467,10 @@ class CodecStreamMethods extends Transform {
    */
   // @ts-expect-error -- Transform reads `_writev` as a property: an accessor may hide it.
   get _writev() {
-    return this[CODEC].markers === 0 ? this[CODEC].writev : undefined;
+    const codec = this[CODEC];
+    // Once the pool is closed, one at a time too: a batch has one callback,
+    // and the writes made before close() are taken, the ones after refused.
+    return codec.markers === 0 && codec.tasks.accepting ? codec.writev : undefined;
   }
 
   _read(size) {

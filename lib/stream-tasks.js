@@ -135,6 +135,11 @@ class StreamTasks {
     return this.#consumed;
   }
 
+  /** The pool takes new work: a write made now is accepted. */
+  get accepting() {
+    return this.#port.open();
+  }
+
   /** Nothing is queued, running or waiting for the reader. */
   get idle() {
     return (
