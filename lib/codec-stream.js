@@ -416,10 +416,11 @@ class CodecStreamMethods extends Transform {
   }
 
   /**
-   * Writable's uncork(): the caller's own cork() first; without one, the
-   * cork write() put on an idle stream (an uncork() there does what it
-   * does on node:zlib's stream, which was not corked: the writes go), so
-   * that the tick's uncork can never undo a cork of the caller's.
+   * Writable's uncork(): it undoes the caller's own cork() first. Without
+   * one, it undoes the cork write() put on an idle stream, so the writes
+   * go now, as they would on node:zlib's stream (never corked there); the
+   * tick's uncork then finds nothing to undo, and so can never undo a
+   * cork of the caller's.
    */
   uncork() {
     const codec = this[CODEC];
