@@ -197,6 +197,13 @@ function checkResizable(data, name) {
   else readableBytes(data, name);
 }
 
+/** The byte length of a TypedArray or DataView, read with the engine's getters; -1 for anything else. */
+function viewByteLength(value) {
+  if (typedArrayTag(value) !== undefined) return typedArrayByteLength(value);
+  if (isView(value)) return dataViewByteLength(value);
+  return -1;
+}
+
 /** True for a TypedArray, DataView or ArrayBuffer whose memory is detached. */
 function isDetachedBinary(value) {
   if (typedArrayTag(value) !== undefined) return isDetached(typedArrayBuffer(value));
@@ -207,6 +214,7 @@ function isDetachedBinary(value) {
 
 module.exports = {
   snapshot,
+  viewByteLength,
   isResizable,
   readableBytes,
   isDetachedBinary,

@@ -14,6 +14,7 @@ const { Buffer } = require('node:buffer');
 const { Transform, finished } = require('node:stream');
 const { StreamTasks, noted, notedEnd, ABORT, WHEN_OVER } = require('./stream-tasks');
 const { makeError, invalidArgType, outOfRange } = require('./errors');
+const { viewByteLength } = require('./binary');
 
 const nextTick = process.nextTick;
 /**
@@ -125,10 +126,13 @@ function deflateMarkedKind(chunk) {
  */
 const NO_ZLIB = Object.freeze({ writeFlush: 0, chunkSize: 0 });
 
-/** Whether `chunk` is data with bytes in it (not a flush's marker, not empty). */
+/**
+ * Whether `chunk` is data with bytes in it (not a flush's marker, not
+ * empty): its length as the engine knows it, whatever its own properties say.
+ */
 function hasBytes(chunk) {
   if (typeof chunk === 'string') return chunk.length !== 0;
-  return ArrayBuffer.isView(chunk) && chunk.byteLength !== 0;
+  return viewByteLength(chunk) > 0;
 }
 
 /** The tick after write() corked an idle stream: its cork goes, if it holds. */

@@ -442,16 +442,23 @@ mod tests {
     use crate::kernels::codec::testing::text;
     use std::sync::atomic::AtomicBool;
 
+    /// A gzip stream that took `data` as blocks on this thread: their
+    /// output is pending.
+    fn taken(data: &[u8], ctx: &RunContext<'_>) -> BlockStream {
+        let settings = Settings { level: 6, mem_level: 8, strategy: 0 };
+        let mut stream = BlockStream::new(Format::Gzip, settings).unwrap();
+        stream.take(&[data], usize::MAX, ctx, None).unwrap();
+        stream
+    }
+
     /// What blocks made goes to the reader in the vectors they made it in:
     /// a step's output is one block's, not a copy of several.
     #[test]
     fn a_blocks_output_is_a_steps_output_as_it_was_made() {
-        let settings = Settings { level: 6, mem_level: 8, strategy: 0 };
-        let mut stream = BlockStream::new(Format::Gzip, settings).unwrap();
         let data = text(4 * STREAM_BLOCK + 100);
         let flag = AtomicBool::new(false);
         let ctx = RunContext::new(&flag);
-        stream.take(&[&data], usize::MAX, &ctx, None).unwrap();
+        let mut stream = taken(&data, &ctx);
         let made: Vec<*const u8> = stream
             .pending
             .iter()
@@ -492,12 +499,10 @@ mod tests {
     /// the end) writes all of it, then does its work.
     #[test]
     fn a_step_with_work_after_the_blocks_output_takes_it_all() {
-        let settings = Settings { level: 6, mem_level: 8, strategy: 0 };
-        let mut stream = BlockStream::new(Format::Gzip, settings).unwrap();
         let data = text(4 * STREAM_BLOCK + 100);
         let flag = AtomicBool::new(false);
         let ctx = RunContext::new(&flag);
-        stream.take(&[&data], usize::MAX, &ctx, None).unwrap();
+        let mut stream = taken(&data, &ctx);
         let mut out = Sink::new(usize::MAX);
         assert!(stream.finish(&mut out, &ctx).unwrap());
         let all = out.into_output();
