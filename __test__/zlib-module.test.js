@@ -179,3 +179,45 @@ test("brotli's large window, both ways, as node:zlib's; beyond 24 bits without i
     assert.deepEqual(nodeZlib.brotliDecompressSync(clamped), data, who);
   }
 });
+
+test("streams take no output limit, as node:zlib's; the one-shots keep maxOutputLength", async () => {
+  // A pool whose own limits are 1 MiB: its one-shots and its own streams
+  // stop there; the drop-in's streams on it go on, as node:zlib's do.
+  const limit = 1 << 20;
+  const total = 8 * limit;
+  const packed = nodeZlib.gzipSync(Buffer.alloc(total, 'x'));
+  const pool = new Pool({ maxOutputBytes: limit });
+  /** The byte count `stream` gives for `input`, or the code of the error it ends with. */
+  const drain = async (stream, input) => {
+    let bytes = 0;
+    stream.on('data', (chunk) => (bytes += chunk.length));
+    stream.end(input);
+    try {
+      await once(stream, 'end');
+    } catch (err) {
+      return err.code;
+    }
+    return bytes;
+  };
+  try {
+    ours.install({ pool });
+    for (const [who, zlib] of BOTH) {
+      assert.equal(await drain(zlib.createGunzip(), packed), total, `${who}: createGunzip()`);
+      // An encoder's output past the limit: incompressible input.
+      const noise = require('node:crypto').randomBytes(2 * limit);
+      const out = await drain(zlib.createDeflateRaw({ level: 0 }), noise);
+      assert.ok(out > 2 * limit, `${who}: createDeflateRaw(): ${out}`);
+      await assert.rejects(promisify(zlib.gunzip)(packed, { maxOutputLength: limit }), {
+        code: 'ERR_BUFFER_TOO_LARGE',
+      });
+    }
+    // The routed node:zlib too.
+    assert.equal(await drain(nodeZlib.createGunzip(), packed), total, 'installed createGunzip()');
+    assert.ok(pool.stats().completed > 0, 'the pool did the work');
+    // The pool's own streams keep the pool's limit (its documented contract).
+    assert.equal(await drain(pool.createGunzip(), packed), 'ERR_BUFFER_TOO_LARGE');
+  } finally {
+    ours.uninstall();
+    await pool.close();
+  }
+});

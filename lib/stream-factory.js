@@ -22,6 +22,9 @@ const {
   streamBuffers,
 } = require('./task-options');
 
+/** A stream's output limit that is none (newStream() takes it as the most a usize holds). */
+const UNLIMITED = Infinity;
+
 class StreamFactory {
   #engine;
   /** The pool's kernel and what it runs with (its `params`), as Pool keeps them. */
@@ -117,9 +120,15 @@ class StreamFactory {
     );
   }
 
-  /** For lib/zlib/'s classes: `{ port, handle }` of a codec stream with `params` (checked). */
+  /**
+   * For lib/zlib/'s classes: `{ port, handle }` of a codec stream with
+   * `params` (checked). node:zlib's streams have no output limit (its
+   * `maxOutputLength` is for one-shots): neither has this one, whatever the
+   * pool's `maxOutputBytes` and `maxExpandedBytes`; the reader bounds the
+   * memory it holds.
+   */
   open(kernel, params) {
-    const handle = this.#handle(kernelId(kernel, 'kernel'), params, undefined);
+    const handle = this.#handle(kernelId(kernel, 'kernel'), params, UNLIMITED);
     return { port: this.#ports(), handle };
   }
 

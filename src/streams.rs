@@ -53,7 +53,8 @@ pub(crate) unsafe fn new_stream(
         unsafe { crate::params::take(env, params, kernel) }?
     };
     let limit = match max_output_bytes {
-        // An integer lib/engine/ checked (>= 1).
+        // An integer lib/engine/ checked (>= 1), or Infinity for no limit
+        // (lib/zlib/'s streams, as node:zlib's): the cast saturates.
         Some(bytes) if bytes >= 1.0 => bytes as usize,
         _ => inner.pool().output_limit(found),
     };
