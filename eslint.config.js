@@ -26,4 +26,8 @@ module.exports = [
       ],
     },
   },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { ecmaVersion: 2024, sourceType: 'module', globals: { ...globals.node } },
+  },
 ];

@@ -52,6 +52,20 @@ export function zstdCompress(buf: Input, options: ZstdOptions, callback: OneShot
 export function zstdDecompress(buf: Input, callback: OneShotCallback): void;
 export function zstdDecompress(buf: Input, options: ZstdOptions, callback: OneShotCallback): void;
 
+/** zstd's compressed bytes of `buf`, on the calling thread (node:zlib's from Node 22.15; here on every Node). */
+export function zstdCompressSync(buf: Input, options?: ZstdOptions): Buffer;
+/** What zstd's `buf` decodes to, on the calling thread. */
+export function zstdDecompressSync(buf: Input, options?: ZstdOptions): Buffer;
+/** The classes, with or without `new`, as node:zlib's. */
+export const ZstdCompress: {
+  new (options?: ZstdOptions): ZstdCompress;
+  (options?: ZstdOptions): ZstdCompress;
+};
+export const ZstdDecompress: {
+  new (options?: ZstdOptions): ZstdDecompress;
+  (options?: ZstdOptions): ZstdDecompress;
+};
+
 export interface InstallOptions {
   /**
    * The pool node:zlib's async work runs on; it must give Buffers

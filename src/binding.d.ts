@@ -305,6 +305,17 @@ export declare function paramsMaker(): unknown;
 export declare function probeBufferRefusal(length: number): BufferRefusal | null;
 
 /**
+ * Runs a one-shot task on this thread (see run_here.rs): its output as a
+ * Buffer, or its error as the string `"code detail"`.
+ */
+export declare function runHere(
+  kernel: number,
+  params: unknown,
+  input: unknown,
+  maxOutputBytes: number,
+): unknown;
+
+/**
  * Tells the delivery the longest Buffer Node can make: lib/binding.js
  * passes `buffer.constants.MAX_LENGTH` when it loads the addon. A result
  * past it is refused with Node's `ERR_BUFFER_TOO_LARGE` (delivery.rs).

@@ -26,7 +26,9 @@
 //! What they read and share
 //! * [`binary`]: the JS values of a post as zero-copy [`Input`]s;
 //! * [`cancel_flag`]: a cancel flag, shared by a batch's tasks or a signal's posts;
-//! * [`streams`]: a stream's handle, its report, a hash's inline run.
+//! * [`streams`]: a stream's handle, its report, a hash's inline run;
+//! * [`run_here`]: a one-shot run on the calling thread (the zlib module's
+//!   `*Sync` functions this Node lacks).
 //!
 //! Results back to JavaScript
 //! * [`delivery`]: the threadsafe function's callback, which settles a whole
@@ -53,6 +55,7 @@ mod native_pool;
 mod params;
 mod pool_objects;
 mod reclaim;
+mod run_here;
 mod streams;
 mod submit;
 mod submit_chunk;
@@ -109,6 +112,29 @@ pub fn params_maker(env: &napi::Env) -> napi::Result<napi::bindgen_prelude::Unkn
         ))?;
         napi::bindgen_prelude::Unknown::from_napi_value(raw_env, function)
     }
+}
+
+/// Runs a one-shot task on this thread (see run_here.rs): its output as a
+/// Buffer, or its error as the string `"code detail"`.
+#[napi]
+pub fn run_here<'env>(
+    env: &'env napi::Env,
+    kernel: u32,
+    params: napi::bindgen_prelude::Unknown<'_>,
+    input: napi::bindgen_prelude::Unknown<'_>,
+    max_output_bytes: f64,
+) -> napi::Result<napi::bindgen_prelude::Unknown<'env>> {
+    use napi::bindgen_prelude::FromNapiValue;
+    use napi::JsValue;
+    // SAFETY: the live env and values of this call.
+    let value = unsafe {
+        run_here::run_here(env.raw(), kernel, params.raw(), input.raw(), max_output_bytes)
+    }
+    .map_err(|(code, message)| {
+        napi::Error::new(napi::Status::InvalidArg, format!("{code}: {message}"))
+    })?;
+    // SAFETY: a value just made in this live env.
+    unsafe { napi::bindgen_prelude::Unknown::from_napi_value(env.raw(), value) }
 }
 
 /// CPUs this process may use (cgroup- and affinity-aware).

@@ -196,12 +196,12 @@ pub(crate) unsafe fn step_here(
     }
 }
 
-/// What a run on this thread made, for JavaScript: the output as a Buffer,
+/// What a run on this thread made (here, or run_here.rs), for JavaScript: the output as a Buffer,
 /// or the error as the string `"code detail"`.
 ///
 /// # Safety
 /// `env` must be the live env of the current call.
-unsafe fn ran_here(
+pub(crate) unsafe fn ran_here(
     env: sys::napi_env,
     ran: std::thread::Result<Result<Output, KernelError>>,
 ) -> Result<sys::napi_value, Refusal> {

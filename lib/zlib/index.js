@@ -9,22 +9,34 @@
 const zlib = require('node:zlib');
 const { constants } = require('./constants');
 const { CLASSES, setPoolSource } = require('./streams');
-const { oneShot, endedEngine } = require('./one-shot');
+const { oneShot } = require('./one-shot');
+const { nodeSync, hereSync } = require('./sync');
 const { install, uninstall, installedPool } = require('./install');
+const { WATCH_POOL } = require('./link');
 
 /** The pool of this process's zlib work when install() was given none. */
 let defaultPool;
+/** What ./index.mjs asked to hear of a new pool (see watchPool). */
+const poolListeners = [];
+/** The pool currentPool() gave last, for the listeners. */
+let lastPool;
 
 /** The pool new streams and one-shots run on: install()'s, or the default one. */
 function currentPool() {
-  const installed = installedPool();
-  if (installed !== undefined) return installed;
-  if (defaultPool === undefined || defaultPool.closed) {
-    // Loaded here: index.js loads this module's siblings, not the reverse.
-    const { Pool } = require('../pool');
-    defaultPool = new Pool();
+  let pool = installedPool();
+  if (pool === undefined) {
+    if (defaultPool === undefined || defaultPool.closed) {
+      // Loaded here: index.js loads this module's siblings, not the reverse.
+      const { Pool } = require('../pool');
+      defaultPool = new Pool();
+    }
+    pool = defaultPool;
   }
-  return defaultPool;
+  if (pool !== lastPool) {
+    lastPool = pool;
+    for (const listener of poolListeners) listener(pool);
+  }
+  return pool;
 }
 setPoolSource(currentPool);
 
@@ -53,43 +65,55 @@ for (const name in CLASSES) {
 for (const name in ONE_SHOTS) {
   const Class = CLASSES[ONE_SHOTS[name]];
   api[name] = oneShot(name, ONE_SHOTS[name], Class, currentPool);
-  // On the calling thread by definition: node:zlib's (zstd's from Node 22.15).
   const sync = zlib[`${name}Sync`];
-  if (typeof sync === 'function') api[`${name}Sync`] = syncOf(`${name}Sync`, sync, Class);
-}
-
-/**
- * node:zlib's `*Sync` function `sync`, except that with `info: true` its
- * `engine` is this module's class (ended), as the async ones give it.
- */
-function syncOf(name, sync, Class) {
-  return {
-    [name](buffer, options) {
-      const result = sync(buffer, options);
-      // `{ buffer, engine }` when node:zlib was asked for info.
-      if (Buffer.isBuffer(result)) return result;
-      return { buffer: result.buffer, engine: endedEngine(Class, options) };
-    },
-  }[name];
+  api[`${name}Sync`] =
+    typeof sync === 'function'
+      ? nodeSync(`${name}Sync`, sync, Class)
+      : hereSync(`${name}Sync`, ONE_SHOTS[name], Class);
 }
 
 module.exports = {
   ...api,
-  crc32: zlib.crc32,
-  install: (options) => install(options, module.exports),
-  uninstall,
+  install(options) {
+    install(options, module.exports);
+    heardBy();
+  },
+  uninstall() {
+    uninstall();
+    heardBy();
+  },
   /** The pool this module's work runs on (to read its stats() or metrics). */
   get pool() {
     return currentPool();
   },
 };
-// As node:zlib's: read-only, and always the same objects.
-Object.defineProperties(module.exports, {
-  constants: { value: constants, enumerable: true, writable: false, configurable: false },
-  codes: {
-    value: /** @type {any} */ (zlib).codes,
-    enumerable: true,
-    writable: false,
-    configurable: false,
-  },
+// As node:zlib's: read-only, and always the same objects (node:zlib's
+// own, with zstd's added where this Node has none: ./constants.js).
+Object.defineProperty(module.exports, 'constants', {
+  value: constants,
+  enumerable: true,
+  writable: false,
+  configurable: false,
 });
+// Everything else node:zlib has on this Node is node:zlib's own, as it
+// has it: `codes`, `crc32`, the legacy `Z_*` names (not enumerable), and
+// what a newer Node adds (Node 26's zip archives).
+for (const name of Reflect.ownKeys(zlib)) {
+  if (!Object.hasOwn(module.exports, name))
+    Object.defineProperty(module.exports, name, Object.getOwnPropertyDescriptor(zlib, name));
+}
+
+/** The listeners told of the pool now (once install() or uninstall() changed it). */
+function heardBy() {
+  if (poolListeners.length > 0) currentPool();
+}
+
+/**
+ * For ./index.mjs: `listener(pool)` whenever the pool `pool` gives
+ * changes (made, replaced once closed, installed, uninstalled), so that
+ * ESM's `pool` binding stays the CommonJS getter's.
+ */
+function watchPool(listener) {
+  poolListeners.push(listener);
+}
+Object.defineProperty(module.exports, WATCH_POOL, { value: watchPool });

@@ -15,4 +15,10 @@ const OPEN_CODEC = Symbol('tidepool.openCodec');
  */
 const POOL_SHAPE = Symbol('tidepool.shape');
 
-module.exports = { OPEN_CODEC, POOL_SHAPE };
+/**
+ * `zlibModule[WATCH_POOL](listener)`: ./index.mjs hears of each new pool
+ * the module's `pool` gives, to keep its live `pool` binding.
+ */
+const WATCH_POOL = Symbol('tidepool.watchPool');
+
+module.exports = { OPEN_CODEC, POOL_SHAPE, WATCH_POOL };

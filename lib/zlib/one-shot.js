@@ -111,4 +111,4 @@ function oneShot(name, className, Class, poolOf) {
   }[name];
 }
 
-module.exports = { oneShot, inputOf, endedEngine, copyOf };
+module.exports = { oneShot, inputOf, endedEngine, copyOf, zlibError };
