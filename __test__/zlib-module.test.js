@@ -221,3 +221,32 @@ test("streams take no output limit, as node:zlib's; the one-shots keep maxOutput
     await pool.close();
   }
 });
+
+test("install() where node:zlib's functions cannot be replaced (Deno): a typed error, nothing changed", () => {
+  // Deno's node:zlib is frozen; so is this child's, before install().
+  const script = [
+    "const zlib = require('node:zlib');",
+    "const names = ['createGzip', 'gzip', 'createGunzip'];",
+    'const before = names.map((n) => zlib[n]);',
+    "Object.defineProperty(zlib, 'gunzip', { writable: false, configurable: false });",
+    "const ours = require('@tidepool-rs/pool/zlib');",
+    'let code;',
+    'try { ours.install(); } catch (err) { code = `${err.name} ${err.code} ${err.message}`; }',
+    'console.log(code);',
+    'console.log(names.every((n, i) => zlib[n] === before[i]));',
+    // Used directly, the module works there.
+    "ours.gzip('direct', (err, out) => console.log(err, zlib.gunzipSync(out).toString()));",
+  ].join('\n');
+  const run = spawnSync(process.execPath, ['-e', script], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const [code, untouched, direct] = run.stdout.trim().split('\n');
+  assert.match(
+    code,
+    /^Error ERR_TIDEPOOL_ZLIB_UNSUPPORTED install\(\) is not supported .*node:zlib's gunzip cannot be replaced/,
+  );
+  assert.equal(untouched, 'true');
+  assert.equal(direct, 'null direct');
+});

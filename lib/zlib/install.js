@@ -16,7 +16,11 @@ const { syncBuiltinESMExports } = require('node:module');
 const { invalidArgType, invalidArgValue, makeError, unknownOption } = require('../errors');
 const { POOL_SHAPE } = require('./link');
 
-/** node:zlib's names install() replaces (the zstd ones also where this Node has none). */
+/**
+ * node:zlib's names install() replaces, where this Node's node:zlib has
+ * them: node:zlib keeps its own set of names (no zstd before Node 22.15,
+ * where its `*Sync` ones could not be added beside them).
+ */
 const ROUTED = Object.freeze([
   'createGzip',
   'createGunzip',
@@ -76,15 +80,11 @@ function install(options, api) {
       'node:zlib is already routed to another pool: uninstall() first',
     );
   }
+  const routed = routable();
   saved = { __proto__: null };
-  for (const name of ROUTED) {
+  for (const name of routed) {
     saved[name] = Object.getOwnPropertyDescriptor(zlib, name);
-    Object.defineProperty(zlib, name, {
-      value: api[name],
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
+    put(name, api[name]);
   }
   pool = given;
   syncBuiltinESMExports();
@@ -93,14 +93,44 @@ function install(options, api) {
 /** Puts node:zlib's own functions back; nothing when not installed. */
 function uninstall() {
   if (saved === undefined) return;
-  for (const name of ROUTED) {
-    const own = saved[name];
-    if (own === undefined) delete zlib[name];
-    else Object.defineProperty(zlib, name, own);
-  }
+  for (const name in saved) put(name, saved[name].value, saved[name]);
   saved = undefined;
   pool = undefined;
   syncBuiltinESMExports();
+}
+
+/**
+ * The names of ROUTED this node:zlib has, once each is known to be
+ * replaceable; else (Deno's node:zlib is frozen) a typed error, before
+ * anything changed.
+ */
+function routable() {
+  const names = [];
+  for (const name of ROUTED) {
+    const own = Object.getOwnPropertyDescriptor(zlib, name);
+    if (own === undefined) continue;
+    if (!own.configurable && !(own.writable && 'value' in own)) {
+      throw makeError(
+        Error,
+        'ERR_TIDEPOOL_ZLIB_UNSUPPORTED',
+        `install() is not supported by @tidepool-rs/pool/zlib on this runtime: node:zlib's ${name} cannot be replaced. Use require('@tidepool-rs/pool/zlib') in place of node:zlib`,
+      );
+    }
+    names.push(name);
+  }
+  return names;
+}
+
+/** node:zlib's `name` made `value`: redefined, or where it may not be, assigned (writable). */
+function put(name, value, descriptor) {
+  const own = Object.getOwnPropertyDescriptor(zlib, name);
+  if (own !== undefined && !own.configurable) zlib[name] = value;
+  else
+    Object.defineProperty(
+      zlib,
+      name,
+      descriptor ?? { value, writable: true, enumerable: true, configurable: true },
+    );
 }
 
 /** A pool install() can route to: an open Pool whose results are Buffers. */
