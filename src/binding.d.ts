@@ -150,6 +150,14 @@ export interface BufferRefusal {
 export declare function defaultNiceIncrement(): number;
 
 /**
+ * For tests: V8's count of the native memory reported to it
+ * (`napi_adjust_external_memory`, Node's own reports included), which
+ * `process.memoryUsage()` does not show. A stream's handle adds its
+ * codec's state to it while it lives (handles.rs).
+ */
+export declare function externalMemory(): number;
+
+/**
  * Names of the registered kernels, in id order (the id is the index), one
  * per line: a string, which no accessor a caller put on `Array.prototype`
  * can intercept (a kernel name never holds a newline).

@@ -113,6 +113,30 @@ impl Tsfn {
 pub(crate) trait Shared: Send + Sync + Sized + 'static {
     /// This kind's tag (random, fixed).
     const TAG: sys::napi_type_tag;
+
+    /// Native memory one of these holds, reported to V8 while its External
+    /// lives (`napi_adjust_external_memory`, up when it is made and down
+    /// when it is collected), so that the collector feels what a small JS
+    /// object keeps alive. The same for the whole life of the value.
+    fn external_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// Tells V8 that `bytes` more (`grow`) or fewer bytes of native memory live;
+/// returns V8's count of them all (0 bytes: only reads it).
+///
+/// # Safety
+/// `env` must be a live env, on its JS thread.
+pub(crate) unsafe fn report_external(env: sys::napi_env, bytes: usize, grow: bool) -> i64 {
+    let change = bytes.min(i64::MAX as usize) as i64;
+    let mut total = 0i64;
+    // SAFETY: the caller's contract; out-pointer to a local. A failure
+    // leaves V8's count as it was: nothing to undo.
+    unsafe {
+        sys::napi_adjust_external_memory(env, if grow { change } else { -change }, &mut total)
+    };
+    total
 }
 
 /// `value` as a tagged External owning one `Arc` share of it.
@@ -123,6 +147,7 @@ pub(crate) unsafe fn share<T: Shared>(
     env: sys::napi_env,
     value: std::sync::Arc<T>,
 ) -> Option<sys::napi_value> {
+    let bytes = value.external_bytes();
     let data = std::sync::Arc::into_raw(value);
     let mut external = ptr::null_mut();
     // SAFETY: live env; `data` is a leaked Arc share that `unshare::<T>`
@@ -140,6 +165,11 @@ pub(crate) unsafe fn share<T: Shared>(
             drop(std::sync::Arc::from_raw(data));
             return None;
         }
+        // Reported before the tag: from here the finalizer, which reports
+        // the same bytes back, runs whatever happens.
+        if bytes > 0 {
+            report_external(env, bytes, true);
+        }
         if sys::napi_type_tag_object(env, external, &T::TAG) != sys::Status::napi_ok {
             return None; // untagged: `shared` refuses it; its finalizer frees it
         }
@@ -148,13 +178,22 @@ pub(crate) unsafe fn share<T: Shared>(
 }
 
 unsafe extern "C" fn unshare<T: Shared>(
-    _env: sys::napi_env,
+    env: sys::napi_env,
     data: *mut std::ffi::c_void,
     _hint: *mut std::ffi::c_void,
 ) {
     // SAFETY: `data` came from `Arc::into_raw` in `share::<T>` (the
     // finalizer is registered for that type only); finalizers run once.
-    drop(unsafe { std::sync::Arc::from_raw(data as *const T) });
+    let value = unsafe { std::sync::Arc::from_raw(data as *const T) };
+    // SAFETY: Node calls a finalizer on the env's JS thread, with the env
+    // live (at the latest, during its teardown); `share` reported these
+    // bytes when it made the External this finalizer belongs to.
+    let bytes = value.external_bytes();
+    if bytes > 0 {
+        // SAFETY: as above.
+        unsafe { report_external(env, bytes, false) };
+    }
+    drop(value);
 }
 
 /// One more share of what an External from [`share`] holds; `None` for any

@@ -114,6 +114,16 @@ pub fn params_maker(env: &napi::Env) -> napi::Result<napi::bindgen_prelude::Unkn
     }
 }
 
+/// For tests: V8's count of the native memory reported to it
+/// (`napi_adjust_external_memory`, Node's own reports included), which
+/// `process.memoryUsage()` does not show. A stream's handle adds its
+/// codec's state to it while it lives (handles.rs).
+#[napi]
+pub fn external_memory(env: &napi::Env) -> f64 {
+    // SAFETY: the live env of this call, on its JS thread.
+    unsafe { handles::report_external(env.raw(), 0, true) as f64 }
+}
+
 /// Runs a one-shot task on this thread (see run_here.rs): its output as a
 /// Buffer, or its error as the string `"code detail"`.
 #[napi]

@@ -25,6 +25,13 @@ use crate::wire::{
 impl crate::handles::Shared for Stream {
     const TAG: sys::napi_type_tag =
         sys::napi_type_tag { lower: 0x7f3a_95c1_e2d4_0b68, upper: 0x1c8e_6b27_d05f_a943 };
+
+    /// The codec's state, reported for as long as the stream's handle
+    /// lives (from its making: node:zlib's streams report their buffers at
+    /// once too, and a stream is made to be used).
+    fn external_bytes(&self) -> usize {
+        self.state_bytes()
+    }
 }
 
 /// A new stream of `kernel` with `params` (a handle from makeParams, or

@@ -105,6 +105,21 @@ impl Kernel for BrotliCompress {
         })
     }
 
+    fn state_bytes(&self, p: &BrotliParams) -> usize {
+        // brotli's own estimate (BrotliEncoderEstimatePeakMemoryUsage) is
+        // for one call over the whole input, 10x a stream's at quality 11.
+        // A stream's peak, read off the process's memory on long inputs:
+        // the ring buffer and hashers grow with the window, and the
+        // qualities fall in three tiers (0-1 one pass, 2-9 hashers, 10-11
+        // the binary tree and zopfli).
+        let window = 1usize << p.lgwin.min(24);
+        match p.quality {
+            0 | 1 => 512 * 1024 + window / 32,
+            2..=9 => window * 5 / 2,
+            _ => window * 5,
+        }
+    }
+
     fn start(
         &self,
         p: &BrotliParams,
@@ -258,6 +273,13 @@ impl Kernel for BrotliDecompress {
 
     fn expands(&self) -> bool {
         true
+    }
+
+    fn state_bytes(&self, _p: &BrotliDecompressParams) -> usize {
+        // The ring buffer is the window the stream declares, unknown until
+        // its header: brotli's default window (BROTLI_DEFAULT_WINDOW, 22
+        // bits), and about 40 KiB of tables.
+        (1 << 22) + 40 * 1024
     }
 
     fn start(

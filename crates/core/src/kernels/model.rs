@@ -153,6 +153,14 @@ pub trait Kernel: Send + Sync + 'static {
     fn expands(&self) -> bool {
         false
     }
+    /// About how many bytes a started state of these parameters holds (its
+    /// window and tables: what a stream keeps between its chunks), for the
+    /// binding to report to V8 as a stream's external memory, so that the
+    /// collector feels it. 0, the default, for a state of a few hundred
+    /// bytes (the hashes).
+    fn state_bytes(&self, _params: &Self::Params) -> usize {
+        0
+    }
     /// A fresh state. `len_hint` is the input's total length when known
     /// (a one-shot task), to size output buffers once.
     fn start(
@@ -195,6 +203,8 @@ pub trait AnyKernel: Send + Sync {
     fn params(&self, raw: &RawParams<'_>) -> Result<Params, ParamError>;
     /// See [`Kernel::expands`].
     fn expands(&self) -> bool;
+    /// See [`Kernel::state_bytes`]; parameters made for another kernel: 0.
+    fn state_bytes(&self, params: &Params) -> usize;
     /// Runs a one-shot task: the whole input, then finish.
     fn run(
         &self,
@@ -222,6 +232,10 @@ impl<K: Kernel> AnyKernel for K {
 
     fn expands(&self) -> bool {
         Kernel::expands(self)
+    }
+
+    fn state_bytes(&self, params: &Params) -> usize {
+        with_params(self, params, |p| Ok(Kernel::state_bytes(self, p))).unwrap_or(0)
     }
 
     fn run(

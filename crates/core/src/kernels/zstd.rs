@@ -63,6 +63,12 @@ impl Kernel for ZstdCompress {
         })
     }
 
+    fn state_bytes(&self, p: &ZstdParams) -> usize {
+        // SAFETY: a pure function of the level; it reads no memory of ours.
+        let state = unsafe { zstd_safe::zstd_sys::ZSTD_estimateCStreamSize(p.level) };
+        state + p.dictionary.as_ref().map_or(0, |d| d.len())
+    }
+
     fn start(
         &self,
         p: &ZstdParams,
@@ -272,6 +278,10 @@ pub struct ZstdDecompressParams {
     dictionary: Option<Arc<[u8]>>,
 }
 
+/// The window of a frame made at zstd's default level, for a decoder's
+/// state size before it has read one.
+const DEFAULT_WINDOW: usize = 1 << 21;
+
 impl Kernel for ZstdDecompress {
     type Params = ZstdDecompressParams;
     type State = ZstdDecompressState;
@@ -291,6 +301,14 @@ impl Kernel for ZstdDecompress {
 
     fn expands(&self) -> bool {
         true
+    }
+
+    fn state_bytes(&self, p: &ZstdDecompressParams) -> usize {
+        // The window is the frame's, unknown until its header: that of a
+        // frame of zstd's default level (3), 2 MiB.
+        // SAFETY: a pure function of a size; it reads no memory of ours.
+        let state = unsafe { zstd_safe::zstd_sys::ZSTD_estimateDStreamSize(DEFAULT_WINDOW) };
+        state + p.dictionary.as_ref().map_or(0, |d| d.len())
     }
 
     fn start(
@@ -407,6 +425,25 @@ mod tests {
     #[test]
     fn round_trips_limits_bombs_truncation_and_cancellation() {
         check_pair("zstdCompress", "zstdDecompress", 1000);
+    }
+
+    #[test]
+    fn a_streams_reported_size_is_what_its_context_holds() {
+        use std::sync::atomic::AtomicBool;
+        let never = AtomicBool::new(false);
+        let ctx = RunContext::new(&never);
+        for level in [1, 3, 6] {
+            let p = ZstdParams { level, checksum: false, dictionary: None };
+            let mut state = Kernel::start(&ZstdCompress, &p, None).unwrap();
+            let mut out = Sink::new(usize::MAX);
+            state.update(&text(4 << 20), &mut out, &ctx).unwrap();
+            let held = state.cctx.sizeof();
+            let reported = Kernel::state_bytes(&ZstdCompress, &p);
+            assert!(
+                reported >= held * 9 / 10 && reported <= held * 2,
+                "level {level}: reported {reported}, held {held}"
+            );
+        }
     }
 
     #[test]

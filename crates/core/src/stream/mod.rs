@@ -142,6 +142,13 @@ impl Stream {
         })
     }
 
+    /// About how many bytes this stream's codec state holds once started
+    /// ([`crate::kernels::Kernel::state_bytes`]): what the binding reports
+    /// to V8 while the stream's handle lives.
+    pub fn state_bytes(&self) -> usize {
+        self.kernel_ref().map_or(0, |kernel| kernel.state_bytes(&self.params))
+    }
+
     /// The stream's kernel.
     pub fn kernel(&self) -> KernelId {
         self.kernel

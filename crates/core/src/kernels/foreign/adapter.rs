@@ -247,6 +247,11 @@ impl AnyKernel for Foreign {
         self.kernel.flags & abi::TP_KERNEL_EXPANDS != 0
     }
 
+    fn state_bytes(&self, _params: &Params) -> usize {
+        // The ABI (version 1) does not say how large a library's state is.
+        0
+    }
+
     fn run(
         &self,
         params: &Params,

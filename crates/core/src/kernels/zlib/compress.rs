@@ -79,6 +79,14 @@ impl Kernel for Compress {
         })
     }
 
+    fn state_bytes(&self, p: &CompressParams) -> usize {
+        // zlib's own sum for deflateInit2 (zlib.h, "memory footprint"): the
+        // window twice over and the hash chains, plus the state itself.
+        let bits = u32::from(p.window_bits.clamp(9, 15));
+        let mem_level = p.mem_level.clamp(1, 9) as u32;
+        (1 << (bits + 2)) + (1 << (mem_level + 9)) + 6 * 1024
+    }
+
     fn start(
         &self,
         p: &CompressParams,

@@ -100,6 +100,12 @@ impl Kernel for Decompress {
         super::libdeflate::gunzip(input, out).then_some(Ok(()))
     }
 
+    fn state_bytes(&self, p: &DecompressParams) -> usize {
+        // zlib.h: inflate's window, and about 7 KiB of state and tables.
+        let bits = if p.window_bits == 0 { 15 } else { u32::from(p.window_bits.min(15)) };
+        (1 << bits) + 7 * 1024
+    }
+
     fn start(
         &self,
         p: &DecompressParams,
