@@ -250,3 +250,25 @@ test("install() where node:zlib's functions cannot be replaced (Deno): a typed e
   assert.equal(untouched, 'true');
   assert.equal(direct, 'null direct');
 });
+
+test('the last write before end() is finished with it: its callback reads the whole stream', async () => {
+  for (const [who, zlib] of BOTH) {
+    for (const flushFirst of [false, true]) {
+      const gzip = zlib.createGzip();
+      const read = [];
+      await new Promise((resolve) => {
+        gzip.write('abc');
+        const last = () => {
+          for (let chunk; (chunk = gzip.read()) !== null; ) read.push(chunk);
+          resolve();
+        };
+        if (flushFirst) gzip.flush(last);
+        else gzip.write('def', last);
+        gzip.end();
+      });
+      // What the callback read decodes whole: the trailer was in it.
+      const text = zlib.gunzipSync(Buffer.concat(read)).toString();
+      assert.equal(text, flushFirst ? 'abc' : 'abcdef', `${who}, flush first: ${flushFirst}`);
+    }
+  }
+});

@@ -143,6 +143,43 @@ function uncorkTurn(stream) {
   Transform.prototype.uncork.call(stream);
 }
 
+/** end(chunk, encoding, callback) of `stream`, whose tasks are `tasks`. */
+function endStream(stream, tasks, chunk, encoding, callback) {
+  const data = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
+  // A body written whole (end(body) on an idle stream): one task, not two.
+  // Not while corked: flushes may wait in the Writable (they have no
+  // length), and the end must follow them.
+  if (
+    data &&
+    tasks.idle &&
+    stream.writableLength === 0 &&
+    !stream.writableCorked &&
+    !stream.writableEnded &&
+    !stream.destroyed
+  )
+    return tasks.endWith(() => notedEnd(stream, tasks, chunk, encoding, callback));
+  return notedEnd(stream, tasks, chunk, encoding, callback);
+}
+
+/**
+ * Whether `chunks` are the last of `stream`'s writes and its end() was
+ * called: node:zlib finishes the stream with them (a flush queued just
+ * before end() carries the trailer), when the Writable holds nothing else.
+ */
+function lastWrites(stream, chunks) {
+  // (`ending`: end() uncorks a stream before the Writable says it ended.)
+  if (!stream.writableEnded && !stream[CODEC].ending) return false;
+  let bytes = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i].chunk;
+    bytes +=
+      typeof chunk === 'string'
+        ? Buffer.byteLength(chunk, chunks[i].encoding)
+        : viewByteLength(chunk);
+  }
+  return stream.writableLength === bytes;
+}
+
 /** A codec stream's own state (a property, not #private fields: see CodecStream). */
 const CODEC = Symbol('tidepool.codec');
 
@@ -157,6 +194,8 @@ class Codec {
   corks = 0;
   /** write() corked the idle stream until the next tick, and that cork holds. */
   autoCorked = false;
+  /** end() was called (and did not throw): the writes it uncorks are the last. */
+  ending = false;
   /** The flush kind that follows each write (node:zlib's `flush` option; 0: none). */
   writeFlush;
   /** What a written chunk stands for (markedKind, or deflateMarkedKind). */
@@ -182,7 +221,9 @@ class Codec {
     this.chunkSize = zlib.chunkSize;
     this.inBlocks = IN_BLOCKS.has(kernel);
     this.writev = (chunks, callback) => {
-      this.tasks.write(chunks, callback, this.kindOf, this.writeFlush);
+      if (lastWrites(stream, chunks))
+        this.tasks.writeWithEnd(chunks, callback, this.kindOf, this.writeFlush);
+      else this.tasks.write(chunks, callback, this.kindOf, this.writeFlush);
     };
     this.tasks = new StreamTasks(
       port,
@@ -435,33 +476,26 @@ class CodecStreamMethods extends Transform {
 
   /** Its end is asked for: a pool closed from now on finishes it first. */
   end(chunk, encoding, callback) {
-    const tasks = this[CODEC].tasks;
-    const data = chunk !== undefined && chunk !== null && typeof chunk !== 'function';
-    // A body written whole (end(body) on an idle stream): one task, not two.
-    // Not while corked: flushes may wait in the Writable (they have no
-    // length), and the end must follow them.
-    if (
-      data &&
-      tasks.idle &&
-      this.writableLength === 0 &&
-      !this.writableCorked &&
-      !this.writableEnded &&
-      !this.destroyed
-    )
-      return tasks.endWith(() => notedEnd(this, tasks, chunk, encoding, callback));
-    return notedEnd(this, tasks, chunk, encoding, callback);
+    const codec = this[CODEC];
+    const ending = codec.ending;
+    codec.ending = true;
+    try {
+      return endStream(this, codec.tasks, chunk, encoding, callback);
+    } catch (err) {
+      codec.ending = ending;
+      throw err;
+    }
   }
 
   // Writes go to the pool as they are (not through Transform's _write,
   // whose callback would not wait for the bytes to be consumed).
   _write(chunk, encoding, callback) {
-    if (markedKind(chunk) >= 0) this[CODEC].markers--;
-    this[CODEC].tasks.write(
-      [{ chunk, encoding }],
-      callback,
-      this[CODEC].kindOf,
-      this[CODEC].writeFlush,
-    );
+    const codec = this[CODEC];
+    if (markedKind(chunk) >= 0) codec.markers--;
+    const chunks = [{ chunk, encoding }];
+    if (lastWrites(this, chunks))
+      codec.tasks.writeWithEnd(chunks, callback, codec.kindOf, codec.writeFlush);
+    else codec.tasks.write(chunks, callback, codec.kindOf, codec.writeFlush);
   }
 
   /**

@@ -99,8 +99,9 @@ class StreamTasks {
   /** The end comes with the write being made (endWith()): that write's chunk is the last. */
   #endAhead = false;
   /**
-   * The end taken early, with the last write (endWith()): what finish()
-   * waits for then, `{ done, err, callback }`.
+   * The end taken early, with the last write (endWith(), writeWithEnd()):
+   * what finish() waits for then, `{ done, err, waiting }` (the callbacks
+   * that wait for it, in order).
    */
   #early = undefined;
   /** What the pool's close() waits for from this stream. */
@@ -164,6 +165,40 @@ class StreamTasks {
     } finally {
       this.#endAhead = false;
     }
+  }
+
+  /**
+   * The Writable's last write once end() was called: node:zlib finishes
+   * its stream with that write (its flush raised to the finishing one), so
+   * its callback comes after the end's output. Queued with the end right
+   * behind it, and `callback` once the end is through; finish() then
+   * waits for the same end.
+   */
+  writeWithEnd(chunks, callback, flushKind, flushEach) {
+    let refused = false;
+    this.#endAhead = true;
+    try {
+      this.write(
+        chunks,
+        (err) => {
+          // Only a refusal calls back here; a write taken is called back with the end.
+          if (err !== undefined && err !== null && this.#early === undefined) {
+            refused = true;
+            callback(err);
+          }
+        },
+        flushKind,
+        flushEach,
+      );
+    } finally {
+      this.#endAhead = false;
+    }
+    const early = this.#early;
+    if (refused) return;
+    if (early === undefined)
+      callback(); // nothing to write (an empty chunk of a codec's own)
+    else if (early.done) callback(early.err);
+    else early.waiting[early.waiting.length] = callback;
   }
 
   /** `fn()` once the tasks are over (finished or failed); at once if they are. */
@@ -232,13 +267,13 @@ class StreamTasks {
 
   /** The end, queued behind the last write (endWith()); finish() waits for it. */
   #finishEarly() {
-    const early = { done: false, err: undefined, callback: undefined };
+    const early = { done: false, err: undefined, waiting: ownArray(0) };
     this.finish((err) => {
       early.done = true;
       early.err = err;
-      const callback = early.callback;
-      early.callback = undefined;
-      if (callback !== undefined) callback(err);
+      const waiting = early.waiting;
+      early.waiting = ownArray(0);
+      for (let i = 0; i < waiting.length; i++) waiting[i](err);
     });
     this.#early = early;
   }
@@ -278,7 +313,7 @@ class StreamTasks {
       // Taken with the last write already.
       this.#early = undefined;
       if (early.done) callback(early.err);
-      else early.callback = callback;
+      else early.waiting[early.waiting.length] = callback;
       return;
     }
     if (this.#error !== undefined) {
