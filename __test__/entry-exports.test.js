@@ -48,7 +48,9 @@ test("@tidepool-rs/pool/zlib: node:zlib's names on this Node, each ours or node:
   }
   // What is not ours is node:zlib's very own.
   assert.equal(cjs.codes, nodeZlib.codes);
-  assert.equal(cjs.crc32, nodeZlib.crc32);
+  // crc32 is node:zlib's behind a guard of -0 (an abort on Node 20 and 22).
+  assert.equal(cjs.crc32('hello', 7), nodeZlib.crc32('hello', 7));
+  assert.equal(cjs.crc32.length, nodeZlib.crc32.length);
   assert.equal(cjs.Z_SYNC_FLUSH, nodeZlib.Z_SYNC_FLUSH);
   // A named export this Node's node:zlib lacks is undefined, as required.
   for (const name of Object.keys(esm)) {

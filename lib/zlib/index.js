@@ -95,6 +95,18 @@ Object.defineProperty(module.exports, 'constants', {
   writable: false,
   configurable: false,
 });
+// crc32: node:zlib's, except that -0 is 0 before it sees it: Node 20 and
+// 22's binding aborts the process on -0 (fixed in 24.22 and 26.12, where
+// -0 is 0 already: no difference there).
+const nodeCrc32 = zlib.crc32;
+if (typeof nodeCrc32 === 'function') {
+  Object.defineProperty(module.exports, 'crc32', {
+    ...Object.getOwnPropertyDescriptor(zlib, 'crc32'),
+    value: function crc32(data, value = 0) {
+      return nodeCrc32(data, value === 0 ? 0 : value);
+    },
+  });
+}
 // Everything else node:zlib has on this Node is node:zlib's own, as it
 // has it: `codes`, `crc32`, the legacy `Z_*` names (not enumerable), and
 // what a newer Node adds (Node 26's zip archives).

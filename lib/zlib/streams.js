@@ -4,6 +4,7 @@
 // node:zlib's options (./options.js), with node:zlib's members where a pool
 // stream can keep their contract.
 
+const zlib = require('node:zlib');
 const { deprecate } = require('node:util');
 const { CodecStream } = require('../codec-stream');
 const { OPEN_CODEC } = require('./link');
@@ -82,34 +83,44 @@ const warnBytesRead = deprecate(
   'DEP0108',
 );
 
-// node:zlib's deprecated name of bytesWritten (DEP0108).
-Object.defineProperty(ZlibBase.prototype, 'bytesRead', {
+// node:zlib's deprecated name of bytesWritten (DEP0108), where this
+// Node's node:zlib still has it (it is gone from Node 23).
+if ('bytesRead' in zlib.Gzip.prototype)
+  Object.defineProperty(ZlibBase.prototype, 'bytesRead', {
+    configurable: true,
+    enumerable: true,
+    /** @this {any} */
+    get() {
+      warnBytesRead();
+      return this.bytesWritten;
+    },
+    // node:zlib's setter writes bytesWritten, which is the pool's count here.
+    set(_value) {
+      warnBytesRead();
+    },
+  });
+
+// node:zlib's `_closed` (undocumented, read by code written for it):
+// whether the stream let go of its codec (destroyed, or ended).
+Object.defineProperty(ZlibBase.prototype, '_closed', {
   configurable: true,
   enumerable: true,
   /** @this {any} */
   get() {
-    warnBytesRead();
-    return this.bytesWritten;
-  },
-  // node:zlib's setter writes bytesWritten, which is the pool's count here.
-  set(_value) {
-    warnBytesRead();
+    return this.destroyed;
   },
 });
 
-/** The level and strategy a deflate-family stream has now (for params()). */
-const LEVEL = Symbol('tidepool.level');
-
 /**
- * The deflate family's (node:zlib's Zlib): params().
+ * The deflate family's (node:zlib's Zlib): params(), and the level and
+ * strategy it has now as node:zlib keeps them (`_level`, `_strategy`,
+ * undocumented, read by code written for it).
  * @this {any}
  */
 function Zlib(name, options) {
   ZlibBase.call(this, name, options);
-  this[LEVEL] = {
-    level: finiteOwn(options, 'level') ?? -1,
-    strategy: finiteOwn(options, 'strategy') ?? 0,
-  };
+  this._level = finiteOwn(options, 'level') ?? -1;
+  this._strategy = finiteOwn(options, 'strategy') ?? 0;
 }
 Object.setPrototypeOf(Zlib.prototype, ZlibBase.prototype);
 Object.setPrototypeOf(Zlib, ZlibBase);
@@ -126,16 +137,15 @@ Zlib.prototype.params = function params(level, strategy, callback) {
   // node:zlib's binding reads what is not a number (NaN, undefined) as 0.
   if (!Number.isFinite(level)) level = 0;
   if (!Number.isFinite(strategy)) strategy = 0;
-  const now = this[LEVEL];
-  if (level === now.level && strategy === now.strategy) {
+  if (level === this._level && strategy === this._strategy) {
     if (callback !== undefined) process.nextTick(callback);
     return;
   }
   // node:zlib calls the callback with no argument.
   const done = callback === undefined ? undefined : () => callback();
   CodecStream.prototype.params.call(this, Math.trunc(level), Math.trunc(strategy), done);
-  now.level = level;
-  now.strategy = strategy;
+  this._level = level;
+  this._strategy = strategy;
 };
 
 /** A node:zlib class: callable without `new`, `instanceof` and subclassing as in node:zlib. */
