@@ -259,7 +259,7 @@ test('the last write before end() is finished with it: its callback reads the wh
       await new Promise((resolve) => {
         gzip.write('abc');
         const last = () => {
-          for (let chunk; (chunk = gzip.read()) !== null; ) read.push(chunk);
+          for (let chunk; (chunk = gzip.read()) !== null;) read.push(chunk);
           resolve();
         };
         if (flushFirst) gzip.flush(last);
