@@ -35,6 +35,7 @@ const { inFlight } = require('./in-flight');
 const { sourceCorpus } = require('./corpus');
 const compression = require('./compression');
 const http = require('./http');
+const teardown = require('./teardown');
 
 const ROOT = path.join(__dirname, '..');
 const TINY_TASKS = 200_000;
@@ -524,6 +525,9 @@ RATIOS.push(...compression.RATIOS);
 // The HTTP section (bench/http.js): a compressing server, node:zlib against install().
 Object.assign(CASES, http.CASES);
 RATIOS.push(...http.RATIOS);
+// The teardown section (bench/teardown.js): many streams destroyed at once.
+Object.assign(CASES, teardown.CASES);
+RATIOS.push(...teardown.RATIOS);
 
 // ---- helpers used inside the child ----------------------------------------
 

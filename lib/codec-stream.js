@@ -13,7 +13,7 @@
 const { Buffer } = require('node:buffer');
 const { Transform, finished } = require('node:stream');
 const { StreamTasks, noted, notedEnd, ABORT, WHEN_OVER } = require('./stream-tasks');
-const { makeError, invalidArgType, outOfRange } = require('./errors');
+const { makeError, stacklessError, invalidArgType, outOfRange } = require('./errors');
 const { viewByteLength } = require('./binary');
 
 const nextTick = process.nextTick;
@@ -538,7 +538,10 @@ class CodecStreamMethods extends Transform {
     // (A stream that finished, destroyed by autoDestroy, has nothing to stop.)
     const tasks = this[CODEC].tasks;
     if (err || !tasks.over)
-      tasks.fail(err ?? makeError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'), true);
+      tasks.fail(
+        err ?? stacklessError(Error, 'ERR_STREAM_DESTROYED', 'The stream was destroyed'),
+        true,
+      );
     callback(err);
   }
 }

@@ -15,6 +15,27 @@ function makeError(Ctor, code, message, props) {
 }
 
 /**
+ * makeError() without a stack trace: for an error made in bulk that ends
+ * something no caller is waiting on with a stack of its own (a stream
+ * destroyed without an error: its pending writes are called back without
+ * one, as node:zlib's are). Capturing 16,000 stacks costs more than the
+ * teardown itself.
+ */
+function stacklessError(Ctor, code, message) {
+  const limit = Error.stackTraceLimit;
+  try {
+    Error.stackTraceLimit = 0;
+  } catch {
+    return makeError(Ctor, code, message); // a frozen Error
+  }
+  try {
+    return makeError(Ctor, code, message);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * Gives `err` its own `key`, as an assignment would on a plain object but
  * without one: an accessor a caller put on Object.prototype (a getter-only
  * `code` makes `err.code = …` throw) is neither run nor in the way.
@@ -428,6 +449,7 @@ module.exports = {
   label,
   destroyedError,
   makeError,
+  stacklessError,
   own,
   describe,
   invalidArgType,

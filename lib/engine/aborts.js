@@ -6,6 +6,12 @@
 // listener per signal (lib/signals.js) serves them all.
 
 const { ownArray } = require('../own-array');
+const { uncurryThis } = require('../intrinsics');
+
+// Captured at load (lib/intrinsics.js states why).
+const queueMicrotask = globalThis.queueMicrotask;
+const weakSetAdd = uncurryThis(WeakSet.prototype.add);
+const weakSetHas = uncurryThis(WeakSet.prototype.has);
 const { abortError, throwLater } = require('../errors');
 const { Watches, isAborted, signalReason } = require('../signals');
 const { ABORT, WHEN_OVER } = require('../stream-tasks');
@@ -14,10 +20,26 @@ class Aborts {
   /** @type {import('./engine').Engine} */
   #engine;
   #watches = new Watches((signal, watch) => this.#onAbort(signal, watch));
+  /**
+   * The signals of a stream's chunks (StreamPort.step): when one fires, its
+   * queued task leaves the queue at the end of the job, with those of every
+   * other such signal that fires in it, in one native pass (#removeQueued):
+   * a loop that destroys N streams fires N signals, and a pass each would
+   * cost N × the queue. A post()'s signal takes its tasks out at once, as
+   * documented.
+   */
+  #batched = new WeakSet();
+  /** The Watches whose queued tasks #removeQueued takes out. */
+  #toRemove = undefined;
 
   /** @param {import('./engine').Engine} engine */
   constructor(engine) {
     this.#engine = engine;
+  }
+
+  /** `signal` (a stream chunk's own) takes its queued task out with others, at the end of the job. */
+  batchOnAbort(signal) {
+    weakSetAdd(this.#batched, signal);
   }
 
   /** The Watch of `signal` (made, its listener added, on first use). */
@@ -118,8 +140,10 @@ class Aborts {
     const admission = engine.admission;
     // One error for every task of this abort, as fetch() rejects every
     // request of a signal with its one reason: an Error per task (with its
-    // stack) would cost more than the task.
-    const aborted = abortError(signalReason(signal));
+    // stack) would cost more than the task. A stream chunk's signal fires
+    // with the error that ends its stream, which its task's settles with.
+    const batched = weakSetHas(this.#batched, signal);
+    const aborted = batched ? signalReason(signal) : abortError(signalReason(signal));
     const errors = ownArray(0);
     if (watch.batches.size !== 0) engine.batches.failAll(Array.from(watch.batches), aborted);
     // As node:zlib's streams: each destroyed with an AbortError of its own.
@@ -131,17 +155,52 @@ class Aborts {
       if (err !== undefined) errors[errors.length] = err;
     }
     if (watch.tasks !== 0) {
-      // The tasks still queued are removed and settle now; the others stop
-      // at their next chunk and settle with `aborted` when delivered.
+      // The tasks still queued leave the queue and settle: now, or (a
+      // stream chunk's) at the end of this job with others; the running
+      // ones stop at their next chunk and settle with `aborted` when
+      // delivered.
       watch.aborted = aborted;
-      const removed = engine.native.cancelFlagged(watch.flag);
-      for (let i = 0; i < removed.length; i++) {
-        const err = engine.settle(removed[i], false, aborted);
-        if (err !== undefined) errors[errors.length] = err;
+      if (batched) {
+        if (this.#toRemove === undefined) {
+          this.#toRemove = ownArray(0);
+          queueMicrotask(() => this.#removeQueued());
+        }
+        this.#toRemove[this.#toRemove.length] = watch;
+      } else {
+        const removed = engine.native.cancelFlagged(watch.flag);
+        for (let i = 0; i < removed.length; i++) {
+          const err = engine.settle(removed[i], false, aborted);
+          if (err !== undefined) errors[errors.length] = err;
+        }
       }
     }
     // Removed tasks and aborted waiting posts free places: let others in.
     if (admission.needsDrain) admission.pump(errors);
+    throwLater(errors);
+  }
+
+  /**
+   * The queued tasks of every signal that fired in this job leave the
+   * queue in one native pass, and settle, each with its signal's error;
+   * their cancel flags are raised, which stops those running.
+   */
+  #removeQueued() {
+    const watches = this.#toRemove;
+    this.#toRemove = undefined;
+    const engine = this.#engine;
+    const flags = ownArray(watches.length, (i) => watches[i].flag);
+    const removed =
+      flags.length === 1
+        ? engine.native.cancelFlagged(flags[0])
+        : engine.native.cancelAllFlagged(flags);
+    const errors = ownArray(0);
+    for (let i = 0; i < removed.length; i++) {
+      const slot = removed[i];
+      const err = engine.settle(slot, false, engine.slots.get(slot).watch.aborted);
+      if (err !== undefined) errors[errors.length] = err;
+    }
+    // Removed tasks free places: let others in.
+    if (engine.admission.needsDrain) engine.admission.pump(errors);
     throwLater(errors);
   }
 }

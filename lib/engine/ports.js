@@ -96,6 +96,7 @@ class StreamPort {
 
   /** Runs a step of the stream `handle` over `data` on a pool thread. */
   step(signal, accepted, handle, data, end, budget, seq) {
+    this.#engine.aborts.batchOnAbort(signal);
     const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, accepted);
     return this.#engine
       .post(STREAM_STEP, data, new TaskOptions(0, extra, signal, undefined, undefined))
