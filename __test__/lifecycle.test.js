@@ -204,3 +204,38 @@ test('OS threads: a closed pool leaves none behind', async () => {
   await pool.close();
   assert.equal(osThreads(), before);
 });
+
+test('after destroy(), work given anew fails ERR_TIDEPOOL_CLOSED everywhere, as after close()', async () => {
+  for (const stop of ['close', 'destroy']) {
+    const pool = new Pool();
+    await pool[stop]();
+    const codes = [];
+    const code = (p) =>
+      p.then(
+        () => 'ok',
+        (err) => err.code,
+      );
+    codes.push(await code(pool.post(Buffer.from('x'))));
+    codes.push(await code(pool.postMany([Buffer.from('x')])));
+    const gzip = pool.createGzip();
+    const failed = new Promise((resolve) => gzip.on('error', (err) => resolve(err.code)));
+    codes.push(await new Promise((resolve) => gzip.write('x', (err) => resolve(err?.code))));
+    codes.push(await failed);
+    const hash = pool.createHash('sha256');
+    hash.update('x');
+    codes.push(await code(hash.digest()));
+    const fresh = pool.createHash('sha256');
+    codes.push(
+      (() => {
+        try {
+          fresh.copy();
+          return 'ok';
+        } catch (err) {
+          return err.code;
+        }
+      })(),
+    );
+    fresh.destroy();
+    assert.deepEqual(new Set(codes), new Set(['ERR_TIDEPOOL_CLOSED']), `${stop}: ${codes}`);
+  }
+});

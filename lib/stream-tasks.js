@@ -299,7 +299,8 @@ class StreamTasks {
   fork(tail) {
     if (this.#error !== undefined) throw this.#error;
     // A copy on a pool that takes no work could never be digested.
-    if (!this.#port.open()) throw this.#port.refusal();
+    if (!this.#port.open())
+      throw this.#port.refusal(this.#running !== undefined || !this.#queue.empty);
     this.#staging.close();
     if (this.#running !== undefined || !this.#queue.empty || tail.byteLength !== 0)
       this.#inline(tail);

@@ -133,7 +133,9 @@ class Engine {
       // A closed pool still runs the streams whose end was asked for before.
       const refused = this.lifecycle.closed && !(chunk && extra.accepted);
       if (refused && chunk) {
-        const err = this.lifecycle.destroyed ? destroyedError() : closedError();
+        // Work given after close() or destroy(), as a post's (ERR_TIDEPOOL_DESTROYED
+        // is for work destroy() cut short).
+        const err = closedError();
         this.countFailures(err, 1);
         reject(err);
       } else if (refused) this.rejectClosed(data, kernel, reject);

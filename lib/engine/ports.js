@@ -146,9 +146,14 @@ class StreamPort {
     return !this.#engine.lifecycle.closed;
   }
 
-  /** Why the pool takes no new work: it was destroyed, or closed. */
-  refusal() {
-    return this.#engine.lifecycle.destroyed ? destroyedError() : closedError();
+  /**
+   * Why the pool takes no new work from a stream: ERR_TIDEPOOL_CLOSED, as a
+   * post's, after close() or destroy(); but ERR_TIDEPOOL_DESTROYED when
+   * destroy() cut short work the stream had given (`cutShort`), the error
+   * that work ends it with.
+   */
+  refusal(cutShort) {
+    return cutShort && this.#engine.lifecycle.destroyed ? destroyedError() : closedError();
   }
 
   /** The stream has work given while the pool was open: close() waits for it. */
