@@ -226,6 +226,49 @@ test('a loaded kernel can be a hash too', async () => {
   }
 });
 
+test('a loaded kernel that writes before its end is no hash, however the input is cut', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    Pool.loadKernels(
+      path.join(__dirname, '..', 'examples', 'kernels', 'build', 'tidepool_example_kernels.node'),
+    );
+    const data = crypto.randomBytes(9 << 20);
+    const ways = {
+      'end(body)': (h) => h.end(data),
+      'one update': (h) => h.update(data),
+      'small updates': (h) => {
+        for (let i = 0; i < 64 * 1024; i += 7) h.update(data.subarray(i, i + 7));
+      },
+      'updates past the staging cap': (h) => {
+        for (let i = 0; i < data.length; i += 1 << 20) h.update(data.subarray(i, i + (1 << 20)));
+      },
+      writes: (h) => {
+        for (let i = 0; i < data.length; i += 64 * 1024) h.write(data.subarray(i, i + 64 * 1024));
+      },
+    };
+    for (const [way, feed] of Object.entries(ways)) {
+      const hash = pool.createHash('example/tee');
+      hash.on('error', () => {});
+      let fed;
+      try {
+        feed(hash);
+      } catch (err) {
+        fed = err; // an update() that hashed here may throw it at once
+      }
+      const outcome =
+        fed ??
+        (await hash.digest().then(
+          () => undefined,
+          (err) => err,
+        ));
+      assert.equal(outcome?.code, 'ERR_TIDEPOOL_KERNEL_CONTRACT', way);
+      assert.match(outcome.message, /not a hash/, way);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test('destroy() stops the chunk running; the caller’s signal listener goes when the hash ends', async () => {
   const { getEventListeners } = require('node:events');
   const pool = new Pool({ maxThreads: 1 });
@@ -423,6 +466,31 @@ test('update() after end() or digest() with writes under way: the digest is of w
       const digest = digested.digest('hex');
       assert.throws(() => digested.update('c'), { code: 'ERR_CRYPTO_HASH_FINALIZED' }, who);
       assert.equal(await digest, want, `${who}: digest()`);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('digest(encoding): a truthy encoding is made a string first, as node:crypto; what that throws is thrown', async () => {
+  const pool = new Pool();
+  try {
+    const boom = { toString: () => 'hex', [Symbol.toPrimitive]: undefined };
+    const throwing = {
+      toString() {
+        throw new Error('no string');
+      },
+    };
+    for (const [who, make, digest] of [
+      ['node:crypto', () => crypto.createHash('sha256'), (h, e) => h.digest(e)],
+      ['tidepool', () => pool.createHash('sha256'), (h, e) => h.digest(e)],
+    ]) {
+      const h = make();
+      h.update('abc');
+      assert.throws(() => digest(h, throwing), { message: 'no string' }, who);
+      // Not finalized by the throw: the digest still comes, in the encoding the object names.
+      const out = await digest(h, boom);
+      assert.equal(out, crypto.createHash('sha256').update('abc').digest('hex'), who);
     }
   } finally {
     await pool.close();

@@ -32,6 +32,7 @@ const RUST_KERNELS = [
   'example/pbkdf2',
   'example/panic',
   'example/busy',
+  'example/tee',
 ];
 /** The C libraries need a C compiler; without one (and outside CI) their tests skip. */
 const noC =

@@ -195,6 +195,9 @@ class Hash extends Transform {
    */
   digest(encoding) {
     if (this.#digested) throw finalized();
+    // As node:crypto: a truthy encoding is made a string first (what its
+    // toString() throws is thrown, and the hash is not finalized).
+    if (encoding) encoding = `${encoding}`;
     this.#digested = true;
     if (this.destroyed && this.#last === undefined)
       return NativePromise.reject(this.#tasks.error ?? destroyed());

@@ -24,6 +24,8 @@ const {
 
 /** A stream's output limit that is none (newStream() takes it as the most a usize holds). */
 const UNLIMITED = Infinity;
+/** A hash's stream (see #handle). */
+const DIGEST = true;
 
 class StreamFactory {
   #engine;
@@ -53,7 +55,7 @@ class StreamFactory {
     return this.#watched(
       new Hash(
         this.#ports(),
-        this.#handle(id, o.params, undefined),
+        this.#handle(id, o.params, undefined, DIGEST),
         streamBuffers(o.highWaterMark),
         copier,
       ),
@@ -92,7 +94,12 @@ class StreamFactory {
       key = key.export();
     }
     const o = streamOptions(options, HMAC_OPTIONS, 'createHmac');
-    const handle = this.#handle(kernelId('hmac', 'kernel'), { hash: algorithm, key }, undefined);
+    const handle = this.#handle(
+      kernelId('hmac', 'kernel'),
+      { hash: algorithm, key },
+      undefined,
+      DIGEST,
+    );
     return this.#watched(
       new Hash(this.#ports(), handle, streamBuffers(o.highWaterMark), this.#copier),
       o.signal,
@@ -132,14 +139,19 @@ class StreamFactory {
     return { port: this.#ports(), handle };
   }
 
-  /** A stream's native handle: its kernel, params (checked here, once) and output limit. */
-  #handle(id, params, maxOutputBytes) {
+  /**
+   * A stream's native handle: its kernel, params (checked here, once),
+   * output limit, and whether it is a digest's (DIGEST: its kernel may
+   * write only when it finishes, which the core checks whatever the
+   * chunking).
+   */
+  #handle(id, params, maxOutputBytes, digest = false) {
     let handle;
     const defaults = this.#defaults;
     if (params !== undefined) handle = paramsHandle(id, params, 'options.params', false);
     else if (id === defaults.kernel && defaults.extra !== undefined) handle = defaults.extra.params;
     else checkDefaults(id, 'options.params');
-    return this.#engine.native.newStream(id, handle, maxOutputBytes);
+    return this.#engine.native.newStream(id, handle, maxOutputBytes, digest);
   }
 
   #ports() {

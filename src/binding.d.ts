@@ -31,10 +31,16 @@ export declare class NativePool {
    * A new stream's handle: the state its chunks continue (see the core's
    * stream.rs) for `kernel` with `params` (a makeParams handle or
    * undefined) and an output limit for the whole stream (undefined: the
-   * pool's for the kernel); freed when the handle is collected and no
-   * task holds it.
+   * pool's for the kernel); `digest`: a hash's (its kernel may write only
+   * when it finishes). Freed when the handle is collected and no task
+   * holds it.
    */
-  newStream(kernel: number, params: unknown, maxOutputBytes?: number | undefined | null): unknown;
+  newStream(
+    kernel: number,
+    params: unknown,
+    maxOutputBytes?: number | undefined | null,
+    digest?: boolean | undefined | null,
+  ): unknown;
   /** What the last step of `stream` did (see streams.rs `report`). */
   streamReport(stream: unknown): number;
   /**

@@ -109,8 +109,9 @@ impl NativePool {
     /// A new stream's handle: the state its chunks continue (see the core's
     /// stream.rs) for `kernel` with `params` (a makeParams handle or
     /// undefined) and an output limit for the whole stream (undefined: the
-    /// pool's for the kernel); freed when the handle is collected and no
-    /// task holds it.
+    /// pool's for the kernel); `digest`: a hash's (its kernel may write only
+    /// when it finishes). Freed when the handle is collected and no task
+    /// holds it.
     #[napi]
     pub fn new_stream<'env>(
         &self,
@@ -118,6 +119,7 @@ impl NativePool {
         kernel: u32,
         params: Unknown,
         max_output_bytes: Option<f64>,
+        digest: Option<bool>,
     ) -> Result<Unknown<'env>> {
         // SAFETY: live env and a value of this call.
         let value = unsafe {
@@ -127,6 +129,7 @@ impl NativePool {
                 kernel,
                 params.raw(),
                 max_output_bytes,
+                digest.unwrap_or(false),
             )
         }
         .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;

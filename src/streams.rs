@@ -36,7 +36,8 @@ impl crate::handles::Shared for Stream {
 
 /// A new stream of `kernel` with `params` (a handle from makeParams, or
 /// undefined: the kernel's defaults) and an output limit for the whole
-/// stream (undefined: the pool's for the kernel).
+/// stream (undefined: the pool's for the kernel); `digest`: a hash's,
+/// whose kernel may write only when it finishes (`Stream::new_digest`).
 ///
 /// # Safety
 /// `env`, `params` must be the live env and a value of the current call.
@@ -46,6 +47,7 @@ pub(crate) unsafe fn new_stream(
     kernel: u32,
     params: sys::napi_value,
     max_output_bytes: Option<f64>,
+    digest: bool,
 ) -> Result<sys::napi_value, Refusal> {
     let Some(found) = kernels::get(kernel) else {
         return Err((
@@ -65,8 +67,13 @@ pub(crate) unsafe fn new_stream(
         Some(bytes) if bytes >= 1.0 => bytes as usize,
         _ => inner.pool().output_limit(found),
     };
+    let stream = if digest {
+        Stream::new_digest(kernel, params, limit)
+    } else {
+        Stream::new(kernel, params, limit)
+    };
     // SAFETY: live env of this call.
-    unsafe { crate::handles::share(env, Stream::new(kernel, params, limit)) }
+    unsafe { crate::handles::share(env, stream) }
         .ok_or((ERR_TIDEPOOL_INTERNAL, "could not make a stream handle".to_owned()))
 }
 

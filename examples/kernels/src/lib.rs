@@ -9,8 +9,9 @@
 //! * `example/ndjson`: validates newline-delimited JSON, naming the first bad
 //!   record;
 //! * `example/pbkdf2`: PBKDF2-HMAC-SHA256, long and cancellable;
-//! * `example/panic`, `example/busy`: misbehaving on purpose, for tidepool's
-//!   tests (a panic; a loop that never checks for cancellation).
+//! * `example/panic`, `example/busy`, `example/tee`: misbehaving on purpose,
+//!   for tidepool's tests (a panic; a loop that never checks for
+//!   cancellation; output before the end, which no hash makes).
 //!
 //! Load it with `Pool.loadKernels('/path/to/libtidepool_example_kernels.so')`
 //! or, as a Node addon, `Pool.loadKernels(require('./kernels.node').kernels())`.
@@ -28,5 +29,6 @@ tidepool_kernel_sdk::export_kernels!(
     ndjson::Ndjson,
     pbkdf2::Pbkdf2,
     testing::Panic,
-    testing::Busy
+    testing::Busy,
+    testing::Tee
 );

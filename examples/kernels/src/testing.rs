@@ -1,8 +1,10 @@
 //! Kernels that misbehave on purpose, for tidepool's tests of isolation:
-//! `example/panic` panics (its task rejects, the thread lives on), and
+//! `example/panic` panics (its task rejects, the thread lives on);
 //! `example/busy` works for as many milliseconds as its input's first four
 //! bytes say (little-endian) without ever calling `check`: it cannot be
-//! cancelled, and a `destroy()` waits for it.
+//! cancelled, and a `destroy()` waits for it; `example/tee` writes each
+//! chunk out as it takes it, then a byte when it finishes: a transform
+//! that `createHash()` must refuse however the input is cut.
 
 use std::time::{Duration, Instant};
 use tidepool_kernel_sdk::{Context, Error, Kernel, Output, Transform, Values};
@@ -73,5 +75,33 @@ impl Transform for Working {
             std::hint::spin_loop();
         }
         out.write(&spins.to_le_bytes())
+    }
+}
+
+pub struct Tee;
+
+impl Kernel for Tee {
+    const NAME: &'static std::ffi::CStr = c"example/tee";
+    type Params = ();
+    type State = Teeing;
+
+    fn params(_: &Values<'_>) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn start(_: &(), _: Option<u64>) -> Result<Teeing, Error> {
+        Ok(Teeing)
+    }
+}
+
+pub struct Teeing;
+
+impl Transform for Teeing {
+    fn update(&mut self, chunk: &[u8], out: &mut Output<'_>, _: &Context<'_>) -> Result<(), Error> {
+        out.write(chunk)
+    }
+
+    fn finish(&mut self, out: &mut Output<'_>, _: &Context<'_>) -> Result<(), Error> {
+        out.write(b"!")
     }
 }

@@ -78,13 +78,47 @@ pub struct Stream {
     yield_requested: AtomicBool,
     /// The last step's [`Report`], packed (see [`Report::pack`]).
     report: AtomicU64,
+    /// A digest's stream (`createHash()`): its kernel may write only when
+    /// it finishes; output before that fails the step, however the input
+    /// was cut into chunks ([`Stream::new_digest`]).
+    digest: bool,
+}
+
+/// The error of a digest's stream whose kernel wrote before its end.
+fn not_a_digest() -> KernelError {
+    KernelError::Failed {
+        code: "ERR_TIDEPOOL_KERNEL_CONTRACT".to_owned(),
+        message: "The kernel produced output before the end of the stream: it is not a hash"
+            .to_owned(),
+    }
 }
 
 enum State {
     /// Between chunks (or before the first).
     Open(Box<Position>),
-    /// Finished, failed or abandoned.
-    Closed,
+    /// Finished or abandoned (`None`), or failed with the error that ended
+    /// it, which later steps and inline runs give again.
+    Closed(Option<KernelError>),
+}
+
+/// The error of a step or run on a stream that has ended: the error that
+/// ended it, if one did.
+fn has_ended(cause: &Option<KernelError>) -> KernelError {
+    cause.clone().unwrap_or_else(|| {
+        KernelError::InvalidInput("the stream has ended: it was finished".to_owned())
+    })
+}
+
+/// `result` of a step or run that took the state out of `slot`: a
+/// failure leaves the stream closed with it.
+fn closing_on_error(
+    slot: &mut State,
+    result: Result<Output, KernelError>,
+) -> Result<Output, KernelError> {
+    if let (Err(e), State::Closed(cause @ None)) = (&result, &mut *slot) {
+        *cause = Some(e.clone());
+    }
+    result
 }
 
 /// What a task of a stream carries.
@@ -139,7 +173,17 @@ impl Stream {
             state: Mutex::new(State::Open(Box::new(Position::fresh()))),
             yield_requested: AtomicBool::new(false),
             report: AtomicU64::new(0),
+            digest: false,
         })
+    }
+
+    /// [`Stream::new`] for a digest (`createHash()`): a kernel that writes
+    /// anything before it finishes is no hash, and the step that sees it
+    /// fails with `ERR_TIDEPOOL_KERNEL_CONTRACT` (a loaded kernel may).
+    pub fn new_digest(kernel: KernelId, params: Params, limit: usize) -> Arc<Stream> {
+        let mut stream = Stream::new(kernel, params, limit);
+        Arc::get_mut(&mut stream).expect("a new stream has one owner").digest = true;
+        stream
     }
 
     /// About how many bytes this stream's codec state holds once started
@@ -156,7 +200,7 @@ impl Stream {
 
     /// Whether the stream has ended (finished, or a chunk failed).
     pub fn is_ended(&self) -> bool {
-        matches!(*self.state.lock().unwrap_or_else(|e| e.into_inner()), State::Closed)
+        matches!(*self.state.lock().unwrap_or_else(|e| e.into_inner()), State::Closed(_))
     }
 
     /// What the last step did. Read it once the step's completion has
@@ -195,7 +239,7 @@ impl Stream {
         match self.state.try_lock() {
             Ok(slot) => match &*slot {
                 State::Open(position) => position.pending(),
-                State::Closed => 0,
+                State::Closed(_) => 0,
             },
             Err(_) => 0,
         }
@@ -245,12 +289,24 @@ impl Stream {
         input: &Input,
         ctx: &RunContext<'_>,
     ) -> Result<Output, KernelError> {
-        let mut position = match std::mem::replace(slot, State::Closed) {
+        let result = self.step_open(kernel, slot, chunk, input, ctx);
+        closing_on_error(slot, result)
+    }
+
+    fn step_open(
+        &self,
+        kernel: &dyn AnyKernel,
+        slot: &mut State,
+        chunk: &StreamChunk,
+        input: &Input,
+        ctx: &RunContext<'_>,
+    ) -> Result<Output, KernelError> {
+        let mut position = match std::mem::replace(slot, State::Closed(None)) {
             State::Open(position) => position,
-            State::Closed => {
-                return Err(KernelError::InvalidInput(
-                    "the stream has ended: a chunk failed, or it was finished".to_owned(),
-                ))
+            State::Closed(cause) => {
+                let err = has_ended(&cause);
+                *slot = State::Closed(cause);
+                return Err(err);
             }
         };
         if chunk.seq < position.next {
@@ -288,6 +344,9 @@ impl Stream {
             Err(e) => return Err(e),
             Ok(paused) => paused,
         };
+        if self.digest && position.wrote_early {
+            return Err(not_a_digest());
+        }
         position.produced += out.len();
         let outcome = if paused {
             Outcome::Paused
@@ -312,10 +371,9 @@ impl Stream {
     /// not started.
     pub fn fork(&self) -> Result<Arc<Stream>, KernelError> {
         let slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let State::Open(position) = &*slot else {
-            return Err(KernelError::InvalidInput(
-                "the stream has ended: a chunk failed, or it was finished".to_owned(),
-            ));
+        let position = match &*slot {
+            State::Open(position) => position,
+            State::Closed(cause) => return Err(has_ended(cause)),
         };
         if position.fed != 0 || position.ending {
             return Err(KernelError::InvalidInput(
@@ -329,7 +387,11 @@ impl Stream {
                 KernelError::InvalidInput(format!("the state of {name} cannot be copied"))
             })?),
         };
-        let copy = Stream::new(self.kernel, self.params.clone(), self.limit);
+        let copy = if self.digest {
+            Stream::new_digest(self.kernel, self.params.clone(), self.limit)
+        } else {
+            Stream::new(self.kernel, self.params.clone(), self.limit)
+        };
         *copy.state.lock().unwrap_or_else(|e| e.into_inner()) =
             State::Open(Box::new(Position { transform, ..Position::fresh() }));
         Ok(copy)
@@ -351,12 +413,24 @@ impl Stream {
         self.yield_requested.store(true, Ordering::Relaxed);
         let mut slot = self.state.lock().unwrap_or_else(|e| e.into_inner());
         self.yield_requested.store(false, Ordering::Relaxed);
-        let mut position = match std::mem::replace(&mut *slot, State::Closed) {
+        let result = self.inline_open(kernel, &mut slot, in_flight, rest, ctx);
+        closing_on_error(&mut slot, result)
+    }
+
+    fn inline_open(
+        &self,
+        kernel: &dyn AnyKernel,
+        slot: &mut State,
+        in_flight: Option<(u64, &Input)>,
+        rest: &Input,
+        ctx: &RunContext<'_>,
+    ) -> Result<Output, KernelError> {
+        let mut position = match std::mem::replace(slot, State::Closed(None)) {
             State::Open(position) => position,
-            State::Closed => {
-                return Err(KernelError::InvalidInput(
-                    "the stream has ended: a chunk failed, or it was finished".to_owned(),
-                ))
+            State::Closed(cause) => {
+                let err = has_ended(&cause);
+                *slot = State::Closed(cause);
+                return Err(err);
             }
         };
         let mut out = Sink::new(self.limit.saturating_sub(position.produced));
@@ -384,6 +458,9 @@ impl Stream {
         position.fed = 0;
         position.ending = false;
         position.advance(kernel, &self.params, rest, ChunkEnd::More, &mut out, ctx, None)?;
+        if self.digest && position.wrote_early {
+            return Err(not_a_digest());
+        }
         (position.next, position.fed, position.ending) = (next, fed, ending);
         position.produced += out.len();
         *slot = State::Open(position);

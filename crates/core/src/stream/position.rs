@@ -30,6 +30,9 @@ pub(super) struct Position {
     /// The kernel takes a chunk's input in parts on several threads
     /// ([`Transform::allow_parts`]).
     pub(super) splits: bool,
+    /// The kernel wrote output while taking input (before a flush or its
+    /// finish): what a digest's stream refuses, whatever the chunking.
+    pub(super) wrote_early: bool,
 }
 
 /// Why the walk over a chunk's input stopped early.
@@ -52,6 +55,7 @@ impl Position {
             owes: false,
             consumed: 0,
             splits: false,
+            wrote_early: false,
         }
     }
 
@@ -96,6 +100,7 @@ impl Position {
                         *fed += n;
                         *consumed += n as u64;
                     });
+                self.wrote_early |= !out.is_empty();
                 match walked {
                     Ok(()) => {}
                     Err(Halt::Paused) => return Ok(true),
@@ -105,6 +110,8 @@ impl Position {
             }
             self.ending = true;
         }
+        // What the input made before any flush or finish: a digest makes none.
+        self.wrote_early |= !out.is_empty();
         let done = match end {
             ChunkEnd::More => true,
             ChunkEnd::Flush(RESET) => {

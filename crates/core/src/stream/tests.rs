@@ -404,3 +404,47 @@ fn a_codec_stream_is_not_forked() {
     gz.extend(run(&stream, 1, b" world", true).unwrap());
     assert_eq!(one_shot("gunzip", &gz), b"hello world");
 }
+
+#[test]
+fn a_failed_stream_gives_the_error_that_ended_it_again() {
+    let stream = open("gunzip", usize::MAX);
+    let first = run(&stream, 0, b"not gzip at all", false).unwrap_err();
+    assert!(matches!(first, KernelError::Format { .. }), "{first:?}");
+    assert!(stream.is_ended());
+    // The next chunk, and an inline run, say why the stream ended.
+    assert_eq!(run(&stream, 1, b"more", true).unwrap_err(), first);
+    let cancel = AtomicBool::new(false);
+    let inline = stream.run_inline(None, &Input::Owned(b"x".to_vec()), &RunContext::new(&cancel));
+    assert_eq!(inline.unwrap_err(), first);
+    // A finished stream says it was finished.
+    let done = open("gzip", usize::MAX);
+    run(&done, 0, b"data", true).unwrap();
+    let after = run(&done, 1, b"more", true).unwrap_err();
+    assert!(matches!(&after, KernelError::InvalidInput(m) if m.contains("finished")), "{after:?}");
+}
+
+#[test]
+fn a_digest_stream_refuses_output_before_its_end_however_cut() {
+    // echo writes its input as it takes it: no hash.
+    let echo = kernels::find("echo").unwrap();
+    for cut in [1, 100, 70_000] {
+        let stream = Stream::new_digest(echo, Params::NONE, usize::MAX);
+        let data = vec![7u8; 200_000];
+        let mut failed = None;
+        for (seq, piece) in data.chunks(cut).enumerate() {
+            let last = (seq + 1) * cut >= data.len();
+            if let Err(e) = run(&stream, seq as u64, piece, last) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let err = failed.expect("a digest stream of echo failed");
+        assert!(
+            matches!(&err, KernelError::Failed { code, .. } if code == "ERR_TIDEPOOL_KERNEL_CONTRACT"),
+            "{err:?}"
+        );
+    }
+    // A hash writes only at its end: taken.
+    let sha = Stream::new_digest(kernels::find("sha256").unwrap(), Params::NONE, usize::MAX);
+    assert_eq!(run(&sha, 0, b"abc", true).unwrap().len(), 32);
+}
