@@ -35,6 +35,7 @@ function inputs() {
     'build.rs',
     'crates/core/Cargo.toml',
     'crates/kernel-sdk/Cargo.toml',
+    'vendor/zlib-rs/Cargo.toml',
   ];
   const walk = (dir) => {
     for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
@@ -46,6 +47,7 @@ function inputs() {
   walk('src');
   walk('crates/core/src');
   walk('crates/kernel-sdk/src');
+  walk('vendor/zlib-rs/src');
   return files.sort();
 }
 
