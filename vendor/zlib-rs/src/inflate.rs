@@ -841,7 +841,7 @@ impl State<'_> {
 
                             let mut copy = self.offset - copy;
 
-                            if copy > self.window.have() {
+                            if copy > self.window.reach(self.wbits) {
                                 if self.flags.contains(Flags::SANE) {
                                     restore!();
                                     self.mode = Mode::Bad;
@@ -1557,7 +1557,7 @@ impl State<'_> {
 
                                 let mut copy = self.offset - copy;
 
-                                if copy > self.window.have() {
+                                if copy > self.window.reach(self.wbits) {
                                     if self.flags.contains(Flags::SANE) {
                                         mode = Mode::Bad;
                                         break 'label self.bad("invalid distance too far back\0");
@@ -1798,10 +1798,17 @@ impl State<'_> {
                         break 'label ReturnCode::StreamEnd;
                     }
                     Mode::Bad => {
-                        let msg = "repeated call with bad state\0";
-                        #[cfg(all(feature = "std", test))]
-                        dbg!(msg);
-                        self.error_message = Some(msg);
+                        // tidepool: zlib's `case BAD` leaves `strm->msg` as the
+                        // error that made the state bad set it. `inflate_fast_help`
+                        // sets the state bad, with its message, and comes back
+                        // here in the same call: keep its words ("invalid
+                        // distance too far back").
+                        if self.error_message.is_none() {
+                            let msg = "repeated call with bad state\0";
+                            #[cfg(all(feature = "std", test))]
+                            dbg!(msg);
+                            self.error_message = Some(msg);
+                        }
 
                         break 'label ReturnCode::DataError;
                     }
@@ -2041,7 +2048,7 @@ unsafe fn inflate_fast_help_impl<const FEATURES: usize>(state: &mut State, _star
 
                         if dist as usize > written {
                             // copy fropm the window
-                            if (dist as usize - written) > state.window.have() {
+                            if (dist as usize - written) > state.window.reach(state.wbits) {
                                 if state.flags.contains(Flags::SANE) {
                                     bad = Some("invalid distance too far back\0");
                                     state.mode = Mode::Bad;

@@ -57,6 +57,18 @@ impl<'a> Window<'a> {
         self.have = have;
     }
 
+    /// tidepool: the bytes of history a distance may reach. zlib's window
+    /// holds `1 << wbits` bytes (inflateInit2's windowBits, or the zlib
+    /// header's), so a distance past that much history is "invalid distance
+    /// too far back"; this one always holds 32 KiB (`have` of them valid).
+    pub fn reach(&self, wbits: u8) -> usize {
+        if (8..15).contains(&wbits) {
+            self.have.min(1 << wbits)
+        } else {
+            self.have
+        }
+    }
+
     /// Position where the next byte will be written
     pub fn next(&self) -> usize {
         self.next
