@@ -144,6 +144,14 @@ declare namespace tidepool {
     checksum?: boolean;
     /** A dictionary (raw content or a trained one); the decoder needs the same. */
     dictionary?: Binary | string;
+    /**
+     * zstd's own parameters, as `node:zlib` hands them to zstd: int32
+     * `(key, value)` pairs (`ZSTD_c_*` keys), set after `level` and
+     * `checksum`; what zstd refuses is refused.
+     */
+    parameters?: Binary;
+    /** The input's size: a frame of another size fails (`ZSTD_error_srcSize_wrong`). */
+    pledgedSrcSize?: number;
   }
 
   /** Parameters of `zstdDecompress`. */
@@ -155,6 +163,17 @@ declare namespace tidepool {
      * input cut short ends without an error, its output so far kept. @default 2
      */
     finishFlush?: number;
+    /** zstd's own parameters (`ZSTD_d_windowLogMax`), as int32 `(key, value)` pairs. */
+    parameters?: Binary;
+    /**
+     * What follows a frame: `0` frames (anything else is corrupt, as the
+     * zstd CLI reads it); `1` as `node:zlib` of Node 22 (the rest of a
+     * piece of input after a frame is ignored); `2` as Node 24's (frames,
+     * told by their magic number; anything else ignored). @default 0
+     */
+    trailing?: 0 | 1 | 2;
+    /** With `trailing` 1 or 2: what would be ignored fails with `ERR_TRAILING_JUNK_AFTER_STREAM_END`. @default false */
+    rejectGarbage?: boolean;
   }
 
   /** Parameters of `brotliDecompress`. */
@@ -784,6 +803,8 @@ declare namespace tidepool {
     | 'Z_MEM_ERROR'
     | 'Z_STREAM_ERROR'
     | `ERR__ERROR_${string}`
+    | `ZSTD_error_${string}`
+    | 'ERR_TRAILING_JUNK_AFTER_STREAM_END'
     | 'ERR_TIDEPOOL_CORRUPT_INPUT'
     | 'ERR_TIDEPOOL_NOT_A_FILE'
     | 'ERR_METHOD_NOT_IMPLEMENTED'

@@ -14,7 +14,7 @@ const { spawnSync } = require('node:child_process');
 const { Pool } = require('..');
 
 const MIB = 1 << 20;
-/** The gzip blocks and the zstd frames (crates/core: zlib/parallel.rs, zstd.rs). */
+/** The gzip blocks and the zstd frames (crates/core: zlib/parallel.rs, zstd/compress.rs). */
 const GZIP_BLOCK = MIB;
 const ZSTD_BLOCK = 4 * MIB;
 

@@ -42,6 +42,15 @@ pub(super) fn truncated() -> KernelError {
     KernelError::Format { code: "Z_BUF_ERROR", message: "unexpected end of file".to_owned() }
 }
 
+/// node:zlib's error for input after the end of a decoder's stream, when
+/// told to refuse it (`rejectGarbageAfterEnd`).
+pub(super) fn trailing_junk() -> KernelError {
+    KernelError::Format {
+        code: "ERR_TRAILING_JUNK_AFTER_STREAM_END",
+        message: "Trailing junk found after the end of the compressed stream".to_owned(),
+    }
+}
+
 /// How much output room to ask the sink for at a time: enough that a codec
 /// is called a few times per input chunk, small enough that cancellation is
 /// looked at often while a small input expands.
@@ -76,12 +85,38 @@ pub(super) fn pump(
     ctx: &RunContext<'_>,
     input: &[u8],
     finishing: bool,
+    step: impl FnMut(&[u8], &mut [u8]) -> Result<Progress, KernelError>,
+) -> Result<Stop, KernelError> {
+    pump_in(out, ctx, input, finishing, None, step)
+}
+
+/// Output buffers as node:zlib hands them to its library: `size` bytes
+/// each (`chunkSize`), a call's room what is left of the current one, and
+/// `total` the stream's output so far. Where a library's result depends on
+/// its room (zstd reads a frame whole when the room holds it, and skips the
+/// window check then; zlib's window check counts the call's own output),
+/// calls with node:zlib's rooms give node:zlib's results.
+pub(super) struct Rooms<'a> {
+    pub size: usize,
+    pub total: &'a mut u64,
+}
+
+/// [`pump`], each call's room at most what is left of `rooms`' buffer.
+pub(super) fn pump_in(
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+    input: &[u8],
+    finishing: bool,
+    mut rooms: Option<Rooms<'_>>,
     mut step: impl FnMut(&[u8], &mut [u8]) -> Result<Progress, KernelError>,
 ) -> Result<Stop, KernelError> {
     let mut at = 0;
     loop {
         // Up to the pause point: a step's output stops at its reader's room.
-        let most = out.before_pause().max(1);
+        let mut most = out.before_pause().max(1);
+        if let Some(Rooms { size, total }) = &rooms {
+            most = most.min(size - (**total % *size as u64) as usize);
+        }
         let (progress, room_len) = match out.unfilled(OUTPUT_STEP.min(most)) {
             Ok(room) => {
                 let room_len = room.len().min(most);
@@ -98,6 +133,9 @@ pub(super) fn pump(
             Err(other) => return Err(other),
         };
         out.commit(progress.produced);
+        if let Some(Rooms { total, .. }) = &mut rooms {
+            **total += progress.produced as u64;
+        }
         at += progress.consumed;
         if progress.ended {
             return Ok(Stop::Ended { rest: at });

@@ -16,7 +16,7 @@ pub type KernelId = u32;
 /// [`KernelError::Format`](super::KernelError::Format) code (zlib's return
 /// codes, brotli's error numbers), if it has one.
 pub fn format_errno(code: &str) -> Option<i32> {
-    zlib::errno_of(code).or_else(|| brotli::errno_of(code))
+    zlib::errno_of(code).or_else(|| brotli::errno_of(code)).or_else(|| zstd::errno_of(code))
 }
 
 /// The built-in kernels, in id order.
