@@ -108,6 +108,13 @@ declare namespace tidepool {
      * input cut short ends without an error, its output so far kept. @default 4
      */
     finishFlush?: number;
+    /**
+     * `node:zlib`'s `rejectGarbageAfterEnd`: input after the stream's end
+     * fails with `ERR_TRAILING_JUNK_AFTER_STREAM_END` instead of being
+     * ignored: `1` once a gzip input's members are read (Node 22), `2`
+     * after the first member too (Node 24+). @default 0
+     */
+    rejectGarbage?: 0 | 1 | 2;
   }
 
   /** Parameters of `brotliCompress`, as `node:zlib`'s `BROTLI_PARAM_*`. */
@@ -190,6 +197,8 @@ declare namespace tidepool {
      * the output limit bounds it. @default false
      */
     largeWindow?: boolean;
+    /** Input after the stream's end fails with `ERR_TRAILING_JUNK_AFTER_STREAM_END`, not ignored. @default false */
+    rejectGarbage?: boolean;
   }
 
   /** Parameters of `lz4Compress` (the LZ4 frame format, as the `lz4` tool writes it). */

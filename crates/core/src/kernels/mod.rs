@@ -18,7 +18,7 @@
 //!
 //! The kernels, each importing only from the modules above:
 //! * `hashes.rs`: the hash table, keyed ones included.
-//! * `zlib.rs` (the deflate family), `brotli.rs`, `zstd.rs`, `lz4/`: the codecs.
+//! * `zlib/` (the deflate family), `brotli/`, `zstd/`, `lz4/`: the codecs.
 //! * `timed.rs` (`spin`, `sleep`), `echo.rs`, `panic.rs`: for tests and benchmarks.
 //! * `foreign/`: the adapter that runs a loaded library's kernels like
 //!   built-ins, with `lent.rs`, the hosts lent to their calls.

@@ -9,7 +9,7 @@ use super::{
     format_error, Format, Z_BUF_ERROR, Z_DATA_ERROR, Z_FINISH, Z_MEM_ERROR, Z_NEED_DICT,
     Z_STREAM_ERROR,
 };
-use crate::kernels::codec::{pump, update_all, Progress, Stop};
+use crate::kernels::codec::{pump_in, trailing_junk, update_all, Progress, Rooms, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{KernelError, RunContext, Sink};
@@ -26,13 +26,31 @@ pub static INFLATE_RAW: Decompress = Decompress { name: "inflateRaw", format: Fo
 pub static UNZIP: Decompress = Decompress { name: "unzip", format: Format::Auto };
 
 /// The window size a decoder allows (0: the one the stream's header names),
-/// the preset dictionary it may be asked for, and whether an input may stop
-/// inside its stream.
+/// the preset dictionary it may be asked for, whether an input may stop
+/// inside its stream, and what it does with input after its stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecompressParams {
     window_bits: u8,
     dictionary: Option<Arc<[u8]>>,
     truncated_ok: bool,
+    garbage: Garbage,
+    /// node:zlib's output buffer (`chunkSize`): zlib-rs is given its rooms,
+    /// as zlib's window check counts the output of the call it is in (a
+    /// window smaller than the stream's refuses a distance or not by it).
+    chunk_size: Option<usize>,
+}
+
+/// Input after the end of the stream (`rejectGarbage`): node:zlib ignores
+/// it, or, told to (`rejectGarbageAfterEnd`), refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Garbage {
+    /// Ignored (after a gzip member: a zero byte; else, another member).
+    Ignored,
+    /// Refused, once the members of a gzip input are read (node:zlib of
+    /// Node 22, whose stream refuses what its zlib left).
+    RefusedAfterMembers,
+    /// Refused, whatever follows a stream, a gzip member too (Node 24+).
+    Refused,
 }
 
 impl Kernel for Decompress {
@@ -44,7 +62,7 @@ impl Kernel for Decompress {
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<DecompressParams, ParamError> {
-        raw.only(&["windowBits", "dictionary", "finishFlush"])?;
+        raw.only(&["windowBits", "dictionary", "finishFlush", "rejectGarbage", "chunkSize"])?;
         // 0 (take the header's) exists only where there is a header.
         let window_bits = match raw.integer("windowBits", 0..=15)? {
             None => 15,
@@ -66,10 +84,17 @@ impl Kernel for Decompress {
         // node:zlib's finishFlush: with anything but Z_FINISH, the end of the
         // input is a flush, and an input cut short is no error.
         let finish_flush = raw.integer("finishFlush", 0..=5)?.unwrap_or(Z_FINISH);
+        let garbage = match raw.integer("rejectGarbage", 0..=2)?.unwrap_or(0) {
+            0 => Garbage::Ignored,
+            1 => Garbage::RefusedAfterMembers,
+            _ => Garbage::Refused,
+        };
         Ok(DecompressParams {
             window_bits,
             dictionary: raw.bytes("dictionary")?.map(Arc::from),
             truncated_ok: finish_flush != Z_FINISH,
+            garbage,
+            chunk_size: raw.integer("chunkSize", 64..=i128::from(u32::MAX))?.map(|n| n as usize),
         })
     }
 
@@ -90,7 +115,8 @@ impl Kernel for Decompress {
         let plain = self.format == Format::Gzip
             && matches!(p.window_bits, 0 | 15)
             && p.dictionary.is_none()
-            && !p.truncated_ok;
+            && !p.truncated_ok
+            && p.garbage == Garbage::Ignored;
         if !plain {
             return None;
         }
@@ -118,9 +144,13 @@ impl Kernel for Decompress {
         Ok(DecompressState {
             inflate,
             format: self.format,
+            detects: self.format == Format::Auto,
             window_bits: p.window_bits,
             dictionary: p.dictionary.clone(),
             truncated_ok: p.truncated_ok,
+            garbage: p.garbage,
+            chunk_size: p.chunk_size,
+            total: 0,
             phase: Phase::InStream,
         })
     }
@@ -151,9 +181,16 @@ pub struct DecompressState {
     inflate: Inflate,
     /// `Auto` until the first byte tells gzip from zlib.
     format: Format,
+    /// `unzip`: the members after a gzip member are gzip or zlib, as their
+    /// header says (node:zlib resets a zlib that detects the format).
+    detects: bool,
     window_bits: u8,
     dictionary: Option<Arc<[u8]>>,
     truncated_ok: bool,
+    garbage: Garbage,
+    chunk_size: Option<usize>,
+    /// Output bytes so far (where node:zlib's output buffer is).
+    total: u64,
     phase: Phase,
 }
 
@@ -170,31 +207,35 @@ impl DecompressState {
         let mut at = 0;
         loop {
             match self.phase {
-                Phase::Done => {
-                    return Ok(if at == input.len() { Fed::All } else { Fed::Ended(at) })
+                Phase::Done if at == input.len() => return Ok(Fed::All),
+                Phase::Done if self.garbage != Garbage::Ignored => return Err(trailing_junk()),
+                Phase::Done => return Ok(Fed::Ended(at)),
+                Phase::AfterMember if at == input.len() => return Ok(Fed::All),
+                Phase::AfterMember if self.garbage == Garbage::Refused => {
+                    return Err(trailing_junk())
                 }
                 // Node's rule: after a gzip member, a zero byte ends the
                 // input (padding); anything else must be another member.
-                Phase::AfterMember => match input.get(at) {
-                    None => return Ok(Fed::All),
-                    Some(0) => {
-                        self.phase = Phase::Done;
-                        return Ok(Fed::Ended(at));
-                    }
-                    Some(_) => {
-                        self.inflate = new_inflate(self.format, self.window_bits);
-                        self.phase = Phase::InStream;
-                    }
-                },
+                Phase::AfterMember if input[at] == 0 => {
+                    self.phase = Phase::Done;
+                    continue;
+                }
+                Phase::AfterMember => {
+                    let format = if self.detects { Format::Auto } else { self.format };
+                    self.inflate = new_inflate(format, self.window_bits);
+                    self.phase = Phase::InStream;
+                }
                 Phase::InStream => {}
             }
-            // A gzip member starts with 0x1f, which no zlib header does.
+            // A gzip member starts with 0x1f, which no zlib header does;
+            // after one, whatever follows is read as further members.
             if let (Format::Auto, Some(&first)) = (self.format, input.get(at)) {
                 self.format = if first == 0x1f { Format::Gzip } else { Format::Zlib };
             }
             let inflate = &mut self.inflate;
             let dictionary = self.dictionary.as_deref();
-            let stop = pump(out, ctx, &input[at..], false, |input, room| {
+            let rooms = self.chunk_size.map(|size| Rooms { size, total: &mut self.total });
+            let stop = pump_in(out, ctx, &input[at..], false, rooms, |input, room| {
                 let (in_before, out_before) = (inflate.total_in(), inflate.total_out());
                 let mut status = inflate.decompress(input, room, InflateFlush::NoFlush);
                 // As zlib's users do: the dictionary is loaded when the

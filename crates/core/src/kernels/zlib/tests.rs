@@ -253,6 +253,81 @@ fn unzip_tells_gzip_from_zlib_and_joins_gzip_members() {
     assert!(matches!(bad, Err(KernelError::Format { code: "Z_DATA_ERROR", .. })), "{bad:?}");
     let cut = run("unzip", &zlib[..zlib.len() / 2]);
     assert!(matches!(cut, Err(KernelError::Format { code: "Z_BUF_ERROR", .. })), "{cut:?}");
+    // After a gzip member, node:zlib's zlib detects each member anew: a
+    // zlib stream may follow (and members after it).
+    let mixed = [run("gzip", b"a").unwrap(), run("deflate", b"b").unwrap()].concat();
+    assert_eq!(run("unzip", &mixed).unwrap(), b"ab");
+    let again = [mixed.clone(), run("gzip", b"c").unwrap()].concat();
+    assert_eq!(run("unzip", &again).unwrap(), b"abc");
+    // gunzip reads gzip members only.
+    assert!(matches!(run("gunzip", &mixed), Err(KernelError::Format { code: "Z_DATA_ERROR", .. })));
+}
+
+/// `dec` with `rejectGarbage` (node:zlib's `rejectGarbageAfterEnd`) at `rule`.
+fn rejecting(dec: &str, rule: f64, input: &[u8]) -> Result<Vec<u8>, KernelError> {
+    run_with(
+        dec,
+        &params(dec, &[("rejectGarbage", rule)]),
+        Input::Owned(input.to_vec()),
+        usize::MAX,
+    )
+}
+
+#[test]
+fn input_after_the_end_is_refused_when_asked_as_node_zlib_s_lines_refuse_it() {
+    let junk = "ERR_TRAILING_JUNK_AFTER_STREAM_END";
+    let code = |r: Result<Vec<u8>, KernelError>| match r {
+        Err(KernelError::Format { code, .. }) => code,
+        other => panic!("{other:?}"),
+    };
+    let (a, b) = (run("gzip", b"a").unwrap(), run("gzip", b"b").unwrap());
+    let two = [a.clone(), b].concat();
+    let padded = [a.clone(), vec![0; 3]].concat();
+    // Node 22: the members are read; what follows the last one is refused.
+    assert_eq!(rejecting("gunzip", 1.0, &two).unwrap(), b"ab");
+    assert_eq!(code(rejecting("gunzip", 1.0, &padded)), junk);
+    // Node 24+: one member, and nothing after it.
+    assert_eq!(code(rejecting("gunzip", 2.0, &two)), junk);
+    assert_eq!(code(rejecting("unzip", 2.0, &two)), junk);
+    assert_eq!(rejecting("gunzip", 2.0, &a).unwrap(), b"a");
+    for (enc, dec) in [("deflate", "inflate"), ("deflateRaw", "inflateRaw")] {
+        let tail = [run(enc, b"abc").unwrap(), b"x".to_vec()].concat();
+        assert_eq!(code(rejecting(dec, 1.0, &tail)), junk, "{dec}");
+        assert_eq!(rejecting(dec, 2.0, &tail[..tail.len() - 1]).unwrap(), b"abc", "{dec}");
+    }
+}
+
+/// zlib's window: a decoder told a smaller window than the stream's refuses
+/// a distance past it, with zlib's words (the fast path's too).
+#[test]
+fn a_smaller_window_refuses_distances_past_it_in_zlib_s_words() {
+    let data = text(100_000);
+    for (enc, dec) in [("deflateRaw", "inflateRaw"), ("gzip", "gunzip"), ("gzip", "unzip")] {
+        let packed = run(enc, &data).unwrap();
+        for chunk in [None, Some(16_384.0)] {
+            let mut given = vec![("windowBits", 9.0)];
+            given.extend(chunk.map(|size| ("chunkSize", size)));
+            let p = params(dec, &given);
+            let got = run_with(dec, &p, Input::Owned(packed.clone()), usize::MAX);
+            assert_eq!(
+                got,
+                Err(KernelError::Format {
+                    code: "Z_DATA_ERROR",
+                    message: "invalid distance too far back".into()
+                }),
+                "{dec} {chunk:?}"
+            );
+        }
+        let small = run_with(
+            enc,
+            &params(enc, &[("windowBits", 9.0)]),
+            Input::Owned(data.clone()),
+            usize::MAX,
+        )
+        .unwrap();
+        let p = params(dec, &[("windowBits", 9.0), ("chunkSize", 64.0)]);
+        assert_eq!(run_with(dec, &p, Input::Owned(small), usize::MAX).unwrap(), data, "{dec}");
+    }
 }
 
 #[test]
