@@ -3,7 +3,7 @@
 // builds its own: the right class, a `code`, and a message that names the
 // argument and shows what was received.
 
-const { getSystemErrorMap } = require('node:util');
+const { getSystemErrorMap, inspect } = require('node:util');
 const zlib = require('node:zlib');
 const { TASK_CODES } = require('./binding');
 
@@ -204,8 +204,9 @@ function separated(digits) {
 }
 
 function outOfRange(name, range, actual) {
-  // Node's words for what was received: large integers and bigints grouped.
-  let received = String(actual);
+  // Node's words for what was received: large integers and bigints
+  // grouped, other numbers as inspect() shows them (-0).
+  let received = typeof actual === 'number' ? inspect(actual) : String(actual);
   if (typeof actual === 'bigint') {
     if (actual > 2n ** 32n || actual < -(2n ** 32n)) received = separated(received);
     received += 'n';
@@ -334,7 +335,8 @@ function taskError(code, detail, destroyed) {
       const [code, errno] = detail.split(' ', 2);
       const message = detail.slice(code.length + 1 + (errno === undefined ? 0 : errno.length + 1));
       return makeError(
-        Error,
+        // node:zlib's is a TypeError, as the other codes of its own.
+        code === 'ERR_TRAILING_JUNK_AFTER_STREAM_END' ? TypeError : Error,
         code,
         message,
         errno !== undefined && errno !== '0' ? { errno: Number(errno) } : undefined,

@@ -14,11 +14,13 @@ const { isResizable } = require('../binary');
 const nextTick = process.nextTick;
 
 /**
- * The input as node:zlib's one-shots take it: a string (UTF-8), a view,
+ * The input as node:zlib's one-shots take it: a string (in the stream's
+ * `defaultEncoding`, as its Writable decodes what it is written), a view,
  * or an ArrayBuffer; anything else is node:zlib's error.
  */
-function inputOf(buffer) {
-  if (typeof buffer === 'string') return Buffer.from(buffer);
+function inputOf(buffer, encoding = 'utf8') {
+  if (typeof buffer === 'string')
+    return Buffer.from(buffer, /** @type {BufferEncoding} */ (encoding));
   // As node:zlib, whose engine ends with no chunk.
   if (buffer === null || buffer === undefined) return Buffer.alloc(0);
   // Memory that could shrink under a pool thread is copied (node:zlib reads it in place).
@@ -31,6 +33,13 @@ function inputOf(buffer) {
     'of type string or an instance of Buffer, TypedArray, or DataView',
     buffer,
   );
+}
+
+/** A Writable's `defaultEncoding`, checked as its constructor checks it (node:zlib's one-shot makes one). */
+function defaultEncodingOf(encoding) {
+  if (encoding === undefined || encoding === null) return 'utf8';
+  if (Buffer.isEncoding(encoding)) return encoding;
+  throw makeError(TypeError, 'ERR_UNKNOWN_ENCODING', `Unknown encoding: ${encoding}`);
 }
 
 /** The bytes of `view`, copied. */
@@ -76,9 +85,10 @@ function oneShot(name, className, Class, poolOf) {
       }
       // As node:zlib: the options first (its engine is made first), then the callback.
       const o = readOptions(className, options);
+      const encoding = defaultEncodingOf(o.transform.defaultEncoding);
       if (typeof callback !== 'function')
         throw invalidArgType('callback', 'of type function', callback);
-      const data = inputOf(buffer);
+      const data = inputOf(buffer, encoding);
       const post = { kernel: o.kernel, maxOutputBytes: o.maxOutputLength };
       if (o.params !== undefined) post.params = o.params;
       // node:zlib's streams take a signal, and so its one-shots: an aborted
@@ -105,7 +115,7 @@ function oneShot(name, className, Class, poolOf) {
           }
           nextTick(callback, null, value);
         },
-        (err) => nextTick(callback, zlibError(err, o.maxOutputLength)),
+        (err) => nextTick(callback, zlibError(err, o.maxOutputGiven)),
       );
     },
   }[name];

@@ -12,8 +12,10 @@
 
 const { Buffer } = require('node:buffer');
 const { types } = require('node:util');
-const { constants, KEYED } = require('./constants');
+const { constants } = require('./constants');
 const { invalidArgType, makeError, outOfRange } = require('../errors');
+const { keyedParams, unsupported } = require('./keyed');
+const { garbageRule } = require('./lines');
 
 const hasOwn = Object.hasOwn;
 // As node:zlib: the Buffer limit as this module found it when loaded.
@@ -54,6 +56,7 @@ const ZLIB_NAMES = Object.freeze([
   'maxOutputLength',
   'info',
   'pledgedSrcSize',
+  'rejectGarbageAfterEnd',
   // A Transform's own methods given as options would replace the stream's
   // (node:zlib's break too): not passed on.
   'transform',
@@ -65,18 +68,6 @@ const ZLIB_NAMES = Object.freeze([
   'destroy',
   'construct',
 ]);
-
-/** The largest key node:zlib takes as a brotli parameter (BROTLI_PARAM_NDIRECT). */
-const MAX_BROTLI_PARAM = constants.BROTLI_PARAM_NDIRECT;
-
-/** An option node:zlib takes that a pool's codec cannot honour. */
-function unsupported(what, why) {
-  return makeError(
-    Error,
-    'ERR_TIDEPOOL_ZLIB_UNSUPPORTED',
-    `${what} is not supported by @tidepool-rs/pool/zlib: ${why}`,
-  );
-}
 
 /**
  * node:zlib's checkFiniteNumber: false for undefined and NaN (the default
@@ -142,96 +133,6 @@ function dictionaryOf(options) {
 }
 
 /**
- * A keyed parameter's value as node:zlib hands it to the library: brotli's
- * as a uint32 (NaN 0, 4.7 4, -1 2^32-1), then brotli's own clamps of the
- * quality and window (the values it refuses, the kernel refuses too:
- * ERR_ZLIB_INITIALIZATION_FAILED); zstd's as an int32.
- */
-function keyedValue(brotli, name, value) {
-  if (!brotli) return Number(value) | 0;
-  const v = Number(value) >>> 0;
-  switch (name) {
-    case 'quality':
-      return Math.min(v, 11);
-    case 'lgwin':
-      // Up to 24 unless largeWindow is given too (keyedParams).
-      return Math.min(Math.max(v, 10), 30);
-    case 'largeWindow':
-      return v !== 0;
-    case 'lgblock':
-      return v === 0 ? 0 : Math.min(Math.max(v, 16), 24);
-    case 'mode':
-      // brotli reads a mode it does not know as the generic one.
-      return v > 2 ? 0 : v;
-    default:
-      return v;
-  }
-}
-
-/** The keyed `options.params` of brotli and zstd, as a pool kernel's named params. */
-function keyedParams(options, mode) {
-  const given = own(options, 'params');
-  const params = { __proto__: null };
-  if (given === undefined) return params;
-  const brotli = mode.family === BROTLI;
-  const names = KEYED[mode.kernel];
-  if (given === null || typeof given !== 'object')
-    throw invalidArgType('options.params', 'of type object', given);
-  const seen = new Set();
-  for (const origKey in given) {
-    if (!hasOwn(given, origKey)) continue;
-    const key = +origKey;
-    // As node:zlib: '0' and '00' are one parameter, given twice.
-    if (brotli && seen.has(key)) {
-      throw makeError(
-        RangeError,
-        'ERR_BROTLI_INVALID_PARAM',
-        `${origKey} is not a valid Brotli parameter`,
-      );
-    }
-    seen.add(key);
-    const value = given[origKey];
-    if (brotli && (!Number.isInteger(key) || key < 0 || key > MAX_BROTLI_PARAM)) {
-      throw makeError(
-        RangeError,
-        'ERR_BROTLI_INVALID_PARAM',
-        `${origKey} is not a valid Brotli parameter`,
-      );
-    }
-    if (!brotli && !Number.isInteger(key)) {
-      throw makeError(
-        RangeError,
-        'ERR_ZSTD_INVALID_PARAM',
-        `${origKey} is not a valid zstd parameter`,
-      );
-    }
-    if (typeof value !== 'number' && typeof value !== 'boolean')
-      throw invalidArgType('options.params[key]', 'of type number', value);
-    // The brotli decoder's: how its ring buffer grows (memory only: taken
-    // and left to the pool's decoder, whose ring buffer grows with its output).
-    if (
-      brotli &&
-      mode.decodes &&
-      key === constants.BROTLI_DECODER_PARAM_DISABLE_RING_BUFFER_REALLOCATION
-    )
-      continue;
-    const name = names?.[key];
-    if (name === undefined) {
-      // The zstd decoder's parameters (its window limit) are the pool's
-      // own: it follows the output limit.
-      throw unsupported(
-        `${brotli ? 'Brotli' : 'zstd'} parameter ${origKey}`,
-        `the ${mode.kernel} kernel takes ${names === undefined ? 'no parameters' : `only ${Object.keys(names).join(', ')}`}`,
-      );
-    }
-    params[name] = name === 'checksum' ? Boolean(value) : keyedValue(brotli, name, value);
-  }
-  // brotli's clamp: a window past 24 bits is a large window's.
-  if (brotli && params.lgwin > 24 && params.largeWindow !== true) params.lgwin = 24;
-  return params;
-}
-
-/**
  * Reads node:zlib's options for class `name` (MODES). Returns the kernel,
  * its params (or undefined), the stream's output limit, its flush kinds,
  * whether `info` was asked for, and the Transform's own options.
@@ -243,13 +144,20 @@ function readOptions(name, options) {
     kernel: mode.kernel,
     params: undefined,
     maxOutputLength: kMaxLength,
+    // As given: node:zlib's ERR_BUFFER_TOO_LARGE names it so (1.5, not 1).
+    maxOutputGiven: kMaxLength,
     flush: 0,
     finishFlush: 0,
     chunkSize: constants.Z_DEFAULT_CHUNK,
     info: Boolean(own(options, 'info')),
     transform: { __proto__: null, autoDestroy: true },
   };
-  // The ZlibBase checks, in node:zlib's order.
+  // In node:zlib's order: the family's own options (its constructor's),
+  // then ZlibBase's.
+  const params = { __proto__: null };
+  if (family === DEFLATE) deflateParams(name, mode, options, params);
+  else keyedParams(options, mode, params, own);
+  const [process, finish, last] = FLUSH_KINDS[family];
   const chunkSize = own(options, 'chunkSize');
   if (finite(chunkSize, 'options.chunkSize')) {
     if (chunkSize < constants.Z_MIN_CHUNK)
@@ -258,84 +166,104 @@ function readOptions(name, options) {
     if (chunkSize > kMaxLength) throw outOfRange('size', `>= 0 && <= ${kMaxLength}`, chunkSize);
     out.chunkSize = Math.trunc(chunkSize);
   }
-  let params;
-  if (family === DEFLATE) {
-    params = deflateParams(name, mode, options);
-    out.flush = intOr(own(options, 'flush'), 'options.flush', 0, constants.Z_BLOCK, 0);
-    if (out.flush === constants.Z_FINISH)
-      throw unsupported('options.flush Z_FINISH', 'a write may flush, only the end finishes');
-    out.finishFlush = intOr(
-      own(options, 'finishFlush'),
-      'options.finishFlush',
-      0,
-      constants.Z_BLOCK,
-      constants.Z_FINISH,
-    );
-    // With another kind, the end only flushes (an encoder's stream is
-    // left open; a decoder takes an input cut short).
-    if (out.finishFlush !== constants.Z_FINISH) params.finishFlush = out.finishFlush;
-  } else {
-    params = keyedParams(options, mode);
-    const [process, finish, last] =
-      family === BROTLI
-        ? [
-            constants.BROTLI_OPERATION_PROCESS,
-            constants.BROTLI_OPERATION_FINISH,
-            constants.BROTLI_OPERATION_EMIT_METADATA,
-          ]
-        : [constants.ZSTD_e_continue, constants.ZSTD_e_end, constants.ZSTD_e_end];
-    out.flush = intOr(own(options, 'flush'), 'options.flush', process, last, process);
-    out.finishFlush = intOr(
-      own(options, 'finishFlush'),
-      'options.finishFlush',
-      process,
-      last,
-      finish,
-    );
-    // A decoder told not to finish takes an input cut short (undici's
-    // brotli responses); an encoder always finishes its stream.
-    if (out.finishFlush !== finish) {
-      if (!mode.decodes) {
-        throw unsupported(
-          `options.finishFlush ${out.finishFlush} on ${name}`,
-          'the end is always a finish',
-        );
-      }
-      params.finishFlush = out.finishFlush;
-    }
-    if (out.flush > constants.BROTLI_OPERATION_FLUSH)
-      throw unsupported(`options.flush ${out.flush} on ${name}`, 'a write may only flush');
-    // node:zlib's zstd takes a dictionary both ways (as its deflate does).
-    if (family === ZSTD) {
-      const dictionary = dictionaryOf(options);
-      if (dictionary !== undefined) params.dictionary = dictionary;
-    }
-    const pledged = own(options, 'pledgedSrcSize');
-    if (family === ZSTD && !mode.decodes && pledged !== undefined && pledged !== null) {
-      if (typeof pledged !== 'number' || !Number.isSafeInteger(pledged) || pledged < 0)
-        throw outOfRange('options.pledgedSrcSize', 'a non-negative integer', pledged);
-    }
-  }
-  out.maxOutputLength = intOr(
-    own(options, 'maxOutputLength'),
-    'options.maxOutputLength',
-    1,
-    kMaxLength,
-    kMaxLength,
+  out.flush = intOr(own(options, 'flush'), 'options.flush', process, last, process);
+  out.finishFlush = intOr(
+    own(options, 'finishFlush'),
+    'options.finishFlush',
+    process,
+    last,
+    finish,
   );
+  const maxOutput = own(options, 'maxOutputLength');
+  out.maxOutputLength = intOr(maxOutput, 'options.maxOutputLength', 1, kMaxLength, kMaxLength);
+  if (out.maxOutputLength !== kMaxLength) out.maxOutputGiven = maxOutput;
+  garbageOption(own(options, 'rejectGarbageAfterEnd'), mode, params);
+  // Where a decoder's result depends on its output buffer (zstd's; zlib's
+  // with a window smaller than 32 KiB), it is given node:zlib's.
+  const small = family === DEFLATE && params.windowBits >= 8 && params.windowBits < 15;
+  if (mode.decodes && (family === ZSTD || small)) params.chunkSize = out.chunkSize;
+  // What node:zlib takes and a pool's stream cannot do, once node:zlib's own checks passed.
+  supportedFlushes(name, mode, out, finish);
+  // With another kind, the end only flushes (an encoder's stream is left
+  // open; a decoder takes an input cut short: undici's brotli responses).
+  if (out.finishFlush !== finish) params.finishFlush = out.finishFlush;
   out.params = Object.keys(params).length === 0 ? undefined : params;
-  // The Transform's options: the caller's own, but node:zlib's.
-  if (options !== null && typeof options === 'object') {
-    for (const key in options) {
-      if (hasOwn(options, key) && !ZLIB_NAMES.includes(key)) out.transform[key] = options[key];
-    }
-  }
+  out.transform = transformOptions(options);
   return out;
 }
 
+/** Per family: the flush kinds' least, the finishing one and the greatest. */
+const FLUSH_KINDS = Object.freeze({
+  [DEFLATE]: [constants.Z_NO_FLUSH, constants.Z_FINISH, constants.Z_BLOCK],
+  [BROTLI]: [
+    constants.BROTLI_OPERATION_PROCESS,
+    constants.BROTLI_OPERATION_FINISH,
+    constants.BROTLI_OPERATION_EMIT_METADATA,
+  ],
+  [ZSTD]: [constants.ZSTD_e_continue, constants.ZSTD_e_end, constants.ZSTD_e_end],
+});
+
+/** Refuses the flush kinds node:zlib takes that a pool's stream cannot honour. */
+function supportedFlushes(name, mode, out, finish) {
+  if (mode.family === DEFLATE) {
+    if (out.flush === constants.Z_FINISH)
+      throw unsupported('options.flush Z_FINISH', 'a write may flush, only the end finishes');
+    // node:zlib's decoder stops at the first block's end and drops the
+    // rest of its input, or of its write (a stream may then fail with
+    // ERR_STREAM_PUSH_AFTER_EOF).
+    if (out.flush === constants.Z_BLOCK && mode.decodes)
+      throw unsupported('options.flush Z_BLOCK on a decoder', 'a write may flush, not stop');
+    return;
+  }
+  if (out.finishFlush !== finish && !mode.decodes) {
+    throw unsupported(
+      `options.finishFlush ${out.finishFlush} on ${name}`,
+      'the end is always a finish',
+    );
+  }
+  if (out.flush > constants.BROTLI_OPERATION_FLUSH)
+    throw unsupported(`options.flush ${out.flush} on ${name}`, 'a write may only flush');
+}
+
+/**
+ * `rejectGarbageAfterEnd`, where node:zlib of this Node has it
+ * (./lines.js): a decoder then fails with ERR_TRAILING_JUNK_AFTER_STREAM_END
+ * on input after its stream's end, instead of ignoring it.
+ */
+function garbageOption(value, mode, params) {
+  const rule = garbageRule();
+  if (rule === 'none') return;
+  if (rule === 'checked' && value !== undefined && typeof value !== 'boolean')
+    throw invalidArgType('options.rejectGarbageAfterEnd', 'of type boolean', value);
+  if (value !== true || !mode.decodes) return;
+  // 'checked' (Node 24+): a gzip input is then one member; 'stream' (Node
+  // 22): the members are read, and what follows the last one refused.
+  if (mode.family === DEFLATE) params.rejectGarbage = rule === 'checked' ? 2 : 1;
+  else params.rejectGarbage = true;
+}
+
+/**
+ * The Transform's options: the caller's own but node:zlib's, with what
+ * node:zlib overrides (its streams take and give bytes: no encoding, no
+ * object mode, strings decoded).
+ */
+function transformOptions(options) {
+  const transform = { __proto__: null, autoDestroy: true };
+  if (options === null || typeof options !== 'object') return transform;
+  for (const key in options) {
+    if (hasOwn(options, key) && !ZLIB_NAMES.includes(key)) transform[key] = options[key];
+  }
+  transform.encoding = null;
+  transform.objectMode = false;
+  transform.writableObjectMode = false;
+  // Node 26 sets it; before, node:zlib took `false` and aborted the process
+  // on a string written.
+  transform.decodeStrings = true;
+  return transform;
+}
+
 /** The deflate family's own options (Zlib's constructor in node:zlib). */
-function deflateParams(name, mode, options) {
-  const params = { __proto__: null };
+function deflateParams(name, mode, options, params) {
   const windowBits = own(options, 'windowBits');
   const headed = mode.decodes && name !== 'InflateRaw';
   if (headed && (windowBits === undefined || windowBits === null || windowBits === 0)) {
@@ -376,7 +304,6 @@ function deflateParams(name, mode, options) {
   // ones and unzip, never on gzip and gunzip (their format has none).
   if (dictionary !== undefined && name !== 'Gzip' && name !== 'Gunzip')
     params.dictionary = dictionary;
-  return params;
 }
 
 /** The argument errors a kernel's check of brotli's or zstd's values gives. */
@@ -385,7 +312,8 @@ const VALUE_CODES = ['ERR_OUT_OF_RANGE', 'ERR_INVALID_ARG_VALUE', 'ERR_INVALID_A
 /**
  * node:zlib checks brotli's and zstd's values in the library, which refuses
  * the whole stream: ERR_ZLIB_INITIALIZATION_FAILED for a kernel's refusal
- * of one. Other errors are as they are.
+ * of one, in node:zlib's words (zstd's binding says which step failed).
+ * Other errors are as they are.
  */
 function initError(err, kernel) {
   const family = MODES_BY_KERNEL[kernel]?.family;
@@ -396,7 +324,8 @@ function initError(err, kernel) {
     !VALUE_CODES.includes(err.code)
   )
     return err;
-  return makeError(Error, 'ERR_ZLIB_INITIALIZATION_FAILED', 'Initialization failed');
+  const message = family === ZSTD ? 'Setting parameter failed' : 'Initialization failed';
+  return makeError(Error, 'ERR_ZLIB_INITIALIZATION_FAILED', message);
 }
 
 const MODES_BY_KERNEL = Object.fromEntries(Object.values(MODES).map((mode) => [mode.kernel, mode]));
