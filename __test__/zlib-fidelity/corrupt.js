@@ -202,6 +202,22 @@ function keyedCases(family) {
       label: 'a skippable frame first',
       input: Buffer.concat([skippable, zstd(payload)]),
     });
+    // A frame of 100 bytes that names a 1 MiB window (no content size to
+    // shrink it to): within a small output limit, its window is not.
+    const wide = Buffer.concat([
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x50, 0x21, 0x03, 0x00]),
+      Buffer.alloc(100, 7),
+    ]);
+    cases.push(
+      { cls, label: 'a 1 MiB window', input: wide },
+      {
+        cls,
+        label: 'a 1 MiB window, maxOutputLength 1000',
+        input: wide,
+        options: { maxOutputLength: 1000 },
+        purpose: 'zstdWindow',
+      },
+    );
     const withDictionary = zstd(payload, { dictionary: DICTIONARY });
     cases.push(
       { cls, label: 'a dictionary frame, none given', input: withDictionary },

@@ -15,6 +15,8 @@ const INFLATERS = ['Gunzip', 'Inflate', 'InflateRaw', 'Unzip'];
 const LINES = {
   flushKinds:
     '| `finishFlush` other than the finishing kind on a brotli or zstd encoder; the `flush` option `Z_FINISH`, `Z_BLOCK` on a decoder, or beyond a flush on brotli/zstd | `ERR_TIDEPOOL_ZLIB_UNSUPPORTED`, when the stream is made |',
+  zstdWindow:
+    '| a zstd frame whose window is larger than the power of two above `maxOutputLength` |',
   brotliDictionary:
     '| brotli `dictionary` (Node 24+) | `ERR_TIDEPOOL_ZLIB_UNSUPPORTED`, when the stream is made (an empty one is none, as there) |',
 };
@@ -52,8 +54,22 @@ function kind(options, name) {
   return typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : undefined;
 }
 
+/**
+ * A zstd frame's window past the one-shot's output limit: refused as too
+ * large (the stream, whose output is not limited, reads it as there).
+ */
+function tooLarge(line, truth) {
+  return {
+    line,
+    matches: (got) =>
+      got.oneShot.error?.code === 'ERR_BUFFER_TOO_LARGE' &&
+      JSON.stringify(got.stream) === JSON.stringify(truth.stream),
+  };
+}
+
 /** The documented difference `kase` falls under, given node:zlib's answer `truth`. */
 function documented(kase, truth) {
+  if (kase.purpose === 'zstdWindow') return tooLarge(LINES.zstdWindow, truth);
   // What node:zlib refuses, the drop-in refuses alike: no difference to allow.
   if (truth.stream.threw !== undefined) return undefined;
   const { cls, options } = kase;
