@@ -178,7 +178,11 @@ impl ZstdCompress {
         if let Some(n) = pledged {
             cctx.set_pledged_src_size(Some(n)).map_err(zstd_error)?;
         }
-        Ok(ZstdCompressState { cctx, reserve: len_hint.map(|n| n / 4 + 64) })
+        Ok(ZstdCompressState {
+            cctx,
+            reserve: len_hint.map(|n| n / 4 + 64),
+            pledged: pledged.is_some(),
+        })
     }
 }
 
@@ -213,6 +217,11 @@ pub const ZSTD_MIN_SPLIT: usize = 2 * ZSTD_BLOCK;
 pub struct ZstdCompressState {
     cctx: CCtx<'static>,
     reserve: Option<usize>,
+    /// A size was pledged and zstd has not been called yet. zstd takes a
+    /// first call that ends the frame as the whole input and pledges its
+    /// size itself, over ours: an empty stream pledged 42 bytes would end
+    /// without an error. The first call is made to go on instead.
+    pledged: bool,
 }
 
 impl ZstdCompressState {
@@ -234,6 +243,16 @@ impl ZstdCompressState {
         }
         let cctx = &mut self.cctx;
         let continuing = end == ZSTD_EndDirective::ZSTD_e_continue;
+        if std::mem::take(&mut self.pledged) && !continuing {
+            // Starts the frame with the size pledged, taking nothing.
+            let mut dst = OutBuffer::around(&mut [][..]);
+            cctx.compress_stream2(
+                &mut dst,
+                &mut InBuffer::around(&[]),
+                ZSTD_EndDirective::ZSTD_e_continue,
+            )
+            .map_err(zstd_error)?;
+        }
         pump(out, ctx, input, !continuing, |input, room| {
             let mut src = InBuffer::around(input);
             let mut dst = OutBuffer::around(room);

@@ -317,6 +317,11 @@ impl Transform for ZstdDecompressState {
         if (!self.seen_input || !self.between_frames) && !self.p.truncated_ok {
             return Err(truncated());
         }
+        // The input ended inside what could have been a next frame's magic
+        // number: no frame followed, so those bytes were junk after the end.
+        if !self.held.is_empty() && self.p.reject_garbage {
+            return Err(trailing_junk());
+        }
         Ok(())
     }
 }
