@@ -118,6 +118,8 @@ for (const code of [
   'ERR_STREAM_DESTROYED',
   'ERR_STREAM_WRITE_AFTER_END',
   'ERR_STRING_TOO_LONG',
+  'ERR_TRAILING_JUNK_AFTER_STREAM_END',
+  'ERR_UNKNOWN_ENCODING',
   // A brotli code this Node's constants may not list yet (the decoder is newer).
   'ERR__ERROR_COMPOUND_DICTIONARY',
 ]) {
@@ -132,6 +134,11 @@ for (const name of Object.keys(
 for (const name of Object.keys(zlib.constants)) {
   if (name.startsWith('BROTLI_DECODER_ERROR_'))
     COUNTED_CODES[`ERR_${name.slice('BROTLI_DECODER'.length)}`] = true;
+}
+// zstd's codes, ZSTD_error_corruption_detected and the others (the
+// module's constants: node:zlib has them from Node 22.15).
+for (const name of Object.keys(require('./zlib/constants').constants)) {
+  if (name.startsWith('ZSTD_error_')) COUNTED_CODES[name] = true;
 }
 for (const [name] of getSystemErrorMap().values()) COUNTED_CODES[name] = true;
 
