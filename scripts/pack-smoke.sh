@@ -150,14 +150,29 @@ env PATH="$no_rust_path" node --input-type=module -e "
   await pool.close();
   console.log('pack-smoke: the prebuilt addon works from ESM');
 "
+# Every entry, from ESM and CommonJS: each value its installed .d.ts
+# declares (read with TypeScript's checker) is there by name, the same both
+# ways, and every CommonJS export is an ESM named export.
 env PATH="$no_rust_path" node --input-type=module -e "
   import assert from 'node:assert/strict';
   import { createRequire } from 'node:module';
-  import * as esm from '@tidepool-rs/pool';
-  const cjs = createRequire(process.cwd() + '/')('@tidepool-rs/pool');
-  assert.deepEqual(Object.keys(esm).filter((k) => k !== 'default').sort(), Object.keys(cjs).sort());
-  assert.ok(esm.kernels.includes('sha256'));
-  console.log('pack-smoke: ESM sees every CommonJS export by name');
+  const require = createRequire(process.cwd() + '/');
+  const { declaredValues } = require('$root/__test__/dts-exports.js');
+  const installed = process.cwd() + '/node_modules/@tidepool-rs/pool/';
+  for (const [entry, dts] of [['', 'index.d.ts'], ['/metrics', 'metrics.d.ts'], ['/zlib', 'zlib.d.ts']]) {
+    const name = '@tidepool-rs/pool' + entry;
+    const esm = await import(name);
+    const cjs = require(name);
+    const declared = declaredValues(installed + dts);
+    for (const key of declared) {
+      assert.ok(Object.hasOwn(esm, key), name + ': no ESM export ' + key + ', which ' + dts + ' declares');
+      assert.equal(esm[key], cjs[key], name + ': ' + key + ' differs between ESM and CommonJS');
+    }
+    for (const key of Object.keys(cjs)) assert.ok(Object.hasOwn(esm, key), name + ': ESM lacks ' + key);
+    console.log('pack-smoke: ' + name + ': the ' + declared.length + ' values of ' + dts + ', by name from ESM and CommonJS');
+  }
+  const { pool } = await import('@tidepool-rs/pool/zlib');
+  await pool.close();
 "
 size_kb=$(du -sk node_modules/@tidepool-rs/pool | cut -f1)
 echo "pack-smoke: node_modules/@tidepool-rs/pool is ${size_kb} KiB, its binary package $(du -sh node_modules/@tidepool-rs/pool-* | cut -f1)"
