@@ -7,8 +7,13 @@
 // undefined here (docs/zlib.md); __test__/zlib-esm.test.js checks the list
 // against node:zlib, the CommonJS module and zlib.d.ts.
 
-import zlib from './index.js';
-import link from './link.js';
+import { createRequire } from 'node:module';
+
+// Required, not imported: every runtime (Deno's included, which reads a
+// .js file outside node_modules as ESM) loads the very CommonJS module.
+const require = createRequire(import.meta.url);
+const zlib = require('./index.js');
+const link = require('./link.js');
 
 export default zlib;
 
