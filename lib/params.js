@@ -8,6 +8,7 @@ const { binding, KERNELS } = require('./binding');
 const { types } = require('node:util');
 const { describe, invalidArgType, invalidState, makeError, outOfRange } = require('./errors');
 const { isDetachedBinary } = require('./binary');
+const { ownArray } = require('./own-array');
 const { keyedName } = require('./zlib/pool-options');
 
 /** makeParams(kernel, names, values, once) (src/wire/args.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
@@ -18,7 +19,9 @@ const makeParams =
 const hasOwn = Object.hasOwn;
 
 /** Per kernel id: true when it runs without parameters, else its refusal of none. */
-const defaultsOk = [];
+// Prototype-free (lib/own-array.js): a kernel not asked yet is a hole,
+// which no accessor on Array.prototype may answer for.
+const defaultsOk = ownArray(0);
 
 /**
  * A handle for `params` (checked by `kernel`), or throws Node's error naming
