@@ -11,6 +11,7 @@
 // returns a Promise of the digest, since the last chunk runs on the pool.
 
 const { Transform } = require('node:stream');
+const { createHash: createNodeHash } = require('node:crypto');
 const { Buffer } = require('node:buffer');
 const { StreamTasks, noted, notedEnd, updateBytes, ABORT, WHEN_OVER } = require('./stream-tasks');
 const { makeError } = require('./errors');
@@ -21,6 +22,41 @@ const isEncoding = Buffer.isEncoding;
 function finalized() {
   return makeError(Error, 'ERR_CRYPTO_HASH_FINALIZED', 'Digest already called');
 }
+
+function updateFailed() {
+  return makeError(Error, 'ERR_CRYPTO_HASH_UPDATE_FAILED', 'Hash update failed');
+}
+
+/**
+ * What node:crypto's Hash of this Node does with bytes it can no longer
+ * take, found by trying it once (a feature, not a version): an update()
+ * after end() throws ERR_CRYPTO_HASH_UPDATE_FAILED from Node 22 (Node 20
+ * drops it), and a write after digest() fails with it from Node 24 (20
+ * and 22 drop it). Where node:crypto drops them, this hash refuses them
+ * with ERR_CRYPTO_HASH_FINALIZED instead: no data is lost silently (a
+ * documented difference).
+ */
+const LATE = (() => {
+  const ended = createNodeHash('sha256');
+  ended.end();
+  let update = false;
+  try {
+    ended.update('x');
+  } catch (err) {
+    update = err?.code === 'ERR_CRYPTO_HASH_UPDATE_FAILED';
+  }
+  const digested = createNodeHash('sha256');
+  digested.on('error', () => {});
+  digested.digest();
+  digested.write('x');
+  const write = digested.errored?.code === 'ERR_CRYPTO_HASH_UPDATE_FAILED';
+  return Object.freeze({
+    /** The error of an update() after end() (not after digest(), which is always FINALIZED). */
+    update: update ? updateFailed : finalized,
+    /** The error of a write after digest(). */
+    write: write ? updateFailed : finalized,
+  });
+})();
 
 function destroyed() {
   return makeError(
@@ -106,7 +142,7 @@ class Hash extends Transform {
         failed: () => {},
         budget: () => Infinity,
       },
-      finalized,
+      LATE.write,
     );
   }
 
@@ -136,12 +172,16 @@ class Hash extends Transform {
    */
   update(data, inputEncoding) {
     const tasks = this.#tasks;
-    if (tasks.closed) throw this.#digested || tasks.error === undefined ? finalized() : tasks.error;
+    if (tasks.closed) {
+      if (this.#digested) throw finalized();
+      throw tasks.error ?? LATE.update();
+    }
     // After digest() or end() (which asks for the digest on the readable
     // side), the digest is of what came before: node:crypto's end() digests
     // at once, and its update() after digest() throws. Writes may still be
     // under way here, and an update must not go before them.
-    if (this.#digested || this.writableEnded) throw finalized();
+    if (this.#digested) throw finalized();
+    if (this.writableEnded) throw LATE.update();
     if (this.writableLength !== 0 || this.#trailUsed !== 0) {
       this.#behind(updateBytes(data, inputEncoding));
       return this;
@@ -264,22 +304,24 @@ class Hash extends Transform {
 
   /** A write comes after the updates before it, and counts for the pool's close(). */
   write(chunk, encoding, callback) {
-    if (this.#digested && this.writableEnded && !this.destroyed)
-      return this.#refuseLate(encoding, callback);
+    // After digest(), whether it ended the writing or not: a write failing
+    // in the Writable would destroy the stream at once (Node 24's Writable
+    // does so synchronously), and so fail the digest asked for before it.
+    if (this.#digested && !this.destroyed) return this.#refuseLate(encoding, callback);
     this.#flushTrail();
     return noted(this, this.#tasks, chunk, encoding, callback);
   }
 
   /**
-   * A write after digest() ended writes still under way: Writable would
-   * destroy the stream with ERR_STREAM_WRITE_AFTER_END and so fail the
+   * A write after digest(): Writable would destroy the stream (with
+   * ERR_STREAM_WRITE_AFTER_END, or the write's error) and so fail the
    * digest asked for before it. Refused as once the digest is done
-   * (ERR_CRYPTO_HASH_FINALIZED to its callback), and the stream fails with
-   * it only once the digest settled.
+   * (node:crypto's error of this Node, LATE.write, to its callback), and
+   * the stream fails with it only once the digest settled.
    */
   #refuseLate(encoding, callback) {
     const cb = typeof encoding === 'function' ? encoding : callback;
-    const err = finalized();
+    const err = LATE.write();
     if (typeof cb === 'function') process.nextTick(cb, err);
     const fail = () => this.destroy(err);
     this.#digest.then(fail, fail);
