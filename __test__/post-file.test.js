@@ -4,6 +4,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { PERMISSION_FLAG } = require('./project');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -232,7 +233,7 @@ test('under the permission model, a file outside --allow-fs-read is refused', ()
   const child = spawnSync(
     process.execPath,
     [
-      '--experimental-permission',
+      PERMISSION_FLAG,
       '--allow-addons',
       '--allow-worker',
       `--allow-fs-read=${ROOT}/*`,

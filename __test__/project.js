@@ -21,4 +21,13 @@ function projectWithTidepool(prefix) {
   return dir;
 }
 
-module.exports = { ROOT, projectWithTidepool };
+/**
+ * The flag that turns Node's permission model on: `--permission` where this
+ * Node has it (22.13 on), `--experimental-permission` before (Node 24
+ * refuses the old name).
+ */
+const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
+  ? '--permission'
+  : '--experimental-permission';
+
+module.exports = { ROOT, projectWithTidepool, PERMISSION_FLAG };

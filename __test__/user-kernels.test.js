@@ -10,6 +10,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { PERMISSION_FLAG } = require('./project');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -522,7 +523,7 @@ test('under the permission model, a library outside --allow-fs-read is refused',
   const child = spawnSync(
     process.execPath,
     [
-      '--experimental-permission',
+      PERMISSION_FLAG,
       '--allow-addons',
       `--allow-fs-read=${root}/*`,
       '--no-warnings',
