@@ -522,14 +522,7 @@ test('under the permission model, a library outside --allow-fs-read is refused',
   `;
   const child = spawnSync(
     process.execPath,
-    [
-      PERMISSION_FLAG,
-      '--allow-addons',
-      `--allow-fs-read=${root}/*`,
-      '--no-warnings',
-      '-e',
-      script,
-    ],
+    [PERMISSION_FLAG, '--allow-addons', `--allow-fs-read=${root}/*`, '--no-warnings', '-e', script],
     { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(child.status, 0, child.stderr);
