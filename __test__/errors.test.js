@@ -330,3 +330,41 @@ test('a getter-only code on Object.prototype changes nothing a failed task carri
     await pool.close();
   }
 });
+
+test('the errors a newcomer meets first say what to do', async () => {
+  const pool = new Pool();
+  try {
+    // A task shaped for another pool (piscina's { id, buf }): its keys, and both ways out.
+    assert.throws(() => pool.post({ id: 1, buf: Buffer.from('x') }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+      message:
+        /Received an instance of Object with the keys id, buf and no "data": put the bytes in "data", or give the pool a select function that finds them \(new Pool\(\{ select: \(m\) => m\.buf \}\)\)$/,
+    });
+    // Another algorithm is no suggestion; a spelling of the same one is.
+    assert.throws(
+      () => new Pool({ kernel: 'sha3-256' }),
+      (err) => {
+        assert.equal(err.code, 'ERR_TIDEPOOL_UNKNOWN_KERNEL');
+        assert.doesNotMatch(err.message, /Did you mean/);
+        // The kernels for tests and benchmarks are no answer.
+        assert.doesNotMatch(err.message, /\b(spin|sleep|panic|echo)\b/);
+        assert.match(err.message, /Known kernels: sha256, /);
+        return true;
+      },
+    );
+    assert.throws(() => new Pool({ kernel: 'SHA-256' }), { message: /Did you mean 'sha256'\?/ });
+    // Options given as the thing they name.
+    assert.throws(() => require('@tidepool-rs/pool/zlib').install(pool), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /is a Pool, not the options: pass \{ pool \}/,
+    });
+    const { Registry } = require('prom-client');
+    const { collectMetrics } = require('@tidepool-rs/pool/metrics');
+    assert.throws(() => collectMetrics(pool, new Registry()), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      message: /is a prom-client Registry, not the options: pass \{ registry \}/,
+    });
+  } finally {
+    await pool.close();
+  }
+});

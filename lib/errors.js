@@ -248,7 +248,13 @@ function closestKernel(name, kernels) {
   const bare = (s) => s.toLowerCase().replace(/[-_\s]/g, '');
   const wanted = bare(name);
   for (const kernel of kernels) if (bare(kernel) === wanted) return kernel;
-  return closest(name, kernels);
+  // A name near in spelling but with other numbers is another algorithm
+  // (sha3-256 is no sha256, blake2b no blake3): no suggestion then. A name
+  // without numbers may lack them ('blake' for blake3).
+  const numbers = (s) => (s.match(/\d+/g) ?? []).join(' ');
+  const near = closest(name, kernels);
+  if (near === undefined || numbers(name) === '' || numbers(near) === numbers(name)) return near;
+  return undefined;
 }
 
 /** The known name nearest to `key` (edit distance at most 2), if any. */

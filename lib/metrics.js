@@ -280,6 +280,14 @@ function collectMetrics(pool, options) {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw invalidArgType('options', 'of type object', options);
   }
+  // A registry given where the options go (prom-client's own collectors
+  // take it so): say how to give it.
+  if (options !== undefined && typeof options.registerMetric === 'function') {
+    throw invalidArgValue(
+      'options',
+      'is a prom-client Registry, not the options: pass { registry } (collectMetrics(pool, { registry }))',
+    );
+  }
   // Only own properties are options (lib/options.js): a polluted
   // Object.prototype is neither refused nor read.
   const given =

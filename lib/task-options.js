@@ -33,9 +33,36 @@ function defaultSelect(message, name = 'message') {
     name,
     `${BINARY_TYPES}, or an object with such a "data" property`,
     message,
-    received(message),
+    withoutData(message),
   );
 }
+
+/**
+ * received(), and for an object without "data" its keys and the two ways
+ * out: what someone porting tasks of another shape (piscina's) meets first.
+ */
+function withoutData(message) {
+  if (message === null || typeof message !== 'object' || isBinaryInput(message))
+    return received(message);
+  const keys = Object.keys(message);
+  const shown = keys.length > 8 ? `${keys.slice(0, 8).join(', ')}, …` : keys.join(', ');
+  // The key of a binary value, read without running a getter; else a name.
+  const binaryKey = keys.find((k) =>
+    isBinaryInput(Object.getOwnPropertyDescriptor(message, k)?.value),
+  );
+  const example = `(m) => m.${binaryKey ?? 'bytes'}`;
+  return (
+    `${received(message)} with ${keys.length ? `the keys ${shown}` : 'no keys'} and no "data": ` +
+    `put the bytes in "data", or give the pool a select function that finds them ` +
+    `(new Pool({ select: ${example} }))`
+  );
+}
+
+/**
+ * The built-in kernels for tests and benchmarks (they take a duration,
+ * echo, or panic): usable by name, but no answer to an unknown one.
+ */
+const TEST_KERNELS = new Set(['spin', 'sleep', 'panic', 'echo']);
 
 /** The id of kernel `name` (`argName` names it in errors). */
 function kernelId(name, argName) {
@@ -49,7 +76,7 @@ function kernelId(name, argName) {
     throw makeError(
       TypeError,
       'ERR_TIDEPOOL_UNKNOWN_KERNEL',
-      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${KERNELS.join(', ')}`,
+      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${KERNELS.filter((k) => !TEST_KERNELS.has(k)).join(', ')}`,
     );
   }
   return id;

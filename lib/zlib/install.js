@@ -65,6 +65,12 @@ function install(options, api) {
   if (options !== undefined) {
     if (options === null || typeof options !== 'object')
       throw invalidArgType('options', 'of type object', options);
+    const { Pool } = require('../pool');
+    if (options instanceof Pool)
+      throw invalidArgValue(
+        'options',
+        'is a Pool, not the options: pass { pool } (install({ pool }))',
+      );
     for (const key in options) {
       if (Object.hasOwn(options, key) && key !== 'pool')
         throw unknownOption('options', key, ['pool'], undefined);
