@@ -4,6 +4,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { notOnDeno } = require('./runtime');
 const crypto = require('node:crypto');
 const http = require('node:http');
 const zlib = require('node:zlib');
@@ -341,131 +342,140 @@ test('flush() makes what was written so far decodable, and the stream goes on', 
   }
 });
 
-test("flush() takes its family's kinds, as node:zlib; params() is the deflate family's, reset() any codec's", async () => {
-  const pool = new Pool();
-  try {
-    const gzip = pool.createGzip();
-    assert.throws(() => gzip.flush(zlib.constants.Z_FINISH), {
-      name: 'RangeError',
-      code: 'ERR_OUT_OF_RANGE',
-      message: /Z_FULL_FLUSH \(3\)/,
-    });
-    assert.throws(() => gzip.flush(2.5), { code: 'ERR_OUT_OF_RANGE' });
-    assert.throws(() => gzip.flush('3'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => gzip.flush(3, 'not a function'), {
-      name: 'TypeError',
-      code: 'ERR_INVALID_ARG_TYPE',
-    });
-    assert.throws(() => pool.createBrotliCompress().params(1, 0), {
-      code: 'ERR_METHOD_NOT_IMPLEMENTED',
-    });
-    assert.throws(() => gzip.params(10, 0), { code: 'ERR_OUT_OF_RANGE' });
-    // params() flushes, then changes the level: as node:zlib's, level 0 stores what follows.
-    for (const make of [zlib.createDeflate, () => pool.createDeflate()]) {
-      const deflate = make({ level: 9 });
-      const out = [];
-      deflate.on('data', (chunk) => out.push(chunk));
-      const stored = Buffer.from('stored as it is, stored as it is');
-      deflate.write('squeezed, squeezed, squeezed');
-      await new Promise((resolve) => deflate.params(0, 0, resolve));
-      deflate.end(stored);
-      await once(deflate, 'end');
-      const packed = Buffer.concat(out);
-      assert.ok(packed.includes(stored));
-      assert.equal(zlib.inflateSync(packed).toString(), `squeezed, squeezed, squeezed${stored}`);
-    }
-    // After a reset, the output is a new stream's, as node:zlib's (the writes
-    // before it went first): the deflate family's, brotli's and zstd's
-    // (node:zlib's zstd, the control, from Node 22.15 on).
-    const families = [
-      [
-        'deflateRaw',
-        [zlib.createDeflateRaw, () => pool.createDeflateRaw()],
-        zlib.inflateRawSync,
-        zlib.constants.Z_SYNC_FLUSH,
-      ],
-      [
-        'brotli',
-        [zlib.createBrotliCompress, () => pool.createBrotliCompress()],
-        zlib.brotliDecompressSync,
-        zlib.constants.BROTLI_OPERATION_FLUSH,
-      ],
-      [
-        'zstd',
-        [zlib.createZstdCompress, () => pool.createZstdCompress()].filter(Boolean),
-        async (packed) => (await pool.post(packed, { kernel: 'zstdDecompress' })).result,
-        1, // ZSTD_e_flush
-      ],
-    ];
-    for (const [kernel, makers, decode, kind] of families) {
-      for (const make of makers) {
-        const encoder = make();
+test(
+  "flush() takes its family's kinds, as node:zlib; params() is the deflate family's, reset() any codec's",
+  { skip: notOnDeno("its node:zlib's reset() of a brotli stream is not Node's") },
+  async () => {
+    const pool = new Pool();
+    try {
+      const gzip = pool.createGzip();
+      assert.throws(() => gzip.flush(zlib.constants.Z_FINISH), {
+        name: 'RangeError',
+        code: 'ERR_OUT_OF_RANGE',
+        message: /Z_FULL_FLUSH \(3\)/,
+      });
+      assert.throws(() => gzip.flush(2.5), { code: 'ERR_OUT_OF_RANGE' });
+      assert.throws(() => gzip.flush('3'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+      assert.throws(() => gzip.flush(3, 'not a function'), {
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_TYPE',
+      });
+      assert.throws(() => pool.createBrotliCompress().params(1, 0), {
+        code: 'ERR_METHOD_NOT_IMPLEMENTED',
+      });
+      assert.throws(() => gzip.params(10, 0), { code: 'ERR_OUT_OF_RANGE' });
+      // params() flushes, then changes the level: as node:zlib's, level 0 stores what follows.
+      for (const make of [zlib.createDeflate, () => pool.createDeflate()]) {
+        const deflate = make({ level: 9 });
         const out = [];
-        encoder.on('data', (chunk) => out.push(chunk));
-        encoder.write('before the reset, before the reset');
-        await new Promise((resolve) => encoder.flush(kind, resolve));
-        out.length = 0;
-        encoder.reset();
-        encoder.end('after');
-        await once(encoder, 'end');
-        // A stream of its own: it decodes without what came before the reset.
-        assert.equal((await decode(Buffer.concat(out))).toString(), 'after', kernel);
+        deflate.on('data', (chunk) => out.push(chunk));
+        const stored = Buffer.from('stored as it is, stored as it is');
+        deflate.write('squeezed, squeezed, squeezed');
+        await new Promise((resolve) => deflate.params(0, 0, resolve));
+        deflate.end(stored);
+        await once(deflate, 'end');
+        const packed = Buffer.concat(out);
+        assert.ok(packed.includes(stored));
+        assert.equal(zlib.inflateSync(packed).toString(), `squeezed, squeezed, squeezed${stored}`);
       }
-    }
-    // A reset keeps the level params() set, as node:zlib's (zlib's deflateReset).
-    const repeated = Buffer.from('reset keeps the level. '.repeat(2000));
-    for (const make of [zlib.createDeflate, (o) => pool.createDeflate(o)]) {
-      const deflate = make({ level: 0 });
+      // After a reset, the output is a new stream's, as node:zlib's (the writes
+      // before it went first): the deflate family's, brotli's and zstd's
+      // (node:zlib's zstd, the control, from Node 22.15 on).
+      const families = [
+        [
+          'deflateRaw',
+          [zlib.createDeflateRaw, () => pool.createDeflateRaw()],
+          zlib.inflateRawSync,
+          zlib.constants.Z_SYNC_FLUSH,
+        ],
+        [
+          'brotli',
+          [zlib.createBrotliCompress, () => pool.createBrotliCompress()],
+          zlib.brotliDecompressSync,
+          zlib.constants.BROTLI_OPERATION_FLUSH,
+        ],
+        [
+          'zstd',
+          [zlib.createZstdCompress, () => pool.createZstdCompress()].filter(Boolean),
+          async (packed) => (await pool.post(packed, { kernel: 'zstdDecompress' })).result,
+          1, // ZSTD_e_flush
+        ],
+      ];
+      for (const [kernel, makers, decode, kind] of families) {
+        for (const make of makers) {
+          const encoder = make();
+          const out = [];
+          encoder.on('data', (chunk) => out.push(chunk));
+          encoder.write('before the reset, before the reset');
+          await new Promise((resolve) => encoder.flush(kind, resolve));
+          out.length = 0;
+          encoder.reset();
+          encoder.end('after');
+          await once(encoder, 'end');
+          // A stream of its own: it decodes without what came before the reset.
+          assert.equal((await decode(Buffer.concat(out))).toString(), 'after', kernel);
+        }
+      }
+      // A reset keeps the level params() set, as node:zlib's (zlib's deflateReset).
+      const repeated = Buffer.from('reset keeps the level. '.repeat(2000));
+      for (const make of [zlib.createDeflate, (o) => pool.createDeflate(o)]) {
+        const deflate = make({ level: 0 });
+        const out = [];
+        deflate.on('data', (chunk) => out.push(chunk));
+        await new Promise((resolve) =>
+          deflate.params(9, zlib.constants.Z_DEFAULT_STRATEGY, resolve),
+        );
+        await new Promise((resolve) => setImmediate(resolve));
+        out.length = 0;
+        deflate.reset();
+        deflate.end(repeated);
+        await once(deflate, 'end');
+        const packed = Buffer.concat(out);
+        assert.ok(
+          packed.length < repeated.length / 10,
+          `level 9 after the reset: ${packed.length}`,
+        );
+        assert.deepEqual(zlib.inflateSync(packed), repeated);
+      }
+      // A decoder's reset reads a new stream, cut from the one before.
+      const brotliDecoders = [zlib.createBrotliDecompress, () => pool.createBrotliDecompress()];
+      for (const make of brotliDecoders) {
+        const decoder = make();
+        const out = [];
+        decoder.on('data', (chunk) => out.push(chunk));
+        const whole = zlib.brotliCompressSync(text(5000));
+        await new Promise((resolve) => decoder.write(whole.subarray(0, 100), resolve));
+        decoder.reset();
+        decoder.end(zlib.brotliCompressSync('second'));
+        await once(decoder, 'end');
+        const got = Buffer.concat(out);
+        assert.ok(got.toString().endsWith('second'), got.subarray(-20).toString());
+      }
+      const brotli = pool.createBrotliCompress();
+      assert.throws(() => brotli.flush(zlib.constants.BROTLI_OPERATION_FINISH), {
+        code: 'ERR_OUT_OF_RANGE',
+        message: /BROTLI_OPERATION_FLUSH/,
+      });
+      // A decoder's flush has nothing held back, and calls back.
+      const gunzip = pool.createGunzip();
       const out = [];
-      deflate.on('data', (chunk) => out.push(chunk));
-      await new Promise((resolve) => deflate.params(9, zlib.constants.Z_DEFAULT_STRATEGY, resolve));
-      await new Promise((resolve) => setImmediate(resolve));
-      out.length = 0;
-      deflate.reset();
-      deflate.end(repeated);
-      await once(deflate, 'end');
-      const packed = Buffer.concat(out);
-      assert.ok(packed.length < repeated.length / 10, `level 9 after the reset: ${packed.length}`);
-      assert.deepEqual(zlib.inflateSync(packed), repeated);
+      gunzip.on('data', (d) => out.push(d));
+      gunzip.write(zlib.gzipSync(text(1000)).subarray(0, 500));
+      const partial = await flushed(gunzip, out, zlib.constants.Z_SYNC_FLUSH);
+      assert.ok(partial.length > 0 && text(1000).subarray(0, partial.length).equals(partial));
+      // After the end: the callback waits for 'end', or runs at once once finished.
+      gzip.end('x');
+      const afterEnd = new Promise((resolve) => gzip.flush(resolve));
+      gzip.resume();
+      await afterEnd;
+      assert.ok(gzip.writableFinished);
+      await new Promise((resolve) => gzip.flush(resolve));
+      for (const s of [brotli, gunzip]) s.destroy();
+    } finally {
+      await pool.close();
     }
-    // A decoder's reset reads a new stream, cut from the one before.
-    const brotliDecoders = [zlib.createBrotliDecompress, () => pool.createBrotliDecompress()];
-    for (const make of brotliDecoders) {
-      const decoder = make();
-      const out = [];
-      decoder.on('data', (chunk) => out.push(chunk));
-      const whole = zlib.brotliCompressSync(text(5000));
-      await new Promise((resolve) => decoder.write(whole.subarray(0, 100), resolve));
-      decoder.reset();
-      decoder.end(zlib.brotliCompressSync('second'));
-      await once(decoder, 'end');
-      const got = Buffer.concat(out);
-      assert.ok(got.toString().endsWith('second'), got.subarray(-20).toString());
-    }
-    const brotli = pool.createBrotliCompress();
-    assert.throws(() => brotli.flush(zlib.constants.BROTLI_OPERATION_FINISH), {
-      code: 'ERR_OUT_OF_RANGE',
-      message: /BROTLI_OPERATION_FLUSH/,
-    });
-    // A decoder's flush has nothing held back, and calls back.
-    const gunzip = pool.createGunzip();
-    const out = [];
-    gunzip.on('data', (d) => out.push(d));
-    gunzip.write(zlib.gzipSync(text(1000)).subarray(0, 500));
-    const partial = await flushed(gunzip, out, zlib.constants.Z_SYNC_FLUSH);
-    assert.ok(partial.length > 0 && text(1000).subarray(0, partial.length).equals(partial));
-    // After the end: the callback waits for 'end', or runs at once once finished.
-    gzip.end('x');
-    const afterEnd = new Promise((resolve) => gzip.flush(resolve));
-    gzip.resume();
-    await afterEnd;
-    assert.ok(gzip.writableFinished);
-    await new Promise((resolve) => gzip.flush(resolve));
-    for (const s of [brotli, gunzip]) s.destroy();
-  } finally {
-    await pool.close();
-  }
-});
+  },
+);
 
 test('a 200 MiB file through pipeline(createReadStream, pool.createGzip(), createWriteStream)', async () => {
   const fs = require('node:fs');

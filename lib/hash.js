@@ -48,8 +48,14 @@ const LATE = (() => {
   const digested = createNodeHash('sha256');
   digested.on('error', () => {});
   digested.digest();
-  digested.write('x');
-  const write = digested.errored?.code === 'ERR_CRYPTO_HASH_UPDATE_FAILED';
+  let failed;
+  try {
+    digested.write('x');
+    failed = digested.errored;
+  } catch (err) {
+    failed = err; // (Deno's Hash throws it out of write())
+  }
+  const write = failed?.code === 'ERR_CRYPTO_HASH_UPDATE_FAILED';
   return Object.freeze({
     /** The error of an update() after end() (not after digest(), which is always FINALIZED). */
     update: update ? updateFailed : finalized,

@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+'use strict';
+// `npm test`: every stage of the suite, each run to its end and reported,
+// the command failing if any did (one failing stage hides none of the
+// others).
+//
+//   node scripts/test.js                      rust, types, then js on this Node
+//   node scripts/test.js --stage js           the JS suite alone
+//   node scripts/test.js --stage js --runtime node22,node24,node26,bun,deno
+//   node scripts/test.js --stage js -- __test__/hash.test.js   some files only
+//
+// Runtimes (scripts/runtimes.js fetches them from the npm registry):
+// `current` (the Node running this script), node20..node26 (the whole JS
+// suite; a line this Node is of runs on this Node), bun and deno (the part
+// of the suite that is about the library itself: BUN_DENO_FILES).
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const { ensure, versionOf } = require('./runtimes');
+
+const root = path.resolve(__dirname, '..');
+
+const STAGES = ['rust', 'types', 'js'];
+
+/**
+ * What Bun and Deno run: the pool, batches, hash and codec streams, and
+ * @tidepool-rs/pool/zlib used directly and through install(). The rest
+ * is about Node itself (its permission model, worker_threads, --require,
+ * child processes of `node`) or the repository (docs, deploy files).
+ */
+const BUN_DENO_FILES = [
+  'api.test.js',
+  'batch.test.js',
+  'hash.test.js',
+  'codec-stream.test.js',
+  'zlib-module.test.js',
+  'entry-exports.test.js',
+];
+
+/** The commands of the Rust stage (the crates' tests, the policy simulation). */
+const RUST = [
+  [
+    'cargo',
+    [
+      'test',
+      '-p',
+      'tidepool',
+      '-p',
+      'tidepool-core',
+      '-p',
+      'tidepool-kernel-sdk',
+      '-p',
+      'tidepool-example-kernels',
+      '--locked',
+    ],
+  ],
+  ['cargo', ['test', '-p', 'tidepool-core', '--locked', '--example', 'replicas_sim']],
+];
+
+/** Every test file of the JS suite, relative to the root, sorted. */
+function jsFiles() {
+  const dir = path.join(root, '__test__');
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .filter((f) => f.endsWith('.test.js'))
+    .map((f) => path.join('__test__', f))
+    .sort();
+}
+
+/** Runs `cmd args` in the root, its output as it comes; true when it passed. */
+function run(cmd, args, env) {
+  console.log(`\n$ ${[cmd, ...args].join(' ')}`);
+  const result = spawnSync(cmd, args, {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ...env },
+  });
+  if (result.error) console.error(`test: ${cmd}: ${result.error.message}`);
+  return result.status === 0;
+}
+
+/** The binary of `runtime`, and what to call it in the report. */
+function binaryOf(runtime) {
+  if (runtime === 'current') return { binary: process.execPath, version: process.version };
+  const major = /^node(\d+)$/.exec(runtime)?.[1];
+  if (major !== undefined && process.versions.node.split('.')[0] === major)
+    return { binary: process.execPath, version: process.version };
+  const binary = ensure(runtime);
+  return { binary, version: versionOf(binary) };
+}
+
+/** The JS suite's `files` on `runtime`: true when it passed. */
+function runJs(runtime, files) {
+  const { binary, version } = binaryOf(runtime);
+  console.log(`\n== js on ${runtime} (${version})`);
+  if (runtime === 'bun') {
+    const subset = files.filter((f) => BUN_DENO_FILES.includes(path.basename(f)));
+    return run(binary, ['test', '--timeout', '600000', ...subset]);
+  }
+  if (runtime === 'deno') {
+    const subset = files.filter((f) => BUN_DENO_FILES.includes(path.basename(f)));
+    return run(binary, ['test', '-A', '--no-check', ...subset]);
+  }
+  // node --test takes the files by name on every line (a folder is a
+  // module path from Node 22 on).
+  return run(binary, ['--test', '--test-timeout=600000', '--test-reporter=spec', ...files]);
+}
+
+function main() {
+  const { values, positionals } = parseArgs({
+    options: {
+      stage: { type: 'string', default: STAGES.join(',') },
+      runtime: { type: 'string', default: 'current' },
+    },
+    allowPositionals: true,
+  });
+  const stages = values.stage.split(',');
+  for (const stage of stages)
+    if (!STAGES.includes(stage))
+      throw new Error(`test: unknown stage '${stage}' (${STAGES.join(', ')})`);
+  const files = positionals.length ? positionals : jsFiles();
+  const report = [];
+  const timed = (what, fn) => {
+    const started = Date.now();
+    let ok = false;
+    try {
+      ok = fn();
+    } catch (err) {
+      console.error(`test: ${what}: ${err.message}`);
+    }
+    report.push({ what, ok, s: (Date.now() - started) / 1000 });
+  };
+  if (stages.includes('rust'))
+    timed('rust', () => RUST.map(([cmd, args]) => run(cmd, args)).every(Boolean));
+  if (stages.includes('types')) timed('types', () => run('npm', ['run', '--silent', 'test:types']));
+  if (stages.includes('js'))
+    for (const runtime of values.runtime.split(','))
+      timed(`js on ${runtime}`, () => runJs(runtime, files));
+  console.log('\n== summary');
+  for (const { what, ok, s } of report)
+    console.log(`${ok ? 'pass' : 'FAIL'}  ${what}  (${s.toFixed(0)} s)`);
+  if (!report.every((r) => r.ok)) process.exit(1);
+}
+
+main();
