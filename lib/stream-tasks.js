@@ -197,7 +197,7 @@ class StreamTasks {
     if (refused) return;
     if (early === undefined)
       callback(); // nothing to write (an empty chunk of a codec's own)
-    else if (early.done) callback(early.err);
+    else if (early.done) nextTick(callback, early.err);
     else early.waiting[early.waiting.length] = callback;
   }
 
