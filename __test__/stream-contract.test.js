@@ -702,6 +702,39 @@ test('a write made before pool.close() finishes, one made after it in the same t
   }
 });
 
+test('writes given before pool.close() and waiting when end() comes after it still finish', async () => {
+  // The pool's close() (no node:zlib control): the last writes, which
+  // node:zlib finishes the stream with, are taken apart from an end the
+  // closed pool refuses, and called back without its error.
+  for (const flush of [false, true]) {
+    const pool = new Pool({ maxThreads: 1 });
+    const stream = pool.createGzip();
+    stream.resume();
+    const failed = once(stream, 'error');
+    const callbacks = [];
+    const waiting = [];
+    /** A write's callback, noted in `callbacks`; `waiting` has its promise. */
+    const noted = () => {
+      let done;
+      waiting.push(new Promise((resolve) => (done = resolve)));
+      return (err) => {
+        callbacks.push(err?.code);
+        done();
+      };
+    };
+    // The second write (and the flush) wait behind the first.
+    stream.write(fill(Buffer.alloc(1 << 20), 1));
+    stream.write(fill(Buffer.alloc(1000), 2), noted());
+    if (flush) stream.flush(noted());
+    const closed = pool.close();
+    stream.end();
+    await Promise.all(waiting);
+    assert.deepEqual(callbacks, flush ? [undefined, undefined] : [undefined], `flush ${flush}`);
+    assert.equal((await failed)[0].code, 'ERR_TIDEPOOL_CLOSED', `flush ${flush}`);
+    await closed;
+  }
+});
+
 test('the stream fuzzer: random producers, readers, flushes and destroys keep every contract (4 s, own process)', () => {
   const seed = Number(process.env.TIDEPOOL_FUZZ_SEED ?? Date.now() % 1e9);
   const r = spawnSync(

@@ -175,6 +175,13 @@ class StreamTasks {
    * waits for the same end.
    */
   writeWithEnd(chunks, callback, flushKind, flushEach) {
+    // An end asked for after the pool's close() is refused, while writes
+    // given before it still run: they go as writes of their own, called
+    // back without the end's error (finish() then fails the end).
+    if (!this.#debts.finishAccepted) {
+      this.write(chunks, callback, flushKind, flushEach);
+      return;
+    }
     let refused = false;
     this.#endAhead = true;
     try {
