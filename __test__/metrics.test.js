@@ -9,7 +9,7 @@ const client = require('prom-client');
 const { Pool, micros } = require('..');
 const { collectMetrics } = require('@tidepool-rs/pool/metrics');
 const { NAMES, parse, value } = require('./prometheus-text');
-const { waitFor, poolState, holdThread } = require('./wait');
+const { waitFor, poolState, holdThread, everySettled } = require('./wait');
 
 /** An HTTP server on loopback serving `registry` at /metrics; `scrape()` fetches and parses it. */
 async function serve(registry) {
@@ -287,6 +287,42 @@ test("a map() source's own error codes count as one `other` series; tidepool's a
       failed.reduce((sum, s) => sum + s.value, 0),
       pool.stats().failed,
     );
+  } finally {
+    await pool.close();
+  }
+});
+
+test('streams destroyed with work queued or running count it as aborted, not as failures', async () => {
+  // What a client's disconnect does to a compressed response: the
+  // stream is destroyed (with an error or without) while its chunk
+  // waits for a thread. No node:zlib control: it has no metrics.
+  const pool = new Pool({ maxThreads: 1 });
+  const registry = new client.Registry();
+  collectMetrics(pool, { registry });
+  try {
+    const hold = await holdThread(pool);
+    const streams = [pool.createGzip(), pool.createGzip(), pool.createBrotliCompress()];
+    for (const stream of streams) {
+      stream.on('error', () => {});
+      stream.write(Buffer.alloc(100_000, 7));
+    }
+    await waitFor(() => pool.stats().queued === streams.length, {
+      what: 'the three chunks to be queued',
+      state: poolState(pool),
+    });
+    streams[0].destroy();
+    streams[1].destroy(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    streams[2].close();
+    hold.release();
+    await hold.settled;
+    await everySettled(pool);
+    const m = parse(await registry.metrics());
+    const failed = m.samples.filter(
+      (s) => s.name === 'tidepool_tasks_total' && s.labels.outcome === 'failed',
+    );
+    assert.deepEqual(failed, []);
+    // The three chunks, and the task that held the thread.
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'aborted' }), streams.length + 1);
   } finally {
     await pool.close();
   }

@@ -16,6 +16,15 @@ const { abortError, throwLater } = require('../errors');
 const { Watches, isAborted, signalReason } = require('../signals');
 const { ABORT, WHEN_OVER } = require('../stream-tasks');
 
+/**
+ * What the tasks of a stream chunk's signal settle with: the stream has
+ * failed already, with its own error, and reads none of theirs; one
+ * AbortError, made once, serves them all (an Error each would cost more
+ * than the teardown), and counts them as aborted in the pool's metrics,
+ * as any signal's tasks are, not as failures.
+ */
+const CHUNK_ABORTED = abortError(undefined);
+
 class Aborts {
   /** @type {import('./engine').Engine} */
   #engine;
@@ -140,10 +149,10 @@ class Aborts {
     const admission = engine.admission;
     // One error for every task of this abort, as fetch() rejects every
     // request of a signal with its one reason: an Error per task (with its
-    // stack) would cost more than the task. A stream chunk's signal fires
-    // with the error that ends its stream, which its task's settles with.
+    // stack) would cost more than the task; a stream chunk's signal's
+    // tasks share one for all (CHUNK_ABORTED).
     const batched = weakSetHas(this.#batched, signal);
-    const aborted = batched ? signalReason(signal) : abortError(signalReason(signal));
+    const aborted = batched ? CHUNK_ABORTED : abortError(signalReason(signal));
     const errors = ownArray(0);
     if (watch.batches.size !== 0) engine.batches.failAll(Array.from(watch.batches), aborted);
     // As node:zlib's streams: each destroyed with an AbortError of its own.
