@@ -322,3 +322,30 @@ test('destroy() in the callback of a flush queued before end(): no finish, no en
     }
   }
 });
+
+test("zstd's *Sync: a detached view is empty input; maxOutputLength named as given", () => {
+  const detached = () => {
+    const view = new Uint8Array(new ArrayBuffer(8));
+    structuredClone(view.buffer, { transfer: [view.buffer] });
+    return view;
+  };
+  // The control on every line: node:zlib's *Sync reads a detached view as empty.
+  assert.deepEqual(nodeZlib.gunzipSync(nodeZlib.gzipSync(detached())), Buffer.alloc(0));
+  const packed = nodeZlib.gzipSync(Buffer.alloc(1000));
+  assert.throws(() => nodeZlib.gunzipSync(packed, { maxOutputLength: 999.5 }), {
+    code: 'ERR_BUFFER_TOO_LARGE',
+    message: 'Cannot create a Buffer larger than 999.5 bytes',
+  });
+  // zstd's, node:zlib's where this Node has them, ours everywhere.
+  for (const [who, zlib] of BOTH) {
+    if (typeof zlib.zstdCompressSync !== 'function') continue;
+    const empty = zlib.zstdCompressSync(detached());
+    assert.deepEqual(zlib.zstdDecompressSync(empty), Buffer.alloc(0), who);
+    const zstd = zlib.zstdCompressSync(Buffer.alloc(1000));
+    assert.throws(
+      () => zlib.zstdDecompressSync(zstd, { maxOutputLength: 999.5 }),
+      { code: 'ERR_BUFFER_TOO_LARGE', message: 'Cannot create a Buffer larger than 999.5 bytes' },
+      who,
+    );
+  }
+});

@@ -6,6 +6,7 @@
 // zstd's whole set of names on every Node.
 
 const { binding } = require('../binding');
+const { isDetachedBinary } = require('../binary');
 const { kernelId } = require('../task-options');
 const { paramsHandle } = require('../params');
 const { inlineError } = require('../engine/wire');
@@ -32,7 +33,9 @@ function hereSync(name, className, Class) {
   return {
     [name](buffer, options) {
       const o = readOptions(className, options);
-      const data = inputOf(buffer);
+      // As node:zlib's *Sync, which reads a detached view as empty.
+      const given = inputOf(buffer);
+      const data = isDetachedBinary(given) ? Buffer.alloc(0) : given;
       const kernel = kernelId(o.kernel, 'kernel');
       let params;
       try {
@@ -41,7 +44,7 @@ function hereSync(name, className, Class) {
         throw initError(err, o.kernel);
       }
       const result = binding.runHere(kernel, params, data, o.maxOutputLength);
-      if (typeof result === 'string') throw zlibError(inlineError(result), o.maxOutputLength);
+      if (typeof result === 'string') throw zlibError(inlineError(result), o.maxOutputGiven);
       return o.info ? { buffer: result, engine: endedEngine(Class, options) } : result;
     },
   }[name];
