@@ -349,3 +349,26 @@ test("zstd's *Sync: a detached view is empty input; maxOutputLength named as giv
     );
   }
 });
+
+test('params(): _level and _strategy change once applied; a call meanwhile compares with those', async () => {
+  for (const [who, zlib] of BOTH) {
+    const gzip = zlib.createGzip();
+    gzip.resume();
+    const events = [];
+    await new Promise((resolve) => {
+      const note = (what) => () => {
+        events.push(`${what} ${gzip._level} ${gzip._strategy}`);
+        if (events.length === 4) resolve();
+      };
+      gzip.write('abc');
+      gzip.params(9, 1, note('first'));
+      events.push(`called ${gzip._level} ${gzip._strategy}`);
+      // The same change again flushes again; the defaults are no change yet.
+      gzip.params(9, 1, note('again'));
+      gzip.params(-1, 0, note('defaults'));
+    });
+    // (Not ended: Node 24's own Gzip fails its end after two params() flushes.)
+    gzip.destroy();
+    assert.deepEqual(events, ['called -1 0', 'defaults -1 0', 'first 9 1', 'again 9 1'], who);
+  }
+});

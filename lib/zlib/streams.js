@@ -141,11 +141,17 @@ Zlib.prototype.params = function params(level, strategy, callback) {
     if (callback !== undefined) process.nextTick(callback);
     return;
   }
-  // node:zlib calls the callback with no argument.
-  const done = callback === undefined ? undefined : () => callback();
+  // As node:zlib's: the level and strategy it keeps change when they
+  // apply, after the flush (a second call meanwhile compares with the
+  // ones applied, and flushes again); the callback has no argument.
+  const done = () => {
+    if (!this.destroyed) {
+      this._level = level;
+      this._strategy = strategy;
+    }
+    if (callback !== undefined) callback();
+  };
   CodecStream.prototype.params.call(this, Math.trunc(level), Math.trunc(strategy), done);
-  this._level = level;
-  this._strategy = strategy;
 };
 
 /** A node:zlib class: callable without `new`, `instanceof` and subclassing as in node:zlib. */
