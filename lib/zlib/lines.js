@@ -15,6 +15,9 @@
 // - a zstd input's frames after the first: ignored (22); read (24+).
 // - a zstd input cut short: what was decoded, no error (22);
 //   Z_BUF_ERROR (24+).
+// - reset() of a gzip member begun, or a zstd frame that made output:
+//   taken, a cut member then a new one (20-24); ERR_ZLIB_INCOMPLETE_FRAME
+//   (26).
 
 // node:zlib as an any: its zstd functions are newer than the types installed.
 const nodeZlib = /** @type {any} */ (require('node:zlib'));
@@ -104,7 +107,32 @@ function zstdCutRefused() {
   });
 }
 
+/**
+ * True where reset() of a gzip stream whose member has begun (or of a zstd
+ * one whose frame made output) fails the stream with
+ * ERR_ZLIB_INCOMPLETE_FRAME (26+), found through node:zlib's own handle
+ * (its synchronous write): false where that cannot be tried.
+ */
+function resetRefusesIncomplete() {
+  return once('resetIncomplete', () => {
+    try {
+      const probe = new nodeZlib.Gzip();
+      probe.on('error', () => {});
+      const input = Buffer.from('x');
+      const { Z_NO_FLUSH } = nodeZlib.constants;
+      probe._handle.writeSync(Z_NO_FLUSH, input, 0, 1, probe._outBuffer, 0, probe._chunkSize);
+      probe.reset();
+      const refused = probe.errored?.code === 'ERR_ZLIB_INCOMPLETE_FRAME';
+      probe.destroy();
+      return refused;
+    } catch {
+      return false;
+    }
+  });
+}
+
 module.exports = {
+  resetRefusesIncomplete,
   zstdCutRefused,
   pledgedChecks,
   zstdDictionaryChecked,

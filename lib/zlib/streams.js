@@ -12,6 +12,8 @@ const { STREAM_WRITE_AHEAD } = require('../task-options');
 const { isResizable } = require('../binary');
 const { copyOf } = require('./one-shot');
 const { readOptions, initError, rangeOr, MODES, DEFLATE } = require('./options');
+const { resetRefusesIncomplete } = require('./lines');
+const { makeError } = require('../errors');
 
 /**
  * Where the classes get their pool (set by ./index.js).
@@ -58,6 +60,8 @@ function ZlibBase(name, options) {
   } catch (err) {
     throw initError(err, o.kernel);
   }
+  // Before the Transform: an aborted signal destroys it in there.
+  this[MEMBER] = { kernel: o.kernel, started: false, output: 0 };
   CodecStream.call(this, opened.port, opened.handle, o.kernel, transformOptions(o.transform), {
     writeFlush: o.flush,
     chunkSize: o.chunkSize,
@@ -67,12 +71,73 @@ Object.setPrototypeOf(ZlibBase.prototype, CodecStream.prototype);
 Object.setPrototypeOf(ZlibBase, CodecStream);
 
 /**
+ * The gzip member or zstd frame under way since the stream's start or its
+ * last reset(): whether anything was written or flushed into it, and the
+ * output bytes pushed of it (see reset()).
+ */
+const MEMBER = Symbol('tidepool.member');
+
+/** Output pushed: counted for reset()'s check, then the Transform's push(). */
+ZlibBase.prototype.push = function push(chunk, encoding) {
+  if (chunk !== null && chunk !== undefined) this[MEMBER].output += chunk.length;
+  return CodecStream.prototype.push.call(this, chunk, encoding);
+};
+
+/** flush(): the member has begun (gzip writes its header), as for a write. */
+ZlibBase.prototype.flush = function flush(kind, callback) {
+  this[MEMBER].started = true;
+  return CodecStream.prototype.flush.call(this, kind, callback);
+};
+
+/**
+ * reset(): where node:zlib refuses to reset a gzip stream whose member has
+ * begun, or a zstd stream whose frame has made output (Node 26; the output
+ * would be a cut member, then a new one), the stream fails as node:zlib's
+ * does (ERR_ZLIB_INCOMPLETE_FRAME). As here a reset applies after the
+ * writes before it, a write not yet consumed has begun the member too.
+ */
+ZlibBase.prototype.reset = function reset() {
+  const member = this[MEMBER];
+  if (!this.destroyed && !this.writableEnded && resetRefusesIncomplete()) {
+    const cut =
+      member.kernel === 'gzip'
+        ? member.started
+        : member.kernel === 'zstdCompress' && member.output > 0;
+    if (cut) {
+      this.destroy(incompleteFrame(member.kernel));
+      return;
+    }
+  }
+  CodecStream.prototype.reset.call(this);
+  member.started = false;
+  member.output = 0;
+};
+
+/** node:zlib's error of a reset() that would cut a gzip member or zstd frame. */
+function incompleteFrame(kernel) {
+  return kernel === 'gzip'
+    ? makeError(
+        Error,
+        'ERR_ZLIB_INCOMPLETE_FRAME',
+        'Cannot reset a gzip stream with an incomplete member; end the stream or start a new gzip compressor',
+        { errno: -2 },
+      )
+    : makeError(
+        Error,
+        'ERR_ZLIB_INCOMPLETE_FRAME',
+        'Cannot reset a zstd stream with an incomplete frame; end the frame or discard the output produced so far',
+        { errno: 60 },
+      );
+}
+
+/**
  * A write whose memory could shrink under a pool thread (a view of a
  * resizable ArrayBuffer) is copied: node:zlib takes it as it is.
  * @this {any}
  */
 ZlibBase.prototype.write = function write(chunk, encoding, callback) {
   if (ArrayBuffer.isView(chunk) && isResizable(chunk.buffer)) chunk = Buffer.from(copyOf(chunk));
+  if (chunk !== null && chunk !== undefined && chunk.length !== 0) this[MEMBER].started = true;
   return CodecStream.prototype.write.call(this, chunk, encoding, callback);
 };
 
