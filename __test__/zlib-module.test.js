@@ -405,3 +405,23 @@ test("reset() of a gzip member begun or a zstd frame that made output: as node:z
     }
   }
 });
+
+test(
+  'uninstall() where node:zlib was frozen after install(): a typed error, still routed',
+  { skip: nodeOnly("node's command line (-e)") },
+  () => {
+    const script = [
+      "const zlib = require('node:zlib');",
+      "const ours = require('@tidepool-rs/pool/zlib');",
+      'ours.install();',
+      'Object.freeze(zlib);',
+      'try { ours.uninstall(); } catch (err) { console.log(err.code, zlib.gzip === ours.gzip); }',
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['-e', script], {
+      cwd: path.join(__dirname, '..'),
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'ERR_TIDEPOOL_ZLIB_UNSUPPORTED true');
+  },
+);

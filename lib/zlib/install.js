@@ -99,6 +99,18 @@ function install(options, api) {
 /** Puts node:zlib's own functions back; nothing when not installed. */
 function uninstall() {
   if (saved === undefined) return;
+  // All or none: node:zlib frozen since install() is a typed error, and
+  // stays routed.
+  for (const name in saved) {
+    const own = Object.getOwnPropertyDescriptor(zlib, name);
+    if (own !== undefined && !own.configurable && !own.writable) {
+      throw makeError(
+        Error,
+        'ERR_TIDEPOOL_ZLIB_UNSUPPORTED',
+        `uninstall() is not supported by @tidepool-rs/pool/zlib now: node:zlib's ${name} was frozen after install(), and cannot be put back`,
+      );
+    }
+  }
   for (const name in saved) put(name, saved[name].value, saved[name]);
   saved = undefined;
   pool = undefined;
