@@ -6,6 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const fs = require('node:fs');
+const zlib = require('node:zlib');
 const { spawnSync } = require('node:child_process');
 const { Pool, micros } = require('..');
 const { waitFor, poolState } = require('./wait');
@@ -238,4 +239,19 @@ test('after destroy(), work given anew fails ERR_TIDEPOOL_CLOSED everywhere, as 
     fresh.destroy();
     assert.deepEqual(new Set(codes), new Set(['ERR_TIDEPOOL_CLOSED']), `${stop}: ${codes}`);
   }
+});
+
+test('a chunk paused for its reader when destroy() comes fails ERR_TIDEPOOL_DESTROYED once read', async () => {
+  const pool = new Pool();
+  const gunzip = pool.createGunzip({ highWaterMark: 16 * 1024 });
+  const failed = new Promise((resolve) => gunzip.on('error', (err) => resolve(err.code)));
+  const called = new Promise((resolve) =>
+    gunzip.write(zlib.gzipSync(Buffer.alloc(8 << 20)), resolve),
+  );
+  // Its output fills the reader; the chunk waits for it, given before destroy().
+  await waitFor(() => gunzip.readableLength > 0, { what: 'the first output' });
+  await pool.destroy();
+  gunzip.resume();
+  assert.equal((await called)?.code, 'ERR_TIDEPOOL_DESTROYED');
+  assert.equal(await failed, 'ERR_TIDEPOOL_DESTROYED');
 });

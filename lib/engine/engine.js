@@ -132,7 +132,13 @@ class Engine {
       else this.checkInput(data, kernel);
       // A closed pool still runs the streams whose end was asked for before.
       const refused = this.lifecycle.closed && !(chunk && extra.accepted);
-      if (refused && chunk) {
+      if (chunk && extra.accepted && this.lifecycle.destroyed) {
+        // A step of work given before destroy() (a chunk paused for its
+        // reader, resumed): destroy() cut it short.
+        const err = destroyedError();
+        this.countFailures(err, 1);
+        reject(err);
+      } else if (refused && chunk) {
         // Work given after close() or destroy(), as a post's (ERR_TIDEPOOL_DESTROYED
         // is for work destroy() cut short).
         const err = closedError();
