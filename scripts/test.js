@@ -39,7 +39,13 @@ const BUN_DENO_FILES = [
   'entry-exports.test.js',
 ];
 
-/** The commands of the Rust stage (the crates' tests, the policy simulation). */
+/**
+ * The commands of the Rust stage (the crates' tests, the policy
+ * simulation), in the release profile: they reuse every dependency the
+ * install built for the addon, where the test profile compiled them all
+ * again (twice the time under load, and 1.2 GB more of target/). Debug
+ * assertions are CI's Shuttle and Miri runs' (npm run test:concurrency).
+ */
 const RUST = [
   [
     'cargo',
@@ -53,10 +59,11 @@ const RUST = [
       'tidepool-kernel-sdk',
       '-p',
       'tidepool-example-kernels',
+      '--release',
       '--locked',
     ],
   ],
-  ['cargo', ['test', '-p', 'tidepool-core', '--locked', '--example', 'replicas_sim']],
+  ['cargo', ['test', '-p', 'tidepool-core', '--release', '--locked', '--example', 'replicas_sim']],
 ];
 
 /** Every test file of the JS suite, relative to the root, sorted. */
