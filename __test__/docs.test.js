@@ -1,14 +1,16 @@
 'use strict';
-// docs/api.md against the type declarations (index.d.ts, metrics.d.ts), read
-// with the TypeScript compiler API: a name or an option added, removed or
-// renamed on either side fails here, naming it.
+// docs/api.md against the type declarations (index.d.ts, metrics.d.ts, and
+// what zlib.d.ts declares beyond node:zlib), read with the TypeScript
+// compiler API: a name or an option added, removed or renamed on either side
+// fails here, naming it.
 //
 // The Markdown conventions this relies on (also stated in an HTML comment at
 // the top of docs/api.md):
 // - A heading that documents an API name holds exactly one code span, and
 //   the code span is the name: `new Pool([options])`, `pool.member(...)`
 //   (instance members of Pool), `Pool.member` (static members),
-//   `hash.member` (Hash), `stream.member` (CodecStream), `fn(...)` (module
+//   `hash.member` (Hash), `stream.member` (CodecStream), `zlib.member`
+//   (@tidepool-rs/pool/zlib's own exports, zlib.d.ts), `fn(...)` (module
 //   functions), `Name` (an exported type, interface or constant). Parameters
 //   are the declared names, optional ones in [ ], rest parameters may be
 //   left out; getters and properties have no parentheses. A heading without
@@ -42,6 +44,28 @@ const ts = require('typescript');
 const ROOT = path.join(__dirname, '..');
 const DOC_FILE = path.join(ROOT, 'docs', 'api.md');
 const DECLARATION_FILES = [path.join(ROOT, 'index.d.ts'), path.join(ROOT, 'metrics.d.ts')];
+/** @tidepool-rs/pool/zlib's declarations: node:zlib's (`export *`), and what it has beyond them. */
+const ZLIB_DECLARATION_FILE = path.join(ROOT, 'zlib.d.ts');
+/** The receiver of a heading that names an export of zlib.d.ts: `zlib.install([options])`. */
+const ZLIB_RECEIVER = 'zlib';
+/**
+ * What zlib.d.ts declares itself that is node:zlib's API on Node 22.15 and
+ * later (zstd's; this repository's @types/node may lack it): Node documents
+ * it, and docs/zlib.md says where it runs. Every other export zlib.d.ts
+ * declares itself is this module's own and has a heading in docs/api.md.
+ */
+const NODE_ZLIB_NAMES = Object.freeze([
+  'ZstdOptions',
+  'constants',
+  'ZstdCompress',
+  'ZstdDecompress',
+  'createZstdCompress',
+  'createZstdDecompress',
+  'zstdCompress',
+  'zstdDecompress',
+  'zstdCompressSync',
+  'zstdDecompressSync',
+]);
 const DOC = 'docs/api.md';
 
 /** Who a heading's `receiver.member` names: the declaration and whether the member is static. */
@@ -239,7 +263,7 @@ function rowName(row) {
 // ------------------------------------------------------------ Declarations
 
 function loadDeclarations() {
-  const program = ts.createProgram(DECLARATION_FILES, {
+  const program = ts.createProgram([...DECLARATION_FILES, ZLIB_DECLARATION_FILE], {
     strict: true,
     noEmit: true,
     esModuleInterop: true,
@@ -247,36 +271,52 @@ function loadDeclarations() {
     skipLibCheck: true,
   });
   const checker = program.getTypeChecker();
-  const ours = new Set(DECLARATION_FILES.map((f) => path.normalize(f)));
+  const ours = new Set([...DECLARATION_FILES, ZLIB_DECLARATION_FILE].map((f) => path.normalize(f)));
   const isOurs = (node) => ours.has(path.normalize(node.getSourceFile().fileName));
   const syntax = [];
-  for (const file of DECLARATION_FILES) {
+  for (const file of [...DECLARATION_FILES, ZLIB_DECLARATION_FILE]) {
     const sourceFile = program.getSourceFile(file);
     for (const d of program.getSyntacticDiagnostics(sourceFile))
       syntax.push(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   }
   assert.deepEqual(syntax, [], 'the declarations parse');
 
+  const kindOf = (symbol) => {
+    const f = symbol.flags;
+    return f & ts.SymbolFlags.Class
+      ? 'class'
+      : f & ts.SymbolFlags.Interface
+        ? 'interface'
+        : f & ts.SymbolFlags.TypeAlias
+          ? 'type'
+          : f & ts.SymbolFlags.Function
+            ? 'function'
+            : f & ts.SymbolFlags.Variable
+              ? 'const'
+              : 'other';
+  };
+
   /** name -> { symbol, file, kind } for both files' exports. */
   const exported = new Map();
   for (const file of DECLARATION_FILES) {
     const moduleSymbol = checker.getSymbolAtLocation(program.getSourceFile(file));
-    for (const symbol of checker.getExportsOfModule(moduleSymbol)) {
-      const f = symbol.flags;
-      const kind =
-        f & ts.SymbolFlags.Class
-          ? 'class'
-          : f & ts.SymbolFlags.Interface
-            ? 'interface'
-            : f & ts.SymbolFlags.TypeAlias
-              ? 'type'
-              : f & ts.SymbolFlags.Function
-                ? 'function'
-                : f & ts.SymbolFlags.Variable
-                  ? 'const'
-                  : 'other';
-      exported.set(symbol.name, { symbol, file: path.basename(file), kind });
-    }
+    for (const symbol of checker.getExportsOfModule(moduleSymbol))
+      exported.set(symbol.name, { symbol, file: path.basename(file), kind: kindOf(symbol) });
+  }
+
+  /**
+   * name -> { symbol, file, kind } for what zlib.d.ts declares itself (not
+   * what it re-exports from node:zlib), NODE_ZLIB_NAMES included.
+   */
+  const zlibExported = new Map();
+  const zlibFile = program.getSourceFile(ZLIB_DECLARATION_FILE);
+  for (const symbol of checker.getExportsOfModule(checker.getSymbolAtLocation(zlibFile))) {
+    if (!(symbol.declarations ?? []).some((d) => d.getSourceFile() === zlibFile)) continue;
+    zlibExported.set(symbol.name, {
+      symbol,
+      file: path.basename(ZLIB_DECLARATION_FILE),
+      kind: kindOf(symbol),
+    });
   }
 
   const paramsOf = (node) =>
@@ -322,7 +362,9 @@ function loadDeclarations() {
 
   /** The properties of an interface, inherited ones included (not those of Node's or TypeScript's own types). */
   function propertiesOf(name) {
-    const type = checker.getDeclaredTypeOfSymbol(exported.get(name).symbol);
+    const type = checker.getDeclaredTypeOfSymbol(
+      (exported.get(name) ?? zlibExported.get(name)).symbol,
+    );
     const out = [];
     for (const property of checker.getPropertiesOfType(type)) {
       const declaration = property.declarations?.[0];
@@ -408,8 +450,8 @@ function loadDeclarations() {
     return codes;
   }
 
-  function functionParams(name) {
-    return exported
+  function functionParams(name, from = exported) {
+    return from
       .get(name)
       .symbol.declarations.filter((d) => ts.isFunctionDeclaration(d))
       .map(paramsOf);
@@ -417,6 +459,7 @@ function loadDeclarations() {
 
   return {
     exported,
+    zlibExported,
     membersOf,
     propertiesOf,
     eventNames,
@@ -427,7 +470,11 @@ function loadDeclarations() {
 }
 
 const declarations = loadDeclarations();
-const { exported } = declarations;
+const { exported, zlibExported } = declarations;
+/** @tidepool-rs/pool/zlib's own exports: what zlib.d.ts declares beyond node:zlib's API. */
+const zlibOwn = new Map([...zlibExported].filter(([name]) => !NODE_ZLIB_NAMES.includes(name)));
+/** An exported type or interface of index.d.ts, metrics.d.ts, or zlib.d.ts's own. */
+const declaredType = (name) => exported.get(name) ?? zlibOwn.get(name);
 
 /** Why `heading`'s parameters do not fit the declared overloads, or undefined. */
 function signatureProblem(documented, overloads) {
@@ -450,7 +497,7 @@ function signatureProblem(documented, overloads) {
 /** The interfaces whose tables must list every property: names ending in Options, and the *Params interfaces. */
 function isOptionsInterface(name) {
   return (
-    exported.get(name)?.kind === 'interface' &&
+    declaredType(name)?.kind === 'interface' &&
     (name.endsWith('Options') || name.endsWith('Params'))
   );
 }
@@ -550,6 +597,32 @@ test(`every export of index.d.ts and metrics.d.ts is documented in ${DOC}`, () =
   noProblems(problems, 'exports missing from the API reference');
 });
 
+test(`every export zlib.d.ts declares beyond node:zlib's API is documented in ${DOC}`, () => {
+  const problems = [];
+  for (const name of NODE_ZLIB_NAMES) {
+    if (!zlibExported.has(name))
+      problems.push(`NODE_ZLIB_NAMES lists ${name}, which zlib.d.ts does not declare`);
+  }
+  const members = new Set();
+  const names = new Set();
+  for (const { api } of apiHeadings) {
+    if (api.kind === 'member' && api.receiver === ZLIB_RECEIVER) members.add(api.member);
+    if (api.kind === 'name') names.add(api.name);
+  }
+  assert.ok(zlibOwn.size > 0, 'zlib.d.ts declares exports of its own');
+  for (const [name, { file, kind }] of zlibOwn) {
+    if (kind === 'function' || kind === 'const') {
+      if (!members.has(name))
+        problems.push(
+          `${name} (${kind}, ${file}) has no heading \`${ZLIB_RECEIVER}.${name}\` in ${DOC}`,
+        );
+    } else if (!names.has(name)) {
+      problems.push(`${name} (${kind}, ${file}) has no heading \`${name}\` in ${DOC}`);
+    }
+  }
+  noProblems(problems, '@tidepool-rs/pool/zlib exports missing from the API reference');
+});
+
 test(`every API name in a heading of ${DOC} exists in the declarations, with the declared parameters`, () => {
   const members = new Map(
     Object.values(RECEIVERS).map(({ owner }) => [owner, declarations.membersOf(owner)]),
@@ -559,8 +632,10 @@ test(`every API name in a heading of ${DOC} exists in the declarations, with the
   for (const { heading, span, api } of apiHeadings) {
     const at = `${DOC}:${heading.line}: \`${span}\``;
     if (api.kind === 'name') {
-      if (!exported.has(api.name))
-        problems.push(`${at} names nothing index.d.ts or metrics.d.ts exports`);
+      if (!exported.has(api.name) && zlibOwn.get(api.name)?.kind !== 'interface')
+        problems.push(
+          `${at} names nothing index.d.ts or metrics.d.ts exports, nor an interface of zlib.d.ts's own`,
+        );
     } else if (api.kind === 'function') {
       const declared = exported.get(api.name);
       if (declared === undefined || declared.kind !== 'function')
@@ -580,11 +655,26 @@ test(`every API name in a heading of ${DOC} exists in the declarations, with the
         const problem = signatureProblem(api.params, constructor.overloads);
         if (problem !== undefined) problems.push(`${at}: ${problem}`);
       }
+    } else if (api.kind === 'member' && api.receiver === ZLIB_RECEIVER) {
+      const declared = zlibExported.get(api.member);
+      if (declared === undefined || (declared.kind !== 'function' && declared.kind !== 'const')) {
+        problems.push(`${at}: zlib.d.ts declares no function or constant ${api.member}`);
+      } else if (declared.kind === 'const' && api.params !== undefined) {
+        problems.push(`${at}: ${api.member} is a constant of zlib.d.ts (no parentheses)`);
+      } else if (declared.kind === 'function' && api.params === undefined) {
+        problems.push(`${at}: ${api.member} is a function of zlib.d.ts (write its parameters)`);
+      } else if (api.params !== undefined) {
+        const problem = signatureProblem(
+          api.params,
+          declarations.functionParams(api.member, zlibExported),
+        );
+        if (problem !== undefined) problems.push(`${at}: ${problem}`);
+      }
     } else if (api.kind === 'member') {
       const receiver = RECEIVERS[api.receiver];
       if (receiver === undefined) {
         problems.push(
-          `${at}: '${api.receiver}' is not one of the receivers ${Object.keys(RECEIVERS).join(', ')}`,
+          `${at}: '${api.receiver}' is not one of the receivers ${[...Object.keys(RECEIVERS), ZLIB_RECEIVER].join(', ')}`,
         );
         continue;
       }
@@ -645,11 +735,11 @@ test(`every member of Pool, Hash and CodecStream has a heading in ${DOC}`, () =>
 test(`every options and parameters interface has a table in ${DOC} with one row per property, and no other row`, () => {
   const headingOf = new Map();
   for (const { heading, api } of apiHeadings) {
-    if (api.kind === 'name' && exported.get(api.name)?.kind === 'interface')
+    if (api.kind === 'name' && declaredType(api.name)?.kind === 'interface')
       headingOf.set(api.name, heading);
   }
   const problems = [];
-  for (const [name] of exported) {
+  for (const name of [...exported.keys(), ...zlibOwn.keys()]) {
     if (isOptionsInterface(name) && !headingOf.has(name))
       problems.push(`${name}: no heading \`${name}\` followed by its options table in ${DOC}`);
   }
