@@ -91,6 +91,12 @@ declare namespace tidepool {
     strategy?: number;
     /** A preset dictionary (`deflate` and `deflateRaw`; a gzip stream has none). */
     dictionary?: Binary | string;
+    /**
+     * `node:zlib`'s `finishFlush`: the flush the end is, `Z_NO_FLUSH` (0) to
+     * `Z_BLOCK` (5). With anything but `Z_FINISH` (4) the end only flushes,
+     * leaving the stream open. @default 4
+     */
+    finishFlush?: number;
   }
 
   /** Parameters of `gunzip`, `inflate`, `inflateRaw` and `unzip` (gzip or zlib, by the header). */

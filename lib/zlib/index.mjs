@@ -4,7 +4,7 @@
 // (made in loops, node:zlib's own names copied) is not; so they are
 // listed here: every name node:zlib has on any Node line this package
 // supports, and this module's own. A name this Node's node:zlib lacks is
-// undefined here (docs/zlib.md); __test__/zlib-esm.test.js checks the list
+// undefined here (docs/zlib.md); __test__/entry-exports.test.js checks the list
 // against node:zlib, the CommonJS module and zlib.d.ts.
 
 import { createRequire } from 'node:module';
