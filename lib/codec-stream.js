@@ -27,7 +27,8 @@ const OUTPUT_BLOCK = 64 * 1024;
  * The most output a step of a compressor in blocks may hand on at once
  * while its reader flows (see Codec#budget): a write's blocks, made
  * together, go out in one piece and one turn of the event loop, not a
- * piece per OUTPUT_BLOCK. See BENCHMARKS.md ("`createGzip()` in blocks").
+ * piece per OUTPUT_BLOCK. See docs/benchmarks-history.md ("`createGzip()` in
+ * blocks").
  */
 const FLOWING_OUTPUT = 4 * 1024 * 1024;
 /** The codecs whose streams a pool may run in blocks (the core's kernels::zlib::block_stream). */

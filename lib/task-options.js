@@ -218,7 +218,8 @@ function streamOptions(options, known, method) {
  * so a piped producer refills the buffer from empty after each drain and
  * its first write goes alone: at H bytes, tasks alternate one chunk and
  * H minus a chunk, and the round trips between them cost most at small H
- * (BENCHMARKS.md, "Streams: what keeping Node's contracts costs").
+ * (docs/benchmarks-history.md, "Streams: what keeping Node's contracts
+ * costs").
  */
 const STREAM_WRITE_AHEAD = 2 << 20;
 

@@ -61,7 +61,8 @@ pub enum SpawnRule {
     Backlog,
     /// Oldest queued task older than `spawn_delay`, and fewer threads than
     /// [`demand`] says the load needs: start them back to back. The default:
-    /// measured against the others at 2 to 32 threads in BENCHMARKS.md.
+    /// measured against the others at 2 to 32 threads (BENCHMARKS.md, the
+    /// 32-thread runs in docs/benchmarks-history.md).
     #[default]
     Demand,
 }

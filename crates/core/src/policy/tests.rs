@@ -589,7 +589,7 @@ fn sim_sawtooth_sheds_threads_in_the_low_phases() {
     // pool's thread-seconds, with a replay of the whole idle_timeout
     // about 1.4x; #31 asks 1.25x, which a replay of idle_timeout cannot
     // reach without letting go of bursts that come back within it (the
-    // tests below; BENCHMARKS.md).
+    // tests below; docs/benchmarks-history.md, "Retirement by use").
     assert!(
         sim.thread_seconds <= fixed * 1.45,
         "{:.1} thread-seconds, the per-phase fixed pool's {fixed:.1}",

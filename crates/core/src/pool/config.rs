@@ -6,7 +6,7 @@ use crate::policy::PolicyConfig;
 
 /// Default nice increment of the worker threads: enough that the event
 /// loop no longer waited out worker time slices in the benchmarks, where
-/// half of it was not (BENCHMARKS.md, "Event loop"). The cost: a busy
+/// half of it was not (docs/benchmarks-history.md, "Event loop"). The cost: a busy
 /// thread at normal priority in the same session or cgroup gets ~9× a
 /// worker's share of a core (Linux shares the CPU between those groups
 /// first, so other groups are unaffected); `niceIncrement: 0` opts out.
