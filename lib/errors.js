@@ -120,6 +120,7 @@ for (const code of [
   'ERR_STREAM_WRITE_AFTER_END',
   'ERR_STRING_TOO_LONG',
   'ERR_TRAILING_JUNK_AFTER_STREAM_END',
+  'ERR_ZLIB_INCOMPLETE_FRAME',
   'ERR_UNKNOWN_ENCODING',
   // A brotli code this Node's constants may not list yet (the decoder is newer).
   'ERR__ERROR_COMPOUND_DICTIONARY',
