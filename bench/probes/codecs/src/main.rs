@@ -81,11 +81,68 @@ fn main() {
             assert_eq!(a, data);
         }
     }
+    // gzip of whole bodies: each zlib-rs level (what the pool's streams
+    // make) against each libdeflate level, output size and speed, on the
+    // JSON records and on text (the Markdown files under the directory
+    // given as the first argument, cut in 64 KiB bodies):
+    //   cargo run --release --manifest-path bench/probes/codecs/Cargo.toml --features gzip-levels -- docs
+    #[cfg(feature = "gzip-levels")]
+    {
+        let mut text = Vec::new();
+        if let Some(dir) = std::env::args().nth(1) {
+            let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+            names.sort();
+            for name in names.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+                text.extend(std::fs::read(name).unwrap());
+            }
+        }
+        let bodies: Vec<Vec<u8>> = text.chunks(64 * 1024).filter(|c| c.len() == 64 * 1024).map(|c| c.to_vec()).collect();
+        for (corpus, set) in [("json", &data), ("text", &bodies)] {
+            if set.is_empty() {
+                continue;
+            }
+            for level in 1..=9 {
+                bench(&format!("{corpus} zlib-rs {level}"), set, &|d| zlib_rs_gzip(d, level));
+            }
+            for level in 1..=12 {
+                bench(&format!("{corpus} libdeflate {level}"), set, &|d| {
+                    let mut c = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(level).unwrap());
+                    let mut o = vec![0; c.gzip_compress_bound(d.len())];
+                    let n = c.gzip_compress(d, &mut o).unwrap();
+                    o.truncate(n);
+                    o
+                });
+            }
+        }
+    }
     #[cfg(feature = "lz4_flex")]
     {
         let c = bench("lz4 frame compress", &data, &|d| { let mut w = lz4_flex::frame::FrameEncoder::new(Vec::new()); w.write_all(d).unwrap(); w.finish().unwrap() });
         bench("lz4 frame decompress", &c, &|d| { let mut o = Vec::new(); lz4_flex::frame::FrameDecoder::new(d).read_to_end(&mut o).unwrap(); o });
     }
+}
+
+/// zlib-rs's gzip of `input` at `level`, through its zlib API as the
+/// pool's gzip kernel uses it (window 15, memLevel 8), in one call.
+#[cfg(feature = "gzip-levels")]
+fn zlib_rs_gzip(input: &[u8], level: i32) -> Vec<u8> {
+    use libz_rs_sys::*;
+    let mut out = vec![0u8; input.len() + input.len() / 100 + 64];
+    // SAFETY: a zeroed z_stream is what deflateInit2_ expects; the buffers
+    // outlive the calls, and deflateEnd frees what deflateInit2_ made.
+    unsafe {
+        let mut strm: z_stream = std::mem::zeroed();
+        let rc = deflateInit2_(&mut strm, level, Z_DEFLATED, 31, 8, 0, zlibVersion(), std::mem::size_of::<z_stream>() as i32);
+        assert_eq!(rc, Z_OK);
+        strm.next_in = input.as_ptr() as *mut u8;
+        strm.avail_in = input.len() as u32;
+        strm.next_out = out.as_mut_ptr();
+        strm.avail_out = out.len() as u32;
+        assert_eq!(deflate(&mut strm, Z_FINISH), Z_STREAM_END);
+        out.truncate(strm.total_out as usize);
+        deflateEnd(&mut strm);
+    }
+    out
 }
 
 /// zlib-rs through its zlib API, as the pool's gunzip kernel uses it: one

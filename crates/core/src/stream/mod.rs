@@ -336,6 +336,8 @@ impl Stream {
             &mut out,
             ctx,
             Some(&self.yield_requested),
+            // A digest's chunks keep to the walk, which sees output made early.
+            !self.digest,
         ) {
             // The limit is the stream's, not this step's room.
             Err(KernelError::TooLarge { .. }) => {
@@ -450,6 +452,7 @@ impl Stream {
                     &mut out,
                     ctx,
                     None,
+                    false,
                 )?;
             }
         }
@@ -457,7 +460,7 @@ impl Stream {
         let (next, fed, ending) = (position.next, position.fed, position.ending);
         position.fed = 0;
         position.ending = false;
-        position.advance(kernel, &self.params, rest, ChunkEnd::More, &mut out, ctx, None)?;
+        position.advance(kernel, &self.params, rest, ChunkEnd::More, &mut out, ctx, None, false)?;
         if self.digest && position.wrote_early {
             return Err(not_a_digest());
         }

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{ChunkEnd, RESET};
 use crate::input::{slice_parts, Input};
+use crate::kernels::codec::OUTPUT_STEP;
 use crate::kernels::{AnyKernel, Fed, KernelError, Params, RunContext, Sink, Transform, CHUNK};
 
 /// The kernel's state and where the stream is.
@@ -66,7 +67,8 @@ impl Position {
 
     /// Takes `input` from `fed` on, then runs `end`; true when it stopped
     /// early (the sink's pause point, or `yield_requested`). Moves `next` on
-    /// once the chunk is done.
+    /// once the chunk is done. `whole`: a stream's only chunk may run as a
+    /// one-shot task (not a digest's, nor an inline run).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn advance(
         &mut self,
@@ -77,7 +79,25 @@ impl Position {
         out: &mut Sink,
         ctx: &RunContext<'_>,
         yield_requested: Option<&AtomicBool>,
+        whole: bool,
     ) -> Result<bool, KernelError> {
+        if whole
+            && self.transform.is_none()
+            && end == ChunkEnd::Last
+            && !kernel.expands()
+            && input.len() <= out.before_pause().saturating_add(OUTPUT_STEP)
+        {
+            // A stream given its whole input at once (`end(body)` on a
+            // fresh stream) is a one-shot task: the kernel's whole-input
+            // ways (libdeflate, parts on several threads) apply. An encoder
+            // makes about as much output as its input at most: within the
+            // reader's room and one output step, as a step's would be.
+            kernel.run(params, input, ctx, out)?;
+            self.consumed += input.len() as u64;
+            self.next += 1;
+            self.fed = 0;
+            return Ok(false);
+        }
         if self.transform.is_none() {
             let mut state = kernel.start(params, None)?;
             self.splits = ctx.parallel().is_some() && state.allow_parts();

@@ -25,7 +25,8 @@
 //! encoder's zlib API; `blocks.rs` an output cut into blocks that threads
 //! compress apart, for a large one-shot task (`parallel.rs`) and a stream
 //! on a pool of several threads (`block_stream.rs`); `libdeflate.rs` the
-//! one-shot gunzip of one member; this file what they share: the format,
+//! one-shot gunzip of one member; `whole_body.rs` a whole body compressed
+//! in one call of libdeflate; this file what they share: the format,
 //! the error codes, and the controls a stream sends as flush kinds.
 
 use super::KernelError;
@@ -99,3 +100,4 @@ mod libdeflate;
 pub(crate) mod parallel;
 #[cfg(test)]
 mod tests;
+pub(crate) mod whole_body;

@@ -303,7 +303,9 @@ fn input_after_the_end_is_refused_when_asked_as_node_zlib_s_lines_refuse_it() {
 fn a_smaller_window_refuses_distances_past_it_in_zlib_s_words() {
     let data = text(100_000);
     for (enc, dec) in [("deflateRaw", "inflateRaw"), ("gzip", "gunzip"), ("gzip", "unzip")] {
-        let packed = run(enc, &data).unwrap();
+        // zlib-rs's stream, whose matches reach past 512 bytes (libdeflate's
+        // of this text stay within them).
+        let packed = super::whole_body::without(|| run(enc, &data)).unwrap();
         for chunk in [None, Some(16_384.0)] {
             let mut given = vec![("windowBits", 9.0)];
             given.extend(chunk.map(|size| ("chunkSize", size)));
@@ -372,5 +374,42 @@ fn an_encoder_told_to_sync_flush_at_the_end_leaves_its_stream_open() {
         )
         .unwrap();
         assert_eq!(lenient, data, "{enc}");
+    }
+}
+
+/// A whole body goes through libdeflate at the level mapped from zlib's:
+/// its output decodes, and is no larger than zlib-rs's at that level.
+#[test]
+fn a_whole_body_is_no_larger_than_zlib_rs_makes_it_at_each_level() {
+    let data = text(64 * 1024);
+    for level in -1..=9 {
+        for (enc, dec) in [("gzip", "gunzip"), ("deflate", "inflate"), ("deflateRaw", "inflateRaw")]
+        {
+            let p = params(enc, &[("level", f64::from(level))]);
+            let ours = run_with(enc, &p, Input::Owned(data.clone()), usize::MAX).unwrap();
+            let zlib_rs = super::whole_body::without(|| {
+                run_with(enc, &p, Input::Owned(data.clone()), usize::MAX)
+            })
+            .unwrap();
+            assert_eq!(run(dec, &ours).unwrap(), data, "{enc} {level}");
+            assert!(
+                ours.len() <= zlib_rs.len(),
+                "{enc} {level}: {} > {}",
+                ours.len(),
+                zlib_rs.len()
+            );
+            let mapped = super::whole_body::level_for(level).is_some();
+            assert_eq!(ours != zlib_rs, mapped, "{enc} {level}: libdeflate's or zlib-rs's");
+        }
+    }
+    // A smaller window, a memLevel, a strategy or a dictionary: zlib-rs's.
+    for given in [("windowBits", 12.0), ("memLevel", 9.0), ("strategy", 1.0)] {
+        let p = params("deflate", &[given]);
+        let ours = run_with("deflate", &p, Input::Owned(data.clone()), usize::MAX).unwrap();
+        let zlib_rs = super::whole_body::without(|| {
+            run_with("deflate", &p, Input::Owned(data.clone()), usize::MAX)
+        })
+        .unwrap();
+        assert_eq!(ours, zlib_rs, "{given:?}");
     }
 }
