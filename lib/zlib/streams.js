@@ -95,6 +95,8 @@ ZlibBase.prototype.flush = function flush(kind, callback) {
  * would be a cut member, then a new one), the stream fails as node:zlib's
  * does (ERR_ZLIB_INCOMPLETE_FRAME). As here a reset applies after the
  * writes before it, a write not yet consumed has begun the member too.
+ *
+ * @this {any}
  */
 ZlibBase.prototype.reset = function reset() {
   const member = this[MEMBER];
