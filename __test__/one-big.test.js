@@ -12,6 +12,7 @@ const assert = require('node:assert/strict');
 const zlib = require('node:zlib');
 const { spawnSync } = require('node:child_process');
 const { Pool } = require('..');
+const { waitFor, poolState } = require('./wait');
 
 const MIB = 1 << 20;
 /** The gzip blocks and the zstd frames (crates/core: zlib/parallel.rs, zstd/compress.rs). */
@@ -108,7 +109,12 @@ test('a pool that has run small tasks still starts a thread for a big job, and a
   pool.on('spawn', (e) => spawns.push(e));
   const order = [];
   const big = pool.post(mixed(16 * MIB), { kernel: 'gzip' }).then(() => order.push('big'));
-  await new Promise((r) => setTimeout(r, 5));
+  // The big job runs (taken alone: a tiny task queued with it could go in
+  // its batch, behind it).
+  await waitFor(() => pool.stats().busyThreads >= 1 && pool.stats().queued === 0, {
+    what: 'a thread to take the big job',
+    state: poolState(pool),
+  });
   const tiny = pool.post(Buffer.from('tiny')).then(() => order.push('tiny'));
   await Promise.all([big, tiny]);
   assert.deepEqual(order, ['tiny', 'big']);
@@ -233,6 +239,21 @@ function rawDeflates(pool, highWaterMark) {
   ];
 }
 
+/**
+ * Until `stream` (made by `who`) stops for its reader: its readable buffer
+ * at `highWaterMark` (where node:zlib stops) and, for the pool's, no step
+ * in flight. From then on nothing happens until it is read.
+ */
+function stopsForReader(who, stream, pool, highWaterMark) {
+  return waitFor(
+    () => stream.readableLength >= highWaterMark && (who !== 'pool' || pool.stats().pending === 0),
+    {
+      what: `${who}: the stream to stop for its reader`,
+      state: () => `readableLength ${stream.readableLength}, ${poolState(pool)()}`,
+    },
+  );
+}
+
 /** Reads `stream` to its end after ending it (`out` gathers the output), which inflates to `input`. */
 async function readsToEnd(stream, out, input, who) {
   stream.on('data', (c) => out.push(c));
@@ -252,7 +273,7 @@ test('a reader that stops holds a stream in blocks: its readable side stays near
     let called = false;
     stream.write(input, () => (called = true));
     // Nobody reads: the output waits, bounded by the reader's buffer.
-    await new Promise((r) => setTimeout(r, 300));
+    await stopsForReader(who, stream, pool, highWaterMark);
     assert.ok(
       stream.readableLength <= highWaterMark + 64 * 1024,
       `${who}: ${stream.readableLength}`,
@@ -312,8 +333,8 @@ test('a reader that pauses in its first data event holds a stream in blocks near
     let called = false;
     stream.write(input, () => (called = true));
     await first;
-    // The steps after the pause have had their time.
-    await new Promise((r) => setTimeout(r, 300));
+    // The steps after the pause fill the reader's buffer, then stop.
+    await stopsForReader(who, stream, pool, highWaterMark);
     assert.equal(out.length, 1, `${who}: one data event before the pause`);
     assert.ok(
       stream.readableLength <= highWaterMark + 64 * 1024,
@@ -405,15 +426,19 @@ test('a stream in blocks hands its output on without a pool task per piece', asy
 test('a stream in blocks whose input is detached while it waits for its reader fails with ERR_INVALID_STATE', async (t) => {
   // No node:zlib control: node:zlib aborts the process on a detached input.
   const pool = new Pool({ maxThreads: 2 });
-  t.after(() => pool.close());
   const memory = new ArrayBuffer(4 * MIB);
   new Uint8Array(memory).set(data.subarray(0, 4 * MIB));
   const stream = pool.createGzip({ highWaterMark: 16 * 1024 });
+  // (A stream left waiting for its reader would hold close() up.)
+  t.after(() => {
+    stream.destroy();
+    return pool.close();
+  });
   const failed = new Promise((resolve) => stream.on('error', resolve));
   const called = new Promise((resolve) => stream.write(new Uint8Array(memory), resolve));
-  // The blocks are made; the output waits for a reader, and the write for it.
-  await new Promise((r) => setTimeout(r, 100));
-  assert.ok(stream.readableLength > 0);
+  // The blocks are made; the output waits for a reader, and the write for
+  // it: no thread reads the input any more.
+  await stopsForReader('pool', stream, pool, 16 * 1024);
   structuredClone(memory, { transfer: [memory] });
   stream.resume();
   const err = await failed;
@@ -422,12 +447,14 @@ test('a stream in blocks whose input is detached while it waits for its reader f
   assert.equal((await called)?.code, 'ERR_INVALID_STATE');
 });
 
-test('pool.destroy() stops a stream in blocks: no output made after it, the write fails', async () => {
+test('pool.destroy() stops a stream in blocks: no output made after it, the write fails', async (t) => {
   const pool = new Pool({ maxThreads: 2 });
+  t.after(() => pool.destroy());
   const stream = pool.createGzip({ highWaterMark: 16 * 1024 });
   stream.on('error', () => {});
   const called = new Promise((resolve) => stream.write(data.subarray(0, 2 * MIB), resolve));
-  await new Promise((r) => setTimeout(r, 100));
+  // Its blocks made, the stream waits for its reader.
+  await stopsForReader('pool', stream, pool, 16 * 1024);
   const buffered = stream.readableLength;
   pool.destroy();
   let after = 0;
