@@ -23,20 +23,40 @@ function tableDir(t) {
 
 /**
  * A child process running `body` (the source of an async function of
- * `(Pool, send)`) with the table in `dir`; lines it sends arrive as JSON.
+ * `(Pool, send, cap, heard)`) with the table in `dir`; lines it sends
+ * arrive as JSON. `heard(pred)` waits for the first line the test `tell()`s
+ * it that satisfies `pred` (it stops reading then: one such wait a child).
  */
 function child(dir, body) {
   const source = `
     const { Pool } = require(${JSON.stringify(path.join(__dirname, '..'))});
     const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-    (${body})(Pool, send, Symbol.for('tidepool.test.budgetCapacity')).catch((e) => {
+    const heard = (pred) => new Promise((resolve) => {
+      let buf = '';
+      process.stdin.setEncoding('utf8');
+      process.stdin.on('data', function onData(d) {
+        buf += d;
+        let nl;
+        while ((nl = buf.indexOf('\\n')) >= 0) {
+          const m = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          if (pred(m)) {
+            process.stdin.off('data', onData);
+            process.stdin.destroy();
+            return resolve(m);
+          }
+        }
+      });
+    });
+    (${body})(Pool, send, Symbol.for('tidepool.test.budgetCapacity'), heard).catch((e) => {
       send({ error: String(e && e.stack) });
       process.exit(1);
     });`;
   const c = spawn(process.execPath, ['-e', source], {
     env: { ...process.env, TIDEPOOL_BUDGET_DIR: dir },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  c.stdin.on('error', () => {}); // a child that exited reads no more
   const messages = [];
   const waiters = [];
   let buf = '';
@@ -65,7 +85,9 @@ function child(dir, body) {
       await Promise.race([new Promise((r) => waiters.push(r)), exited]);
     }
   }
-  return { process: c, next, exited, stderr: () => stderr };
+  /** Sends `m` to the child's `heard()`. */
+  const tell = (m) => c.stdin.write(JSON.stringify(m) + '\n');
+  return { process: c, next, tell, exited, stderr: () => stderr };
 }
 
 test('budget is an option with two values, and stats() says which', async (t) => {
@@ -201,18 +223,21 @@ test(
   { skip: !LINUX },
   async (t) => {
     const dir = tableDir(t);
-    // A holds the only share with a long task; B's task waits for it.
+    // A holds the only share with a task that runs until the test lets it
+    // go (once B was seen waiting); B's task waits for it.
     const a = child(
       dir,
-      `async (Pool, send, cap) => {
+      `async (Pool, send, cap, heard) => {
       const pool = new Pool({ kernel: 'sleep', budget: 'machine', maxThreads: 2, [cap]: 1 });
-      const us = Buffer.alloc(4); us.writeUInt32LE(400_000);
-      const running = pool.post(us);
+      const us = Buffer.alloc(4); us.writeUInt32LE(60_000_000);
+      const release = new AbortController();
+      const running = pool.post(us, { signal: release.signal }).catch((e) => e.name);
       const deadline = Date.now() + 30_000;
       while (pool.stats().busyThreads === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
       send({ holding: pool.stats().budget });
-      await running;
-      send({ done: true });
+      await heard((m) => m.release);
+      release.abort();
+      send({ done: await running });
       await pool.close();
     }`,
     );
@@ -244,8 +269,9 @@ test(
     assert.equal(waiting.held, 0);
     assert.equal(waiting.machine.held, 1, "A's share, seen from B");
     assert.equal(waiting.machine.processes, 2);
+    a.tell({ release: true });
+    assert.equal((await a.next((m) => m.done)).done, 'AbortError', "A's task ran until let go");
     const finished = await b.next((m) => m.finished);
-    await a.next((m) => m.done);
     assert.equal(finished.stats.waits, 1);
     assert.ok(finished.stats.waitMs > 0);
     assert.equal(finished.stats.held, 0, 'given back once the queue was empty');
