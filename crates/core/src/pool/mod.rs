@@ -121,6 +121,12 @@ pub struct PoolStats {
     pub spawn_errors: u64,
     /// Threads started, by reason (in `SpawnReason::ALL`'s order).
     pub spawns_by_reason: [u64; 4],
+    /// Parts of tasks' jobs run by helpers: threads other than the one
+    /// running the task (see `parts.rs`).
+    pub parts_helped: u64,
+    /// Since when the extra thread that retirement by idleness judges (the
+    /// newest one parked idle) has been idle; None when no extra is.
+    pub idle_extra_since: Option<Instant>,
     /// How long tasks waited in the queue (since creation or the last reset).
     pub wait: Summary,
     /// How long kernels ran (since creation or the last reset).
@@ -293,6 +299,8 @@ impl Pool {
             retired: st.retired,
             spawn_errors: st.spawn_errors,
             spawns_by_reason: st.spawns_by_reason,
+            parts_helped: self.shared.parts.helped(),
+            idle_extra_since: state::newest_idle_extra(&st).map(|(_, since)| since),
             wait,
             run,
         }

@@ -9,7 +9,7 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::state::{pick_parked, Shared};
@@ -61,23 +61,26 @@ struct Job<'a> {
 impl Job<'_> {
     /// Claims and runs parts until none is left or `leave()` says so
     /// (checked before each claim); whoever claims the last part takes the
-    /// job off `open`, so idle threads stop looking at it.
-    fn work(&self, open: &AtomicUsize, leave: &dyn Fn() -> bool) {
+    /// job off `open`, so idle threads stop looking at it. Returns how many
+    /// parts it ran.
+    fn work(&self, open: &AtomicUsize, leave: &dyn Fn() -> bool) -> u64 {
+        let mut ran = 0;
         loop {
             if leave() {
-                return;
+                return ran;
             }
             let i = self.next.fetch_add(1, Ordering::AcqRel);
             if i + 1 >= self.n {
                 self.exhaust(open);
             }
             if i >= self.n {
-                return;
+                return ran;
             }
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| (self.part)(i))) {
                 let mut first = self.panic.lock().unwrap_or_else(|e| e.into_inner());
                 first.get_or_insert(payload);
             }
+            ran += 1;
         }
     }
 
@@ -119,11 +122,25 @@ pub(super) struct Board {
     /// Jobs on the board with parts not yet claimed (a hint read without
     /// the lock: idle threads look at the board only while it is above 0).
     open: AtomicUsize,
+    /// Parts run by helpers (threads other than their job's own), for
+    /// `stats()`.
+    helped: AtomicU64,
 }
 
 impl Board {
     pub(super) fn new() -> Board {
-        Board { entries: Mutex::new(Vec::new()), left: Condvar::new(), open: AtomicUsize::new(0) }
+        Board {
+            entries: Mutex::new(Vec::new()),
+            left: Condvar::new(),
+            open: AtomicUsize::new(0),
+            helped: AtomicU64::new(0),
+        }
+    }
+
+    /// Parts run by helpers so far. Counted before a helper leaves its
+    /// job, so once a task's completion is seen, its parts are counted.
+    pub(super) fn helped(&self) -> u64 {
+        self.helped.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Entry>> {
@@ -169,7 +186,7 @@ impl Board {
         if n > 1 {
             wake(n - 1);
         }
-        job.work(&self.open, &|| false);
+        let _ = job.work(&self.open, &|| false);
         let mut entries = self.lock();
         let at = entries.iter().position(|e| e.job == job_ref).expect("a job stays on the board");
         entries[at].closed = true;
@@ -203,7 +220,9 @@ impl Board {
         let _inside = Inside { board: self, job: job_ref };
         // SAFETY: counted in `inside`, so its thread waits for us before
         // the job leaves its stack (see JobRef).
-        unsafe { &*job_ref.0 }.work(&self.open, leave);
+        let ran = unsafe { &*job_ref.0 }.work(&self.open, leave);
+        // Before `_inside` lets the job's thread go on.
+        self.helped.fetch_add(ran, Ordering::Relaxed);
         true
     }
 }
@@ -228,7 +247,6 @@ impl Drop for Inside<'_> {
 #[cfg(all(test, not(feature = "shuttle")))]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU64;
 
     #[test]
     fn every_part_runs_once_with_helpers_or_without() {
@@ -288,6 +306,7 @@ mod tests {
             done.store(true, Ordering::Release);
         });
         assert_eq!(elsewhere.load(Ordering::Relaxed), 0, "no part ran on the helper");
+        assert_eq!(board.helped(), 0, "and none was counted as helped");
         assert!(board.lock().is_empty());
     }
 

@@ -236,6 +236,18 @@ fn supervisor_late(st: &State, by: Instant) -> bool {
     st.supervisor_sleeping || st.supervisor_wakes_at.is_some_and(|at| at > by)
 }
 
+/// The newest extra thread that is parked idle, and since when it has
+/// been idle: the one retirement by idleness judges (`Observation::newest_idle_extra`).
+pub(super) fn newest_idle_extra(st: &State) -> Option<(usize, Instant)> {
+    st.seats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.occupied && !s.core && !s.retire && s.parked)
+        .filter_map(|(i, s)| s.idle_since.map(|t| (i, t, s.generation)))
+        .max_by_key(|&(_, _, generation)| generation)
+        .map(|(i, t, _)| (i, t))
+}
+
 /// Is an extra (non-core) thread parked, one that could be woken for work?
 fn has_parked_extra(st: &State) -> bool {
     st.seats.iter().any(|s| s.occupied && s.parked && !s.wake_pending && !s.core && !s.retire)

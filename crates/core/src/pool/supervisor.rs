@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::state::{extras_allowed, note_exit, pick_parked, Lifecycle, Seat, Shared, State};
+use super::state::{
+    extras_allowed, newest_idle_extra, note_exit, pick_parked, Lifecycle, Seat, Shared, State,
+};
 use super::worker::worker_main;
 use super::{PoolEvent, THREAD_NAME_PREFIX};
 use crate::policy::{self, Action, Observation, RetireReason, SpawnReason};
@@ -254,14 +256,7 @@ pub(super) fn observe(
         .filter(|(_, s)| s.occupied && !s.core && !s.retire && !leaving)
         .max_by_key(|(_, s)| s.generation)
         .map(|(i, _)| i);
-    let newest_idle_extra = st
-        .seats
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.occupied && !s.core && !s.retire && s.parked)
-        .filter_map(|(i, s)| s.idle_since.map(|t| (i, t, s.generation)))
-        .max_by_key(|&(_, _, generation)| generation)
-        .map(|(i, t, _)| (i, t));
+    let newest_idle_extra = newest_idle_extra(st);
     // Parts of a running task that idle threads may take count as queued
     // work: threads are started for them as for tasks.
     let oldest_task = st.queue.front().map(|t| t.enqueued_at);
