@@ -46,6 +46,19 @@ fn micros(us: u32) -> Vec<u8> {
     us.to_le_bytes().to_vec()
 }
 
+/// A task that holds its thread until `release` (its cancel flag) is set:
+/// a minute's sleep (far longer than any test holds it), which then ends
+/// `Cancelled` within a millisecond's slice.
+fn held(slot: u32, release: &Arc<std::sync::atomic::AtomicBool>) -> Task {
+    let mut t = task(slot, "sleep", micros(60_000_000));
+    t.cancel = Some(release.clone());
+    t
+}
+
+fn release(flag: &std::sync::atomic::AtomicBool) {
+    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Drains until `n` completions arrived (or panics after 10 s).
 fn collect(pool: &Pool, signal: &Signal, n: usize) -> Vec<Completion> {
     let mut all = Vec::new();
@@ -131,36 +144,40 @@ fn large_outputs_come_back_whole_and_the_output_limit_holds() {
 
 #[test]
 fn a_load_step_is_seen_while_the_supervisor_waits_out_an_idle_timeout() {
-    // With only busy extras the supervisor sleeps for the idle timeout (here
-    // 5 s); a burst posted meanwhile must still bring a spawn within
-    // spawn_delay, not when that sleep ends.
+    // With only busy extras the supervisor sleeps for an eighth of the idle
+    // timeout (here 30 s); a burst posted meanwhile must still bring a
+    // spawn within spawn_delay, not when that sleep ends.
     let signal = Signal::default();
     let mut cfg = config(1, 4);
-    cfg.policy.idle_timeout = Duration::from_secs(5);
+    cfg.policy.idle_timeout = Duration::from_secs(240);
     let pool = Pool::new(cfg, signal.waker()).unwrap();
-    // The core thread takes a long task; the queue behind it brings one
-    // extra, which ends on a long task too: queue empty, both threads busy.
-    pool.submit(task(0, "sleep", micros(400_000))).unwrap();
-    for slot in 1..4 {
-        pool.submit(task(slot, "sleep", micros(1_000))).unwrap();
-    }
-    pool.submit(task(4, "sleep", micros(400_000))).unwrap();
-    let t = Instant::now();
-    while pool.stats(false).threads < 2 {
-        assert!(t.elapsed() < Duration::from_secs(2), "no extra for the first two tasks");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    std::thread::sleep(Duration::from_millis(50)); // the supervisor is in its long wait now
-    assert_eq!(pool.stats(false).queued, 0);
-    for slot in 5..15 {
+    let hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The core thread takes a task that holds it; the two queued behind it
+    // bring one extra (no more: the queue is never longer than the
+    // threads again), which ends on a held task too: queue empty, both
+    // threads busy until the test lets them go. The 10 ms task between
+    // makes the mean run time the burst's, so that the burst needs more
+    // threads whenever the supervisor looks at it.
+    pool.submit(held(0, &hold)).unwrap();
+    pool.submit(task(1, "sleep", micros(10_000))).unwrap();
+    pool.submit(held(2, &hold)).unwrap();
+    assert_eq!(collect(&pool, &signal, 1)[0].slot, 1);
+    wait_for("both threads busy with the held tasks, the queue empty", || {
+        let s = pool.stats(false);
+        s.threads == 2 && s.busy_threads == 2 && s.queued == 0
+    });
+    // The supervisor goes into its long wait at its next look (it does not
+    // say when: a burst that comes first only makes this test easy).
+    std::thread::sleep(Duration::from_millis(50));
+    for slot in 3..13 {
         pool.submit(task(slot, "sleep", micros(10_000))).unwrap();
     }
-    let t = Instant::now();
-    while pool.stats(false).threads < 3 {
-        assert!(t.elapsed() < Duration::from_secs(1), "the burst went unseen");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    collect(&pool, &signal, 15);
+    // Both threads held, only a new one runs the burst: at once if the
+    // burst was seen when posted, else in 30 s, past wait_for's guard.
+    wait_for("a third thread for the burst", || pool.stats(false).threads >= 3);
+    collect(&pool, &signal, 10);
+    release(&hold);
+    collect(&pool, &signal, 2);
 }
 
 #[test]
