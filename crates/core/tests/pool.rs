@@ -184,16 +184,12 @@ fn a_load_step_is_seen_while_the_supervisor_waits_out_an_idle_timeout() {
 fn abort_returns_queued_and_cancels_running() {
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
-    pool.submit(task(0, "sleep", micros(5_000_000))).unwrap();
-    // Wait until the sleep is running.
-    let t = Instant::now();
-    while pool.stats(false).busy_threads == 0 {
-        assert!(t.elapsed() < Duration::from_secs(5));
-        std::thread::yield_now();
-    }
+    // A minute's sleep: it settles within collect()'s 10 s only if the
+    // abort stopped it (how soon is bench/run.js's "abort: running 1 GiB").
+    pool.submit(task(0, "sleep", micros(60_000_000))).unwrap();
+    wait_until_busy(&pool);
     pool.submit(task(1, "sha256", vec![0; 10])).unwrap();
     pool.submit(task(2, "sha256", vec![0; 10])).unwrap();
-    let started = Instant::now();
     let mut queued = pool.abort();
     queued.sort();
     assert_eq!(queued, vec![1, 2]);
@@ -201,7 +197,6 @@ fn abort_returns_queued_and_cancels_running() {
     assert_eq!(done[0].slot, 0);
     assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::Cancelled)));
     pool.join();
-    assert!(started.elapsed() < Duration::from_secs(1), "cancel took {:?}", started.elapsed());
     assert!(pool.is_terminated());
     assert!(pool.submit(task(3, "sha256", vec![])).is_err(), "no tasks after abort");
 }
@@ -266,13 +261,19 @@ fn trickle_does_not_spawn() {
 fn dropping_a_busy_pool_joins_quickly() {
     let signal = Signal::default();
     let pool = Pool::new(config(2, 2), signal.waker()).unwrap();
+    // A minute each: drop() returns well before that only if it stopped
+    // them (how soon is a benchmark's question, not this test's).
     for slot in 0..4 {
-        pool.submit(task(slot, "spin", micros(10_000_000))).unwrap();
+        pool.submit(task(slot, "spin", micros(60_000_000))).unwrap();
     }
-    std::thread::sleep(Duration::from_millis(20));
+    wait_for("both threads to run a task", || pool.stats(false).busy_threads == 2);
     let t = Instant::now();
     drop(pool);
-    assert!(t.elapsed() < Duration::from_millis(500), "drop took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "drop waited for its kernels: {:?}",
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -369,21 +370,19 @@ fn a_queued_task_can_be_removed_and_a_running_one_cancelled_alone() {
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
     let flag = Arc::new(AtomicBool::new(false));
-    let mut running = task(0, "sleep", micros(5_000_000));
-    running.cancel = Some(flag.clone());
-    pool.submit(running).unwrap();
+    // A minute's sleep: it settles within collect()'s 10 s only if its
+    // flag stopped it.
+    pool.submit(held(0, &flag)).unwrap();
     wait_until_busy(&pool);
     pool.submit(task(1, "crc32", vec![1])).unwrap();
     pool.submit(task(2, "crc32", vec![2])).unwrap();
     assert!(pool.remove_queued(1));
     assert!(!pool.remove_queued(1), "already removed");
     assert!(!pool.remove_queued(0), "running tasks are not in the queue");
-    let t = Instant::now();
     flag.store(true, Ordering::Relaxed);
     let mut done = collect(&pool, &signal, 2);
     done.sort_by_key(|c| c.slot);
     assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::Cancelled)));
-    assert!(t.elapsed() < Duration::from_millis(500));
     assert!(done[1].outcome.is_ok(), "the next task ran normally on the same thread");
     assert_eq!(pool.stats(false).threads, 1);
 }
@@ -392,13 +391,15 @@ fn a_queued_task_can_be_removed_and_a_running_one_cancelled_alone() {
 fn a_task_running_past_its_timeout_is_stopped() {
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
-    let mut slow = task(0, "spin", micros(5_000_000));
+    // A minute's spin: it settles within collect()'s 10 s only if its
+    // timeout stopped it, and not before the timeout.
+    let mut slow = task(0, "spin", micros(60_000_000));
     slow.timeout = Some(Duration::from_millis(30));
     let t = Instant::now();
     pool.submit(slow).unwrap();
     let done = collect(&pool, &signal, 1);
     assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::TimedOut)));
-    assert!(t.elapsed() >= Duration::from_millis(30) && t.elapsed() < Duration::from_millis(500));
+    assert!(t.elapsed() >= Duration::from_millis(30), "stopped early: {:?}", t.elapsed());
 }
 
 #[test]
@@ -450,13 +451,7 @@ fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
     let flag = Arc::new(AtomicBool::new(false));
-    let mut batch: Vec<Task> = (0..4)
-        .map(|slot| {
-            let mut t = task(slot, "sleep", micros(5_000_000));
-            t.cancel = Some(flag.clone());
-            t
-        })
-        .collect();
+    let mut batch: Vec<Task> = (0..4).map(|slot| held(slot, &flag)).collect();
     batch.insert(2, task(9, "crc32", vec![9]));
     pool.submit_many(&mut batch).unwrap();
     wait_until_busy(&pool);
@@ -468,13 +463,13 @@ fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
         "the flag's queued tasks, not the one running nor the other"
     );
     assert!(pool.remove_queued_with(&flag).is_empty());
-    let t = Instant::now();
+    // The running one sleeps a minute: it settles within collect()'s 10 s
+    // only if the flag stopped it.
     flag.store(true, Ordering::Relaxed);
     let mut done = collect(&pool, &signal, 2);
     done.sort_by_key(|c| c.slot);
     assert_eq!(done[0].slot, 0);
     assert_eq!(done[0].outcome, Err(TaskError::Kernel(KernelError::Cancelled)));
-    assert!(t.elapsed() < Duration::from_millis(500));
     assert_eq!(done[1].slot, 9);
     assert!(done[1].outcome.is_ok());
 }
