@@ -93,7 +93,10 @@ test('the queue-age gauge rises under a step and falls to 0; counters only grow,
     // scraped, and 11 queued behind it.
     hold = await holdThread(pool);
     const step = Array.from({ length: 11 }, () => pool.post(micros(50_000), { kernel: 'sleep' }));
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await waitFor(() => pool.stats().oldestQueuedMs >= 30, {
+      what: 'the oldest queued task to be 30 ms old',
+      state: poolState(pool),
+    });
     const during = await server.scrape();
     assert.ok(value(during, 'tidepool_queue_length') >= 1);
     assert.ok(
