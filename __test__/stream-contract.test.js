@@ -384,7 +384,13 @@ test('destroy(), a signal or bad input while output is handed on: each _write an
         const closed = new Promise((resolve) => stream.on('close', resolve));
         stream.end(input);
         await closed;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // A second call would come from a step still in flight: the pool's
+        // settle first (node:zlib reports nothing: its work gets 50 ms).
+        if (who === 'tidepool')
+          await waitFor(() => pool.stats().pending === 0, {
+            what: `${who} ${name}: every step to settle`,
+          });
+        else await new Promise((resolve) => setTimeout(resolve, 50));
         assert.ok(calls.length > 0, `${who} ${name}: nothing written`);
         assert.ok(
           calls.every((n) => n <= 1),
@@ -470,8 +476,10 @@ test('a signal that fires while the stream is idle destroys it at once with an A
     ]) {
       const ac = new AbortController();
       const stream = make(ac.signal);
-      stream.write('some bytes');
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Idle: its write was consumed (called back) and nothing runs.
+      await new Promise((resolve) => stream.write('some bytes', resolve));
+      if (who === 'tidepool')
+        await waitFor(() => pool.stats().pending === 0, { what: 'nothing in flight' });
       const failed = once(stream, 'error');
       ac.abort('enough');
       const [err] = await failed;
@@ -664,8 +672,9 @@ test('writes of one turn to an idle deflate stream go as one task: corked until 
       stream.uncork();
       stream.cork();
       stream.write('b', () => log.push('b'));
+      // Past the pool's own tick, and 'a' through: 'b' still waits.
       await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => log.includes('a'), { what: `${who}: 'a' called back` });
       log.push(`corked ${stream.writableCorked}, ${stream.writableLength} bytes waiting`);
       stream.uncork();
       stream.end();
@@ -767,11 +776,14 @@ test('close() does not wait for a stream ended, then dropped unread', async () =
   await waitFor(() => pool.stats().pending === 0, { what: 'the stream to stop for its reader' });
   let closed = false;
   const closing = pool.close().then(() => (closed = true));
-  for (let i = 0; i < 20 && !closed; i++) {
-    gc();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  await waitFor(() => closed, { what: 'close() once the stream was collected' });
+  // Collected at some gc(): one before each look.
+  await waitFor(
+    () => {
+      if (!closed) gc();
+      return closed;
+    },
+    { what: 'close() once the stream was collected', interval: 10 },
+  );
   await closing;
 });
 
@@ -973,7 +985,12 @@ test('a full queue, drop-oldest or maxQueueAgeMs never end a stream: its tasks w
       const out = collect(gzip);
       const ended = once(gzip, 'end');
       gzip.end(data);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The stream's task is queued (and older than maxQueueAgeMs, when set).
+      const age = options.maxQueueAgeMs ?? -1;
+      await waitFor(() => pool.stats().queued === 1 && pool.stats().oldestQueuedMs > age, {
+        what: "the stream's task to wait in the queue",
+        state: () => JSON.stringify(pool.stats()),
+      });
       // A post that finds the queue full (the stream's task is in it) is the one refused or dropped.
       const post = pool.post(Buffer.from('x'), { kernel: 'sha256' }).catch((e) => e.code);
       blocker.release();
