@@ -141,6 +141,19 @@ test('large results are freed when collected (the finalizer runs)', () => {
   assert.ok(peakMiB < 600, `peak RSS ${peakMiB} MiB`);
 });
 
+/**
+ * Holds the JS thread (no turn of the event loop, so no delivery) until no
+ * task of `pool` is queued or running; false if that takes over 10 s.
+ */
+function holdUntilFinished(pool) {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const s = pool.stats();
+    if (s.queued === 0 && s.busyThreads === 0) return true;
+    if (Date.now() >= until) return false;
+  }
+}
+
 test('a batch of many large results is handed over across turns of the event loop, every task settling once', async () => {
   const pool = new Pool({ kernel: 'echo', maxThreads: 2 });
   try {
@@ -156,11 +169,7 @@ test('a batch of many large results is handed over across turns of the event loo
     );
     // Hold the JS thread until every task has finished: all 40 MiB of
     // results then wait in one batch.
-    const until = Date.now() + 5000;
-    while (Date.now() < until) {
-      const s = pool.stats();
-      if (s.queued === 0 && s.busyThreads === 0) break;
-    }
+    assert.ok(holdUntilFinished(pool), 'every task finished while the JS thread was held');
     await Promise.all(posts);
     assert.equal(settled, n);
     assert.ok(
@@ -182,11 +191,7 @@ test(
       const posts = Array.from({ length: 16 }, (_, i) => pool.post(bytes(1 << 20, i)));
       // Every task finished before the first delivery: one batch of 16 MiB,
       // more than one call's budget, so part of it is held back.
-      const until = Date.now() + 5000;
-      while (Date.now() < until) {
-        const s = pool.stats();
-        if (s.queued === 0 && s.busyThreads === 0) break;
-      }
+      assert.ok(holdUntilFinished(pool), 'every task finished while the JS thread was held');
       const results = await Promise.all(posts);
       assert.equal(results.length, 16);
       results.forEach(({ result }, i) => assert.ok(result.equals(bytes(1 << 20, i))));
