@@ -256,12 +256,13 @@ test('every exception thrown by a listener surfaces as an uncaught exception; ev
   const { spawnSync } = require('node:child_process');
   const code = `
     const { Pool } = require('.');
+    const { everySettled } = require('./__test__/wait');
     let uncaught = 0, delivered = 0;
     process.on('uncaughtException', () => uncaught++);
     const pool = new Pool({ maxThreads: 1 });
     pool.on('message', () => { delivered++; throw new Error('listener'); });
     for (let i = 0; i < 100; i++) pool.postMessage(Buffer.from([i]));
-    setTimeout(async () => { await pool.close(); console.log(JSON.stringify({ uncaught, delivered })); }, 300);
+    everySettled(pool).then(async () => { await pool.close(); console.log(JSON.stringify({ uncaught, delivered })); });
   `;
   const r = spawnSync(process.execPath, ['-e', code], {
     cwd: require('node:path').join(__dirname, '..'),
