@@ -296,6 +296,35 @@ const CASES = {
       return { value: times[2] };
     },
   },
+  'abort: running 64 MiB gzip level 9, timeoutMs 20 or abort() to rejection': {
+    unit: 'ms',
+    // How soon a long compression stops past its deadline or at its signal
+    // (the codecs check between input chunks): from the deadline or the
+    // abort() to the rejection. __test__/compression.test.js checks only
+    // that it stops.
+    async run() {
+      const { Pool } = require(ROOT);
+      const pool = new Pool({ kernel: 'gzip', params: { level: 9 }, maxThreads: 1 });
+      const big = require('node:crypto').randomBytes(64 << 20);
+      const times = [];
+      for (let i = 0; i < 3; i++) {
+        const t = now();
+        const err = await pool.post(big, { timeoutMs: 20 }).catch((e) => e);
+        check(err.code === 'ERR_TIDEPOOL_TIMEOUT');
+        times.push(seconds(t) * 1000 - 20);
+        const ac = new AbortController();
+        const p = pool.post(big, { signal: ac.signal }).catch((e) => e);
+        await new Promise((r) => setTimeout(r, 20));
+        const a = now();
+        ac.abort();
+        check((await p).name === 'AbortError');
+        times.push(seconds(a) * 1000);
+      }
+      await pool.close();
+      times.sort((x, y) => x - y);
+      return { value: times[3] };
+    },
+  },
   'footprint: tidepool, RSS per idle thread': { unit: 'MiB', run: () => idleFootprint('tidepool') },
   'footprint: piscina, RSS per idle worker': { unit: 'MiB', run: () => idleFootprint('piscina') },
   'footprint: tidepool, new Pool() to first result': {
