@@ -79,7 +79,7 @@ test('aborting a running task stops it within a chunk; the thread stays', async 
   }
 });
 
-test('a 1 GiB hash works and an abort of it settles quickly', async () => {
+test('a 1 GiB hash works and an abort reaches it while it runs', async () => {
   const pool = new Pool({ kernel: 'sha256' });
   try {
     const big = Buffer.alloc(2 ** 30); // zero pages, mapped lazily
@@ -91,18 +91,14 @@ test('a 1 GiB hash works and an abort of it settles quickly', async () => {
       what: 'a thread to start the hash',
       state: poolState(pool),
     });
-    const t = process.hrtime.bigint();
     ac.abort();
+    // An AbortError, not the digest of its 1 GiB: the running kernel saw
+    // the flag. How soon (it looks every 256 KiB) is a benchmark's
+    // measure: bench/run.js, "abort: running 1 GiB crc32".
     await assert.rejects(hashing, (e) => isAbortError(e));
-    const ms = Number(process.hrtime.bigint() - t) / 1e6;
-    // Quickly: sooner than the pool hashes 1/16 of the input, measured
-    // now, under whatever load this machine has (the kernel looks at the
-    // flag every 256 KiB).
+    // The thread goes on.
     const part = big.subarray(0, 64 << 20);
-    const t1 = process.hrtime.bigint();
     const { result } = await pool.post(part);
-    const partMs = Number(process.hrtime.bigint() - t1) / 1e6;
-    assert.ok(ms < partMs, `the abort took ${ms} ms, hashing 64 MiB ${partMs} ms`);
     assert.equal(result.toString('hex'), crypto.createHash('sha256').update(part).digest('hex'));
   } finally {
     await pool.close();
