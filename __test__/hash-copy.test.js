@@ -132,6 +132,9 @@ test('copy() while writes wait in the stream’s buffer: a typed refusal (node:c
       const copy = hash.copy();
       assert.equal(await digestOf(copy, 'hex'), reference('sha256', []), who);
       assert.equal(await digestOf(hash, 'hex'), reference('sha256', []), who);
+      // An error would come from a write's task: once none is pending (and
+      // a turn later, for what its settling queued).
+      await waitFor(() => pool.stats().pending === 0, { what: 'the writes to settle' });
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(errors, [], who);
     }
