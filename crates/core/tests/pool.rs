@@ -152,13 +152,16 @@ fn a_load_step_is_seen_while_the_supervisor_waits_out_an_idle_timeout() {
     cfg.policy.idle_timeout = Duration::from_secs(240);
     let pool = Pool::new(cfg, signal.waker()).unwrap();
     let hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // The core thread takes a task that holds it; the two queued behind it
-    // bring one extra (no more: the queue is never longer than the
-    // threads again), which ends on a held task too: queue empty, both
-    // threads busy until the test lets them go. The 10 ms task between
-    // makes the mean run time the burst's, so that the burst needs more
-    // threads whenever the supervisor looks at it.
+    // The core thread takes a task that holds it; then the two queued
+    // behind it bring one extra (no more: the queue is never longer than
+    // the threads again), which ends on a held task too: queue empty, both
+    // threads busy until the test lets them go. (Queued before the core
+    // thread took the first, the three could bring two extras on a busy
+    // machine.) The 10 ms task between makes the mean run time the
+    // burst's, so that the burst needs more threads whenever the
+    // supervisor looks at it.
     pool.submit(held(0, &hold)).unwrap();
+    wait_until_busy(&pool);
     pool.submit(task(1, "sleep", micros(10_000))).unwrap();
     pool.submit(held(2, &hold)).unwrap();
     assert_eq!(collect(&pool, &signal, 1)[0].slot, 1);
