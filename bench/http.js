@@ -54,7 +54,11 @@ async function serve(routed) {
   const app = express();
   const data = body();
   app.use(compression());
-  app.get('/data', (_req, res) => res.type('json').send(data));
+  let served = 0;
+  app.get('/data', (_req, res) => {
+    served++;
+    res.type('json').send(data);
+  });
   app.get('/health', (_req, res) => res.send('ok'));
   const server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -71,7 +75,13 @@ async function serve(routed) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   })();
+  // CPU per request, for the whole time the clients run (warm-up
+  // included, as the count is): the process, and of it the event loop's
+  // thread where this Node can tell (process.threadCpuUsage, Node 23.9+);
+  // the rest is the pool's threads, or libuv's, and V8's helpers.
   const cpu = process.cpuUsage();
+  const threadCpu = process.threadCpuUsage?.();
+  served = 0;
   const client = (mode) =>
     new Promise((resolve, reject) => {
       execFile(
@@ -95,6 +105,8 @@ async function serve(routed) {
   reading = false;
   await probe;
   const used = process.cpuUsage(cpu);
+  const mainUsed = threadCpu && process.threadCpuUsage(threadCpu);
+  const requests = served;
   const tasks = routed ? tidepoolZlib.pool.stats().completed : 0;
   server.close();
   if (routed) {
@@ -109,6 +121,9 @@ async function serve(routed) {
     readP50: quantile(reads, 0.5),
     readP99: quantile(reads, 0.99),
     serverCpuS: (used.user + used.system) / 1e6,
+    serverUsPerRequest: (used.user + used.system) / requests,
+    mainUsPerRequest: mainUsed ? (mainUsed.user + mainUsed.system) / requests : NaN,
+    loadUsPerRequest: load.cpuUsPerRequest,
     gzipBytes: load.gzipBytes,
   };
 }

@@ -5,7 +5,7 @@
 //   node http-load.js health <port> 0 <warmupMs> <durationMs>
 // `load`: `connections` clients ask GET /data (Accept-Encoding: gzip) back
 // to back and read each body whole; prints requests/s over the measured
-// interval and the gzip bytes of one response. `health`: one client asks
+// interval, the gzip bytes of one response and its own CPU per request. `health`: one client asks
 // GET /health every 10 ms; prints its latencies (p50, p99, ms).
 
 const { Client } = require('undici');
@@ -20,6 +20,8 @@ async function main() {
   let stop = false;
   let requests = 0;
   let gzipBytes = 0;
+  let all = 0;
+  const cpu = process.cpuUsage();
   const loaders = Array.from({ length: mode === 'load' ? connections : 0 }, async () => {
     const client = new Client(origin, { pipelining: 1 });
     while (!stop) {
@@ -33,6 +35,7 @@ async function main() {
       if (res.statusCode !== 200 || res.headers['content-encoding'] !== 'gzip')
         throw new Error(`GET /data: ${res.statusCode} ${res.headers['content-encoding']}`);
       gzipBytes = bytes;
+      all++;
       if (measuring) requests++;
     }
     await client.close();
@@ -59,10 +62,11 @@ async function main() {
   const counted = requests;
   stop = true;
   await Promise.all([...loaders, prober]);
+  const used = process.cpuUsage(cpu);
   console.log(
     JSON.stringify(
       mode === 'load'
-        ? { rps: counted / seconds, gzipBytes }
+        ? { rps: counted / seconds, gzipBytes, cpuUsPerRequest: (used.user + used.system) / all }
         : {
             healthP50: quantile(health, 0.5),
             healthP99: quantile(health, 0.99),
