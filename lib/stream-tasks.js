@@ -386,6 +386,7 @@ class StreamTasks {
 
   /** The stream is over: nothing is owed any more; its watchers hear it. */
   #over() {
+    this.#port.over(this.#handle);
     this.#debts.repayAll();
     const over = this.#overCallbacks;
     this.#overCallbacks = undefined;

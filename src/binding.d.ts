@@ -44,6 +44,11 @@ export declare class NativePool {
   /** What the last step of `stream` did (see streams.rs `report`). */
   streamReport(stream: unknown): number;
   /**
+   * `stream` is over: its codec state is no longer reported to V8 (see
+   * streams.rs `over`).
+   */
+  streamOver(stream: unknown): void;
+  /**
    * A new stream whose state is a copy of `stream`'s, between chunks
    * (see streams.rs `fork`).
    */

@@ -114,11 +114,17 @@ pub(crate) trait Shared: Send + Sync + Sized + 'static {
     /// This kind's tag (random, fixed).
     const TAG: sys::napi_type_tag;
 
-    /// Native memory one of these holds, reported to V8 while its External
-    /// lives (`napi_adjust_external_memory`, up when it is made and down
-    /// when it is collected), so that the collector feels what a small JS
-    /// object keeps alive. The same for the whole life of the value.
+    /// Native memory one of these holds, reported to V8 when its External
+    /// is made (`napi_adjust_external_memory`), so that the collector
+    /// feels what a small JS object keeps alive.
     fn external_bytes(&self) -> usize {
+        0
+    }
+
+    /// The bytes reported for this value and not yet given back, given
+    /// back now (0 after the first call): by whoever learns first that
+    /// the memory is gone, at the latest the External's finalizer.
+    fn take_external_bytes(&self) -> usize {
         0
     }
 }
@@ -187,8 +193,9 @@ unsafe extern "C" fn unshare<T: Shared>(
     let value = unsafe { std::sync::Arc::from_raw(data as *const T) };
     // SAFETY: Node calls a finalizer on the env's JS thread, with the env
     // live (at the latest, during its teardown); `share` reported these
-    // bytes when it made the External this finalizer belongs to.
-    let bytes = value.external_bytes();
+    // bytes when it made the External this finalizer belongs to, and
+    // nothing gave them back yet (take_external_bytes gives them once).
+    let bytes = value.take_external_bytes();
     if bytes > 0 {
         // SAFETY: as above.
         unsafe { report_external(env, bytes, false) };

@@ -145,6 +145,15 @@ impl NativePool {
             .map_err(|(_, message)| Error::new(Status::InvalidArg, message))
     }
 
+    /// `stream` is over: its codec state is no longer reported to V8 (see
+    /// streams.rs `over`).
+    #[napi]
+    pub fn stream_over(&self, env: Env, stream: Unknown) -> Result<()> {
+        // SAFETY: live env and a value of this call.
+        unsafe { crate::streams::over(env.raw(), stream.raw()) }
+            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))
+    }
+
     /// A new stream whose state is a copy of `stream`'s, between chunks
     /// (see streams.rs `fork`).
     #[napi]

@@ -26,11 +26,16 @@ impl crate::handles::Shared for Stream {
     const TAG: sys::napi_type_tag =
         sys::napi_type_tag { lower: 0x7f3a_95c1_e2d4_0b68, upper: 0x1c8e_6b27_d05f_a943 };
 
-    /// The codec's state, reported for as long as the stream's handle
-    /// lives (from its making: node:zlib's streams report their buffers at
-    /// once too, and a stream is made to be used).
+    /// The codec's state, reported from the handle's making (node:zlib's
+    /// streams report their buffers at once too, and a stream is made to
+    /// be used) until the stream is over ([`over`]) or its handle is
+    /// collected.
     fn external_bytes(&self) -> usize {
-        self.state_bytes()
+        self.reported()
+    }
+
+    fn take_external_bytes(&self) -> usize {
+        self.take_reported()
     }
 }
 
@@ -90,6 +95,28 @@ pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Resul
         "streamReport: the stream must be a handle from newStream()".to_owned(),
     ))?;
     Ok(stream.report().pack() as f64)
+}
+
+/// The stream is over (finished, failed or destroyed): the bytes of codec
+/// state reported for it are given back now, as node:zlib gives its
+/// handle's back at close, rather than when the collector finds the
+/// handle; meanwhile they would make V8 collect more often than the live
+/// streams call for.
+///
+/// # Safety
+/// `env` and `value` must be the live env and a value of the current call.
+pub(crate) unsafe fn over(env: sys::napi_env, value: sys::napi_value) -> Result<(), Refusal> {
+    // SAFETY: forwarded contract.
+    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }.ok_or((
+        ERR_INVALID_ARG_TYPE,
+        "streamOver: the stream must be a handle from newStream()".to_owned(),
+    ))?;
+    let bytes = stream.take_reported();
+    if bytes > 0 {
+        // SAFETY: live env, on its JS thread (a call of this env).
+        unsafe { crate::handles::report_external(env, bytes, false) };
+    }
+    Ok(())
 }
 
 /// A new stream whose state is a copy of `handle`'s (`hash.copy()`).

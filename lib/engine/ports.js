@@ -121,6 +121,11 @@ class StreamPort {
     return this.#engine.native.streamReport(handle);
   }
 
+  /** The stream is over: its codec state is no longer counted as V8's external memory. */
+  over(handle) {
+    this.#engine.native.streamOver(handle);
+  }
+
   /** Runs a hash's update on this thread (see stream-tasks.js). */
   inline(handle, seq, inFlight, rest) {
     return this.#engine.native.streamInline(handle, seq, inFlight, rest);

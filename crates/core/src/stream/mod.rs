@@ -58,7 +58,7 @@ mod report;
 #[cfg(test)]
 mod tests;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 
 use crate::input::Input;
@@ -82,6 +82,10 @@ pub struct Stream {
     /// it finishes; output before that fails the step, however the input
     /// was cut into chunks ([`Stream::new_digest`]).
     digest: bool,
+    /// The bytes of codec state the binding still reports to the JS
+    /// engine for this stream: [`Stream::state_bytes`] at first, 0 once
+    /// [`Stream::take_reported`] gave them back (the stream is over).
+    reported: AtomicUsize,
 }
 
 /// The error of a digest's stream whose kernel wrote before its end.
@@ -166,6 +170,7 @@ impl Stream {
     /// A stream of `kernel` with its checked `params`, whose output in all
     /// may not pass `limit` bytes. No chunk has run on it yet.
     pub fn new(kernel: KernelId, params: Params, limit: usize) -> Arc<Stream> {
+        let state_bytes = kernels::get(kernel).map_or(0, |k| k.state_bytes(&params));
         Arc::new(Stream {
             kernel,
             params,
@@ -174,6 +179,7 @@ impl Stream {
             yield_requested: AtomicBool::new(false),
             report: AtomicU64::new(0),
             digest: false,
+            reported: AtomicUsize::new(state_bytes),
         })
     }
 
@@ -191,6 +197,21 @@ impl Stream {
     /// to V8 while the stream's handle lives.
     pub fn state_bytes(&self) -> usize {
         self.kernel_ref().map_or(0, |kernel| kernel.state_bytes(&self.params))
+    }
+
+    /// The bytes of state still reported to the JS engine for this
+    /// stream ([`Stream::state_bytes`] until [`Stream::take_reported`]).
+    pub fn reported(&self) -> usize {
+        self.reported.load(Ordering::Relaxed)
+    }
+
+    /// Gives back the bytes reported for this stream: its own, once; 0
+    /// after. The binding calls it when the stream is over (finished,
+    /// failed or destroyed: as node:zlib's handles free their state at
+    /// close, not when collected) or, at the latest, when its handle is
+    /// collected.
+    pub fn take_reported(&self) -> usize {
+        self.reported.swap(0, Ordering::Relaxed)
     }
 
     /// The stream's kernel.

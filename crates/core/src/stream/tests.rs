@@ -448,3 +448,17 @@ fn a_digest_stream_refuses_output_before_its_end_however_cut() {
     let sha = Stream::new_digest(kernels::find("sha256").unwrap(), Params::NONE, usize::MAX);
     assert_eq!(run(&sha, 0, b"abc", true).unwrap().len(), 32);
 }
+
+/// What the binding reports to V8 for a stream is its codec's state, given
+/// back once: a second take (the finalizer after the stream's end) gives 0.
+#[test]
+fn a_streams_reported_state_is_given_back_once() {
+    let gzip = open("gzip", usize::MAX);
+    assert_eq!(gzip.reported(), gzip.state_bytes());
+    assert!(gzip.reported() > 0, "a deflate stream holds state");
+    assert_eq!(gzip.take_reported(), gzip.state_bytes());
+    assert_eq!(gzip.reported(), 0);
+    assert_eq!(gzip.take_reported(), 0);
+    let digest = Stream::new_digest(kernels::find("sha256").unwrap(), Params::NONE, usize::MAX);
+    assert_eq!(digest.take_reported(), digest.state_bytes());
+}

@@ -1,0 +1,65 @@
+'use strict';
+// A stream's codec memory, as V8 is told of it: node:zlib gives a stream's
+// zlib state back when the stream closes (its handle's close() frees it),
+// not when the collector finds the stream; so must the drop-in, or a
+// server that makes a short stream per request tells V8 of state that is
+// long gone, and V8 collects far more often than the live streams call
+// for. Each check runs on node:zlib (the control) and on
+// @tidepool-rs/pool/zlib, each read where its memory is counted (see
+// ./node/zlib-unused-weak.test.js): the streams are held alive all along,
+// so no finalizer can be what gave the memory back.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { both, event } = require('./node/harness');
+const { binding } = require('../lib/binding');
+
+const STREAMS = 20;
+/** zlib's own sum for a deflate stream at the defaults (zlib.h). */
+const DEFLATE_STATE = (1 << 17) + (1 << 17) + 6 * 1024;
+
+for (const how of ['ended', 'destroyed']) {
+  test(`a stream that is ${how} gives its codec memory back when it closes, held or not`, async () => {
+    await both(
+      async (zlib, _common, who) => {
+        const external =
+          who === 'node:zlib'
+            ? () => process.memoryUsage().external
+            : () => binding.externalMemory();
+        // The inputs are made first: Buffers count as external memory too.
+        const inputs = Array.from({ length: STREAMS }, (_, i) => Buffer.alloc(64 << 10, i));
+        const before = external();
+        const held = [];
+        for (let i = 0; i < STREAMS; i++) held.push(zlib.createGzip());
+        if (who !== 'node:zlib') {
+          // The pool's streams report their state when made: this is what
+          // closing must give back.
+          assert.ok(
+            external() - before >= STREAMS * DEFLATE_STATE,
+            `${who}: ${STREAMS} new streams reported ${external() - before} bytes`,
+          );
+        }
+        await Promise.all(
+          held.map(async (stream, i) => {
+            const closed = event(stream, 'close');
+            stream.resume();
+            if (how === 'ended') {
+              stream.end(inputs[i]);
+            } else {
+              stream.write(inputs[i]);
+              stream.destroy();
+            }
+            await closed;
+          }),
+        );
+        const left = external() - before;
+        assert.ok(
+          left < (STREAMS * DEFLATE_STATE) / 4,
+          `${who}: ${STREAMS} closed streams, still held, keep ${left} bytes of external memory`,
+        );
+        assert.equal(held.length + inputs.length, 2 * STREAMS); // held until here
+      },
+      { work: how === 'ended' },
+    );
+  });
+}
