@@ -12,6 +12,7 @@ const { once } = require('node:events');
 const { pipeline } = require('node:stream/promises');
 const { Readable, Writable } = require('node:stream');
 const { Pool, micros } = require('..');
+const { resetRefusesIncomplete } = require('../lib/zlib/lines');
 const { waitFor, poolState } = require('./wait');
 
 /** Text-like bytes (compressible), `n` of them. */
@@ -409,6 +410,14 @@ test(
           encoder.write('before the reset, before the reset');
           await new Promise((resolve) => encoder.flush(kind, resolve));
           out.length = 0;
+          if (make === zlib.createZstdCompress && resetRefusesIncomplete()) {
+            // Node 26 refuses to reset a zstd frame that made output: the
+            // stream fails (the drop-in's, as docs/zlib.md says, too).
+            encoder.on('error', () => {});
+            encoder.reset();
+            assert.equal(encoder.errored?.code, 'ERR_ZLIB_INCOMPLETE_FRAME');
+            continue;
+          }
           encoder.reset();
           encoder.end('after');
           await once(encoder, 'end');
