@@ -1,6 +1,7 @@
 'use strict';
 // The HTTP section of `npm run bench`: an express + compression server
-// sending a 64 KiB JSON body, gzip-encoded, to a loopback load generator in
+// sending a 64 KiB JSON body, gzip-encoded (or deflate, or brotli: each an
+// encoding the middleware negotiates), to a loopback load generator in
 // a process of its own (bench/workers/http-load.js: 32 connections back to
 // back) while a /health probe in a third process asks every 10 ms, once
 // with node:zlib as it is and once behind @tidepool-rs/pool/zlib's
@@ -41,9 +42,9 @@ function body() {
 /**
  * Serves /data and /health with express + compression (node:zlib, or
  * node:zlib behind install() when `routed`), loads it from another
- * process, and probes readFile meanwhile.
+ * process asking for `encoding`, and probes readFile meanwhile.
  */
-async function serve(routed) {
+async function serve(routed, encoding = 'gzip') {
   let tidepoolZlib;
   if (routed) {
     tidepoolZlib = require(path.join(ROOT, 'lib', 'zlib'));
@@ -93,6 +94,7 @@ async function serve(routed) {
           String(CONNECTIONS),
           String(WARMUP_MS),
           String(DURATION_MS),
+          encoding,
         ],
         { cwd: ROOT, encoding: 'utf8' },
         (err, stdout, stderr) =>
@@ -124,18 +126,21 @@ async function serve(routed) {
     serverUsPerRequest: (used.user + used.system) / requests,
     mainUsPerRequest: mainUsed ? (mainUsed.user + mainUsed.system) / requests : NaN,
     loadUsPerRequest: load.cpuUsPerRequest,
-    gzipBytes: load.gzipBytes,
+    encodedBytes: load.encodedBytes,
   };
 }
 
 const RPS = 'requests/s';
-const CASES = {
-  'http: express + compression, node:zlib': { unit: RPS, run: () => serve(false) },
-  'http: express + compression, behind install()': { unit: RPS, run: () => serve(true) },
-};
-
-const RATIOS = [
-  ['http: express + compression, behind install()', 'http: express + compression, node:zlib'],
-];
+const CASES = {};
+const RATIOS = [];
+// gzip keeps its names (the row of earlier runs); the others say theirs.
+for (const encoding of ['gzip', 'deflate', 'br']) {
+  const suffix = encoding === 'gzip' ? '' : `, ${encoding}`;
+  const node = `http: express + compression, node:zlib${suffix}`;
+  const ours = `http: express + compression, behind install()${suffix}`;
+  CASES[node] = { unit: RPS, run: () => serve(false, encoding) };
+  CASES[ours] = { unit: RPS, run: () => serve(true, encoding) };
+  RATIOS.push([ours, node]);
+}
 
 module.exports = { CASES, RATIOS };

@@ -1358,7 +1358,7 @@ async function parent() {
 /** The extra measurements of a case, as medians: CPU time and idle RSS. */
 function notes(first, med) {
   if (first.healthP99 !== undefined) {
-    return `/health p50/p99 ${med('healthP50').toFixed(2)}/${med('healthP99').toFixed(2)} ms, readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, server ${med('serverCpuS').toFixed(1)} CPU s; CPU µs/request: server ${med('serverUsPerRequest').toFixed(0)} (event loop ${Number.isNaN(first.mainUsPerRequest) ? '?' : med('mainUsPerRequest').toFixed(0)}), load generator ${med('loadUsPerRequest').toFixed(0)}`;
+    return `/health p50/p99 ${med('healthP50').toFixed(2)}/${med('healthP99').toFixed(2)} ms, readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, server ${med('serverCpuS').toFixed(1)} CPU s; CPU µs/request: server ${med('serverUsPerRequest').toFixed(0)} (event loop ${Number.isNaN(first.mainUsPerRequest) ? '?' : med('mainUsPerRequest').toFixed(0)}), load generator ${med('loadUsPerRequest').toFixed(0)}; a body ${med('encodedBytes').toFixed(0)} B`;
   }
   if (first.readP50 !== undefined) {
     return `readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, dns.lookup ${med('dnsP50').toFixed(2)}/${med('dnsP99').toFixed(2)} ms`;
