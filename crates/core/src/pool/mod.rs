@@ -55,6 +55,8 @@
 //! * `state.rs`: what the mutex guards (seats, lifecycle, queue) and the
 //!   wake decisions shared by `submit` and the threads.
 //! * `worker.rs`: the worker loop, in named steps.
+//! * `run.rs`: one task run (its kernel, output limit, caught panic; a
+//!   packed task input by input).
 //! * `supervisor.rs`: the policy loop, spawning and retiring.
 //! * `shutdown.rs`: abort and join.
 //! * `parts.rs`: parts of one task run on idle threads.
@@ -62,6 +64,7 @@
 mod config;
 mod parts;
 mod queue;
+mod run;
 mod shutdown;
 mod state;
 mod supervisor;
@@ -69,7 +72,7 @@ mod worker;
 
 pub use config::{available_parallelism, PoolConfig, DEFAULT_NICE_INCREMENT};
 pub use queue::Refused;
-pub use worker::panic_message;
+pub use run::panic_message;
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -82,10 +85,10 @@ use crate::sync::thread;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex};
 use crate::task::Completion;
 
+use run::install_panic_hook;
 use shutdown::{abort_and_join, abort_queue, join_all};
 use state::{EventChannel, Lifecycle, Seat, SeatMetrics, Shared, State};
 use supervisor::{spawn_worker, supervisor_main};
-use worker::install_panic_hook;
 
 /// Prefix of every worker thread's name; the panic hook uses it to stay quiet
 /// about kernel panics (they are reported as rejected promises instead).
