@@ -63,3 +63,63 @@ for (const how of ['ended', 'destroyed']) {
     );
   });
 }
+
+// brotli sizes its window and hashers to the input it is first given: a
+// stream made holds little, a body ended whole holds little and lets it go within the call; a stream
+// fed in pieces holds a long stream's window while it lives. What V8 is
+// told follows what is held, on node:zlib (which reports its encoder's
+// allocations after each write) and on the pool (which reports after each
+// step), both read in V8's own count.
+test('a brotli stream tells V8 of its window only while it holds one', async () => {
+  await both(
+    async (zlib, _common, who) => {
+      const body = Buffer.from(
+        JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item ${i}` }))),
+      );
+      const before = binding.externalMemory();
+      const whole = Array.from({ length: STREAMS }, () => zlib.createBrotliCompress());
+      const made = binding.externalMemory() - before;
+      assert.ok(
+        made < STREAMS * (256 << 10),
+        `${who}: ${STREAMS} new brotli streams report ${made} bytes, as if they held windows`,
+      );
+      await Promise.all(
+        whole.map((stream) => {
+          const closed = event(stream, 'close');
+          stream.resume();
+          stream.end(body);
+          return closed;
+        }),
+      );
+      const afterWhole = binding.externalMemory() - before;
+      assert.ok(
+        afterWhole < STREAMS * (256 << 10),
+        `${who}: ${STREAMS} brotli bodies ended whole keep ${afterWhole} bytes reported`,
+      );
+      const open = Array.from({ length: 4 }, () => zlib.createBrotliCompress());
+      await Promise.all(
+        open.map((stream) => {
+          stream.resume();
+          stream.write(body);
+          return new Promise((resolve) => stream.flush(resolve));
+        }),
+      );
+      const held = binding.externalMemory() - before;
+      assert.ok(
+        held >= 4 * (4 << 20),
+        `${who}: 4 brotli streams fed and flushed report ${held} bytes, less than their windows`,
+      );
+      await Promise.all(
+        open.map((stream) => {
+          const closed = event(stream, 'close');
+          stream.end();
+          return closed;
+        }),
+      );
+      const left = binding.externalMemory() - before;
+      assert.ok(left < held / 4, `${who}: closed brotli streams keep ${left} of ${held} bytes`);
+      assert.equal(whole.length + open.length, STREAMS + 4); // held until here
+    },
+    { work: true },
+  );
+});

@@ -28,8 +28,8 @@ impl crate::handles::Shared for Stream {
 
     /// The codec's state, reported from the handle's making (node:zlib's
     /// streams report their buffers at once too, and a stream is made to
-    /// be used) until the stream is over ([`over`]) or its handle is
-    /// collected.
+    /// be used), brought to what it holds after each step ([`report`]),
+    /// until the stream is over ([`over`]) or its handle is collected.
     fn external_bytes(&self) -> usize {
         self.reported()
     }
@@ -84,7 +84,9 @@ pub(crate) unsafe fn new_stream(
 
 /// What the last step of a stream did, as one number (the core's
 /// `Report::pack`: input bytes taken in all × 4 + 0 done, 1 paused, 2
-/// ended).
+/// ended). Called after each step, it also brings the bytes reported to V8
+/// for the stream's state to what the state holds now (node:zlib reports
+/// its codec's allocations after each write, as they are made).
 ///
 /// # Safety
 /// `env` and `value` must be the live env and a value of the current call.
@@ -94,6 +96,11 @@ pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Resul
         ERR_INVALID_ARG_TYPE,
         "streamReport: the stream must be a handle from newStream()".to_owned(),
     ))?;
+    let change = stream.sync_reported();
+    if change != 0 {
+        // SAFETY: live env, on its JS thread (a call of this env).
+        unsafe { crate::handles::report_external(env, change.unsigned_abs(), change > 0) };
+    }
     Ok(stream.report().pack() as f64)
 }
 

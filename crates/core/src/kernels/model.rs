@@ -161,6 +161,15 @@ pub trait Kernel: Send + Sync + 'static {
     fn state_bytes(&self, _params: &Self::Params) -> usize {
         0
     }
+    /// About how many bytes a state of these parameters holds when made,
+    /// before any input: [`Kernel::state_bytes`], the default, for a codec
+    /// that takes its window and tables at once (as zlib's `deflateInit`
+    /// does); less for one that sizes them to the input it is first given
+    /// (brotli: a one-shot task or a stream's only chunk holds far less
+    /// than a long stream's window).
+    fn made_bytes(&self, params: &Self::Params) -> usize {
+        self.state_bytes(params)
+    }
     /// A fresh state. `len_hint` is the input's total length when known
     /// (a one-shot task), to size output buffers once.
     fn start(
@@ -205,6 +214,8 @@ pub trait AnyKernel: Send + Sync {
     fn expands(&self) -> bool;
     /// See [`Kernel::state_bytes`]; parameters made for another kernel: 0.
     fn state_bytes(&self, params: &Params) -> usize;
+    /// See [`Kernel::made_bytes`]; parameters made for another kernel: 0.
+    fn made_bytes(&self, params: &Params) -> usize;
     /// Runs a one-shot task: the whole input, then finish.
     fn run(
         &self,
@@ -236,6 +247,10 @@ impl<K: Kernel> AnyKernel for K {
 
     fn state_bytes(&self, params: &Params) -> usize {
         with_params(self, params, |p| Ok(Kernel::state_bytes(self, p))).unwrap_or(0)
+    }
+
+    fn made_bytes(&self, params: &Params) -> usize {
+        with_params(self, params, |p| Ok(Kernel::made_bytes(self, p))).unwrap_or(0)
     }
 
     fn run(

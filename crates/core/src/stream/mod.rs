@@ -52,6 +52,7 @@
 //! * `position.rs`: where the stream is, and the walk over a chunk's input.
 //! * `report.rs`: what the last step did ([`Report`]).
 
+mod memory;
 mod position;
 mod report;
 
@@ -82,8 +83,10 @@ pub struct Stream {
     /// it finishes; output before that fails the step, however the input
     /// was cut into chunks ([`Stream::new_digest`]).
     digest: bool,
-    /// The bytes of codec state the binding still reports to the JS
-    /// engine for this stream: [`Stream::state_bytes`] at first, 0 once
+    /// The bytes of codec state the binding reports to the JS engine for
+    /// this stream: what a made state holds at first
+    /// ([`crate::kernels::Kernel::made_bytes`]), what it holds later as
+    /// [`Stream::sync_reported`] finds it, and `memory::GIVEN_BACK` once
     /// [`Stream::take_reported`] gave them back (the stream is over).
     reported: AtomicUsize,
 }
@@ -170,7 +173,7 @@ impl Stream {
     /// A stream of `kernel` with its checked `params`, whose output in all
     /// may not pass `limit` bytes. No chunk has run on it yet.
     pub fn new(kernel: KernelId, params: Params, limit: usize) -> Arc<Stream> {
-        let state_bytes = kernels::get(kernel).map_or(0, |k| k.state_bytes(&params));
+        let made_bytes = kernels::get(kernel).map_or(0, |k| k.made_bytes(&params));
         Arc::new(Stream {
             kernel,
             params,
@@ -179,7 +182,7 @@ impl Stream {
             yield_requested: AtomicBool::new(false),
             report: AtomicU64::new(0),
             digest: false,
-            reported: AtomicUsize::new(state_bytes),
+            reported: AtomicUsize::new(made_bytes),
         })
     }
 
@@ -197,21 +200,6 @@ impl Stream {
     /// to V8 while the stream's handle lives.
     pub fn state_bytes(&self) -> usize {
         self.kernel_ref().map_or(0, |kernel| kernel.state_bytes(&self.params))
-    }
-
-    /// The bytes of state still reported to the JS engine for this
-    /// stream ([`Stream::state_bytes`] until [`Stream::take_reported`]).
-    pub fn reported(&self) -> usize {
-        self.reported.load(Ordering::Relaxed)
-    }
-
-    /// Gives back the bytes reported for this stream: its own, once; 0
-    /// after. The binding calls it when the stream is over (finished,
-    /// failed or destroyed: as node:zlib's handles free their state at
-    /// close, not when collected) or, at the latest, when its handle is
-    /// collected.
-    pub fn take_reported(&self) -> usize {
-        self.reported.swap(0, Ordering::Relaxed)
     }
 
     /// The stream's kernel.

@@ -462,3 +462,34 @@ fn a_streams_reported_state_is_given_back_once() {
     let digest = Stream::new_digest(kernels::find("sha256").unwrap(), Params::NONE, usize::MAX);
     assert_eq!(digest.take_reported(), digest.state_bytes());
 }
+
+/// A brotli stream reports what its encoder holds: little when made, or
+/// after its only chunk ran whole (the encoder sized to it and let go),
+/// its window and hashers while it lives between chunks; nothing after
+/// its bytes were given back, however often it is synced.
+#[test]
+fn a_streams_report_follows_what_its_state_holds() {
+    let data = kernels::codec::testing::text(64 << 10);
+    let whole = open("brotliCompress", usize::MAX);
+    let made = whole.reported();
+    assert!(made > 0 && made < whole.state_bytes() / 100, "made {made}");
+    run(&whole, 0, &data, true).unwrap();
+    assert_eq!(whole.sync_reported(), -(made as isize), "an ended stream holds nothing");
+    assert_eq!(whole.reported(), 0);
+
+    let long = open("brotliCompress", usize::MAX);
+    run(&long, 0, &data, false).unwrap();
+    assert_eq!(long.sync_reported(), (long.state_bytes() - made) as isize);
+    assert_eq!(long.reported(), long.state_bytes());
+    assert_eq!(long.sync_reported(), 0, "nothing changed");
+    assert_eq!(long.take_reported(), long.state_bytes());
+    run(&long, 1, &data, false).unwrap();
+    assert_eq!(long.sync_reported(), 0, "given back: never reported again");
+    assert_eq!(long.reported(), 0);
+
+    // zlib takes its state when made: reported whole from the start.
+    let gzip = open("gzip", usize::MAX);
+    run(&gzip, 0, &data, false).unwrap();
+    assert_eq!(gzip.sync_reported(), 0);
+    assert_eq!(gzip.reported(), gzip.state_bytes());
+}

@@ -122,6 +122,14 @@ impl Kernel for BrotliCompress {
         }
     }
 
+    fn made_bytes(&self, _p: &BrotliParams) -> usize {
+        // BrotliEncoderCreateInstance's own state: the ring buffer and the
+        // hashers come with the first input, sized to it when it is the
+        // whole (a one-shot task, `end(body)` on a fresh stream), which
+        // lets them go before the step ends.
+        8 * 1024
+    }
+
     fn start(
         &self,
         p: &BrotliParams,

@@ -252,6 +252,10 @@ impl AnyKernel for Foreign {
         0
     }
 
+    fn made_bytes(&self, _params: &Params) -> usize {
+        0
+    }
+
     fn run(
         &self,
         params: &Params,
