@@ -63,6 +63,37 @@ test('a lone task does not wait behind a long one while an extra thread idles', 
   }
 });
 
+// The issue's repro: once the pool knows its tasks are tiny, a worker
+// takes several together; one of them proving long must neither hold the
+// results of those run before it nor the ones taken after it.
+for (const options of [{}, { maxThreads: 4 }, { minThreads: 2 }, { maxThreads: 1 }]) {
+  test(`tiny tasks posted beside a long one settle while it runs (${JSON.stringify(options)})`, async () => {
+    const pool = new Pool(options);
+    const controller = new AbortController();
+    try {
+      await Promise.all(Array.from({ length: 20_000 }, (_, i) => pool.post(Buffer.alloc(64, i))));
+      const settledSmall = [];
+      const small = (i) => pool.post(Buffer.alloc(64, i)).then(() => settledSmall.push(i));
+      const posted = [small(0)];
+      const long = pool.post(micros(60_000_000), { kernel: 'sleep', signal: controller.signal });
+      // One thread runs what came before the long task, and nothing after it.
+      const behind = options.maxThreads === 1 ? 0 : 6;
+      for (let i = 1; i <= behind; i++) posted.push(small(i));
+      await waitFor(() => settledSmall.length === 1 + behind, {
+        what: 'the tiny tasks to settle while the long one runs',
+        state: () => ({ settled: settledSmall, ...poolState(pool)() }),
+      });
+      assert.equal(pool.stats().busyThreads, 1, 'the long task still runs');
+      controller.abort();
+      await assert.rejects(long, { name: 'AbortError' });
+      await Promise.all(posted);
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+  });
+}
+
 test('minThreads: 0: close() with a task queued and no thread left runs the task, then resolves', () => {
   const code = `
     const { Pool } = require('.');

@@ -6,8 +6,17 @@
 //! and do nothing more. The JS thread lowers the flag *before* it takes from the
 //! channel, so a push that lands after the take always wakes it again: no
 //! completion can be stranded, and a burst of N completions costs one wake-up.
+//!
+//! A worker may also hand a result over quietly ([`CompletionQueue::push_quiet`]):
+//! it is in the channel, where any take finds it, but no wake is asked for
+//! yet (the worker wakes the consumer once for the few it holds back). The
+//! queue remembers since when a quiet result has waited for a wake, so the
+//! pool's supervisor can wake the consumer for it
+//! ([`CompletionQueue::unwoken_for`]) if the worker that pushed it is held
+//! up by a long task: no result waits on another task's run.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -30,13 +39,46 @@ pub struct CompletionQueue {
     scheduled: AtomicBool,
     /// Asks the JS thread to take the completions.
     waker: Waker,
+    /// Nanoseconds from `epoch` to the oldest quiet push that no wake has
+    /// covered yet, plus one; 0 for none. (A plain std atomic: a stale
+    /// value costs at most one wake too many.)
+    unwoken_since: AtomicU64,
+    epoch: Instant,
 }
 
 impl CompletionQueue {
     /// An empty queue that calls `waker` when a batch starts.
     pub fn new(waker: Waker) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
-        CompletionQueue { tx, rx, scheduled: AtomicBool::new(false), waker }
+        CompletionQueue {
+            tx,
+            rx,
+            scheduled: AtomicBool::new(false),
+            waker,
+            unwoken_since: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }
+    }
+
+    /// Adds a finished task without waking the consumer: a take finds it,
+    /// and a later [`wake`](Self::wake) (the worker's, or the supervisor's
+    /// once [`unwoken_for`](Self::unwoken_for) is long) asks for one.
+    pub fn push_quiet(&self, completion: Completion) {
+        let _ = self.tx.send(completion);
+        let now = self.epoch.elapsed().as_nanos() as u64 + 1;
+        let _ = self.unwoken_since.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// How long the oldest result pushed quietly has waited for a wake
+    /// (None: every result pushed is covered by a wake).
+    pub fn unwoken_for(&self) -> Option<Duration> {
+        match self.unwoken_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => {
+                let now = self.epoch.elapsed().as_nanos() as u64 + 1;
+                Some(Duration::from_nanos(now.saturating_sub(since)))
+            }
+        }
     }
 
     /// Adds a finished task; wakes the consumer if no take is due yet.
@@ -59,6 +101,11 @@ impl CompletionQueue {
 
     /// Wakes the consumer unless a take is already due (also used for events).
     pub fn wake(&self) {
+        // The take this wake makes due (or one already due) takes every
+        // result pushed so far, quiet ones too.
+        if self.unwoken_since.load(Ordering::Relaxed) != 0 {
+            self.unwoken_since.store(0, Ordering::Relaxed);
+        }
         // The plain load keeps the common "already scheduled" case free of a
         // read-modify-write on a contended cache line.
         if !self.scheduled.load(Ordering::Acquire) && !self.scheduled.swap(true, Ordering::AcqRel) {
@@ -110,6 +157,28 @@ mod tests {
         assert_eq!(out.len(), 10);
         q.push(Completion { slot: 10, outcome: Ok(Output::EMPTY) });
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_quiet_push_waits_for_a_wake_and_says_since_when() {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let w = wakes.clone();
+        let q = CompletionQueue::new(Box::new(move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        }));
+        assert_eq!(q.unwoken_for(), None);
+        q.push_quiet(Completion { slot: 0, outcome: Ok(Output::EMPTY) });
+        q.push_quiet(Completion { slot: 1, outcome: Ok(Output::EMPTY) });
+        assert_eq!(wakes.load(Ordering::SeqCst), 0);
+        let first = q.unwoken_for().expect("a quiet result waits");
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(q.unwoken_for().unwrap() >= first + Duration::from_millis(2), "the oldest's age");
+        q.wake();
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        assert_eq!(q.unwoken_for(), None);
+        let mut out = Vec::new();
+        q.take_all(&mut out);
+        assert_eq!(out.len(), 2);
     }
 
     #[test]

@@ -61,6 +61,7 @@
 //! * `shutdown.rs`: abort and join.
 //! * `parts.rs`: parts of one task run on idle threads.
 
+mod batch;
 mod config;
 mod parts;
 mod queue;
@@ -183,6 +184,7 @@ impl Pool {
                 replay: Default::default(),
             }),
             seat_cvs: (0..max).map(|_| Condvar::new()).collect(),
+            batches: batch::Batches::new(max),
             metrics: (0..max).map(|_| SeatMetrics::default()).collect(),
             supervisor_cv: Condvar::new(),
             exit_cv: Condvar::new(),
@@ -292,12 +294,16 @@ impl Pool {
             m.run.merge_into(&mut run);
         }
         let st = self.shared.lock();
-        let oldest = st.queue.front().map(|t| t.enqueued_at.elapsed()).unwrap_or_default();
+        // Tasks taken in a worker's batch and not started wait too.
+        let oldest = match (st.queue.front().map(|t| t.enqueued_at), self.shared.batches.oldest()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         PoolStats {
             threads: st.threads,
             busy_threads: st.busy,
-            queued: st.queue.len(),
-            oldest_queued: oldest,
+            queued: st.queue.len() + self.shared.batches.len(),
+            oldest_queued: oldest.map(|t| t.elapsed()).unwrap_or_default(),
             spawned: st.spawned,
             retired: st.retired,
             spawn_errors: st.spawn_errors,

@@ -137,6 +137,9 @@ pub(super) struct Shared {
     pub(super) state: Mutex<State>,
     /// One condvar per seat so a specific (the most senior) thread can be woken.
     pub(super) seat_cvs: Box<[Condvar]>,
+    /// The tasks each seat's thread took together and has not started
+    /// (idle threads may take some: `batch.rs`).
+    pub(super) batches: super::batch::Batches,
     /// Latency histograms per seat (kept when a seat changes hands).
     pub(super) metrics: Box<[SeatMetrics]>,
     /// The supervisor's condvar.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::state::{
     extras_allowed, newest_idle_extra, note_exit, pick_parked, Lifecycle, Seat, Shared, State,
 };
-use super::worker::worker_main;
+use super::worker::{worker_main, HOLD_COMPLETIONS};
 use super::{PoolEvent, THREAD_NAME_PREFIX};
 use crate::policy::{self, Action, Observation, RetireReason, SpawnReason};
 use crate::sync::thread;
@@ -118,14 +118,31 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         let parts = shared.parts.backlog();
         let obs = observe(shared, &st, now, parts);
         let mut decision = policy::decide(&obs, &cfg);
-        let parts_at = parts_spawn_at(parts, &st, &cfg);
+        // Work held up behind a running task: parts of it, or tasks of a
+        // batch whose thread runs one that proved long (batch.rs).
+        let batch_since = shared.batches.oldest();
+        let stuck_since = match (parts.1.filter(|_| parts.0 > 0), batch_since) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let parts_at = held_up_spawn_at(stuck_since, &st, &cfg);
+        let batch_waited = batch_since.is_some_and(|t| t + cfg.spawn_delay <= now);
+        if decision.action == Action::None && batch_waited && st.spinning + st.wakes_pending == 0 {
+            // A batch's tasks have waited a spawn delay behind a long task:
+            // a parked thread takes them if there is one.
+            if let Some(seat) = pick_parked(&mut st, true) {
+                shared.seat_cvs[seat].notify_one();
+            }
+        }
         if decision.action == Action::None
             && st.starting == 0
+            && st.spinning + st.wakes_pending == 0
             && parts_at.is_some_and(|at| at <= now)
         {
-            // Parts of a big task have waited a spawn delay for an idle
-            // thread: start one, whatever the rule's sizing says (its mean
-            // run time is the small tasks', not the parts'); one at a
+            // Parts of a big task, or a batch's tasks behind a long one,
+            // have waited a spawn delay for an idle thread: start one,
+            // whatever the rule's sizing says (its mean run time is the
+            // small tasks', not the parts' nor the long one's); one at a
             // time, each once the last has run and could take some.
             decision.action = Action::Spawn(SpawnReason::QueueAge);
         } else if let Some(at) = parts_at {
@@ -159,7 +176,7 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
                 // Tasks have waited too long for the core threads alone: put
                 // parked extras to work, most senior first, as many as needed.
                 let mut woken = Vec::new();
-                while st.queue.len() > st.spinning + st.wakes_pending {
+                while st.queue.len() + shared.batches.len() > st.spinning + st.wakes_pending {
                     match pick_parked(&mut st, true) {
                         Some(seat) => woken.push(seat),
                         None => break,
@@ -180,6 +197,16 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
                     s.retire_reason = reason;
                     shared.seat_cvs[seat].notify_one();
                 }
+            }
+        }
+        // A result a worker holds back waits no longer than a hold, even
+        // if the worker's next task proves long: its wake is given here.
+        if let Some(waited) = shared.completions.unwoken_for() {
+            if waited >= HOLD_COMPLETIONS {
+                shared.completions.wake();
+            } else {
+                let due = HOLD_COMPLETIONS - waited;
+                decision.next_check = Some(decision.next_check.map_or(due, |next| next.min(due)));
             }
         }
         st = match decision.next_check {
@@ -209,15 +236,16 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
     }
 }
 
-/// When a thread may be started for a job's unclaimed parts: once they
-/// have waited a spawn delay, and a failed spawn's back-off is over; None
-/// when none may be (no parts, a full pool, one not running).
-fn parts_spawn_at(
-    (parts, since): (usize, Option<Instant>),
+/// When a thread may be started for work held up behind a running task
+/// (a job's unclaimed parts, a batch's tasks), waiting `since`: once it has
+/// waited a spawn delay, and a failed spawn's back-off is over; None when
+/// none may be (nothing held up, a full pool, one not running).
+fn held_up_spawn_at(
+    since: Option<Instant>,
     st: &State,
     cfg: &policy::PolicyConfig,
 ) -> Option<Instant> {
-    let since = since.filter(|_| parts > 0)?;
+    let since = since?;
     if st.threads >= cfg.max_threads || st.lifecycle != Lifecycle::Running {
         return None;
     }
@@ -259,10 +287,15 @@ pub(super) fn observe(
     let newest_idle_extra = newest_idle_extra(st);
     // Parts of a running task that idle threads may take count as queued
     // work: threads are started for them as for tasks.
-    let oldest_task = st.queue.front().map(|t| t.enqueued_at);
+    // So do the tasks a worker took in its batch and has not started
+    // (batch.rs): a thread woken or started for them takes them.
+    let oldest_task = match (st.queue.front().map(|t| t.enqueued_at), shared.batches.oldest()) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     Observation {
         now,
-        queued: st.queue.len() + parts,
+        queued: st.queue.len() + shared.batches.len() + parts,
         oldest_enqueued: match (oldest_task, parts_since) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -1,6 +1,7 @@
-//! The worker threads: take a batch from the queue, run it, hand the results
-//! over (held back briefly while more work is queued), spin or park when idle,
-//! leave the seat when told to.
+//! The worker threads: take a batch from the queue, run it (idle threads
+//! may take part of it: `batch.rs`), hand each result over as it is made
+//! (the consumer woken once for a few, never kept waiting on a long task),
+//! spin or park when idle, leave the seat when told to.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -15,20 +16,24 @@ use crate::sync::{Arc, MutexGuard};
 use crate::task::{Completion, Mode, Task, TaskError};
 
 /// How much work (in nanoseconds) a worker takes from the queue at once.
-/// Tiny tasks are taken in batches so that the queue lock and the completion
-/// queue are touched once per batch instead of once per task; tasks that take
-/// longer than this are taken one at a time, so a batch never holds back work
-/// another thread could start.
+/// Tiny tasks are taken in batches so that the queue lock is touched once
+/// per batch instead of once per task; tasks that take longer than this are
+/// taken one at a time. A batch's tasks wait where idle threads can take
+/// them, should one of them prove long (`batch.rs`).
 const BATCH_BUDGET_NS: f64 = 20_000.0;
 /// Upper bound on tasks taken at once.
 const MAX_BATCH: usize = 64;
-/// While the queue still holds work, a worker keeps finished tasks for up to
-/// this long before handing them to the JS thread, so that a steady stream of
-/// medium tasks (say 64 KiB hashes, ~50 µs each) wakes the JS thread once per
-/// few dozen results instead of once per result: on a machine with as many
-/// workers as cores every wake-up steals a core from a worker. With an empty
-/// queue the results go out at once, so latency is only added under backlog.
-const HOLD_COMPLETIONS_NS: f64 = 1_000_000.0;
+/// While the queue still holds work, a worker puts finished tasks in the
+/// completion queue without waking the JS thread for up to this long, so
+/// that a steady stream of medium tasks (say 64 KiB hashes, ~50 µs each)
+/// wakes it once per few dozen results instead of once per result: on a
+/// machine with as many workers as cores every wake-up steals a core from
+/// a worker. With an empty queue the results go out at once, so latency is
+/// only added under backlog; and a result never waits longer than this for
+/// its wake, whatever task its worker runs next: the supervisor wakes the
+/// JS thread for it (`CompletionQueue::unwoken_for`).
+pub(super) const HOLD_COMPLETIONS: Duration = Duration::from_millis(1);
+const HOLD_COMPLETIONS_NS: f64 = HOLD_COMPLETIONS.as_nanos() as f64;
 /// Upper bound on finished tasks a worker holds back.
 const MAX_HELD: usize = 256;
 /// How long a thread holding a share of the machine's budget polls an
@@ -46,8 +51,7 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
     let mut worker = Worker {
         shared,
         seat,
-        batch: Vec::with_capacity(MAX_BATCH),
-        done: Vec::with_capacity(MAX_BATCH),
+        held: 0,
         avg_task_ns: BATCH_BUDGET_NS,
         held_since: None,
         share: None,
@@ -63,7 +67,9 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
                 }
                 _ => st = worker.take_and_run(st),
             }
-        } else if !worker.done.is_empty() {
+        } else if shared.batches.len() > 0 && worker.may_steal(&st) {
+            st = worker.steal_and_run(st);
+        } else if worker.held > 0 {
             st = worker.hand_over(st);
         } else if shared.parts.has_open() && worker.may_help() {
             drop(st);
@@ -77,7 +83,7 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
                 st.seats[seat].idle_since = None;
             }
             let nothing_else = st.queue.is_empty()
-                && worker.done.is_empty()
+                && worker.held == 0
                 && st.lifecycle == Lifecycle::Running
                 && !st.seats[seat].retire;
             if !helped && nothing_else {
@@ -100,14 +106,13 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
 struct Worker<'a> {
     shared: &'a Shared,
     seat: usize,
-    /// Tasks taken from the queue, run without the lock.
-    batch: Vec<Task>,
-    /// Finished tasks not yet handed to the consumer.
-    done: Vec<Completion>,
+    /// Finished tasks in the completion queue for which the consumer was
+    /// not woken yet.
+    held: usize,
     /// Moving average of one task's run time; starts high so the first tasks
     /// are taken one by one until we know they are cheap.
     avg_task_ns: f64,
-    /// When the oldest result in `done` was started (None: nothing held).
+    /// When the batch of the oldest held result was started (None: nothing held).
     held_since: Option<Instant>,
     /// The machine budget's share this thread holds (only under a budget).
     share: Option<Share>,
@@ -133,19 +138,60 @@ impl<'a> Worker<'a> {
         let share = queued.div_ceil(st.threads.max(1));
         let budget = (BATCH_BUDGET_NS / self.avg_task_ns.max(1.0)) as usize;
         let take = share.min(budget).clamp(1, MAX_BATCH);
-        self.batch.extend(st.queue.drain(..take));
+        let Some(first) = st.queue.pop_front() else { return st };
+        if take > 1 {
+            shared.batches.fill(self.seat, st.queue.drain(..take - 1));
+        }
         shared.queued.store(st.queue.len(), Ordering::Release);
-        st.busy += 1;
-        st.seats[self.seat].idle_since = None;
-        drop(st);
         if queued >= shared.config.max_queue {
+            drop(st);
             // Posts may be waiting for this room (queueFull: 'wait').
             shared.room_freed.store(true, Ordering::Release);
             shared.completions.wake();
+            st = shared.lock();
         }
+        self.run_from(first, st)
+    }
+
+    /// Takes part of a busy thread's batch and runs it. Returns with the
+    /// lock taken again.
+    fn steal_and_run(&mut self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let shared = self.shared;
+        drop(st);
+        let stolen = shared.batches.steal(self.seat);
+        let st = shared.lock();
+        match stolen {
+            Some(first) => self.run_from(first, st),
+            None => st,
+        }
+    }
+
+    /// Whether this thread may take part of another's batch: with a share
+    /// of the machine's budget, if the pool has one (got now, or not at all).
+    fn may_steal(&mut self, st: &State) -> bool {
+        st.lifecycle != Lifecycle::Stopping && !self.shared.cancel.load(Ordering::Relaxed) && {
+            match &self.shared.config.budget {
+                None => true,
+                Some(budget) => {
+                    if self.share.is_none() && !self.yield_due {
+                        self.share = budget.try_acquire();
+                    }
+                    self.share.is_some() && !self.yield_due
+                }
+            }
+        }
+    }
+
+    /// Runs `first`, then this thread's batch, unlocked; records the run
+    /// times; wakes the consumer for the results unless they are worth
+    /// holding back. Returns with the lock taken again.
+    fn run_from(&mut self, first: Task, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let shared = self.shared;
+        st.busy += 1;
+        st.seats[self.seat].idle_since = None;
+        drop(st);
         let started = Instant::now();
-        let n = self.batch.len();
-        let now = self.run_batch(started);
+        let (n, now) = self.run_batch(first, started);
         if let (Some(budget), Some(share)) = (&shared.config.budget, &self.share) {
             self.yield_due = budget.should_yield(share, now);
         }
@@ -153,21 +199,25 @@ impl<'a> Worker<'a> {
         self.avg_task_ns = 0.75 * self.avg_task_ns + 0.25 * per_task;
         shared.record_run_time(per_task);
         if !self.hold_results(started, now) {
-            shared.completions.push_all(&mut self.done);
-            self.held_since = None;
+            self.wake_consumer();
         }
         let mut st = shared.lock();
         st.busy -= 1;
         st
     }
 
-    /// Runs the taken batch, recording wait and run times; returns when the
-    /// last task ended.
-    fn run_batch(&mut self, started: Instant) -> Instant {
+    /// Runs `first` and then this thread's batch, recording wait and run
+    /// times, each result put in the completion queue as it is made: the
+    /// consumer is woken before the next task unless the results are worth
+    /// holding back (and if that task proves long, the supervisor wakes it).
+    /// Returns the tasks run and when the last ended.
+    fn run_batch(&mut self, first: Task, started: Instant) -> (usize, Instant) {
         let shared = self.shared;
         let metrics = &shared.metrics[self.seat];
         let mut task_start = started;
-        for task in self.batch.drain(..) {
+        let mut next = Some(first);
+        let mut n = 0;
+        while let Some(task) = next {
             let waited = task_start.saturating_duration_since(task.enqueued_at);
             metrics.wait.record(waited);
             // A stream's task does not expire: losing it would end the stream.
@@ -191,21 +241,36 @@ impl<'a> Worker<'a> {
                 };
                 (task.slot, run_task(&task, &ctx, &shared.config))
             };
+            drop(task);
             let task_end = Instant::now();
             metrics.run.record(task_end - task_start);
             task_start = task_end;
-            self.done.push(Completion { slot, outcome });
+            n += 1;
+            shared.completions.push_quiet(Completion { slot, outcome });
+            self.held += 1;
+            next = shared.batches.next(self.seat);
+            if next.is_some() && !self.hold_results(started, task_end) {
+                self.wake_consumer();
+            }
         }
-        task_start
+        (n, task_start)
     }
 
-    /// Hold the results back only while more work is queued, the next task is
-    /// expected to be short, and the oldest held result is young.
+    /// Wakes the consumer for the results held back.
+    fn wake_consumer(&mut self) {
+        self.shared.completions.wake();
+        self.held = 0;
+        self.held_since = None;
+    }
+
+    /// Hold the results back only while more work is queued (or batched),
+    /// the next task is expected to be short, and the oldest held result is
+    /// young.
     fn hold_results(&mut self, started: Instant, now: Instant) -> bool {
         let shared = self.shared;
         let oldest_held = *self.held_since.get_or_insert(started);
-        shared.queued.load(Ordering::Acquire) > 0
-            && self.done.len() < MAX_HELD
+        (shared.queued.load(Ordering::Acquire) > 0 || shared.batches.len() > 0)
+            && self.held < MAX_HELD
             && self.avg_task_ns * 4.0 < HOLD_COMPLETIONS_NS
             && (now.duration_since(oldest_held).as_nanos() as f64) < HOLD_COMPLETIONS_NS
             && !shared.cancel.load(Ordering::Relaxed)
@@ -223,14 +288,14 @@ impl<'a> Worker<'a> {
         let shared = self.shared;
         drop(st);
         // Results held back would wait with this thread.
-        if !self.done.is_empty() {
-            shared.completions.push_all(&mut self.done);
-            self.held_since = None;
+        if self.held > 0 {
+            self.wake_consumer();
         }
         shared.share_waiting.fetch_add(1, Ordering::Relaxed);
         let yielding = if std::mem::take(&mut self.yield_due) { self.share.take() } else { None };
         self.share = budget.acquire(Duration::MAX, yielding, || {
-            shared.queued.load(Ordering::Acquire) > 0 && !shared.cancel.load(Ordering::Relaxed)
+            (shared.queued.load(Ordering::Acquire) > 0 || shared.batches.len() > 0)
+                && !shared.cancel.load(Ordering::Relaxed)
         });
         shared.share_waiting.fetch_sub(1, Ordering::Relaxed);
         shared.lock()
@@ -276,8 +341,7 @@ impl<'a> Worker<'a> {
     /// Nothing left to run: hands over what was held back, unlocked.
     fn hand_over(&mut self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         drop(st);
-        self.shared.completions.push_all(&mut self.done);
-        self.held_since = None;
+        self.wake_consumer();
         self.shared.lock()
     }
 
@@ -300,6 +364,7 @@ impl<'a> Worker<'a> {
             st = shared.lock();
             st.spinning -= 1;
             if !st.queue.is_empty()
+                || shared.batches.len() > 0
                 || st.lifecycle != Lifecycle::Running
                 || st.seats[seat].retire
                 || shared.parts.has_open()
@@ -364,6 +429,7 @@ fn spin_until(shared: &Shared, limit: Duration) {
     loop {
         for _ in 0..64 {
             if shared.queued.load(Ordering::Acquire) > 0
+                || shared.batches.len() > 0
                 || shared.cancel.load(Ordering::Relaxed)
                 || shared.parts.has_open()
             {
