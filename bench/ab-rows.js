@@ -2,7 +2,7 @@
 'use strict';
 // A/B of benchmark rows between two trees (e.g. this one and a `git worktree`
 // of an older commit, built with its own CARGO_TARGET_DIR): runs each tree's
-// own `bench/run.js --only <text> --reps 1` alternately, every case in a fresh
+// own `bench/run.js --only <text> --reps 1` alternately (ABBA), every case in a fresh
 // process as run.js does, and prints per row the medians and the paired
 // ratio B/A (median [min–max]) over the repetitions.
 //
@@ -28,7 +28,12 @@ const trees = positionals.map((t) => path.resolve(t));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-ab-'));
 const rows = new Map(); // name -> [[a values], [b values]]
 for (let rep = 0; rep < Number(values.reps); rep++) {
-  trees.forEach((tree, side) => {
+  // A then B, then B then A: whichever runs second in a pair runs on a
+  // machine the first has warmed or heated (A against itself: 0.92x
+  // second), so each side takes each place as often.
+  const order = rep % 2 === 0 ? [0, 1] : [1, 0];
+  order.forEach((side) => {
+    const tree = trees[side];
     const out = path.join(dir, `${side}-${rep}.json`);
     process.stderr.write(
       `\r[${rep + 1}/${values.reps}] ${side === 0 ? 'A' : 'B'}: ${tree}`.padEnd(100),

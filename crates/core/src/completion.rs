@@ -65,8 +65,13 @@ impl CompletionQueue {
     /// once [`unwoken_for`](Self::unwoken_for) is long) asks for one.
     pub fn push_quiet(&self, completion: Completion) {
         let _ = self.tx.send(completion);
-        let now = self.epoch.elapsed().as_nanos() as u64 + 1;
-        let _ = self.unwoken_since.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+        // A plain load first: while an older quiet result waits, the clock
+        // is not read and the shared line not written.
+        if self.unwoken_since.load(Ordering::Relaxed) == 0 {
+            let now = self.epoch.elapsed().as_nanos() as u64 + 1;
+            let _ =
+                self.unwoken_since.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+        }
     }
 
     /// How long the oldest result pushed quietly has waited for a wake

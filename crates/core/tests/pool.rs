@@ -68,7 +68,16 @@ fn collect(pool: &Pool, signal: &Signal, n: usize) -> Vec<Completion> {
         pool.take_completions(&mut buf);
         all.append(&mut buf);
         if all.len() < n {
-            assert!(Instant::now() < deadline, "only {} of {} completions arrived", all.len(), n);
+            if Instant::now() >= deadline {
+                let s = pool.stats(false);
+                panic!(
+                    "only {} of {n} completions arrived (threads {}, busy {}, queued {})",
+                    all.len(),
+                    s.threads,
+                    s.busy_threads,
+                    s.queued
+                );
+            }
             signal.wait(Duration::from_millis(100));
         }
     }

@@ -3,9 +3,14 @@
 //! (`steal`). Tiny tasks are taken in batches to touch the queue's lock
 //! once per batch; but a task's run time is known only once it has run,
 //! and a task that proves long must not hold the ones taken after it while
-//! a thread is free. The supervisor counts batched tasks as queued (their
-//! age too), so a parked thread is woken, or one started, for them as for
-//! the queue's.
+//! a thread is free.
+//!
+//! A batch is *held up* once its owner's current task has run a spawn
+//! delay (`held_up_since`): the supervisor then wakes a parked thread, or
+//! starts one, and that thread steals. A batch that moves (tiny tasks, one
+//! after another) is left to its owner: taking half of it would cost more
+//! than it saves. The scaling rule does not see batched tasks: it judged
+//! them while they were queued, and a thread has them.
 //!
 //! Locks: a seat's batch is locked alone, or under the pool's state lock
 //! (never the other way round), and never two seats' at once.
@@ -17,60 +22,83 @@ use std::time::Instant;
 use crate::sync::{AtomicUsize, Mutex, MutexGuard};
 use crate::task::Task;
 
+/// Most tasks an owner takes from its batch before it says so in `len`.
+const TAKEN_UNSAID: usize = 16;
+
+#[derive(Default)]
+struct Batch {
+    tasks: VecDeque<Task>,
+    /// When the owner started the task it runs now (set at each take).
+    running_since: Option<Instant>,
+}
+
 pub(super) struct Batches {
-    seats: Box<[Mutex<VecDeque<Task>>]>,
-    /// Tasks in all the batches (a mirror for lock-free looks; below the
-    /// truth for the moment a stolen half moves between two seats).
+    seats: Box<[Mutex<Batch>]>,
+    /// Tasks in all the batches, a mirror for lock-free looks: below the
+    /// truth for the moment a stolen half moves between two seats, above
+    /// it by the few tasks an owner took since it last said so
+    /// ([`Batches::next`]; the count is shared by every worker, and tiny
+    /// tasks must not all write it).
     len: AtomicUsize,
 }
 
 impl Batches {
     pub(super) fn new(seats: usize) -> Batches {
         Batches {
-            seats: (0..seats).map(|_| Mutex::new(VecDeque::new())).collect(),
+            seats: (0..seats).map(|_| Mutex::new(Batch::default())).collect(),
             len: AtomicUsize::new(0),
         }
     }
 
-    /// Tasks waiting in batches, not started.
+    /// About how many tasks wait in batches (see `len`).
     pub(super) fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
     }
 
-    fn seat(&self, seat: usize) -> MutexGuard<'_, VecDeque<Task>> {
+    fn seat(&self, seat: usize) -> MutexGuard<'_, Batch> {
         self.seats[seat].lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds `tasks` to `seat`'s batch, after what it holds.
+    /// Puts `tasks` in `seat`'s (empty) batch, behind the task its owner
+    /// starts now.
     pub(super) fn fill(&self, seat: usize, tasks: impl IntoIterator<Item = Task>) {
         let mut batch = self.seat(seat);
-        let before = batch.len();
-        batch.extend(tasks);
-        self.len.fetch_add(batch.len() - before, Ordering::AcqRel);
+        let before = batch.tasks.len();
+        batch.tasks.extend(tasks);
+        batch.running_since = Some(Instant::now());
+        self.len.fetch_add(batch.tasks.len() - before, Ordering::AcqRel);
     }
 
-    /// The next task of `seat`'s own batch.
-    pub(super) fn next(&self, seat: usize) -> Option<Task> {
-        let task = self.seat(seat).pop_front();
-        if task.is_some() {
-            self.len.fetch_sub(1, Ordering::AcqRel);
+    /// The next task of `seat`'s own batch, which its owner starts `now`.
+    /// `taken` counts the tasks the owner took and `len` still counts:
+    /// they leave the count when the batch is empty or every few tasks.
+    pub(super) fn next(&self, seat: usize, now: Instant, taken: &mut usize) -> Option<Task> {
+        let (task, left) = {
+            let mut batch = self.seat(seat);
+            let task = batch.tasks.pop_front();
+            batch.running_since = Some(now);
+            (task, batch.tasks.len())
+        };
+        *taken += usize::from(task.is_some());
+        if *taken > 0 && (left == 0 || *taken >= TAKEN_UNSAID) {
+            self.len.fetch_sub(std::mem::take(taken), Ordering::AcqRel);
         }
         task
     }
 
-    /// Takes the later half (at least one) of another seat's batch, whose
-    /// owner is running a task: returns the first to run now and puts the
-    /// rest in `seat`'s own batch. None when no batch holds a task.
+    /// Takes the later half (at least one) of a held-up batch of another
+    /// seat: returns the first to run now and puts the rest in `seat`'s
+    /// own batch. None when no batch holds a task.
     pub(super) fn steal(&self, seat: usize) -> Option<Task> {
         let n = self.seats.len();
         for victim in (1..n).map(|i| (seat + i) % n) {
             let mut stolen = {
                 let mut batch = self.seat(victim);
-                if batch.is_empty() {
+                if batch.tasks.is_empty() {
                     continue;
                 }
-                let keep = batch.len() / 2;
-                let stolen = batch.split_off(keep);
+                let keep = batch.tasks.len() / 2;
+                let stolen = batch.tasks.split_off(keep);
                 self.len.fetch_sub(stolen.len(), Ordering::AcqRel);
                 stolen
             };
@@ -83,13 +111,29 @@ impl Batches {
         None
     }
 
-    /// When the longest-waiting batched task was queued.
-    pub(super) fn oldest(&self) -> Option<Instant> {
+    /// Since when the longest-held-up batch's owner has run its current
+    /// task (None: no batch holds a task).
+    pub(super) fn held_up_since(&self) -> Option<Instant> {
         if self.len() == 0 {
             return None;
         }
-        (0..self.seats.len())
-            .filter_map(|seat| self.seat(seat).front().map(|t| t.enqueued_at))
-            .min()
+        self.each(|batch| batch.running_since.filter(|_| !batch.tasks.is_empty())).min()
+    }
+
+    /// Tasks waiting in batches, counted under their locks, and when the
+    /// longest-waiting of them was queued (for the pool's stats).
+    pub(super) fn waiting(&self) -> (usize, Option<Instant>) {
+        if self.len() == 0 {
+            return (0, None);
+        }
+        let n = self.each(|batch| Some(batch.tasks.len())).sum();
+        (n, self.each(|batch| batch.tasks.front().map(|t| t.enqueued_at)).min())
+    }
+
+    fn each<'a, T: 'a>(
+        &'a self,
+        f: impl Fn(&Batch) -> Option<T> + 'a,
+    ) -> impl Iterator<Item = T> + 'a {
+        (0..self.seats.len()).filter_map(move |seat| f(&self.seat(seat)))
     }
 }

@@ -295,14 +295,15 @@ impl Pool {
         }
         let st = self.shared.lock();
         // Tasks taken in a worker's batch and not started wait too.
-        let oldest = match (st.queue.front().map(|t| t.enqueued_at), self.shared.batches.oldest()) {
+        let (batched, batched_since) = self.shared.batches.waiting();
+        let oldest = match (st.queue.front().map(|t| t.enqueued_at), batched_since) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         PoolStats {
             threads: st.threads,
             busy_threads: st.busy,
-            queued: st.queue.len() + self.shared.batches.len(),
+            queued: st.queue.len() + batched,
             oldest_queued: oldest.map(|t| t.elapsed()).unwrap_or_default(),
             spawned: st.spawned,
             retired: st.retired,

@@ -235,7 +235,7 @@ pub(super) fn extras_allowed(
 }
 
 /// Will the supervisor not look at the pool again before `by`?
-fn supervisor_late(st: &State, by: Instant) -> bool {
+pub(super) fn supervisor_late(st: &State, by: Instant) -> bool {
     st.supervisor_sleeping || st.supervisor_wakes_at.is_some_and(|at| at > by)
 }
 

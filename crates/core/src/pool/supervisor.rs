@@ -120,23 +120,31 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         let mut decision = policy::decide(&obs, &cfg);
         // Work held up behind a running task: parts of it, or tasks of a
         // batch whose thread runs one that proved long (batch.rs).
-        let batch_since = shared.batches.oldest();
+        let batch_since = shared.batches.held_up_since();
         let stuck_since = match (parts.1.filter(|_| parts.0 > 0), batch_since) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         let parts_at = held_up_spawn_at(stuck_since, &st, &cfg);
         let batch_waited = batch_since.is_some_and(|t| t + cfg.spawn_delay <= now);
-        if decision.action == Action::None && batch_waited && st.spinning + st.wakes_pending == 0 {
+        if decision.action == Action::None && batch_waited && st.wakes_pending == 0 {
             // A batch's tasks have waited a spawn delay behind a long task:
             // a parked thread takes them if there is one.
             if let Some(seat) = pick_parked(&mut st, true) {
                 shared.seat_cvs[seat].notify_one();
             }
         }
+        if let Some(since) = batch_since {
+            // Look again once it has waited a spawn delay (a full pool's
+            // rule may have nothing to look for), or soon if it has.
+            let due = (since + cfg.spawn_delay)
+                .saturating_duration_since(now)
+                .max(cfg.check_interval.max(Duration::from_micros(100)));
+            decision.next_check = Some(decision.next_check.map_or(due, |next| next.min(due)));
+        }
         if decision.action == Action::None
             && st.starting == 0
-            && st.spinning + st.wakes_pending == 0
+            && st.wakes_pending == 0
             && parts_at.is_some_and(|at| at <= now)
         {
             // Parts of a big task, or a batch's tasks behind a long one,
@@ -176,7 +184,7 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
                 // Tasks have waited too long for the core threads alone: put
                 // parked extras to work, most senior first, as many as needed.
                 let mut woken = Vec::new();
-                while st.queue.len() + shared.batches.len() > st.spinning + st.wakes_pending {
+                while st.queue.len() > st.spinning + st.wakes_pending {
                     match pick_parked(&mut st, true) {
                         Some(seat) => woken.push(seat),
                         None => break,
@@ -287,15 +295,10 @@ pub(super) fn observe(
     let newest_idle_extra = newest_idle_extra(st);
     // Parts of a running task that idle threads may take count as queued
     // work: threads are started for them as for tasks.
-    // So do the tasks a worker took in its batch and has not started
-    // (batch.rs): a thread woken or started for them takes them.
-    let oldest_task = match (st.queue.front().map(|t| t.enqueued_at), shared.batches.oldest()) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let oldest_task = st.queue.front().map(|t| t.enqueued_at);
     Observation {
         now,
-        queued: st.queue.len() + shared.batches.len() + parts,
+        queued: st.queue.len() + parts,
         oldest_enqueued: match (oldest_task, parts_since) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::parts::PoolParallel;
 use super::run::{run_packed, run_task};
-use super::state::{note_exit, Lifecycle, Shared, State};
+use super::state::{note_exit, supervisor_late, Lifecycle, Shared, State};
 use super::PoolEvent;
 use crate::budget::{MachineBudget, Share};
 use crate::kernels::RunContext;
@@ -67,7 +67,7 @@ pub(super) fn worker_main(shared: &Arc<Shared>, seat: usize) {
                 }
                 _ => st = worker.take_and_run(st),
             }
-        } else if shared.batches.len() > 0 && worker.may_steal(&st) {
+        } else if shared.batches.len() > 0 && worker.batch_held_up() && worker.may_steal(&st) {
             st = worker.steal_and_run(st);
         } else if worker.held > 0 {
             st = worker.hand_over(st);
@@ -139,10 +139,25 @@ impl<'a> Worker<'a> {
         let budget = (BATCH_BUDGET_NS / self.avg_task_ns.max(1.0)) as usize;
         let take = share.min(budget).clamp(1, MAX_BATCH);
         let Some(first) = st.queue.pop_front() else { return st };
+        let mut nudge = false;
         if take > 1 {
             shared.batches.fill(self.seat, st.queue.drain(..take - 1));
+            // Should this task prove long, the supervisor must look at the
+            // batch within a spawn delay: it may be asleep (a full pool).
+            let delay = shared.config.policy.spawn_delay;
+            let late = st.supervisor_sleeping
+                || (st.supervisor_wakes_at.is_some()
+                    && supervisor_late(&st, Instant::now() + delay));
+            if late {
+                st.supervisor_sleeping = false;
+                st.supervisor_wakes_at = Some(Instant::now());
+                nudge = true;
+            }
         }
         shared.queued.store(st.queue.len(), Ordering::Release);
+        if nudge {
+            shared.supervisor_cv.notify_one();
+        }
         if queued >= shared.config.max_queue {
             drop(st);
             // Posts may be waiting for this room (queueFull: 'wait').
@@ -164,6 +179,13 @@ impl<'a> Worker<'a> {
             Some(first) => self.run_from(first, st),
             None => st,
         }
+    }
+
+    /// Whether another thread's batch is held up: its thread has run its
+    /// current task for a spawn delay (batch.rs).
+    fn batch_held_up(&self) -> bool {
+        let delay = self.shared.config.policy.spawn_delay;
+        self.shared.batches.held_up_since().is_some_and(|t| t.elapsed() >= delay)
     }
 
     /// Whether this thread may take part of another's batch: with a share
@@ -207,16 +229,17 @@ impl<'a> Worker<'a> {
     }
 
     /// Runs `first` and then this thread's batch, recording wait and run
-    /// times, each result put in the completion queue as it is made: the
-    /// consumer is woken before the next task unless the results are worth
-    /// holding back (and if that task proves long, the supervisor wakes it).
-    /// Returns the tasks run and when the last ended.
+    /// times, each result put in the completion queue as it is made, the
+    /// consumer not woken for it yet (if a later task of the batch proves
+    /// long, the supervisor wakes it). Returns the tasks run and when the
+    /// last ended.
     fn run_batch(&mut self, first: Task, started: Instant) -> (usize, Instant) {
         let shared = self.shared;
         let metrics = &shared.metrics[self.seat];
         let mut task_start = started;
         let mut next = Some(first);
         let mut n = 0;
+        let mut taken = 0;
         while let Some(task) = next {
             let waited = task_start.saturating_duration_since(task.enqueued_at);
             metrics.wait.record(waited);
@@ -248,10 +271,7 @@ impl<'a> Worker<'a> {
             n += 1;
             shared.completions.push_quiet(Completion { slot, outcome });
             self.held += 1;
-            next = shared.batches.next(self.seat);
-            if next.is_some() && !self.hold_results(started, task_end) {
-                self.wake_consumer();
-            }
+            next = shared.batches.next(self.seat, task_end, &mut taken);
         }
         (n, task_start)
     }
@@ -364,7 +384,6 @@ impl<'a> Worker<'a> {
             st = shared.lock();
             st.spinning -= 1;
             if !st.queue.is_empty()
-                || shared.batches.len() > 0
                 || st.lifecycle != Lifecycle::Running
                 || st.seats[seat].retire
                 || shared.parts.has_open()
@@ -429,7 +448,6 @@ fn spin_until(shared: &Shared, limit: Duration) {
     loop {
         for _ in 0..64 {
             if shared.queued.load(Ordering::Acquire) > 0
-                || shared.batches.len() > 0
                 || shared.cancel.load(Ordering::Relaxed)
                 || shared.parts.has_open()
             {
