@@ -136,15 +136,26 @@ impl Table {
     /// Joins as the member in `slot`, whose liveness the caller now holds
     /// (so no one else joins it meanwhile): a new generation, nothing
     /// wanted, nothing held. The tokens an earlier member of the slot left
-    /// behind become reclaimable at once.
+    /// behind become reclaimable at once; the threads it had waiting (it
+    /// died before a monitor reclaimed it) leave the machine's count now,
+    /// as `reclaim` would have taken them off.
     pub fn join(&self, slot: usize) -> Member {
         let word = &self.slots[slot].0.state;
         let mut generation = 0;
+        let mut left_waiting = 0;
         let _ = word.fetch_update(SeqCst, SeqCst, |w| {
-            let old = SlotState::unpack(w).generation;
-            generation = (old.wrapping_add(1) & GEN_MASK).max(1);
+            let old = SlotState::unpack(w);
+            left_waiting = u32::from(old.want.saturating_sub(old.held));
+            generation = (old.generation.wrapping_add(1) & GEN_MASK).max(1);
             Some(SlotState { generation, want: 0, held: 0 }.pack())
         });
+        if left_waiting > 0 {
+            let _ = self
+                .header
+                .0
+                .waiting
+                .fetch_update(SeqCst, SeqCst, |n| Some(n.saturating_sub(left_waiting)));
+        }
         self.header.0.slots_used.fetch_max(slot as u32 + 1, SeqCst);
         Member { slot, generation }
     }

@@ -144,6 +144,27 @@ fn a_slot_joined_again_frees_what_its_last_member_held() {
     assert_eq!(t.census(new, &dead), Census { processes: 0, held: 0 });
 }
 
+/// A member killed with threads waiting, whose slot a new process joins
+/// before any monitor reclaimed it: its waiters leave the machine's count
+/// (they would be counted for ever, and wake everyone for nothing).
+#[test]
+fn a_slot_joined_again_takes_its_dead_members_waiters_off_the_count() {
+    let t = table();
+    let dead = Dead::default();
+    let old = t.join(2);
+    assert_eq!(t.try_acquire(old, 1, &dead), Some(0));
+    t.header.0.waiting.fetch_add(3, SeqCst);
+    t.publish(old, 4, 1, 0);
+    let other = t.join(5);
+    t.header.0.waiting.fetch_add(1, SeqCst);
+    t.publish(other, 1, 0, 0);
+    let new = t.join(2);
+    assert_eq!(t.header.0.waiting.load(SeqCst), 1, "only the living member's waiter");
+    // A monitor that then finds the slot alive takes nothing more off.
+    assert_eq!(t.reclaim(new, &dead), 1, "the old generation's token");
+    assert_eq!(t.header.0.waiting.load(SeqCst), 1);
+}
+
 #[test]
 fn a_member_that_stops_saying_it_waits_stops_counting_as_short() {
     let t = table();
