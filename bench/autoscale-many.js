@@ -9,6 +9,12 @@
 //   npm run bench:autoscale:many -- --reps 3 --max 16     # medians of 3, one size
 //   npm run bench:autoscale:many -- --profiles ramp,step --configs "queue-age,backlog"
 //   npm run bench:autoscale:many -- --profiles sawtooth --configs "demand,demand idle 250"
+//   npm run bench:autoscale:many -- --post immediate   # arrivals posted from a setImmediate loop
+//
+// Arrivals are posted from a 1 ms timer by default (a tick posts what came
+// due since the last: clumps of a millisecond); `--post immediate` posts each
+// at its time from a setImmediate loop, one at a time, as a busy server's
+// requests do (the event loop then never sleeps: it takes a core).
 //
 // Profiles (load in threads' worth, M = maxThreads), each ending in 1.2 s idle:
 //   ramp     0.5 for 0.3 s, then 0.5 -> 0.85 M over 3 s, 0.85 M for 0.5 s
@@ -81,6 +87,7 @@ const CONFIGS = {
   // The default before #31: threads kept through 250 ms of a lull.
   'demand idle 250': (M) => ({ maxThreads: M, scaleRule: 'demand', idleTimeoutMs: 250 }),
   'fixed M': (M) => ({ minThreads: M, maxThreads: M }),
+  'demand nice 0': (M) => ({ maxThreads: M, scaleRule: 'demand', niceIncrement: 0 }),
 };
 
 function phasesOf(profile, M) {
@@ -116,7 +123,7 @@ function schedule(phases) {
 // ---- child: one profile against one configuration --------------------------
 
 async function child(spec) {
-  const { profile, M, config } = JSON.parse(spec);
+  const { profile, M, config, post } = JSON.parse(spec);
   const { Pool, micros } = require(ROOT);
   const phases = phasesOf(profile, M);
   const end = totalMs(phases);
@@ -134,6 +141,7 @@ async function child(spec) {
   pool.stats({ reset: true });
   let next = 0;
   const settled = [];
+  let sampled = -Infinity;
   await new Promise((resolve) => {
     const tick = () => {
       const t = at();
@@ -142,9 +150,13 @@ async function child(spec) {
         settled.push(pool.post(input));
         next++;
       }
-      const s = pool.stats();
-      samples.push({ t, threads: s.threads, queued: s.queued, age: s.oldestQueuedMs });
+      if (t - sampled >= TICK_MS || t >= end) {
+        const s = pool.stats();
+        samples.push({ t, threads: s.threads, queued: s.queued, age: s.oldestQueuedMs });
+        sampled = t;
+      }
       if (t >= end) resolve();
+      else if (post === 'immediate') setImmediate(tick);
       else setTimeout(tick, TICK_MS);
     };
     tick();
@@ -267,8 +279,10 @@ async function parent() {
       json: { type: 'string' },
       dump: { type: 'string' },
       svg: { type: 'string', default: path.join(ROOT, 'docs', 'autoscale-many.svg') },
+      post: { type: 'string', default: 'timer' },
     },
   });
+  if (!['timer', 'immediate'].includes(values.post)) throw new Error('--post: timer or immediate');
   const reps = Number(values.reps);
   const sizes = values.max.split(',').map(Number);
   const profiles = values.profiles.split(',');
@@ -284,7 +298,7 @@ async function parent() {
           process.stderr.write(
             `\r[${rep + 1}/${reps}] maxThreads ${M} ${profile} ${config}`.padEnd(70),
           );
-          const spec = JSON.stringify({ profile, M, config });
+          const spec = JSON.stringify({ profile, M, config, post: values.post });
           const r = spawnSync(process.execPath, [__filename, '--child', spec], {
             cwd: ROOT,
             encoding: 'utf8',
