@@ -371,3 +371,69 @@ test(
     }
   },
 );
+
+// The table's file truncated (`: > file`) or removed while a member runs:
+// a mapped page past a file's end is SIGBUS to whoever touches it. The
+// member goes on (its monitor thread, which touches the table every 100 ms
+// at most, joins the file made anew), and a process that starts afterwards
+// sees it in the one table: one budget per machine still.
+for (const how of ['truncated', 'removed']) {
+  test(
+    `a table file ${how} under a running member neither kills it nor splits the budget`,
+    { skip: !LINUX },
+    async (t) => {
+      const dir = tableDir(t);
+      const holder = `async (Pool, send, cap, heard) => {
+      const pool = new Pool({ kernel: 'sleep', budget: 'machine', maxThreads: 2, minThreads: 2, [cap]: 2 });
+      const us = Buffer.alloc(4); us.writeUInt32LE(60_000_000);
+      const stop = new AbortController();
+      const held = [pool.post(us, { signal: stop.signal }), pool.post(us, { signal: stop.signal })];
+      while (pool.stats().budget.held < 2) await new Promise((r) => setTimeout(r, 1));
+      send({ holding: true });
+      await heard((m) => m.bye);
+      stop.abort();
+      await Promise.allSettled(held);
+      await pool.close();
+    }`;
+      const a = child(dir, holder);
+      t.after(() => a.process.kill('SIGKILL'));
+      await a.next((m) => m.holding);
+      const [file] = fs.readdirSync(dir).filter((f) => f.startsWith('tidepool-budget-v1-'));
+      const where = path.join(dir, file);
+      if (how === 'truncated') fs.truncateSync(where, 0);
+      else fs.rmSync(where);
+      const b = child(dir, holder);
+      t.after(() => b.process.kill('SIGKILL'));
+      await b.next((m) => m.holding);
+      // b is in the file at the path; a moves there: a third sees them both.
+      const seen = child(
+        dir,
+        `async (Pool, send, cap) => {
+        const pool = new Pool({ budget: 'machine', maxThreads: 1, [cap]: 2 });
+        // A hang guard: the monitor threads look every 500 ms at most.
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const machine = pool.stats().budget.machine;
+          pool.post(Buffer.from('x')).catch(() => {});
+          // Its own posts wait for a share the other two hold: it leaves.
+          if (machine.processes >= 3 || Date.now() > deadline)
+            return send({ machine }), process.exit(0);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }`,
+      );
+      t.after(() => seen.process.kill('SIGKILL'));
+      const { machine } = await seen.next((m) => m.machine);
+      assert.equal(machine.processes, 3, JSON.stringify(machine));
+      assert.deepEqual(await seen.exited, { code: 0, signal: null }, seen.stderr());
+      assert.equal(
+        fs.readdirSync(dir).filter((f) => f.startsWith('tidepool-budget-v1-')).length,
+        1,
+      );
+      a.tell({ bye: true });
+      b.tell({ bye: true });
+      assert.deepEqual(await a.exited, { code: 0, signal: null }, a.stderr());
+      assert.deepEqual(await b.exited, { code: 0, signal: null }, b.stderr());
+    },
+  );
+}

@@ -6,10 +6,17 @@
 //! * `table.rs`: the shared table and its rules (take, give back, yield,
 //!   reclaim from the dead), pure atomics, tested with a fake liveness.
 //! * `shm.rs`: the table in `/dev/shm`, liveness locks, the futex (Linux).
-//! * `cpus.rs`: the CPUs this process may use (affinity, cgroup `cpu.max`).
+//! * `membership.rs`: one joining of the table, moved on from when its file
+//!   is removed, replaced or truncated; `guard.rs`: SIGBUS on a truncated
+//!   table's pages made a member's own memory, not its death.
+//! * `cpus.rs`: the CPUs this process may use (affinity, cgroup quotas).
 //! * `README.md`: the protocol, and how it fails safe.
 
 mod cpus;
+#[cfg(target_os = "linux")]
+mod guard;
+#[cfg(target_os = "linux")]
+mod membership;
 #[cfg(target_os = "linux")]
 mod shm;
 mod table;
@@ -45,13 +52,13 @@ pub const DEFAULT_DIR: &str = "/dev/shm";
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::SeqCst};
-    use std::sync::{Arc, Mutex, OnceLock};
+    use std::sync::{Arc, Mutex, OnceLock, RwLock};
     use std::time::{Duration, Instant};
 
-    use super::shm::{self, Mapping};
-    use super::table::{Live, Member, SLOTS};
+    use super::membership::{machine_now_ms, Asked, Membership};
+    use super::shm;
     use super::{cpus, BudgetStats};
 
     /// How often each process's monitor thread looks for the dead while
@@ -66,8 +73,6 @@ mod linux {
     /// out until it gets one (the monitor thread, at the process's own
     /// priority, runs at once and briefly).
     const WAIT_SLICE: Duration = Duration::from_millis(1000);
-    /// How long a slot's liveness is believed without asking the kernel.
-    const LIVENESS_FOR_MS: u64 = 100;
     /// How often the CPUs this process may use are read again.
     const CAPACITY_FOR_MS: u64 = 1000;
     /// How long a thread holding more than its fair share keeps it before
@@ -77,8 +82,11 @@ mod linux {
 
     /// This process's membership of the machine's budget.
     pub struct MachineBudget {
-        mapping: Mapping,
-        me: Member,
+        /// The table joined now; another once its file is no longer the
+        /// machine's (the monitor thread's `rejoin`).
+        current: RwLock<Arc<Membership>>,
+        /// Where the table's file is.
+        dir: PathBuf,
         epoch: Instant,
         capacity: AtomicUsize,
         /// Read again only by the monitor thread: a thread holding a share
@@ -87,9 +95,6 @@ mod linux {
         /// When the CPUs were last read (ms since epoch); None once a
         /// caller has fixed the capacity. Both writers of `capacity` hold it.
         cpus_read_ms: Mutex<Option<u64>>,
-        /// Per slot: when it was last found alive (ms since epoch; 0: not
-        /// known to be).
-        liveness: Vec<AtomicU64>,
         /// This process's threads holding a share, and waiting for one:
         /// published as the slot's `held` and `want`, under `publishing`
         /// so that two threads' updates land in order.
@@ -106,6 +111,15 @@ mod linux {
     pub struct Share {
         token: usize,
         since: Instant,
+        /// The table it was taken in (given back there, if the process
+        /// has moved to another meanwhile).
+        of: Arc<Membership>,
+    }
+
+    impl std::fmt::Debug for Membership {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Membership").field("slot", &self.me.slot).finish()
+        }
     }
 
     impl Share {
@@ -117,51 +131,12 @@ mod linux {
 
     impl std::fmt::Debug for MachineBudget {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            let now = self.now();
             f.debug_struct("MachineBudget")
-                .field("path", &self.mapping.path())
-                .field("slot", &self.me.slot)
+                .field("path", &now.mapping.path())
+                .field("slot", &now.me.slot)
                 .finish()
         }
-    }
-
-    /// Liveness for fairness: "alive" is believed for LIVENESS_FOR_MS,
-    /// "dead" never (a new process may join the slot at once).
-    impl Live for MachineBudget {
-        fn now_ms(&self) -> u64 {
-            machine_now_ms()
-        }
-
-        fn alive(&self, slot: usize) -> bool {
-            let now = self.millis().max(1);
-            let alive_at = self.liveness[slot].load(SeqCst);
-            if alive_at != 0 && now.saturating_sub(alive_at) < LIVENESS_FOR_MS {
-                return true;
-            }
-            let alive = self.mapping.held_by_other(slot);
-            self.liveness[slot].store(if alive { now } else { 0 }, SeqCst);
-            alive
-        }
-    }
-
-    /// Liveness for taking shares back: always asked of the kernel.
-    struct Asked<'a>(&'a Mapping);
-    impl Live for Asked<'_> {
-        fn alive(&self, slot: usize) -> bool {
-            self.0.held_by_other(slot)
-        }
-        fn now_ms(&self) -> u64 {
-            machine_now_ms()
-        }
-    }
-
-    /// The machine's monotonic clock in milliseconds: the same in every
-    /// process (of one time namespace), unlike an Instant's epoch.
-    fn machine_now_ms() -> u64 {
-        // SAFETY: a zeroed timespec is valid; clock_gettime writes it.
-        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-        // SAFETY: CLOCK_MONOTONIC exists on Linux; `ts` is writable.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
     }
 
     impl MachineBudget {
@@ -186,17 +161,15 @@ mod linux {
         /// A membership of the table in `dir`, a new member each time (a
         /// test may stand for several processes with several).
         pub fn open(dir: &Path) -> std::io::Result<MachineBudget> {
-            let mapping = Mapping::open(dir)?;
-            let me = mapping.table().join(mapping.slot());
+            let membership = Membership::open(dir)?;
             let cpus = cpus::Cpus::open();
             let budget = MachineBudget {
-                mapping,
-                me,
+                current: RwLock::new(Arc::new(membership)),
+                dir: dir.to_owned(),
                 epoch: Instant::now(),
                 capacity: AtomicUsize::new(cpus.allowed()),
                 cpus,
                 cpus_read_ms: Mutex::new(Some(0)),
-                liveness: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
                 held: AtomicU32::new(0),
                 waiting: AtomicU32::new(0),
                 publishing: Mutex::new(()),
@@ -206,6 +179,29 @@ mod linux {
             // What an earlier member of this slot left behind.
             budget.reclaim();
             Ok(budget)
+        }
+
+        /// The table joined now.
+        pub(super) fn now(&self) -> Arc<Membership> {
+            self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+        }
+
+        /// Joins the machine's table anew if this one's file is no longer
+        /// it (removed, replaced, truncated): one budget per machine again.
+        /// Shares held in the old table are given back there; the threads
+        /// waiting on it are woken to wait on the new one. Returns whether
+        /// it moved. The monitor thread's job (it looks the path up).
+        pub fn rejoin(&self) -> bool {
+            let old = self.now();
+            if !old.stale() {
+                return false;
+            }
+            let Ok(new) = Membership::open(&self.dir) else { return false };
+            *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+            self.publish();
+            self.reclaim();
+            shm::wake_all(&old.table().header().seq);
+            true
         }
 
         /// With a capacity fixed by the caller (tests and benchmarks that
@@ -260,14 +256,16 @@ mod linux {
             let held = self.held.load(SeqCst);
             let want = held + self.waiting.load(SeqCst);
             let clamp = |n: u32| n.min(u32::from(u16::MAX)) as u16;
-            self.mapping.table().publish(self.me, clamp(want), clamp(held), self.now_ms());
+            let now = self.now();
+            now.table().publish(now.me, clamp(want), clamp(held), self.now_ms());
         }
 
         /// Frees the shares of dead processes and wakes the waiting threads
         /// if there were any.
         fn reclaim(&self) {
-            let table = self.mapping.table();
-            if table.reclaim(self.me, &Asked(&self.mapping)) > 0 {
+            let now = self.now();
+            let table = now.table();
+            if table.reclaim(now.me, &Asked(&now.mapping)) > 0 {
                 shm::wake_all(&table.header().seq);
             } else if table.header().waiting.load(SeqCst) > 0 && table.any_free(self.capacity()) {
                 // A wake lost to a process that died with it, or refused
@@ -289,11 +287,13 @@ mod linux {
                     // A process whose monitor stops (stopped, frozen) stops
                     // saying its threads wait: others stop yielding to it.
                     if budget.waiting.load(SeqCst) > 0 {
-                        budget.mapping.table().still_wanting(budget.me, budget.now_ms());
+                        let now = budget.now();
+                        now.table().still_wanting(now.me, budget.now_ms());
                     }
+                    budget.rejoin();
                     budget.reclaim();
                     budget.read_cpus();
-                    let waiting = budget.mapping.table().header().waiting.load(SeqCst) > 0;
+                    let waiting = budget.now().table().header().waiting.load(SeqCst) > 0;
                     drop(budget);
                     std::thread::sleep(if waiting { RECLAIM_EVERY } else { RECLAIM_IDLE });
                 })
@@ -301,10 +301,11 @@ mod linux {
         }
 
         fn try_take(&self) -> Option<Share> {
-            let token = self.mapping.table().try_acquire(self.me, self.capacity(), self)?;
+            let now = self.now();
+            let token = now.table().try_acquire(now.me, self.capacity(), &*now)?;
             self.held.fetch_add(1, SeqCst);
             self.publish();
-            Some(Share { token, since: Instant::now() })
+            Some(Share { token, since: Instant::now(), of: now })
         }
 
         /// A share for the calling thread if one may be had at once.
@@ -333,22 +334,32 @@ mod linux {
                     return Some(share);
                 }
             }
-            let table = self.mapping.table();
-            let header = table.header();
+            // The table waited on; moved with the process if it rejoins.
+            let mut now = self.now();
             let started = Instant::now();
             self.waiting.fetch_add(1, SeqCst);
-            header.waiting.fetch_add(1, SeqCst);
+            now.table().header().waiting.fetch_add(1, SeqCst);
             let skip_try = yielding.is_some();
             match yielding {
                 Some(share) => self.release(share),
                 None => self.publish(),
             }
             self.waits.fetch_add(1, SeqCst);
-            let mut seen = header.seq.load(SeqCst);
+            let mut seen = now.table().header().seq.load(SeqCst);
             let mut share = None;
             let mut skip_try = skip_try;
             let mut woken = false;
             loop {
+                let latest = self.now();
+                if !Arc::ptr_eq(&latest, &now) {
+                    // The process joined another table: wait there.
+                    now.table().header().waiting.fetch_sub(1, SeqCst);
+                    latest.table().header().waiting.fetch_add(1, SeqCst);
+                    now = latest;
+                    seen = now.table().header().seq.load(SeqCst);
+                    skip_try = false;
+                }
+                let (table, header) = (now.table(), now.table().header());
                 if !skip_try {
                     share = self.try_take();
                     if share.is_some() {
@@ -376,17 +387,18 @@ mod linux {
                 woken = now_seen != seen;
                 seen = now_seen;
             }
-            header.waiting.fetch_sub(1, SeqCst);
+            now.table().header().waiting.fetch_sub(1, SeqCst);
             self.waiting.fetch_sub(1, SeqCst);
             self.publish();
             self.wait_ns.fetch_add(started.elapsed().as_nanos() as u64, SeqCst);
             share
         }
 
-        /// Gives a share back and wakes the threads waiting for one.
+        /// Gives a share back (to the table it was taken in) and wakes the
+        /// threads waiting for one.
         pub fn release(&self, share: Share) {
-            let table = self.mapping.table();
-            table.release(self.me, share.token);
+            let table = share.of.table();
+            table.release(share.of.me, share.token);
             self.held.fetch_sub(1, SeqCst);
             self.publish();
             // One waiter, not all: every thread woken is one more thread
@@ -399,17 +411,18 @@ mod linux {
         /// Whether a thread holding `share` should give it back now: it has
         /// had its slice, and another process is short of its fair share
         /// while this one holds more than its own.
-        pub fn should_yield(&self, share: &Share, now: Instant) -> bool {
-            let table = self.mapping.table();
-            share.slice_spent(now)
+        pub fn should_yield(&self, share: &Share, at: Instant) -> bool {
+            let now = self.now();
+            let table = now.table();
+            share.slice_spent(at)
                 && table.header().waiting.load(SeqCst) > 0
-                && table.should_yield(self.me, self.capacity(), self)
+                && table.should_yield(now.me, self.capacity(), &*now)
         }
 
         /// Wakes this machine's waiting threads so that they look at their
         /// pools again (a pool closing or aborting).
         pub fn nudge(&self) {
-            shm::wake_all(&self.mapping.table().header().seq);
+            shm::wake_all(&self.now().table().header().seq);
         }
 
         pub fn stats(&self) -> BudgetStats {
@@ -419,7 +432,10 @@ mod linux {
                 waiting: self.waiting.load(SeqCst),
                 waits: self.waits.load(SeqCst),
                 wait_seconds: self.wait_ns.load(SeqCst) as f64 / 1e9,
-                machine: self.mapping.table().census(self.me, self),
+                machine: {
+                    let now = self.now();
+                    now.table().census(now.me, &*now)
+                },
             }
         }
     }

@@ -13,6 +13,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
+use super::guard::{guard, Guarded};
 use super::table::{Table, SLOTS};
 
 /// The liveness locks sit past the table, one byte per slot.
@@ -21,8 +22,14 @@ const LOCKS_AT: i64 = 1 << 20;
 /// The table's file, mapped, with this process's slot locked.
 pub struct Mapping {
     table: NonNull<Table>,
+    /// Against SIGBUS should the file be truncated (`guard.rs`); dropped
+    /// before the table is unmapped.
+    guard: Option<Guarded>,
     file: File,
     path: PathBuf,
+    /// The file's device and inode: the file at `path` is ours while
+    /// they match.
+    id: (u64, u64),
     slot: usize,
 }
 
@@ -93,8 +100,10 @@ impl Mapping {
         }
         let mut mapping = Mapping {
             table: NonNull::new(ptr.cast()).expect("mmap returned null"),
+            guard: guard(ptr, size as usize),
             file,
             path,
+            id: (meta.dev(), meta.ino()),
             slot: 0,
         };
         if mapping.table().check().is_err() {
@@ -114,6 +123,21 @@ impl Mapping {
         // long as Table, lives until Drop, and every bit pattern of its
         // atomics is valid; others write it only through atomics.
         unsafe { self.table.as_ref() }
+    }
+
+    /// Whether this is no longer the machine's table: the file at `path`
+    /// is gone or another, or shorter than the table (truncated), or the
+    /// mapping was hit by SIGBUS and stands on private memory. An error
+    /// reading the path counts as gone: a new member makes the file anew.
+    pub fn stale(&self) -> bool {
+        let size = std::mem::size_of::<Table>() as u64;
+        if self.guard.as_ref().is_some_and(Guarded::faulted) {
+            return true;
+        }
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => (meta.dev(), meta.ino()) != self.id || meta.len() < size,
+            Err(_) => true,
+        }
     }
 
     /// The slot this process locked.
@@ -156,6 +180,8 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        // Unguarded first: the addresses may be mapped again by others.
+        drop(self.guard.take());
         // SAFETY: the address and length mmap returned; nothing borrows the
         // table past self. Closing the file drops the slot's lock.
         unsafe {

@@ -160,6 +160,13 @@ impl Table {
         Member { slot, generation }
     }
 
+    /// Whether `me` still has its slot: its generation is the slot's (not
+    /// so once the table was zeroed under it, a truncated file made
+    /// whole again).
+    pub fn has_slot(&self, me: Member) -> bool {
+        SlotState::unpack(self.slots[me.slot].0.state.load(SeqCst)).generation == me.generation
+    }
+
     /// Sets what `me` publishes: threads that want a share (holding one or
     /// waiting for one) and shares held. A member taken for dead (its slot
     /// joined again) writes nothing.

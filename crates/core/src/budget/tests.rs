@@ -77,13 +77,14 @@ fn a_dead_members_shares_come_back() {
     let d = dir();
     let a = MachineBudget::open(&d.0).unwrap().with_capacity(2);
     let b = MachineBudget::open(&d.0).unwrap().with_capacity(2);
-    let _s1 = b.acquire(Duration::ZERO, None, || false).unwrap();
-    let _s2 = b.acquire(Duration::ZERO, None, || false).unwrap();
+    let s1 = b.acquire(Duration::ZERO, None, || false).unwrap();
+    let s2 = b.acquire(Duration::ZERO, None, || false).unwrap();
     assert!(a.acquire(Duration::ZERO, None, || false).is_none());
     let a = std::sync::Arc::new(a);
     MachineBudget::start_monitor(&a).unwrap();
-    // Closing b's file drops its lock, as a process's death would.
-    drop(b);
+    // Closing b's file drops its lock, as a process's death would (its
+    // shares, not given back, hold its membership, so they go too).
+    drop((b, s1, s2));
     // Reclaimed by the monitor while a waits (how soon is
     // bench/budget.js's question: the survivors' rate after a SIGKILL).
     let share = a.acquire(Duration::from_secs(10), None, || true);
@@ -103,4 +104,73 @@ fn a_file_of_another_size_is_refused_and_named() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let err = MachineBudget::open(&d.0).unwrap_err().to_string();
     assert!(err.contains("another version"), "{err}");
+}
+
+/// The file removed under a member: a new process makes another, and the
+/// member moves to it, so the machine keeps one budget (not two: four
+/// shares held on two CPUs).
+#[test]
+fn a_member_moves_to_the_file_that_replaced_its_own() {
+    let d = dir();
+    let a = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+    let old = a.acquire(Duration::ZERO, None, || false).unwrap();
+    assert!(!a.rejoin(), "its file is still the machine's");
+    std::fs::remove_file(a.now().mapping.path()).unwrap();
+    let b = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+    let held_by_b = b.acquire(Duration::ZERO, None, || false).unwrap();
+    assert!(a.rejoin(), "its file was removed");
+    assert_eq!(b.stats().machine.processes, 2, "one table again");
+    // a's share of the old table goes back there; in the new one a may
+    // take only what b leaves.
+    a.release(old);
+    let new = a.acquire(Duration::ZERO, None, || false).unwrap();
+    assert!(a.acquire(Duration::ZERO, None, || false).is_none(), "two shares in all");
+    assert_eq!(b.stats().machine, Census { processes: 2, held: 2 });
+    a.release(new);
+    b.release(held_by_b);
+}
+
+/// The file truncated under its members: the next touch of the table
+/// would be SIGBUS. A member goes on on memory of its own and moves to
+/// the file made anew; a member that opens it later shares it.
+#[test]
+fn a_truncated_file_neither_kills_a_member_nor_splits_the_budget() {
+    let d = dir();
+    let a = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+    let held = a.acquire(Duration::ZERO, None, || false).unwrap();
+    let path = a.now().mapping.path().to_owned();
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
+    // Touches every page of the table it reads: SIGBUS, had it no guard.
+    let census = a.stats().machine;
+    assert_eq!(census, Census { processes: 0, held: 0 }, "its own zeroed memory");
+    assert!(a.rejoin(), "its file was truncated");
+    a.release(held);
+    let b = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+    let s1 = a.acquire(Duration::ZERO, None, || false).unwrap();
+    let s2 = b.acquire(Duration::ZERO, None, || false).unwrap();
+    assert_eq!(b.stats().machine, Census { processes: 2, held: 2 });
+    a.release(s1);
+    b.release(s2);
+}
+
+/// Truncated and made whole again by another process before this member
+/// touched it: no fault, the same file, but zeroed: the member lost its
+/// slot, and moves on as if the file were new.
+#[test]
+fn a_member_whose_table_was_zeroed_under_it_joins_again() {
+    let d = dir();
+    let a = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+    let held = a.acquire(Duration::ZERO, None, || false).unwrap();
+    let path = a.now().mapping.path().to_owned();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(0).unwrap();
+    let b = MachineBudget::open(&d.0).unwrap().with_capacity(2);
+    let s1 = b.acquire(Duration::ZERO, None, || false).unwrap();
+    assert!(a.rejoin(), "its slot is gone");
+    a.release(held);
+    let s2 = a.acquire(Duration::ZERO, None, || false).unwrap();
+    assert!(a.acquire(Duration::ZERO, None, || false).is_none(), "two shares in all");
+    assert_eq!(b.stats().machine, Census { processes: 2, held: 2 });
+    a.release(s2);
+    b.release(s1);
 }
