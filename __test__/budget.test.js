@@ -333,7 +333,7 @@ test(
     skip: !LINUX || !fs.existsSync('/dev/shm'),
   },
   () => {
-    const table = `/dev/shm/tidepool-budget-v1-${process.getuid()}`;
+    const table = `/dev/shm/tidepool-budget-v2-${process.getuid()}`;
     const existed = fs.existsSync(table);
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'tidepool-cwd-'));
     try {
@@ -398,7 +398,7 @@ for (const how of ['truncated', 'removed']) {
       const a = child(dir, holder);
       t.after(() => a.process.kill('SIGKILL'));
       await a.next((m) => m.holding);
-      const [file] = fs.readdirSync(dir).filter((f) => f.startsWith('tidepool-budget-v1-'));
+      const [file] = fs.readdirSync(dir).filter((f) => f.startsWith('tidepool-budget-v2-'));
       const where = path.join(dir, file);
       if (how === 'truncated') fs.truncateSync(where, 0);
       else fs.rmSync(where);
@@ -427,7 +427,7 @@ for (const how of ['truncated', 'removed']) {
       assert.equal(machine.processes, 3, JSON.stringify(machine));
       assert.deepEqual(await seen.exited, { code: 0, signal: null }, seen.stderr());
       assert.equal(
-        fs.readdirSync(dir).filter((f) => f.startsWith('tidepool-budget-v1-')).length,
+        fs.readdirSync(dir).filter((f) => f.startsWith('tidepool-budget-v2-')).length,
         1,
       );
       a.tell({ bye: true });
@@ -437,3 +437,52 @@ for (const how of ['truncated', 'removed']) {
     },
   );
 }
+
+// A holder stopped (SIGSTOP: a debugger's breakpoint, a frozen cgroup) is
+// alive, but renews no lease on its shares: the others' monitors take them
+// back, and a task of another process runs meanwhile. Resumed, the holder
+// goes on and ends well.
+test(
+  "a stopped process's shares come back to the others after its lease",
+  { skip: !LINUX },
+  async (t) => {
+    const dir = tableDir(t);
+    const a = child(
+      dir,
+      `async (Pool, send, cap, heard) => {
+      const pool = new Pool({ kernel: 'sleep', budget: 'machine', maxThreads: 2, minThreads: 2, [cap]: 2 });
+      const us = Buffer.alloc(4); us.writeUInt32LE(60_000_000);
+      const stop = new AbortController();
+      const held = [pool.post(us, { signal: stop.signal }), pool.post(us, { signal: stop.signal })];
+      while (pool.stats().budget.held < 2) await new Promise((r) => setTimeout(r, 1));
+      send({ holding: true });
+      await heard((m) => m.bye);
+      stop.abort();
+      await Promise.allSettled(held);
+      await pool.close();
+    }`,
+    );
+    t.after(() => a.process.kill('SIGKILL'));
+    await a.next((m) => m.holding);
+    a.process.kill('SIGSTOP');
+    t.after(() => a.process.kill('SIGCONT'));
+    const b = child(
+      dir,
+      `async (Pool, send, cap) => {
+      const pool = new Pool({ budget: 'machine', maxThreads: 1, [cap]: 2 });
+      // A hang guard: the lease is 2 s.
+      const late = new Promise((r) => setTimeout(() => r('late'), 30_000).unref());
+      if ((await Promise.race([pool.post(Buffer.from('x')), late])) === 'late') process.exit(3);
+      send({ ran: pool.stats().budget });
+      await pool.close();
+    }`,
+    );
+    t.after(() => b.process.kill('SIGKILL'));
+    const { ran } = await b.next((m) => m.ran);
+    assert.ok(ran.waits >= 1, 'it waited: the stopped process held every share');
+    assert.deepEqual(await b.exited, { code: 0, signal: null }, b.stderr());
+    a.process.kill('SIGCONT');
+    a.tell({ bye: true });
+    assert.deepEqual(await a.exited, { code: 0, signal: null }, a.stderr());
+  },
+);

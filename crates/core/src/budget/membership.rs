@@ -28,6 +28,7 @@ impl Membership {
     pub(super) fn open(dir: &Path) -> std::io::Result<Membership> {
         let mapping = Mapping::open(dir)?;
         let me = mapping.table().join(mapping.slot());
+        mapping.table().renew(me, machine_now_ms());
         Ok(Membership {
             mapping,
             me,

@@ -286,10 +286,14 @@ mod linux {
                     let Some(budget) = weak.upgrade() else { return };
                     // A process whose monitor stops (stopped, frozen) stops
                     // saying its threads wait: others stop yielding to it.
+                    let now = budget.now();
+                    // While it runs, its shares stay its own (a stopped
+                    // process renews nothing and loses them: LEASE_MS).
+                    now.table().renew(now.me, budget.now_ms());
                     if budget.waiting.load(SeqCst) > 0 {
-                        let now = budget.now();
                         now.table().still_wanting(now.me, budget.now_ms());
                     }
+                    drop(now);
                     budget.rejoin();
                     budget.reclaim();
                     budget.read_cpus();
@@ -408,10 +412,15 @@ mod linux {
             }
         }
 
-        /// Whether a thread holding `share` should give it back now: it has
-        /// had its slice, and another process is short of its fair share
-        /// while this one holds more than its own.
+        /// Whether a thread holding `share` should give it back now: it is
+        /// no longer its own (the lease ran out while the process was
+        /// stopped), or it has had its slice and another process is short
+        /// of its fair share while this one holds more than its own.
         pub fn should_yield(&self, share: &Share, at: Instant) -> bool {
+            if !share.of.table().holds(share.of.me, share.token) {
+                // Taken back while this process was stopped: not its own.
+                return true;
+            }
             let now = self.now();
             let table = now.table();
             share.slice_spent(at)

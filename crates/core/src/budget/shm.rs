@@ -45,7 +45,9 @@ impl Mapping {
     pub fn open(dir: &Path) -> io::Result<Mapping> {
         // SAFETY: geteuid cannot fail.
         let uid = unsafe { libc::geteuid() };
-        let path = dir.join(format!("tidepool-budget-v1-{uid}"));
+        // The layout's version is in the name too: a file another version
+        // left (alive or not) is another budget, not a refusal.
+        let path = dir.join(format!("tidepool-budget-v2-{uid}"));
         let file = OpenOptions::new()
             .read(true)
             .write(true)

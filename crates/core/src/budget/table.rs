@@ -15,7 +15,8 @@ pub const SLOTS: usize = 256;
 /// Most shares a budget may have (the CPUs of the largest machine served).
 pub const TOKENS: usize = 1024;
 /// "tpb" and the layout's version; a table of another version is refused.
-const MAGIC: u32 = 0x7470_6201;
+/// (2: members renew a lease on their shares: one of version 1 would not.)
+const MAGIC: u32 = 0x7470_6202;
 /// A generation is 24 bits, so that it and a slot (8 bits) make one owner.
 const GEN_MASK: u32 = 0x00ff_ffff;
 
@@ -55,10 +56,19 @@ pub struct Slot {
     /// debugger, a frozen cgroup) stops saying so, and after
     /// [`STALE_MS`] its waiting threads no longer count for fairness.
     wanting_at: AtomicU64,
+    /// When the member last renewed its lease on the shares it holds (ms
+    /// on the same clock; 0: never): a member alive but stopped, whose
+    /// lease is older than [`LEASE_MS`], loses them to the others.
+    renewed_at: AtomicU64,
 }
 
 /// How long a member's waiting threads count without word from it.
 pub const STALE_MS: u64 = 1000;
+/// How long a member's shares are its own without a renewal of its lease
+/// (its monitor thread renews it every 500 ms at most, every share taken
+/// or given back too): a process stopped (SIGSTOP, a debugger, a frozen
+/// cgroup) gives its shares back to the others after this.
+pub const LEASE_MS: u64 = 2000;
 
 /// The table is not of this layout (another version of tidepool made it).
 #[derive(Debug, PartialEq, Eq)]
@@ -172,6 +182,7 @@ impl Table {
     /// joined again) writes nothing.
     pub fn publish(&self, me: Member, want: u16, held: u16, now_ms: u64) {
         self.still_wanting(me, now_ms);
+        self.renew(me, now_ms);
         let word = &self.slots[me.slot].0.state;
         let _ = word.fetch_update(SeqCst, SeqCst, |w| {
             (SlotState::unpack(w).generation == me.generation)
@@ -183,6 +194,25 @@ impl Table {
     /// [`STALE_MS`] while they do).
     pub fn still_wanting(&self, me: Member, now_ms: u64) {
         self.slots[me.slot].0.wanting_at.store(now_ms, SeqCst);
+    }
+
+    /// Renews `me`'s lease on the shares it holds.
+    pub fn renew(&self, me: Member, now_ms: u64) {
+        if self.has_slot(me) {
+            self.slots[me.slot].0.renewed_at.store(now_ms.max(1), SeqCst);
+        }
+    }
+
+    /// Whether `token` is still `me`'s (not taken back: `me` was thought
+    /// dead, or its lease ran out).
+    pub fn holds(&self, me: Member, token: usize) -> bool {
+        self.tokens[token].0.load(SeqCst) == me.owner()
+    }
+
+    /// Whether `slot`'s lease has run out by `now_ms`.
+    fn lease_out(&self, slot: usize, now_ms: u64) -> bool {
+        let renewed = self.slots[slot].0.renewed_at.load(SeqCst);
+        renewed != 0 && now_ms.saturating_sub(renewed) > LEASE_MS
     }
 
     /// This member's numbers and those of the other living members that
@@ -273,15 +303,19 @@ impl Table {
         f64::from(view.mine.1) > fair[0] && others_short
     }
 
-    /// Frees the tokens of members no longer alive and clears their slots'
-    /// numbers. Returns how many tokens it freed.
+    /// Frees the tokens of members no longer alive, or whose lease ran out
+    /// (stopped), and clears the dead's slots' numbers. Returns how many
+    /// tokens it freed.
     pub fn reclaim(&self, me: Member, live: &dyn Live) -> usize {
         let used = (self.header.0.slots_used.load(SeqCst) as usize).min(SLOTS);
+        let now = live.now_ms();
         let mut freed = 0;
         for token in &self.tokens {
             let owner = token.0.load(SeqCst);
+            let slot = (owner & 0xff) as usize;
+            let lapsed = slot != me.slot && self.lease_out(slot, now);
             if owner != 0
-                && !self.owner_alive(me, owner, live)
+                && (lapsed || !self.owner_alive(me, owner, live))
                 && token.0.compare_exchange(owner, 0, SeqCst, SeqCst).is_ok()
             {
                 freed += 1;

@@ -39,7 +39,7 @@ fn a_table_of_another_layout_is_refused() {
     let t = table();
     assert_eq!(t.check(), Ok(()));
     assert_eq!(t.check(), Ok(()), "claimed twice is fine");
-    t.header.0.magic.store(0x7470_6202, SeqCst);
+    t.header.0.magic.store(0x7470_6201, SeqCst);
     assert_eq!(t.check(), Err(Incompatible));
 }
 
@@ -142,6 +142,35 @@ fn a_slot_joined_again_frees_what_its_last_member_held() {
     // The old member writes nothing into the new one's slot.
     t.publish(old, 9, 9, 0);
     assert_eq!(t.census(new, &dead), Census { processes: 0, held: 0 });
+}
+
+/// A member alive but stopped (SIGSTOP) renews no lease: after LEASE_MS
+/// its shares go to the others; resumed, it finds them gone, and its
+/// give-back changes nothing.
+#[test]
+fn a_stopped_members_shares_come_back_after_its_lease() {
+    let t = table();
+    let clock = Dead::default();
+    let (a, b) = (t.join(0), t.join(1));
+    t.publish(a, 1, 0, 1);
+    let token = t.try_acquire(a, 1, &clock).unwrap();
+    t.publish(a, 1, 1, 1);
+    t.publish(b, 1, 0, 1);
+    assert_eq!(t.try_acquire(b, 1, &clock), None);
+    clock.1.set(LEASE_MS);
+    assert_eq!(t.reclaim(b, &clock), 0, "within its lease");
+    t.renew(a, 600);
+    clock.1.set(LEASE_MS + 500);
+    assert_eq!(t.reclaim(b, &clock), 0, "renewed at 600");
+    clock.1.set(LEASE_MS + 602);
+    assert_eq!(t.reclaim(b, &clock), 1, "lapsed");
+    assert!(!t.holds(a, token));
+    assert_eq!(t.try_acquire(b, 1, &clock), Some(token));
+    t.publish(b, 1, 1, LEASE_MS + 602);
+    assert!(!t.release(a, token), "resumed, a gives back what it no longer has");
+    assert!(t.holds(b, token));
+    // Its own lease never lapses in its own eyes.
+    assert_eq!(t.reclaim(a, &clock), 0);
 }
 
 /// A member killed with threads waiting, whose slot a new process joins

@@ -97,7 +97,7 @@ fn a_file_of_another_size_is_refused_and_named() {
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
     use std::os::unix::fs::PermissionsExt;
-    let path = d.0.join(format!("tidepool-budget-v1-{uid}"));
+    let path = d.0.join(format!("tidepool-budget-v2-{uid}"));
     std::fs::write(&path, b"old").unwrap();
     let err = MachineBudget::open(&d.0).unwrap_err().to_string();
     assert!(err.contains("mode 0600"), "others may read it: {err}");
