@@ -81,7 +81,7 @@ for (const options of [{}, { maxThreads: 4 }, { minThreads: 2 }, { maxThreads: 1
       for (let i = 1; i <= behind; i++) posted.push(small(i));
       await waitFor(() => settledSmall.length === 1 + behind, {
         what: 'the tiny tasks to settle while the long one runs',
-        state: () => ({ settled: settledSmall, ...poolState(pool)() }),
+        state: () => `settled ${JSON.stringify(settledSmall)}; ${poolState(pool)()}`,
       });
       assert.equal(pool.stats().busyThreads, 1, 'the long task still runs');
       controller.abort();

@@ -167,6 +167,7 @@ impl Pool {
                 spawning: false,
                 starting: 0,
                 last_spawn: None,
+                last_take: None,
                 next_generation: 0,
                 next_thread_id: 1,
                 supervisor_sleeping: false,

@@ -98,6 +98,10 @@ pub(super) struct State {
     pub(super) starting: usize,
     /// When the last thread was spawned.
     pub(super) last_spawn: Option<Instant>,
+    /// When a worker last took tasks from the queue: a queue that has not
+    /// moved for a spawn delay is held up behind running tasks, whatever
+    /// the scaling rule's sizing says (the supervisor).
+    pub(super) last_take: Option<Instant>,
     /// Spawn order counter.
     pub(super) next_generation: u64,
     /// Next `threadId`.

@@ -120,7 +120,19 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         let mut decision = policy::decide(&obs, &cfg);
         // Work held up behind a running task: parts of it, or tasks of a
         // batch whose thread runs one that proved long (batch.rs).
-        let batch_since = shared.batches.held_up_since();
+        // And tasks of the queue when no thread has taken any for longer
+        // than a few tasks' run (so a queue of long tasks, taken one per
+        // run, is the rule's to size): from the later of the last take and
+        // the oldest's arrival.
+        let runs = shared.mean_run().map_or(Duration::ZERO, |ns| Duration::from_nanos(ns as u64));
+        let queue_since = st.queue.front().map(|t| {
+            let since = st.last_take.map_or(t.enqueued_at, |take| take.max(t.enqueued_at));
+            since + runs * 4
+        });
+        let batch_since = match (shared.batches.held_up_since(), queue_since) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let stuck_since = match (parts.1.filter(|_| parts.0 > 0), batch_since) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -128,8 +140,8 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         let parts_at = held_up_spawn_at(stuck_since, &st, &cfg);
         let batch_waited = batch_since.is_some_and(|t| t + cfg.spawn_delay <= now);
         if decision.action == Action::None && batch_waited && st.wakes_pending == 0 {
-            // A batch's tasks have waited a spawn delay behind a long task:
-            // a parked thread takes them if there is one.
+            // A batch's tasks (or the queue's) have waited a spawn delay
+            // behind long tasks: a parked thread takes them if there is one.
             if let Some(seat) = pick_parked(&mut st, true) {
                 shared.seat_cvs[seat].notify_one();
             }

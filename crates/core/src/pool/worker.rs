@@ -139,25 +139,11 @@ impl<'a> Worker<'a> {
         let budget = (BATCH_BUDGET_NS / self.avg_task_ns.max(1.0)) as usize;
         let take = share.min(budget).clamp(1, MAX_BATCH);
         let Some(first) = st.queue.pop_front() else { return st };
-        let mut nudge = false;
+        st.last_take = Some(Instant::now());
         if take > 1 {
             shared.batches.fill(self.seat, st.queue.drain(..take - 1));
-            // Should this task prove long, the supervisor must look at the
-            // batch within a spawn delay: it may be asleep (a full pool).
-            let delay = shared.config.policy.spawn_delay;
-            let late = st.supervisor_sleeping
-                || (st.supervisor_wakes_at.is_some()
-                    && supervisor_late(&st, Instant::now() + delay));
-            if late {
-                st.supervisor_sleeping = false;
-                st.supervisor_wakes_at = Some(Instant::now());
-                nudge = true;
-            }
         }
         shared.queued.store(st.queue.len(), Ordering::Release);
-        if nudge {
-            shared.supervisor_cv.notify_one();
-        }
         if queued >= shared.config.max_queue {
             drop(st);
             // Posts may be waiting for this room (queueFull: 'wait').
@@ -211,6 +197,13 @@ impl<'a> Worker<'a> {
         let shared = self.shared;
         st.busy += 1;
         st.seats[self.seat].idle_since = None;
+        if shared.batches.len() > 0 {
+            // Should a task of the batch prove long, the supervisor must
+            // look at the batch within a spawn delay, and at the results
+            // run before it within a hold: it may be asleep (a full pool).
+            let within = shared.config.policy.spawn_delay.min(HOLD_COMPLETIONS);
+            nudge_supervisor_within(shared, &mut st, within);
+        }
         drop(st);
         let started = Instant::now();
         let (n, now) = self.run_batch(first, started);
@@ -220,11 +213,17 @@ impl<'a> Worker<'a> {
         let per_task = now.duration_since(started).as_nanos() as f64 / n as f64;
         self.avg_task_ns = 0.75 * self.avg_task_ns + 0.25 * per_task;
         shared.record_run_time(per_task);
-        if !self.hold_results(started, now) {
+        let hold = self.hold_results(started, now);
+        if !hold {
             self.wake_consumer();
         }
         let mut st = shared.lock();
         st.busy -= 1;
+        if hold {
+            // The results held wait for this thread's next wake, or the
+            // supervisor's within a hold, should its next task prove long.
+            nudge_supervisor_within(shared, &mut st, HOLD_COMPLETIONS);
+        }
         st
     }
 
@@ -289,7 +288,7 @@ impl<'a> Worker<'a> {
     fn hold_results(&mut self, started: Instant, now: Instant) -> bool {
         let shared = self.shared;
         let oldest_held = *self.held_since.get_or_insert(started);
-        (shared.queued.load(Ordering::Acquire) > 0 || shared.batches.len() > 0)
+        shared.queued.load(Ordering::Acquire) > 0
             && self.held < MAX_HELD
             && self.avg_task_ns * 4.0 < HOLD_COMPLETIONS_NS
             && (now.duration_since(oldest_held).as_nanos() as f64) < HOLD_COMPLETIONS_NS
@@ -435,6 +434,18 @@ impl<'a> Worker<'a> {
         if last {
             shared.completions.wake();
         }
+    }
+}
+
+/// Makes the supervisor look at the pool within `within` if it would not
+/// on its own (asleep, or in a longer timed wait). Under the state lock.
+fn nudge_supervisor_within(shared: &Shared, st: &mut State, within: Duration) {
+    let late = st.supervisor_sleeping
+        || (st.supervisor_wakes_at.is_some() && supervisor_late(st, Instant::now() + within));
+    if late {
+        st.supervisor_sleeping = false;
+        st.supervisor_wakes_at = Some(Instant::now());
+        shared.supervisor_cv.notify_one();
     }
 }
 
