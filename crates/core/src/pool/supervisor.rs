@@ -122,12 +122,13 @@ pub(super) fn supervisor_main(shared: &Arc<Shared>) {
         // batch whose thread runs one that proved long (batch.rs).
         // And tasks of the queue when no thread has taken any for longer
         // than a few tasks' run (so a queue of long tasks, taken one per
-        // run, is the rule's to size): from the later of the last take and
-        // the oldest's arrival.
-        let runs = shared.mean_run().map_or(Duration::ZERO, |ns| Duration::from_nanos(ns as u64));
-        let queue_since = st.queue.front().map(|t| {
+        // run, is the rule's to size; and while no run time is known, so
+        // is any queue): from the later of the last take and the oldest's
+        // arrival.
+        let runs = shared.mean_run().map(|ns| Duration::from_nanos(ns as u64));
+        let queue_since = st.queue.front().zip(runs).map(|(t, run)| {
             let since = st.last_take.map_or(t.enqueued_at, |take| take.max(t.enqueued_at));
-            since + runs * 4
+            since + run * 4
         });
         let batch_since = match (shared.batches.held_up_since(), queue_since) {
             (Some(a), Some(b)) => Some(a.min(b)),
