@@ -372,18 +372,11 @@ test(
   },
 );
 
-// The table's file truncated (`: > file`) or removed while a member runs:
-// a mapped page past a file's end is SIGBUS to whoever touches it. The
-// member goes on (its monitor thread, which touches the table every 100 ms
-// at most, joins the file made anew), and a process that starts afterwards
-// sees it in the one table: one budget per machine still.
-for (const how of ['truncated', 'removed']) {
-  test(
-    `a table file ${how} under a running member neither kills it nor splits the budget`,
-    { skip: !LINUX },
-    async (t) => {
-      const dir = tableDir(t);
-      const holder = `async (Pool, send, cap, heard) => {
+/**
+ * A child holding both shares of a 2-share budget with two long tasks,
+ * until it is told `bye` (then it aborts them and closes).
+ */
+const HOLDER = `async (Pool, send, cap, heard) => {
       const pool = new Pool({ kernel: 'sleep', budget: 'machine', maxThreads: 2, minThreads: 2, [cap]: 2 });
       const us = Buffer.alloc(4); us.writeUInt32LE(60_000_000);
       const stop = new AbortController();
@@ -395,14 +388,26 @@ for (const how of ['truncated', 'removed']) {
       await Promise.allSettled(held);
       await pool.close();
     }`;
-      const a = child(dir, holder);
+
+// The table's file truncated (`: > file`) or removed while a member runs:
+// a mapped page past a file's end is SIGBUS to whoever touches it. The
+// member goes on (its monitor thread, which touches the table every 100 ms
+// at most, joins the file made anew), and a process that starts afterwards
+// sees it in the one table: one budget per machine still.
+for (const how of ['truncated', 'removed']) {
+  test(
+    `a table file ${how} under a running member neither kills it nor splits the budget`,
+    { skip: !LINUX },
+    async (t) => {
+      const dir = tableDir(t);
+      const a = child(dir, HOLDER);
       t.after(() => a.process.kill('SIGKILL'));
       await a.next((m) => m.holding);
       const [file] = fs.readdirSync(dir).filter((f) => f.startsWith('tidepool-budget-v2-'));
       const where = path.join(dir, file);
       if (how === 'truncated') fs.truncateSync(where, 0);
       else fs.rmSync(where);
-      const b = child(dir, holder);
+      const b = child(dir, HOLDER);
       t.after(() => b.process.kill('SIGKILL'));
       await b.next((m) => m.holding);
       // b is in the file at the path; a moves there: a third sees them both.
@@ -447,21 +452,7 @@ test(
   { skip: !LINUX },
   async (t) => {
     const dir = tableDir(t);
-    const a = child(
-      dir,
-      `async (Pool, send, cap, heard) => {
-      const pool = new Pool({ kernel: 'sleep', budget: 'machine', maxThreads: 2, minThreads: 2, [cap]: 2 });
-      const us = Buffer.alloc(4); us.writeUInt32LE(60_000_000);
-      const stop = new AbortController();
-      const held = [pool.post(us, { signal: stop.signal }), pool.post(us, { signal: stop.signal })];
-      while (pool.stats().budget.held < 2) await new Promise((r) => setTimeout(r, 1));
-      send({ holding: true });
-      await heard((m) => m.bye);
-      stop.abort();
-      await Promise.allSettled(held);
-      await pool.close();
-    }`,
-    );
+    const a = child(dir, HOLDER);
     t.after(() => a.process.kill('SIGKILL'));
     await a.next((m) => m.holding);
     a.process.kill('SIGSTOP');

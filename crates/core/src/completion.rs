@@ -93,17 +93,6 @@ impl CompletionQueue {
         self.wake();
     }
 
-    /// Adds several finished tasks, then wakes once (leaves `batch` empty).
-    pub fn push_all(&self, batch: &mut Vec<Completion>) {
-        if batch.is_empty() {
-            return;
-        }
-        for completion in batch.drain(..) {
-            let _ = self.tx.send(completion);
-        }
-        self.wake();
-    }
-
     /// Wakes the consumer unless a take is already due (also used for events).
     pub fn wake(&self) {
         // The take this wake makes due (or one already due) takes every
