@@ -330,3 +330,37 @@ test('streams destroyed with work queued or running count it as aborted, not as 
     await pool.close();
   }
 });
+
+test("a destroyed stream's queued chunk a thread takes before the end of the job does not run", async () => {
+  // The chunk leaves the queue at the end of the job (with those of every
+  // stream destroyed in it); a thread may take it first. Here it must: this
+  // job holds the event loop until the thread has taken the chunk and is
+  // idle again. No node:zlib control: it has no metrics.
+  const pool = new Pool({ maxThreads: 1 });
+  const registry = new client.Registry();
+  collectMetrics(pool, { registry });
+  try {
+    const hold = await holdThread(pool);
+    const stream = pool.createGzip();
+    stream.on('error', () => {});
+    stream.write(Buffer.alloc(100_000, 7));
+    await waitFor(() => pool.stats().queued === 1, {
+      what: 'the chunk to be queued',
+      state: poolState(pool),
+    });
+    stream.destroy();
+    hold.release();
+    const deadline = Date.now() + 10_000;
+    for (let s = pool.stats(); s.queued !== 0 || s.busyThreads !== 0; s = pool.stats()) {
+      if (Date.now() > deadline)
+        assert.fail(`the thread never ran the chunk (${poolState(pool)()})`);
+    }
+    await hold.settled;
+    const stats = await everySettled(pool);
+    assert.equal(stats.completed, 0);
+    const m = parse(await registry.metrics());
+    assert.equal(value(m, 'tidepool_tasks_total', { outcome: 'aborted' }), 2);
+  } finally {
+    await pool.close();
+  }
+});

@@ -78,6 +78,13 @@ export declare class NativePool {
    */
   cancelFlagged(flag: unknown): Uint32Array;
   /**
+   * Raises a flag without taking its queued tasks out: a task a thread
+   * takes from now on stops before its first piece, and a running one at
+   * its next. What a stream chunk's signal does at once when it fires;
+   * its queued tasks leave the queue later, with others, in one pass.
+   */
+  raiseFlag(flag: unknown): void;
+  /**
    * [`cancel_flagged`](Self::cancel_flagged) for many flags at once (the
    * batches of one AbortSignal that fired), `flags` an Array of them: one
    * pass over the queue takes all their queued tasks out, where a call

@@ -237,6 +237,19 @@ impl NativePool {
         Ok(Uint32Array::new(removed))
     }
 
+    /// Raises a flag without taking its queued tasks out: a task a thread
+    /// takes from now on stops before its first piece, and a running one at
+    /// its next. What a stream chunk's signal does at once when it fires;
+    /// its queued tasks leave the queue later, with others, in one pass.
+    #[napi]
+    pub fn raise_flag(&self, env: Env, flag: Unknown) -> Result<()> {
+        // SAFETY: live env and value of this call.
+        let flag = unsafe { crate::cancel_flag::flag_of(env.raw(), flag.raw()) }
+            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+        crate::cancel_flag::raise(&flag);
+        Ok(())
+    }
+
     /// [`cancel_flagged`](Self::cancel_flagged) for many flags at once (the
     /// batches of one AbortSignal that fired), `flags` an Array of them: one
     /// pass over the queue takes all their queued tasks out, where a call

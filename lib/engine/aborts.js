@@ -170,6 +170,9 @@ class Aborts {
       // delivered.
       watch.aborted = aborted;
       if (batched) {
+        // Raised now: a thread that takes one of them before the pass
+        // stops it before its first piece, as the stream is over.
+        engine.native.raiseFlag(watch.flag);
         if (this.#toRemove === undefined) {
           this.#toRemove = ownArray(0);
           queueMicrotask(() => this.#removeQueued());
