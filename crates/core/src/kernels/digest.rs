@@ -104,6 +104,10 @@ impl<S: Send + Clone + 'static, P: Send + Sync + 'static> Kernel for HashKernel<
         self.name
     }
 
+    fn facts(&self) -> crate::kernels::Facts {
+        crate::kernels::Facts::HASH
+    }
+
     fn params(&self, raw: &RawParams<'_>) -> Result<P, ParamError> {
         (self.params)(raw)
     }

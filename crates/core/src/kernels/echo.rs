@@ -39,6 +39,10 @@ impl Kernel for Echo {
         "echo"
     }
 
+    fn facts(&self) -> crate::kernels::Facts {
+        crate::kernels::Facts::TEST
+    }
+
     fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {
         no_params(raw)
     }

@@ -17,7 +17,7 @@
 //! `Params` and `State` wrap the library's handles.
 
 use super::params::{ParamError, Params, RawParams};
-use super::{KernelError, Parallel, RunContext, Sink};
+use super::{Facts, KernelError, Parallel, RunContext, Sink};
 use crate::input::Input;
 
 /// What [`Transform::update_until`] did with its chunk.
@@ -153,6 +153,10 @@ pub trait Kernel: Send + Sync + 'static {
     fn expands(&self) -> bool {
         false
     }
+    /// What the JavaScript side needs to know of it (see facts.rs).
+    fn facts(&self) -> Facts {
+        Facts::OTHER
+    }
     /// About how many bytes a started state of these parameters holds (its
     /// window and tables: what a stream keeps between its chunks), for the
     /// binding to report to V8 as a stream's external memory, so that the
@@ -212,6 +216,8 @@ pub trait AnyKernel: Send + Sync {
     fn params(&self, raw: &RawParams<'_>) -> Result<Params, ParamError>;
     /// See [`Kernel::expands`].
     fn expands(&self) -> bool;
+    /// See [`Kernel::facts`].
+    fn facts(&self) -> Facts;
     /// See [`Kernel::state_bytes`]; parameters made for another kernel: 0.
     fn state_bytes(&self, params: &Params) -> usize;
     /// See [`Kernel::made_bytes`]; parameters made for another kernel: 0.
@@ -243,6 +249,10 @@ impl<K: Kernel> AnyKernel for K {
 
     fn expands(&self) -> bool {
         Kernel::expands(self)
+    }
+
+    fn facts(&self) -> Facts {
+        Kernel::facts(self)
     }
 
     fn state_bytes(&self, params: &Params) -> usize {

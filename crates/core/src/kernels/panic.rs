@@ -34,6 +34,10 @@ impl Kernel for Panic {
         "panic"
     }
 
+    fn facts(&self) -> crate::kernels::Facts {
+        crate::kernels::Facts::TEST
+    }
+
     fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {
         no_params(raw)
     }

@@ -82,6 +82,11 @@ impl Kernel for Timed {
         self.name
     }
 
+    fn facts(&self) -> crate::kernels::Facts {
+        // Its input is a little-endian u32 of microseconds.
+        crate::kernels::Facts { min_input: 4, ..crate::kernels::Facts::TEST }
+    }
+
     fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {
         no_params(raw)
     }

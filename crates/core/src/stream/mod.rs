@@ -145,7 +145,7 @@ pub struct StreamChunk {
 /// The flush kind that stands for `node:zlib`'s `reset()`: after the
 /// chunk's input, the kernel's state starts over, as a new stream's would
 /// (with its parameters: a dictionary is set again). Above every codec
-/// family's flush constants; lib/codec-stream.js writes it.
+/// family's flush constants; lib/streams/codec.js writes it.
 pub const RESET: u32 = 0x200;
 
 /// What a stream's kernel does after a chunk's input.

@@ -27,7 +27,7 @@ use super::codec::{
 };
 use super::model::{Fed, Kernel, Transform};
 use super::params::{ParamError, RawParams};
-use super::{KernelError, RunContext, Sink};
+use super::{Facts, Family, KernelError, RunContext, Sink};
 
 pub struct BrotliCompress;
 pub static BROTLI_COMPRESS: BrotliCompress = BrotliCompress;
@@ -55,6 +55,10 @@ impl Kernel for BrotliCompress {
 
     fn name(&self) -> &'static str {
         "brotliCompress"
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::codec(Family::Brotli)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<BrotliParams, ParamError> {
@@ -273,6 +277,10 @@ impl Kernel for BrotliDecompress {
 
     fn name(&self) -> &'static str {
         "brotliDecompress"
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::codec(Family::Brotli)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<BrotliDecompressParams, ParamError> {

@@ -239,6 +239,11 @@ impl AnyKernel for Foreign {
         self.name
     }
 
+    fn facts(&self) -> crate::kernels::Facts {
+        // The ABI (version 1) says none of them.
+        crate::kernels::Facts::OTHER
+    }
+
     fn params(&self, raw: &RawParams<'_>) -> Result<Params, ParamError> {
         self.make(raw)
     }

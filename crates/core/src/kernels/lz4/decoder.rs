@@ -12,6 +12,7 @@ use super::format::{
 use crate::kernels::codec::{truncated, update_all};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
+use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 pub struct Lz4Decompress;
@@ -23,6 +24,10 @@ impl Kernel for Lz4Decompress {
 
     fn name(&self) -> &'static str {
         "lz4Decompress"
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::codec(Family::Lz4)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {

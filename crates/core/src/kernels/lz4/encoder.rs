@@ -12,6 +12,7 @@ use super::format::{
 use crate::kernels::codec::update_all;
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
+use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 pub struct Lz4Compress;
@@ -30,6 +31,10 @@ impl Kernel for Lz4Compress {
 
     fn name(&self) -> &'static str {
         "lz4Compress"
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::codec(Family::Lz4)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<Lz4Params, ParamError> {

@@ -39,7 +39,7 @@ use crate::kernels::{Fed, KernelError, Output, Parallel, PartResults, RunContext
 pub(crate) const STREAM_BLOCK: usize = 256 * 1024;
 const BLOCK: u64 = STREAM_BLOCK as u64;
 /// The whole blocks a step takes per thread of the pool, at most: the 2 MiB
-/// a producer's writes queue by default (lib/task-options.js) are one job
+/// a producer's writes queue by default (lib/args/task-options.js) are one job
 /// on two threads, not two jobs with a wait and a round trip between them.
 const BLOCKS_PER_THREAD: u64 = 4;
 

@@ -10,6 +10,7 @@ use super::{format_error, Format, EMPTY_WRITE, Z_FINISH, Z_MEM_ERROR, Z_STREAM_E
 use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
+use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, Parallel, RunContext, Sink};
 
 impl CompressParams {
@@ -59,6 +60,11 @@ impl Kernel for Compress {
 
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn facts(&self) -> Facts {
+        // Its stream may run in blocks on idle threads (block_stream.rs).
+        Facts { in_blocks: true, ..Facts::codec(Family::Deflate) }
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<CompressParams, ParamError> {

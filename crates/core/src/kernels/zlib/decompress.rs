@@ -12,6 +12,7 @@ use super::{
 use crate::kernels::codec::{pump_in, trailing_junk, update_all, Progress, Rooms, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
+use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 /// `gunzip`, `inflate`, `inflateRaw`.
@@ -59,6 +60,10 @@ impl Kernel for Decompress {
 
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::codec(Family::Deflate)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<DecompressParams, ParamError> {

@@ -11,6 +11,7 @@ use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progre
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{write_parts, KernelError, Parallel, PartResults, RunContext, Sink};
+use crate::kernels::{Facts, Family};
 
 pub struct ZstdCompress;
 pub static ZSTD_COMPRESS: ZstdCompress = ZstdCompress;
@@ -44,6 +45,10 @@ impl Kernel for ZstdCompress {
 
     fn name(&self) -> &'static str {
         "zstdCompress"
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::codec(Family::Zstd)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<ZstdParams, ParamError> {

@@ -11,6 +11,7 @@ use crate::kernels::codec::{
 };
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
+use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 pub struct ZstdDecompress;
@@ -61,6 +62,10 @@ impl Kernel for ZstdDecompress {
 
     fn name(&self) -> &'static str {
         "zstdDecompress"
+    }
+
+    fn facts(&self) -> Facts {
+        Facts::codec(Family::Zstd)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<ZstdDecompressParams, ParamError> {
