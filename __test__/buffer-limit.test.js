@@ -7,7 +7,7 @@
 //
 // Only a stream's task can produce more than MAX_LENGTH bytes (4 GiB on
 // 64-bit Node 20), so most of this file lowers the limit the delivery
-// applies (setBufferMaxLength, which lib/binding.js calls with MAX_LENGTH
+// applies (setBufferMaxLength, which lib/addon/binding.js calls with MAX_LENGTH
 // at load) and sees a result of a megabyte refused the same way. The real
 // thing, a gunzip stream producing more than 4 GiB in one task, needs
 // 4.3 GiB of memory at its peak and 10-20 s: it runs with TIDEPOOL_TEST_HUGE=1.
@@ -18,7 +18,7 @@ const { spawnSync } = require('node:child_process');
 const { constants } = require('node:buffer');
 const zlib = require('node:zlib');
 const { Pool } = require('..');
-const { binding } = require('../lib/binding');
+const { binding } = require('../lib/addon/binding');
 
 const MiB = 1 << 20;
 
@@ -114,7 +114,7 @@ test('the limit comes before the encoding: no string is attempted for a refused 
 test('a refused result is freed: 200 refusals of 8 MiB do not hold 1.6 GiB', () => {
   const script = `
     const { Pool } = require(${JSON.stringify(require.resolve('..'))});
-    const { binding } = require(${JSON.stringify(require.resolve('../lib/binding'))});
+    const { binding } = require(${JSON.stringify(require.resolve('../lib/addon/binding'))});
     binding.setBufferMaxLength(4 << 20);
     (async () => {
       const pool = new Pool({ kernel: 'echo', maxThreads: 1 });

@@ -414,7 +414,7 @@ test('a tampered signal: posts it cannot listen for throw and queue nothing; lat
 
 test('aborting a signal shared by many queued postMany() batches cancels them all in one native pass', async () => {
   // Counts the native calls that pass over the queue to cancel tasks.
-  const { binding } = require('../lib/binding');
+  const { binding } = require('../lib/addon/binding');
   const proto = binding.NativePool.prototype;
   const originals = {};
   let passes = 0;

@@ -12,7 +12,7 @@ const { once } = require('node:events');
 const { pipeline } = require('node:stream/promises');
 const { Readable, Writable } = require('node:stream');
 const { Pool, micros } = require('..');
-const { resetRefusesIncomplete } = require('../lib/zlib/lines');
+const { resetRefusesIncomplete } = require('../lib/codecs/lines');
 const { waitFor, poolState } = require('./wait');
 
 /** Text-like bytes (compressible), `n` of them. */

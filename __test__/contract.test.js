@@ -17,7 +17,7 @@ test("index.d.ts's BuiltinKernelName union lists exactly the built-in kernels", 
 });
 
 test('every error code a task can fail with is known to the JavaScript side', () => {
-  const { TASK_CODES } = require('../lib/binding');
+  const { TASK_CODES } = require('../lib/addon/binding');
   const { taskError } = require('../lib/errors');
   const codes = Object.values(TASK_CODES);
   assert.equal(new Set(codes).size, codes.length, 'codes are distinct');

@@ -73,7 +73,7 @@ test('copy() takes every write and update so far, the chunk on a thread included
       // The pool's write is in flight from here until its callback (queued
       // or on the thread): copy() takes it over.
       hash.write(big, () => (called = true));
-      // Made while the write runs: it goes behind it (see lib/hash.js).
+      // Made while the write runs: it goes behind it (see lib/streams/hash.js).
       hash.update('behind the write');
       const copy = hash.copy();
       hash.update('source');

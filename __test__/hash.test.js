@@ -206,7 +206,7 @@ test('many hashes at once each stay in order; their chunks count as tasks', asyn
     const inputs = Array.from({ length: 16 }, (_, i) => crypto.randomBytes(200_000 + i * 1000));
     const hashes = inputs.map(() => pool.createHash('sha256'));
     // Interleaved: one chunk of each in turn, each too large to be hashed
-    // on the calling thread (stream-tasks.js INLINE_BYTES).
+    // on the calling thread (streams/tasks.js INLINE_BYTES).
     for (let at = 0; at < 220_000; at += 65_536) {
       for (let i = 0; i < inputs.length; i++) hashes[i].update(inputs[i].subarray(at, at + 65_536));
     }

@@ -1,5 +1,5 @@
 'use strict';
-// ERR_TIDEPOOL_NOT_BUILT's advice (lib/install-advice.js) for each way a
+// ERR_TIDEPOOL_NOT_BUILT's advice (lib/addon/install-advice.js) for each way a
 // copy can be left without an addon, on layouts made on disk as npm and
 // pnpm make them: the fix it names must be the one that works there. (The
 // real installs, npm's and pnpm's, are scripts/pack-smoke.sh's.)
@@ -9,8 +9,8 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { installer, missingAddonAdvice } = require('../lib/install-advice');
-const { platformName } = require('../lib/platform');
+const { installer, missingAddonAdvice } = require('../lib/addon/install-advice');
+const { platformName } = require('../lib/addon/platform');
 
 const NAME = '@tidepool-rs/pool';
 const PLATFORM = platformName();
@@ -146,7 +146,7 @@ test('a platform package of another version, and a forced source build beside on
 
 test("finding the platform (as loading a prebuilt addon does) leaves the process's report settings as they were", () => {
   const { spawnSync } = require('node:child_process');
-  const platform = JSON.stringify(path.join(__dirname, '..', 'lib', 'platform.js'));
+  const platform = JSON.stringify(path.join(__dirname, '..', 'lib', 'addon', 'platform.js'));
   const code = `const before = process.report.excludeNetwork; require(${platform}).platformName(); console.log(before, process.report.excludeNetwork)`;
   const run = spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(run.status, 0, run.stderr);

@@ -113,7 +113,7 @@ test('a getter that detaches an earlier key is refused with a typed error, not a
         return 'sha256';
       },
     };
-    // lib/params.js reads every value first (the getter detaches the key),
+    // lib/args/params.js reads every value first (the getter detaches the key),
     // then finds the key detached.
     assert.throws(() => pool.post(Buffer.alloc(1), { params }), {
       name: 'TypeError',

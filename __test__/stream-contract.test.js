@@ -122,7 +122,7 @@ test('a hash written through a reused Buffer gives node:crypto’s digest', asyn
 test('update() may reuse its Buffer as soon as it returns, whatever the sizes', async () => {
   const pool = new Pool();
   try {
-    // Sizes around the staging cap and the inline size (stream-tasks.js), each buffer refilled after update().
+    // Sizes around the staging cap and the inline size (streams/tasks.js), each buffer refilled after update().
     const sizes = [
       1,
       100,

@@ -12,7 +12,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { both, event } = require('./node/harness');
-const { binding } = require('../lib/binding');
+const { binding } = require('../lib/addon/binding');
 
 const STREAMS = 20;
 /** zlib's own sum for a deflate stream at the defaults (zlib.h). */

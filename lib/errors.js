@@ -5,7 +5,7 @@
 
 const { getSystemErrorMap, inspect } = require('node:util');
 const zlib = require('node:zlib');
-const { TASK_CODES } = require('./binding');
+const { TASK_CODES } = require('./addon/binding');
 
 function makeError(Ctor, code, message, props) {
   const err = new Ctor(message);
@@ -139,7 +139,7 @@ for (const name of Object.keys(zlib.constants)) {
 }
 // zstd's codes, ZSTD_error_corruption_detected and the others (the
 // module's constants: node:zlib has them from Node 22.15).
-for (const name of Object.keys(require('./zlib/constants').constants)) {
+for (const name of Object.keys(require('./codecs/constants').constants)) {
   if (name.startsWith('ZSTD_error_')) COUNTED_CODES[name] = true;
 }
 for (const [name] of getSystemErrorMap().values()) COUNTED_CODES[name] = true;

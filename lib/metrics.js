@@ -18,9 +18,9 @@
 // labels, and are held weakly.
 
 const { Pool } = require('./pool');
-const { METRICS_SOURCE } = require('./metrics-source');
+const { METRICS_SOURCE } = require('./symbols');
 const { invalidArgType, invalidArgValue, own } = require('./errors');
-const { ownOptions } = require('./options');
+const { ownOptions } = require('./args/options');
 
 const OPTIONS = Object.freeze(['registry', 'prefix', 'labels']);
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -288,7 +288,7 @@ function collectMetrics(pool, options) {
       'is a prom-client Registry, not the options: pass { registry } (collectMetrics(pool, { registry }))',
     );
   }
-  // Only own properties are options (lib/options.js): a polluted
+  // Only own properties are options (lib/args/options.js): a polluted
   // Object.prototype is neither refused nor read.
   const given =
     options === undefined ? { __proto__: null } : ownOptions(options, OPTIONS, 'options');

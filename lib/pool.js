@@ -5,25 +5,24 @@
 // native pool. Events come from the engine through the Pool's emit.
 
 const { EventEmitter } = require('node:events');
-const { binding, syncKernels, kernelNames } = require('./binding');
-const { snapshot, isPlainArray, received } = require('./binary');
+const { binding, syncKernels, kernelNames } = require('./addon/binding');
+const { snapshot, isPlainArray, received } = require('./engine/binary');
 const { invalidArgType, outOfRange, abortError, fsError, fileFailure } = require('./errors');
-const { ENCODINGS, resolvePoolOptions, resolveStatsOptions } = require('./options');
-const { isAborted, signalReason } = require('./signals');
-const { NativePromise } = require('./intrinsics');
-const { ownArray } = require('./own-array');
-const { paramsHandle, checkDefaults } = require('./params');
-const { loadKernels } = require('./kernels');
-const { elementNamer } = require('./batch');
-const { MapIterator } = require('./map');
-const { OPEN_CODEC, POOL_SHAPE } = require('./zlib/link');
-const { filePath, absolute, accessDenied } = require('./files');
-const { METRICS_SOURCE } = require('./metrics-source');
-const { defaultSelect, kernelId, taskOptions } = require('./task-options');
+const { ENCODINGS, resolvePoolOptions, resolveStatsOptions } = require('./args/options');
+const { isAborted, signalReason } = require('./engine/signals');
+const { NativePromise } = require('./base/intrinsics');
+const { ownArray } = require('./base/own-array');
+const { paramsHandle, checkDefaults } = require('./args/params');
+const { loadKernels } = require('./args/kernels');
+const { elementNamer } = require('./engine/batch');
+const { MapIterator } = require('./map/iterator');
+const { OPEN_CODEC, POOL_SHAPE, METRICS_SOURCE } = require('./symbols');
+const { filePath, absolute, accessDenied } = require('./args/files');
+const { defaultSelect, kernelId, taskOptions } = require('./args/task-options');
 const { Engine } = require('./engine/engine');
 const { TaskOptions, taskExtra } = require('./engine/post');
 const { MapPort } = require('./engine/ports');
-const { StreamFactory } = require('./stream-factory');
+const { StreamFactory } = require('./streams/factory');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -98,7 +97,7 @@ class Pool extends EventEmitter {
   #inputName;
   /** What map()'s iterators ask of the engine (made on first use). */
   #mapPort = undefined;
-  /** What makes the pool's streams (lib/stream-factory.js). */
+  /** What makes the pool's streams (lib/streams/factory.js). */
   #factory;
 
   /** @param {import('../index').PoolOptions} [options] */
@@ -204,7 +203,7 @@ class Pool extends EventEmitter {
       this.#engine.countFailures(refused, 1);
       return NativePromise.reject(refused);
     }
-    const file = taskExtra(extra?.params, extra?.maxOutputBytes, undefined, 0, 0, 0, true);
+    const file = taskExtra(extra?.params, extra?.maxOutputBytes, true);
     return this.#engine
       .post(undefined, bytes, new TaskOptions(kernel, file, signal, timeoutMs, undefined))
       .then(
@@ -292,7 +291,7 @@ class Pool extends EventEmitter {
 
   /**
    * An incremental hash whose chunks run on the pool's threads, in order,
-   * the kernel's state kept in Rust between them (lib/hash.js): update()
+   * the kernel's state kept in Rust between them (lib/streams/hash.js): update()
    * returns at once, digest() a Promise of the digest. A Transform whose
    * readable side gives the digest, as node:crypto's Hash.
    */

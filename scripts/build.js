@@ -86,8 +86,8 @@ function note(line) {
 }
 
 function main() {
-  const { OWN, envYes, platformName, prebuiltPackage } = require('../lib/platform');
-  const { missingAddonAdvice, BUILD_NEEDS } = require('../lib/install-advice');
+  const { OWN, envYes, platformName, prebuiltPackage } = require('../lib/addon/platform');
+  const { missingAddonAdvice, BUILD_NEEDS } = require('../lib/addon/install-advice');
   // A prebuilt binary of this version wins, unless asked otherwise
   // (TIDEPOOL_BUILD_FROM_SOURCE=1, or `npm run build`, which always builds).
   const fromSource = force || envYes('TIDEPOOL_BUILD_FROM_SOURCE');

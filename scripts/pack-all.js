@@ -19,7 +19,7 @@
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { platformName } = require('../lib/platform');
+const { platformName } = require('../lib/addon/platform');
 
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');

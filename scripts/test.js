@@ -34,7 +34,7 @@ const BUN_DENO_FILES = [
   'api.test.js',
   'batch.test.js',
   'hash.test.js',
-  'codec-stream.test.js',
+  'streams/codec.test.js',
   'zlib-module.test.js',
   'entry-exports.test.js',
 ];

@@ -2,7 +2,7 @@
 //!
 //! Accepted: any TypedArray (Buffer included), DataView, ArrayBuffer,
 //! SharedArrayBuffer, or an Array of those (read as their concatenation).
-//! lib/engine/ hands over its own snapshot (lib/binary.js: an Array it made,
+//! lib/engine/ hands over its own snapshot (lib/engine/binary.js: an Array it made,
 //! with no getters, each binary checked to be readable) and throws
 //! Node-style errors first; the checks here are the last line of defence
 //! against misuse, never a source of UB.
@@ -89,7 +89,7 @@ unsafe fn one(env: sys::napi_env, value: sys::napi_value) -> Result<RawSlice, Re
             return Ok(RawSlice::new(data as *const u8, length));
         }
         // An ArrayBuffer answers here (a SharedArrayBuffer does not:
-        // lib/binary.js and lib/params.js wrap one in a Uint8Array first).
+        // lib/engine/binary.js and lib/args/params.js wrap one in a Uint8Array first).
         let mut length = 0usize;
         if sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length)
             == sys::Status::napi_ok

@@ -23,10 +23,10 @@ export declare class NativePool {
    */
   batchSubmitter(): unknown;
   /**
-   * Returns this pool's `submitChunk(slot, stream, data, end, budget,
-   * seq)` (arguments: `wire::SubmitChunkArgs`), bound as `submit` is.
+   * Returns this pool's `submitStep(slot, stream, data, end, budget,
+   * seq)` (arguments: `wire::SubmitStepArgs`), bound as `submit` is.
    */
-  chunkSubmitter(): unknown;
+  stepSubmitter(): unknown;
   /**
    * A new stream's handle: the state its chunks continue (see the core's
    * stream.rs) for `kernel` with `params` (a makeParams handle or
@@ -176,11 +176,13 @@ export declare function defaultNiceIncrement(): number;
 export declare function externalMemory(): number;
 
 /**
- * Names of the registered kernels, in id order (the id is the index), one
- * per line: a string, which no accessor a caller put on `Array.prototype`
- * can intercept (a kernel name never holds a newline).
+ * The kernel table: a line per registered kernel, in id order (the id is
+ * the line's index), its facts tab-separated (`Facts::line`: name, kind,
+ * family, least input bytes, in blocks, flush kinds, default flush). A
+ * string, which no accessor a caller put on `Array.prototype` can
+ * intercept (a kernel name never holds a tab or a newline).
  */
-export declare function kernelNames(): string;
+export declare function kernelTable(): string;
 
 /**
  * Registers the kernels of the library whose descriptor a kernel library's
@@ -256,7 +258,7 @@ export interface NativeMetrics {
   budget?: NativeBudget;
 }
 
-/** Resolved pool options (lib/options.js validates and fills in defaults). */
+/** Resolved pool options (lib/args/options.js validates and fills in defaults). */
 export interface NativeOptions {
   minThreads: number;
   maxThreads: number;
@@ -316,7 +318,7 @@ export declare function openMachineBudget(): string | null;
 
 /**
  * The `makeParams(kernel, names, values, once)` function (see params.rs):
- * a plain N-API function, made once by lib/binding.js.
+ * a plain N-API function, made once by lib/addon/binding.js.
  */
 export declare function paramsMaker(): unknown;
 
@@ -342,13 +344,29 @@ export declare function runHere(
 ): unknown;
 
 /**
- * Tells the delivery the longest Buffer Node can make: lib/binding.js
+ * Tells the delivery the longest Buffer Node can make: lib/addon/binding.js
  * passes `buffer.constants.MAX_LENGTH` when it loads the addon. A result
  * past it is refused with Node's `ERR_BUFFER_TOO_LARGE` (delivery.rs).
  * For the process, every pool and thread; a test passes less, to see a
  * result of a megabyte refused as one past 4 GiB would be.
  */
 export declare function setBufferMaxLength(max: number): void;
+
+/** The numbers of a codec stream's controls, so that lib/streams/ never repeats them. */
+export declare function streamControls(): StreamControls;
+
+/**
+ * The flush kinds a codec stream's controls travel as, above every
+ * family's own (see `stream::RESET`, `kernels::ZLIB_PARAMS`).
+ */
+export interface StreamControls {
+  /** The deflate family's `params(level, strategy)`: this + (level + 1) * 8 + strategy. */
+  params: number;
+  /** Any codec's `reset()`. */
+  reset: number;
+  /** The deflate family's empty write. */
+  emptyWrite: number;
+}
 
 /** See [`TaskErrorCodes`]. */
 export declare function taskErrorCodes(): TaskErrorCodes;

@@ -7,7 +7,7 @@
 //! changes this state only through the methods below.
 //!
 //! `Inner` is shared (`Rc`) by the JS object, the bound functions (`submit`,
-//! `submitMany`, `submitChunk`) and the threadsafe function; whichever goes
+//! `submitMany`, `submitStep`) and the threadsafe function; whichever goes
 //! last frees it (lifecycle.rs). Worker threads never see it.
 
 use std::cell::{Cell, OnceCell, RefCell};

@@ -21,7 +21,7 @@ use napi::sys;
 /// The longest Buffer Node can make (`buffer.constants.MAX_LENGTH`): no
 /// larger result is ever handed to `napi_create_external_buffer`, which
 /// refuses it in a way that frees the memory it was lent (see [`lend`]).
-/// lib/binding.js sets it when it loads the addon ([`set_buffer_max_length`]);
+/// lib/addon/binding.js sets it when it loads the addon ([`set_buffer_max_length`]);
 /// until then, 1 GiB, less than any 64-bit Node's (a smaller limit only
 /// refuses a result Node could have held, never crashes).
 static BUFFER_MAX_LENGTH: AtomicUsize = AtomicUsize::new(1 << 30);
@@ -31,7 +31,7 @@ pub(crate) fn buffer_max_length() -> usize {
     BUFFER_MAX_LENGTH.load(Ordering::Relaxed)
 }
 
-/// Sets [`BUFFER_MAX_LENGTH`] for the process: lib/binding.js passes
+/// Sets [`BUFFER_MAX_LENGTH`] for the process: lib/addon/binding.js passes
 /// `buffer.constants.MAX_LENGTH`; a test passes less, to see a result past
 /// the limit refused without making one of gigabytes.
 pub(crate) fn set_buffer_max_length(max: usize) {

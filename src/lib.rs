@@ -20,7 +20,7 @@
 //! The raw functions, one file each, reading their arguments through [`wire`]
 //! * [`submit`]: one task (`post()`, `postFile()`);
 //! * [`submit_many`]: a chunk of a batch (`postMany()`, `map()`);
-//! * [`submit_chunk`]: one step of a stream's chunk;
+//! * [`submit_step`]: one step of a stream's chunk;
 //! * [`params`]: `makeParams`, a kernel's parameters checked into a handle.
 //!
 //! What they read and share
@@ -58,18 +58,42 @@ mod reclaim;
 mod run_here;
 mod streams;
 mod submit;
-mod submit_chunk;
 mod submit_many;
+mod submit_step;
 mod wire;
 
 use napi_derive::napi;
 
-/// Names of the registered kernels, in id order (the id is the index), one
-/// per line: a string, which no accessor a caller put on `Array.prototype`
-/// can intercept (a kernel name never holds a newline).
+/// The kernel table: a line per registered kernel, in id order (the id is
+/// the line's index), its facts tab-separated (`Facts::line`: name, kind,
+/// family, least input bytes, in blocks, flush kinds, default flush). A
+/// string, which no accessor a caller put on `Array.prototype` can
+/// intercept (a kernel name never holds a tab or a newline).
 #[napi]
-pub fn kernel_names() -> String {
-    tidepool_core::kernels::all().map(|k| k.name()).collect::<Vec<_>>().join("\n")
+pub fn kernel_table() -> String {
+    tidepool_core::kernels::all().map(|k| k.facts().line(k.name())).collect::<Vec<_>>().join("\n")
+}
+
+/// The flush kinds a codec stream's controls travel as, above every
+/// family's own (see `stream::RESET`, `kernels::ZLIB_PARAMS`).
+#[napi(object)]
+pub struct StreamControls {
+    /// The deflate family's `params(level, strategy)`: this + (level + 1) * 8 + strategy.
+    pub params: u32,
+    /// Any codec's `reset()`.
+    pub reset: u32,
+    /// The deflate family's empty write.
+    pub empty_write: u32,
+}
+
+/// The numbers of a codec stream's controls, so that lib/streams/ never repeats them.
+#[napi]
+pub fn stream_controls() -> StreamControls {
+    StreamControls {
+        params: tidepool_core::kernels::ZLIB_PARAMS,
+        reset: tidepool_core::stream::RESET,
+        empty_write: tidepool_core::kernels::ZLIB_EMPTY_WRITE,
+    }
 }
 
 /// Opens the kernel library at `path` (absolute) and registers its kernels:
@@ -94,7 +118,7 @@ pub fn load_kernel_handle(
 }
 
 /// The `makeParams(kernel, names, values, once)` function (see params.rs):
-/// a plain N-API function, made once by lib/binding.js.
+/// a plain N-API function, made once by lib/addon/binding.js.
 #[napi]
 pub fn params_maker(env: &napi::Env) -> napi::Result<napi::bindgen_prelude::Unknown<'_>> {
     use napi::bindgen_prelude::FromNapiValue;
@@ -245,7 +269,7 @@ fn length_arg(name: &str, value: f64) -> napi::Result<usize> {
     }
 }
 
-/// Tells the delivery the longest Buffer Node can make: lib/binding.js
+/// Tells the delivery the longest Buffer Node can make: lib/addon/binding.js
 /// passes `buffer.constants.MAX_LENGTH` when it loads the addon. A result
 /// past it is refused with Node's `ERR_BUFFER_TOO_LARGE` (delivery.rs).
 /// For the process, every pool and thread; a test passes less, to see a

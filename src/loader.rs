@@ -19,7 +19,7 @@ use tidepool_kernel_sdk::abi::{self, EntryPoint, TpLibrary};
 /// What JavaScript gets, as one string (a primitive: no property a caller
 /// put on `Object.prototype` or `Array.prototype` can intercept it):
 /// `"<first id> <count>"` for the library's kernels (their ids are
-/// consecutive), or `"!<CODE> <message>"` for lib/kernels.js to throw.
+/// consecutive), or `"!<CODE> <message>"` for lib/args/kernels.js to throw.
 pub type Loaded = String;
 
 fn refused(code: &str, message: String) -> Loaded {
@@ -44,7 +44,7 @@ fn registered(library: *const TpLibrary, source: &str) -> Loaded {
     }
 }
 
-/// Opens the shared library at `path` (absolute: lib/kernels.js resolves
+/// Opens the shared library at `path` (absolute: lib/args/kernels.js resolves
 /// it, so no search path is ever consulted) and registers its kernels.
 pub fn load_library(path: String) -> Loaded {
     // SAFETY: opening a library runs its initializers: that is what the

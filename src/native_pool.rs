@@ -94,15 +94,15 @@ impl NativePool {
         )
     }
 
-    /// Returns this pool's `submitChunk(slot, stream, data, end, budget,
-    /// seq)` (arguments: `wire::SubmitChunkArgs`), bound as `submit` is.
+    /// Returns this pool's `submitStep(slot, stream, data, end, budget,
+    /// seq)` (arguments: `wire::SubmitStepArgs`), bound as `submit` is.
     #[napi]
-    pub fn chunk_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+    pub fn step_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         lifecycle::bound_function(
             env,
             &self.inner,
-            c"submitChunk",
-            crate::submit_chunk::submit_chunk_callback,
+            c"submitStep",
+            crate::submit_step::submit_step_callback,
         )
     }
 

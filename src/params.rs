@@ -1,6 +1,6 @@
 //! Kernel parameters from JavaScript.
 //!
-//! `makeParams(kernel, names, values, once)` hands the values (lib/params.js
+//! `makeParams(kernel, names, values, once)` hands the values (lib/args/params.js
 //! has already read them off the user's object into an Array of its own, so
 //! no getter runs here) to the kernel's check, synchronously: a bad level or
 //! key throws from `post()`, naming the parameter. What it returns is an
@@ -64,7 +64,7 @@ fn bad_call() -> Refusal {
 
 /// `makeParams(kernel, names, values, once)` (see [`MakeParamsArgs`]): a
 /// handle, or, when the kernel refuses the parameters, an Array `[kind,
-/// name, expected]` for lib/params.js to turn into Node's error (it has the
+/// name, expected]` for lib/args/params.js to turn into Node's error (it has the
 /// value to show).
 pub unsafe extern "C" fn make_params_callback(
     env: sys::napi_env,
@@ -268,7 +268,7 @@ unsafe fn strings(env: sys::napi_env, array: sys::napi_value) -> Result<Vec<Stri
     (0..len)
         .map(|i| {
             let mut element = ptr::null_mut();
-            // SAFETY: live env/value, index in bounds; lib/params.js's own Array.
+            // SAFETY: live env/value, index in bounds; lib/args/params.js's own Array.
             if unsafe { sys::napi_get_element(env, array, i, &mut element) } != sys::Status::napi_ok
             {
                 return Err(bad_call());
@@ -321,7 +321,7 @@ unsafe fn owned_values(env: sys::napi_env, array: sys::napi_value) -> Result<Vec
     let mut out = Vec::with_capacity(len as usize);
     for i in 0..len {
         let mut element = ptr::null_mut();
-        // SAFETY: live env/value, index in bounds; lib/params.js's own Array.
+        // SAFETY: live env/value, index in bounds; lib/args/params.js's own Array.
         if unsafe { sys::napi_get_element(env, array, i, &mut element) } != sys::Status::napi_ok {
             return Err(bad_call());
         }

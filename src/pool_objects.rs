@@ -10,7 +10,7 @@ use tidepool_core::PoolConfig;
 
 use crate::napi_util::duration_ms;
 
-/// Resolved pool options (lib/options.js validates and fills in defaults).
+/// Resolved pool options (lib/args/options.js validates and fills in defaults).
 #[napi(object)]
 pub struct NativeOptions {
     pub min_threads: u32,
@@ -60,7 +60,7 @@ impl NativeOptions {
             },
             max_queue: self.max_queue.map_or(usize::MAX, |n| n.max(1) as usize),
             max_queue_age: self.max_queue_age_ms.map(duration_ms),
-            // An integer lib/options.js checked to be <= buffer.constants.MAX_LENGTH.
+            // An integer lib/args/options.js checked to be <= buffer.constants.MAX_LENGTH.
             max_output_bytes: self.max_output_bytes as usize,
             max_expanded_bytes: self.max_expanded_bytes as usize,
             nice_increment: self.nice_increment.min(19) as u8,

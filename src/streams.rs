@@ -1,6 +1,6 @@
-//! The streams' calls (lib/stream-tasks.js): a stream's handle, what its
+//! The streams' calls (lib/streams/tasks.js): a stream's handle, what its
 //! last step did, a hash's copy, and the inline run of a hash's `update()`
-//! past its staging cap (its chunks' submit is submit_chunk.rs). The protocol is the
+//! past its staging cap (its chunks' submit is submit_step.rs). The protocol is the
 //! core's (stream.rs).
 
 use std::ffi::c_void;
@@ -17,7 +17,7 @@ use crate::delivery::SLAB_RESULT_MAX;
 use crate::inner::Inner;
 use crate::napi_util::is_undefined;
 use crate::wire::{
-    Refusal, SubmitChunkArgs, ERR_INVALID_ARG_TYPE, ERR_MEMORY_ALLOCATION_FAILED,
+    Refusal, SubmitStepArgs, ERR_INVALID_ARG_TYPE, ERR_MEMORY_ALLOCATION_FAILED,
     ERR_TIDEPOOL_INTERNAL,
 };
 
@@ -127,7 +127,7 @@ pub(crate) unsafe fn over(env: sys::napi_env, value: sys::napi_value) -> Result<
 }
 
 /// A new stream whose state is a copy of `handle`'s (`hash.copy()`).
-/// lib/hash.js first takes over the chunk in flight (`run_inline`), and
+/// lib/streams/hash.js first takes over the chunk in flight (`run_inline`), and
 /// copies only a stream that is open and whose kernel's state can be
 /// copied: a refusal here is a bug there.
 ///
@@ -189,7 +189,7 @@ pub(crate) unsafe fn run_inline(
 }
 
 /// Runs the next step of chunk `seq` of `handle` (its `data`, `end` and
-/// `budget` as `submitChunk` takes them) on this thread when it only hands
+/// `budget` as `submitStep` takes them) on this thread when it only hands
 /// on output the codec made already (the core's `Stream::step_here`):
 /// returns its output as a Buffer, the error that ended the stream as
 /// run_inline's string, or undefined when the step is a pool thread's.
@@ -209,7 +209,7 @@ pub(crate) unsafe fn step_here(
         ERR_INVALID_ARG_TYPE,
         "streamStepHere: the stream must be a handle from newStream()".to_owned(),
     ))?;
-    let Some((budget, seq)) = SubmitChunkArgs::budget_and_seq(budget, seq) else {
+    let Some((budget, seq)) = SubmitStepArgs::budget_and_seq(budget, seq) else {
         return Err((
             ERR_INVALID_ARG_TYPE,
             "streamStepHere: budget and seq must be numbers".to_owned(),
@@ -234,7 +234,7 @@ pub(crate) unsafe fn step_here(
         return undefined();
     };
     let chunk =
-        StreamChunk { stream: stream.clone(), seq, end: SubmitChunkArgs::chunk_end(end), budget };
+        StreamChunk { stream: stream.clone(), seq, end: SubmitStepArgs::chunk_end(end), budget };
     match catch_unwind(AssertUnwindSafe(|| stream.step_here(&chunk, &input))) {
         Ok(None) => undefined(),
         // SAFETY: live env of this call.

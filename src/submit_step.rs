@@ -1,6 +1,6 @@
-//! `submitChunk`, the N-API call that queues one step of a stream's chunk
-//! (lib/stream-tasks.js through lib/engine/); its arguments are declared by
-//! [`SubmitChunkArgs`].
+//! `submitStep`, the N-API call that queues one step of a stream's chunk
+//! (lib/streams/tasks.js through lib/engine/); its arguments are declared by
+//! [`SubmitStepArgs`].
 
 use std::ptr;
 use std::time::Instant;
@@ -11,22 +11,22 @@ use tidepool_core::{Mode, Refused, Stream, StreamChunk, Task};
 use crate::binary;
 use crate::inner::Inner;
 use crate::napi_util::{throw, uint32_or_throw};
-use crate::wire::{self, Refusal, SubmitChunkArgs, ERR_INVALID_ARG_TYPE};
+use crate::wire::{self, Refusal, SubmitStepArgs, ERR_INVALID_ARG_TYPE};
 
-/// The `submitChunk` function's callback (see [`SubmitChunkArgs`]).
-pub(crate) unsafe extern "C" fn submit_chunk_callback(
+/// The `submitStep` function's callback (see [`SubmitStepArgs`]).
+pub(crate) unsafe extern "C" fn submit_step_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let mut argc = SubmitChunkArgs::MAX;
-    let mut argv = [ptr::null_mut(); SubmitChunkArgs::MAX];
+    let mut argc = SubmitStepArgs::MAX;
+    let mut argv = [ptr::null_mut(); SubmitStepArgs::MAX];
     let mut data = ptr::null_mut();
     // SAFETY: live env and callback info of this call; out-pointers to locals.
     let status = unsafe {
         sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data)
     };
     if status != sys::Status::napi_ok || data.is_null() {
-        throw(env, ERR_INVALID_ARG_TYPE, SubmitChunkArgs::USAGE);
+        throw(env, ERR_INVALID_ARG_TYPE, SubmitStepArgs::USAGE);
         return ptr::null_mut();
     }
     // SAFETY: `data` is the Rc<Inner> share owned by this function object,
@@ -35,28 +35,28 @@ pub(crate) unsafe extern "C" fn submit_chunk_callback(
     // SAFETY: the arguments passed (`argc` may count more than were read)
     // are live values of this call.
     let outcome = unsafe {
-        SubmitChunkArgs::read(env, &argv[..argc.min(SubmitChunkArgs::MAX)])
-            .and_then(|args| submit_chunk(inner, env, args))
+        SubmitStepArgs::read(env, &argv[..argc.min(SubmitStepArgs::MAX)])
+            .and_then(|args| submit_step(inner, env, args))
     };
     // SAFETY: live env of this call.
     unsafe { uint32_or_throw(env, outcome) }
 }
 
-/// The body of `submitChunk`: the queue length after the task was queued,
+/// The body of `submitStep`: the queue length after the task was queued,
 /// or 0 when the queue was full (nothing queued).
 ///
 /// # Safety
 /// `env` must be the live env of the current call, and `args` read from its
 /// arguments.
-unsafe fn submit_chunk(
+unsafe fn submit_step(
     inner: &Inner,
     env: sys::napi_env,
-    args: SubmitChunkArgs,
+    args: SubmitStepArgs,
 ) -> Result<u32, Refusal> {
     // SAFETY: live env and value.
     let stream = unsafe { crate::handles::shared::<Stream>(env, args.stream) }.ok_or((
         ERR_INVALID_ARG_TYPE,
-        "submitChunk: the stream must be a handle from newStream()".to_owned(),
+        "submitStep: the stream must be a handle from newStream()".to_owned(),
     ))?;
     if inner.is_torn_down() {
         return Err(wire::shutting_down());

@@ -41,7 +41,7 @@ test('options.finishFlush: a string or 10000 refused', async () => {
   );
 });
 
-// Fails on tidepool, on purpose (lib/zlib/options.js): its encoders always
+// Fails on tidepool, on purpose (lib/codecs/options.js): its encoders always
 // end with Z_FINISH, and another finishFlush is ERR_TIDEPOOL_ZLIB_UNSUPPORTED.
 test('options.finishFlush: Z_SYNC_FLUSH taken', async () => {
   await both(

@@ -61,7 +61,7 @@ zlib.gunzip(encoded, (err, result) => {
 });
 `;
 
-// Fails on tidepool: lib/zlib/options.js takes its default limit from
+// Fails on tidepool: lib/codecs/options.js takes its default limit from
 // buffer.constants.MAX_LENGTH, not from buffer.kMaxLength as node:zlib
 // does when it loads. See the report of this adaptation.
 test('a gunzipped result over buffer.kMaxLength (set before the module loads) is a RangeError', async () => {

@@ -11,7 +11,7 @@ const assert = require('node:assert/strict');
 const { both } = require('./harness');
 
 // Fails on tidepool: its write({}) does not throw; the chunk is refused in
-// _write (lib/stream-tasks.js write() -> writtenItems()), given to the
+// _write (lib/streams/tasks.js write() -> writtenItems()), given to the
 // write's callback, and the stream is destroyed with an 'error'. See the
 // report of this adaptation.
 test('write({}) to an objectMode Gunzip throws, and emits no error', async () => {

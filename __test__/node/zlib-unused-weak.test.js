@@ -24,7 +24,7 @@ const v8 = require('node:v8');
 const vm = require('node:vm');
 const { both } = require('./harness');
 const { waitFor } = require('../wait');
-const { binding } = require('../../lib/binding');
+const { binding } = require('../../lib/addon/binding');
 
 v8.setFlagsFromString('--expose-gc');
 v8.setFlagsFromString('--no-concurrent-array-buffer-sweeping');

@@ -1,12 +1,14 @@
 'use strict';
-// The native addon, and what Rust says about itself: the kernels (names in
-// id order), the batch layout of the memory shared with it, the codes of a
-// failed task, the defaults it decides. Nothing here is written twice.
+// The native addon, and what Rust says about itself: the kernel table (each
+// kernel's name, kind, codec family, least input, in id order), the batch
+// layout of the memory shared with it, the codes of a failed task, the
+// numbers of a codec stream's controls, the defaults it decides. Nothing
+// here is written twice, and no file of lib/ lists kernels by name.
 
 const path = require('node:path');
 const fs = require('node:fs');
 const { OWN, platformName, prebuiltPackage } = require('./platform');
-const { uncurryThis } = require('./intrinsics');
+const { uncurryThis } = require('../base/intrinsics');
 const { installer, missingAddonAdvice, rebuildCommand, BUILD_NEEDS } = require('./install-advice');
 
 /**
@@ -16,7 +18,7 @@ const { installer, missingAddonAdvice, rebuildCommand, BUILD_NEEDS } = require('
  * says which platform was looked for and the ways out.
  */
 function loadBinding() {
-  const root = path.join(__dirname, '..');
+  const root = path.join(__dirname, '..', '..');
   const local = path.join(root, 'tidepool.node');
   if (fs.existsSync(local)) return require(local);
   const prebuilt = prebuiltPackage(root);
@@ -42,7 +44,7 @@ function loadBinding() {
   throw e;
 }
 
-/** @type {typeof import('../src/binding')} The addon, as napi-rs declares it (src/binding.d.ts). */
+/** @type {typeof import('../../src/binding')} The addon, as napi-rs declares it (src/binding.d.ts). */
 const binding = loadBinding();
 // The longest Buffer this Node can make: a result past it is refused with
 // ERR_BUFFER_TOO_LARGE before Node is asked for the Buffer.
@@ -58,8 +60,15 @@ binding.setBufferMaxLength(require('node:buffer').constants.MAX_LENGTH);
  */
 const KERNELS = [];
 const KERNEL_IDS = new Map();
-/** Kernels that read a 4-byte duration from their input. */
+/** The fewest input bytes a task of each kernel takes (4 for those that read a duration). */
 const MIN_INPUT_BYTES = [];
+/**
+ * What Rust says of each kernel besides its name and least input (the
+ * core's kernels/facts.rs), by id: `{ kind: 'hash' | 'codec' | 'other',
+ * family: 'deflate' | 'brotli' | 'zstd' | 'lz4' | '', inBlocks,
+ * flushKinds, defaultFlush }`, frozen.
+ */
+const KERNEL_FACTS = [];
 /** A frozen copy of KERNELS, made again when it grows. */
 let kernelList = Object.freeze([]);
 
@@ -96,13 +105,33 @@ function kernelIdOf(name) {
  */
 function syncKernels() {
   // One string, split with the engine's split (which defines its elements).
-  const names = stringSplit(binding.kernelNames(), '\n');
-  if (names.length === KERNELS.length) return false;
-  for (let id = KERNELS.length; id < names.length; id++) {
-    const name = names[id];
+  const lines = stringSplit(binding.kernelTable(), '\n');
+  if (lines.length === KERNELS.length) return false;
+  for (let id = KERNELS.length; id < lines.length; id++) {
+    // name, kind, family, least input, in blocks, flush kinds, default
+    // flush (indexed: destructuring would call Array.prototype's iterator).
+    const fields = stringSplit(lines[id], '\t');
+    const name = fields[0];
     define(KERNELS, id, name);
     mapSet(KERNEL_IDS, name, id);
-    define(MIN_INPUT_BYTES, id, name === 'spin' || name === 'sleep' ? 4 : 0);
+    define(MIN_INPUT_BYTES, id, +fields[3]);
+    const flushKinds = [];
+    if (fields[5] !== '') {
+      const kinds = stringSplit(fields[5], ',');
+      for (let i = 0; i < kinds.length; i++) define(flushKinds, i, +kinds[i]);
+    }
+    define(
+      KERNEL_FACTS,
+      id,
+      ObjectFreeze({
+        __proto__: null,
+        kind: fields[1],
+        family: fields[2],
+        inBlocks: fields[4] === '1',
+        flushKinds: ObjectFreeze(flushKinds),
+        defaultFlush: +fields[6],
+      }),
+    );
   }
   kernelList = ObjectFreeze(
     ArrayFrom(
@@ -119,6 +148,23 @@ function kernelNames() {
   return kernelList;
 }
 
+/** The facts of kernel `name` (see KERNEL_FACTS), or undefined for no such kernel. */
+function factsOf(name) {
+  const id = mapGet(KERNEL_IDS, name);
+  return id === undefined ? undefined : KERNEL_FACTS[id];
+}
+
+/** The built-in hash kernels' names, in id order (what createHash() names in its error). */
+function hashNames() {
+  const out = [];
+  for (let id = 0; id < KERNELS.length; id++)
+    if (KERNEL_FACTS[id].kind === 'hash') define(out, out.length, KERNELS[id]);
+  return out;
+}
+
+/** The flush kinds a codec stream's controls travel as (Rust's stream::RESET...). */
+const STREAM_CONTROLS = ObjectFreeze(binding.streamControls());
+
 // LARGE_CODE: an entry whose result is the next Buffer of the batch's array
 // of large results rather than bytes in the slab.
 const {
@@ -134,8 +180,12 @@ module.exports = {
   KERNELS,
   kernelIdOf,
   MIN_INPUT_BYTES,
+  KERNEL_FACTS,
+  factsOf,
+  hashNames,
   syncKernels,
   kernelNames,
+  STREAM_CONTROLS,
   BATCH_CAPACITY,
   SLAB_BYTES,
   LARGE_CODE,

@@ -4,7 +4,7 @@
 // (`@tidepool-rs/pool-linux-x64-gnu`, `@tidepool-rs/pool-darwin-arm64`,
 // `@tidepool-rs/pool-win32-x64-msvc`, ...), all in the one npm scope, so no
 // one outside it can publish a package the loader would take. The loader
-// (lib/binding.js), the install script (scripts/build.js) and
+// (lib/addon/binding.js), the install script (scripts/build.js) and
 // `npm run pack:all` agree on it here.
 
 const fs = require('node:fs');
@@ -50,7 +50,7 @@ function platformName() {
   return base;
 }
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..');
 /** This package's manifest: its name and version name the platform package. */
 const OWN = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 

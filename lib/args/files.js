@@ -10,7 +10,7 @@
 const path = require('node:path');
 const { Buffer } = require('node:buffer');
 const { fileURLToPath } = require('node:url');
-const { invalidArgType, invalidArgValue, makeError } = require('./errors');
+const { invalidArgType, invalidArgValue, makeError } = require('../errors');
 
 const NAME = 'path';
 const EXPECTED = 'of type string or an instance of Buffer, Uint8Array or URL';
@@ -68,7 +68,7 @@ function absolute(bytes) {
  * Node's ERR_ACCESS_DENIED when the permission model forbids reading the
  * file at `file` (a path, or its bytes), else undefined. The model itself
  * resolves paths lexically (path.resolve), and so does this check, as fs's.
- * Also behind Pool.loadKernels() (lib/kernels.js).
+ * Also behind Pool.loadKernels() (lib/args/kernels.js).
  */
 function accessDenied(file) {
   const permission = process.permission;

@@ -8,10 +8,10 @@
 
 const path = require('node:path');
 const { fileURLToPath } = require('node:url');
-const { binding, KERNELS, syncKernels } = require('./binding');
+const { binding, KERNELS, syncKernels } = require('../addon/binding');
 const { accessDenied } = require('./files');
-const { invalidArgType, invalidArgValue, makeError } = require('./errors');
-const { uncurryThis } = require('./intrinsics');
+const { invalidArgType, invalidArgValue, makeError } = require('../errors');
+const { uncurryThis } = require('../base/intrinsics');
 
 const stringCharAt = uncurryThis(String.prototype.charAt);
 const stringIndexOf = uncurryThis(String.prototype.indexOf);

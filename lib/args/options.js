@@ -10,9 +10,16 @@
 // one enumerable property on Object.prototype (a polluted prototype, or a
 // library's shim) would otherwise make every call throw, or change a
 // kernel or a signal behind the caller's back; a getter there never runs.
+//
+// The folder: what a call is given, read once and checked.
+//   options.js       this file: the pool's options, and the checks they share
+//   task-options.js  a task's or a batch's options, as the engine takes them
+//   params.js        a kernel's parameters, as the native handle takes them
+//   files.js         postFile()'s paths
+//   kernels.js       kernel libraries (loadKernels())
 
-const { invalidArgType, outOfRange, makeError, unknownOption } = require('./errors');
-const { uncurryThis } = require('./intrinsics');
+const { invalidArgType, outOfRange, makeError, unknownOption } = require('../errors');
+const { uncurryThis } = require('../base/intrinsics');
 
 const ENCODINGS = Object.freeze(['buffer', 'hex', 'base64', 'base64url']);
 const SCALE_RULES = Object.freeze(['queue-age', 'backlog', 'demand']);
@@ -253,7 +260,7 @@ function oneOfOption(options, name, values, fallback) {
  * Checks `new Pool(options)` and fills in the defaults. `kernelId(name,
  * argName)` resolves a kernel name; `failSpawnsAfterKey` is the symbol of a
  * test hook passed on to the native options. `params` is handed back as
- * read, for the kernel's own check (lib/params.js).
+ * read, for the kernel's own check (lib/args/params.js).
  */
 function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey, budgetCapacityKey) {
   if (given !== undefined && (given === null || typeof given !== 'object'))

@@ -4,12 +4,12 @@
 // an opaque handle the task carries or says which parameter it refuses and
 // why; the refusal becomes Node's error here, where the value is at hand.
 
-const { binding, KERNELS } = require('./binding');
+const { binding, KERNELS } = require('../addon/binding');
 const { types } = require('node:util');
-const { describe, invalidArgType, invalidState, makeError, outOfRange } = require('./errors');
-const { isDetachedBinary } = require('./binary');
-const { ownArray } = require('./own-array');
-const { keyedName } = require('./zlib/pool-options');
+const { describe, invalidArgType, invalidState, makeError, outOfRange } = require('../errors');
+const { isDetachedBinary } = require('../engine/binary');
+const { ownArray } = require('../base/own-array');
+const { keyedName } = require('../codecs/pool-options');
 
 /** makeParams(kernel, names, values, once) (src/wire/args.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
 const makeParams =
@@ -19,7 +19,7 @@ const makeParams =
 const hasOwn = Object.hasOwn;
 
 /** Per kernel id: true when it runs without parameters, else its refusal of none. */
-// Prototype-free (lib/own-array.js): a kernel not asked yet is a hole,
+// Prototype-free (lib/base/own-array.js): a kernel not asked yet is a hole,
 // which no accessor on Array.prototype may answer for.
 const defaultsOk = ownArray(0);
 
@@ -34,7 +34,7 @@ function paramsHandle(kernel, params, where, once) {
   }
   const names = [];
   const values = [];
-  // Own enumerable string keys (as every option is read, lib/options.js:
+  // Own enumerable string keys (as every option is read, lib/args/options.js:
   // what Object.prototype holds is neither a parameter nor refused), each
   // value read once; `undefined` means "not given", as for every other
   // option.

@@ -1,11 +1,11 @@
 'use strict';
 // The options of one call: a task's (post(), postMany(), map(), postFile())
 // and a stream's (createHash(), createGzip()...), read once, checked, and
-// turned into what the engine takes. Pool-wide options are lib/options.js's.
+// turned into what the engine takes. Pool-wide options are lib/args/options.js's.
 
-const { KERNELS, kernelIdOf, syncKernels } = require('./binding');
-const { isBinaryInput, received, BINARY_TYPES } = require('./binary');
-const { makeError, invalidArgType, outOfRange, closestKernel } = require('./errors');
+const { KERNELS, KERNEL_FACTS, kernelIdOf, syncKernels } = require('../addon/binding');
+const { isBinaryInput, received, BINARY_TYPES } = require('../engine/binary');
+const { makeError, invalidArgType, outOfRange, closestKernel } = require('../errors');
 const {
   checkTaskKeys,
   misplacedHint,
@@ -13,9 +13,9 @@ const {
   concurrencyOption,
   TASK_OPTION,
 } = require('./options');
-const { isAborted } = require('./signals');
+const { isAborted } = require('../engine/signals');
 const { paramsHandle, checkDefaults } = require('./params');
-const { TaskOptions, taskExtra } = require('./engine/post');
+const { TaskOptions, taskExtra } = require('../engine/post');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 
@@ -59,10 +59,18 @@ function withoutData(message) {
 }
 
 /**
- * The built-in kernels for tests and benchmarks (they take a duration,
- * echo, or panic): usable by name, but no answer to an unknown one.
+ * The kernels an unknown name's error lists: not those for tests and
+ * benchmarks (they take a duration, echo, or panic), usable by name but
+ * no answer to an unknown one.
  */
-const TEST_KERNELS = new Set(['spin', 'sleep', 'panic', 'echo']);
+function knownKernels() {
+  let out = '';
+  for (let id = 0; id < KERNELS.length; id++) {
+    if (KERNEL_FACTS[id].kind === 'test') continue;
+    out += out === '' ? KERNELS[id] : `, ${KERNELS[id]}`;
+  }
+  return out;
+}
 
 /** The id of kernel `name` (`argName` names it in errors). */
 function kernelId(name, argName) {
@@ -76,7 +84,7 @@ function kernelId(name, argName) {
     throw makeError(
       TypeError,
       'ERR_TIDEPOOL_UNKNOWN_KERNEL',
-      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${KERNELS.filter((k) => !TEST_KERNELS.has(k)).join(', ')}`,
+      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${knownKernels()}`,
     );
   }
   return id;
@@ -104,7 +112,7 @@ function checkOutputLimit(value, max) {
 function taskOptions(options, method, pool) {
   if (options === null || typeof options !== 'object')
     throw invalidArgType('options', 'of type object', options);
-  // Only the options given as own properties are read (lib/options.js).
+  // Only the options given as own properties are read (lib/args/options.js).
   const given = checkTaskKeys(options, method);
   let kernel = pool.kernel;
   let extra = pool.extra;
@@ -155,20 +163,6 @@ function taskOptions(options, method, pool) {
   return new TaskOptions(kernel, extra, signal, timeoutMs, concurrency, packed === true);
 }
 
-/** The kernels createHash() takes besides loaded ones: their output comes at the end. */
-const HASH_KERNELS = new Set([
-  'sha256',
-  'sha384',
-  'sha512',
-  'sha1',
-  'md5',
-  'hmac',
-  'blake3',
-  'xxh3',
-  'xxh64',
-  'crc32',
-  'crc32c',
-]);
 const HASH_OPTIONS = Object.freeze(['params', 'signal', 'highWaterMark']);
 const HMAC_OPTIONS = Object.freeze(['signal', 'highWaterMark']);
 const CODEC_STREAM_OPTIONS = Object.freeze(['params', 'maxOutputBytes', 'highWaterMark', 'signal']);
@@ -238,7 +232,6 @@ module.exports = {
   kernelId,
   checkOutputLimit,
   taskOptions,
-  HASH_KERNELS,
   HASH_OPTIONS,
   HMAC_OPTIONS,
   CODEC_STREAM_OPTIONS,

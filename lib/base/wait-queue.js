@@ -1,6 +1,6 @@
 'use strict';
 // Posts waiting for room in a full queue (queueFull: 'wait'), oldest first:
-// a ring of own-element slots (lib/own-array.js) between `#head` and
+// a ring of own-element slots (lib/base/own-array.js) between `#head` and
 // `#tail`, grown by doubling, so taking from the front is O(1) and no read
 // or write goes near Array.prototype.
 

@@ -76,7 +76,7 @@ const constants = Object.freeze({ ...ZSTD, ...zlib.constants });
  * by the names of the pool's kernels' parameters. The ones missing here
  * (most of zstd's, the zstd decoder's) are refused with
  * ERR_TIDEPOOL_ZLIB_UNSUPPORTED; the brotli decoder's ring buffer one is
- * taken and ignored (lib/zlib/options.js).
+ * taken and ignored (lib/codecs/options.js).
  */
 const KEYED = Object.freeze({
   __proto__: null,

@@ -8,7 +8,15 @@
 //
 // As node:zlib, names it does not know are left alone (middleware hands
 // its whole options object to createGzip()); unlike it, only own
-// properties are read (see lib/options.js).
+// properties are read (see lib/args/options.js).
+//
+// The folder: node:zlib's option dialect, used by the pool's own codec
+// streams and by the drop-in (lib/zlib/) alike.
+//   options.js       this file: node:zlib's options, as it reads them
+//   keyed.js         brotli's and zstd's `params`, dictionaries, pledged sizes
+//   lines.js         where the Node lines differ, found by trying node:zlib
+//   constants.js     node:zlib's constants, zstd's where a Node has none
+//   pool-options.js  node:zlib's habits in the pool's own API
 
 const { Buffer } = require('node:buffer');
 const { types } = require('node:util');

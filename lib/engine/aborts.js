@@ -3,18 +3,18 @@
 // pass: its waiting posts settle, its queued tasks leave the queue in one
 // native call and settle, its running tasks are told to stop (they settle
 // when delivered), its batches fail, its streams are destroyed. One 'abort'
-// listener per signal (lib/signals.js) serves them all.
+// listener per signal (lib/engine/signals.js) serves them all.
 
-const { ownArray } = require('../own-array');
-const { uncurryThis } = require('../intrinsics');
+const { ownArray } = require('../base/own-array');
+const { uncurryThis } = require('../base/intrinsics');
 
-// Captured at load (lib/intrinsics.js states why).
+// Captured at load (lib/base/intrinsics.js states why).
 const queueMicrotask = globalThis.queueMicrotask;
 const weakSetAdd = uncurryThis(WeakSet.prototype.add);
 const weakSetHas = uncurryThis(WeakSet.prototype.has);
 const { abortError, throwLater } = require('../errors');
-const { Watches, isAborted, signalReason } = require('../signals');
-const { ABORT, WHEN_OVER } = require('../stream-tasks');
+const { Watches, isAborted, signalReason } = require('./signals');
+const { ABORT, WHEN_OVER } = require('../symbols');
 
 /**
  * What the tasks of a stream chunk's signal settle with: the stream has

@@ -5,11 +5,11 @@
 // as it frees; 'drain' is emitted once nobody waits and the queue is
 // below maxQueue.
 
-const { WaitQueue } = require('../wait-queue');
-const { ownArray } = require('../own-array');
-const { readableBytes } = require('../binary');
+const { WaitQueue } = require('../base/wait-queue');
+const { ownArray } = require('../base/own-array');
+const { readableBytes } = require('./binary');
 const { queueFullError, droppedError, throwLater } = require('../errors');
-const { isChunkOrFile, Post } = require('./post');
+const { Post } = require('./post');
 const { BATCH_SLOT } = require('./wire');
 const { FEED } = require('./batches');
 
@@ -77,8 +77,7 @@ class Admission {
    */
   admit(post) {
     const engine = this.#engine;
-    const extra = post.options.extra;
-    const action = whenFull(this.#policy, extra !== undefined && extra.stream !== undefined);
+    const action = whenFull(this.#policy, post.step !== undefined);
     if (this.nobodyWaits()) {
       // The native side reads (and checks) the input even when the queue is full.
       if (engine.trySubmit(post) !== 0) return;
@@ -93,7 +92,7 @@ class Admission {
         }
         if (queued !== 0) return;
       }
-    } else if (!isChunkOrFile(extra)) {
+    } else if (post.inputIsMessage) {
       // Posts already wait for room: this one waits behind them, checked here.
       engine.checkLengths(post.data, post.options.kernel, engine.inputName);
     }

@@ -12,9 +12,9 @@
 // messages any more (its running tasks, told to stop, have stopped): a
 // settled promise gives the caller its buffers back, as a post's does.
 
-const { ownArray, asPlainArray } = require('./own-array');
-const { taskError, makeError } = require('./errors');
-const { TASK_CODES } = require('./binding');
+const { ownArray, asPlainArray } = require('../base/own-array');
+const { taskError, makeError } = require('../errors');
+const { TASK_CODES } = require('../addon/binding');
 
 const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
 

@@ -1,16 +1,15 @@
 'use strict';
-// Batches in flight: the tasks of a postMany() or map() (lib/batch.js),
+// Batches in flight: the tasks of a postMany() or map() (lib/engine/batch.js),
 // fed to the native queue a chunk per call (wire.js has the slots of a
 // chunk), a chunk per turn of the event loop, failed together, settled
 // into their sink.
 
-const { WaitQueue } = require('../wait-queue');
-const { ownArray, grown } = require('../own-array');
-const { readableBytes } = require('../binary');
+const { WaitQueue } = require('../base/wait-queue');
+const { ownArray, grown } = require('../base/own-array');
+const { readableBytes } = require('./binary');
 const { makeError, closedError } = require('../errors');
-const { Batch, elementNamer, groupSize } = require('../batch');
-const { KERNELS } = require('../binding');
-const { HASH_KERNELS } = require('../task-options');
+const { Batch, elementNamer, groupSize } = require('./batch');
+const { KERNEL_FACTS } = require('../addon/binding');
 const { CHUNK, MAX_CHUNKS, chunkIdOf, placeInChunk, submitChunk } = require('./wire');
 
 /** What submit() did: queued everything, stopped at its chunk budget, found the queue full, or failed the batch. */
@@ -109,7 +108,7 @@ class Batches {
     // its messages may share tasks, and the results are split again. No
     // other kernel's: a task's outputs are held together until it ends,
     // and a decoder's may be large.
-    batch.groupable = HASH_KERNELS.has(KERNELS[options.kernel]);
+    batch.groupable = KERNEL_FACTS[options.kernel].kind === 'hash';
     return batch;
   }
 

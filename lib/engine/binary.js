@@ -17,9 +17,9 @@
 // change what is checked.
 
 const { types } = require('node:util');
-const { invalidArgType, invalidArgValue, invalidState, describe, label } = require('./errors');
-const { ownArray } = require('./own-array');
-const { uncurryThis, getter } = require('./intrinsics');
+const { invalidArgType, invalidArgValue, invalidState, describe, label } = require('../errors');
+const { ownArray } = require('../base/own-array');
+const { uncurryThis, getter } = require('../base/intrinsics');
 
 const { isAnyArrayBuffer, isSharedArrayBuffer, isProxy } = types;
 const isView = ArrayBuffer.isView;

@@ -4,7 +4,7 @@
 // (wire.js); this settles every one of them and emits the thread events
 // that came with them, in one call into JavaScript.
 
-const { ownArray } = require('../own-array');
+const { ownArray } = require('../base/own-array');
 const { makeError, throwLater } = require('../errors');
 const {
   BATCH_SLOT,
@@ -14,7 +14,6 @@ const {
   resultCode,
   taskError,
 } = require('./wire');
-const { STREAM_STEP } = require('./post');
 
 /** setImmediate as Node has it at load: a test's fake timers (or an environment without the global) must not hold back delivery. */
 const { setImmediate: scheduleImmediate } = require('node:timers');
@@ -102,7 +101,7 @@ function deliver(engine, count, events, terminated, large, later) {
       let result;
       if (encoding === 'buffer')
         result = (copy ??= slabCopy(slab, meta, count)).subarray(offset, end);
-      else if (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP)
+      else if (slot < BATCH_SLOT && slots.get(slot).step !== undefined)
         result = bufferCopy(slab, offset, end);
       else result = slab.toString(encoding, offset, end);
       err = engine.settle(slot, true, result);
@@ -113,7 +112,7 @@ function deliver(engine, count, events, terminated, large, later) {
         err = engine.settle(slot, false, allocationFailed());
       } else if (
         encoding === 'buffer' ||
-        (slot < BATCH_SLOT && slots.get(slot).message === STREAM_STEP)
+        (slot < BATCH_SLOT && slots.get(slot).step !== undefined)
       ) {
         // (A stream's output is bytes, whatever the pool's encoding.)
         err = engine.settle(slot, true, buffer);

@@ -13,9 +13,9 @@
 // Nothing here runs user code between checking an input and the native
 // side reading it.
 
-const { binding } = require('../binding');
-const { readableBytes, checkResizable } = require('../binary');
-const { KERNELS, MIN_INPUT_BYTES } = require('../binding');
+const { binding } = require('../addon/binding');
+const { readableBytes, checkResizable } = require('./binary');
+const { KERNELS, MIN_INPUT_BYTES } = require('../addon/binding');
 const {
   makeError,
   outOfRange,
@@ -25,12 +25,12 @@ const {
   throwLater,
   countedCode,
 } = require('../errors');
-const { isAborted, signalReason } = require('../signals');
-const { NativePromise } = require('../intrinsics');
-const { ownArray, asPlainArray } = require('../own-array');
-const { AllResults, PackedResults } = require('../batch');
+const { isAborted, signalReason } = require('./signals');
+const { NativePromise } = require('../base/intrinsics');
+const { ownArray, asPlainArray } = require('../base/own-array');
+const { AllResults, PackedResults } = require('./batch');
 const { BATCH_CAPACITY, SLAB_BYTES, BATCH_SLOT, submitPost } = require('./wire');
-const { Post, isChunkOrFile } = require('./post');
+const { Post, TaskOptions } = require('./post');
 const { SlotTable } = require('./slots');
 const { Admission } = require('./admission');
 const { Batches } = require('./batches');
@@ -46,12 +46,17 @@ function captureResolvers(resolve, reject) {
   capturedReject = reject;
 }
 
+/** A step's options: its chunk's signal; the kernel is the stream's own. */
+function stepOptions(signal) {
+  return new TaskOptions(0, undefined, signal, undefined, undefined);
+}
+
 class Engine {
   native;
   /** The raw hot calls (wire.js): a post, a batch's chunk, a stream's step. */
   submit;
   submitMany;
-  submitChunk;
+  submitStep;
   /** Where events go: the Pool. */
   emitter;
   encoding;
@@ -105,12 +110,12 @@ class Engine {
     }
     this.submit = /** @type {import('./wire').Submit} */ (this.native.submitter());
     this.submitMany = /** @type {import('./wire').SubmitMany} */ (this.native.batchSubmitter());
-    this.submitChunk = /** @type {import('./wire').SubmitChunk} */ (this.native.chunkSubmitter());
+    this.submitStep = /** @type {import('./wire').SubmitStep} */ (this.native.stepSubmitter());
   }
 
   /**
-   * A task of post() (postFile(), a stream's step): `data` the input's
-   * snapshot, `options` its TaskOptions. Returns the Promise of
+   * A task of post() (or postFile()): `data` the input's snapshot (a
+   * file's path), `options` its TaskOptions. Returns the Promise of
    * `{ result, message }`.
    * @param {import('./post').TaskOptions} options
    */
@@ -124,33 +129,53 @@ class Engine {
       const promise = new NativePromise(captureResolvers);
       const resolve = capturedResolve;
       const reject = capturedReject;
-      // A stream's chunks were checked when written; they go together in one
-      // task, which maxInputBytes does not bound (lib/stream-tasks.js). A
-      // file's path is no input either.
-      const chunk = isChunkOrFile(extra);
-      if (chunk) readableBytes(data, 'data');
+      // A file's path is no input: its length is the path's.
+      if (extra !== undefined && extra.file) readableBytes(data, 'data');
       else this.checkInput(data, kernel);
-      // A closed pool still runs the streams whose end was asked for before.
-      const refused = this.lifecycle.closed && !(chunk && extra.accepted);
-      if (chunk && extra.accepted && this.lifecycle.destroyed) {
-        // A step of work given before destroy() (a chunk paused for its
-        // reader, resumed): destroy() cut it short.
-        const err = destroyedError();
-        this.countFailures(err, 1);
-        reject(err);
-      } else if (refused && chunk) {
-        // Work given after close() or destroy(), as a post's (ERR_TIDEPOOL_DESTROYED
-        // is for work destroy() cut short).
-        const err = closedError();
-        this.countFailures(err, 1);
-        reject(err);
-      } else if (refused) this.rejectClosed(data, kernel, reject);
+      if (this.lifecycle.closed) this.rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
       else this.admission.admit(new Post(message, data, options, resolve, reject, watch));
       return promise;
     } finally {
       if (watch !== undefined) this.aborts.unpin(signal, watch);
+    }
+  }
+
+  /**
+   * A step of a stream's chunk (lib/streams/tasks.js, through StreamPort):
+   * `data` the chunk's input, `step` what it runs with, `signal` the
+   * chunk's own. Returns the Promise of the step's output bytes. The
+   * chunk's writes were checked when written; they go together in one
+   * task, which maxInputBytes does not bound.
+   * @param {import('./post').Step} step
+   */
+  step(step, data, signal) {
+    this.aborts.batchOnAbort(signal);
+    const watch = this.aborts.pin(signal);
+    try {
+      const promise = new NativePromise(captureResolvers);
+      const resolve = capturedResolve;
+      const reject = capturedReject;
+      readableBytes(data, 'data');
+      // A closed pool still runs the streams whose end was asked for before
+      // (`accepted`), unless destroy() cut that work short.
+      const lifecycle = this.lifecycle;
+      if (lifecycle.closed && (!step.accepted || lifecycle.destroyed)) {
+        // ERR_TIDEPOOL_DESTROYED is for work destroy() cut short; work
+        // given after close() or destroy() is refused as a post is.
+        const err = step.accepted ? destroyedError() : closedError();
+        this.countFailures(err, 1);
+        reject(err);
+      } else if (isAborted(signal))
+        reject(abortError(signalReason(signal))); // by a promise hook
+      else
+        this.admission.admit(
+          new Post(undefined, data, stepOptions(signal), resolve, reject, watch, step),
+        );
+      return promise;
+    } finally {
+      this.aborts.unpin(signal, watch);
     }
   }
 
@@ -225,7 +250,7 @@ class Engine {
     const slot = slots.acquire();
     let queued;
     try {
-      queued = submitPost(this.submit, this.submitChunk, slot, post, this.aborts.flagOf(post));
+      queued = submitPost(this.submit, this.submitStep, slot, post, this.aborts.flagOf(post));
     } catch (err) {
       slots.giveBack(slot);
       // The native side found a detached binary: the same error as post()'s own check.
@@ -339,7 +364,8 @@ class Engine {
     if (ok) {
       this.completed++;
       if (post.resolve !== null) {
-        post.resolve({ result: value, message: post.message });
+        // A step's result is its output; a post's, the result with its message.
+        post.resolve(post.step !== undefined ? value : { result: value, message: post.message });
         return undefined;
       }
     } else {

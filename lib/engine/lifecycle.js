@@ -13,7 +13,7 @@
 // dropped its queue and stopped its running kernels. `terminated`: every
 // native thread has exited (the last delivery said so), in either state.
 
-const { NativePromise } = require('../intrinsics');
+const { NativePromise } = require('../base/intrinsics');
 
 const OPEN = 0;
 const CLOSING = 1;
@@ -30,7 +30,7 @@ class Lifecycle {
   #resolveTermination = null;
   /**
    * Streams with work given while the pool was open (writes, updates, an
-   * end) not yet done: close() waits for them (lib/stream-tasks.js).
+   * end) not yet done: close() waits for them (lib/streams/tasks.js).
    */
   #streamsOwed = 0;
   /** Those of them collected first: close() waits for them no longer. */

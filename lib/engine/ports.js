@@ -1,11 +1,11 @@
 'use strict';
 // The two clients of the engine besides the façade, and all they may ask
-// of it: map()'s iterators (lib/map.js) and the streams' tasks
-// (lib/stream-tasks.js).
+// of it: map()'s iterators (lib/map/iterator.js) and the streams' tasks
+// (lib/streams/tasks.js).
 
 const { abortError, closedError, destroyedError } = require('../errors');
-const { isAborted, signalReason } = require('../signals');
-const { TaskOptions, taskExtra, STREAM_STEP } = require('./post');
+const { isAborted, signalReason } = require('./signals');
+const { Step } = require('./post');
 const { inlineError } = require('./wire');
 
 /** What map()'s iterators ask of the engine. One per pool. */
@@ -75,11 +75,6 @@ class MapPort {
   }
 }
 
-/** A stream step's output: the settled task's result. */
-function resultOf(settled) {
-  return settled.result;
-}
-
 /**
  * What a stream's tasks ask of the engine: a step of a chunk (a Promise of
  * its output bytes), what the step did, the inline run of a hash's
@@ -96,11 +91,7 @@ class StreamPort {
 
   /** Runs a step of the stream `handle` over `data` on a pool thread. */
   step(signal, accepted, handle, data, end, budget, seq) {
-    this.#engine.aborts.batchOnAbort(signal);
-    const extra = taskExtra(undefined, undefined, handle, end, budget, seq, false, accepted);
-    return this.#engine
-      .post(STREAM_STEP, data, new TaskOptions(0, extra, signal, undefined, undefined))
-      .then(resultOf);
+    return this.#engine.step(new Step(handle, end, budget, seq, accepted), data, signal);
   }
 
   /**
@@ -116,7 +107,7 @@ class StreamPort {
     return output;
   }
 
-  /** What the stream's last step did (consumed bytes × 4 + outcome; see stream-tasks.js). */
+  /** What the stream's last step did (consumed bytes × 4 + outcome; see streams/tasks.js). */
   report(handle) {
     return this.#engine.native.streamReport(handle);
   }
@@ -126,12 +117,12 @@ class StreamPort {
     this.#engine.native.streamOver(handle);
   }
 
-  /** Runs a hash's update on this thread (see stream-tasks.js). */
+  /** Runs a hash's update on this thread (see streams/tasks.js). */
   inline(handle, seq, inFlight, rest) {
     return this.#engine.native.streamInline(handle, seq, inFlight, rest);
   }
 
-  /** A copy of a stream's state, between its chunks (see stream-tasks.js fork()). */
+  /** A copy of a stream's state, between its chunks (see streams/tasks.js fork()). */
   fork(handle) {
     return this.#engine.native.streamFork(handle);
   }

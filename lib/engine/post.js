@@ -2,10 +2,10 @@
 // The records a task travels in from post() to the worker and back.
 
 /**
- * The options of a task or a batch, read and checked (lib/task-options.js):
+ * The options of a task or a batch, read and checked (lib/args/task-options.js):
  * the kernel and what it runs with (`extra`), its signal, its run-time
  * limit (undefined: none) and, for map(), its concurrency. A task option
- * is a field here, its check in lib/task-options.js, and its row in the
+ * is a field here, its check in lib/args/task-options.js, and its row in the
  * wire (wire.js, src/wire/args.rs).
  */
 class TaskOptions {
@@ -30,8 +30,8 @@ class TaskOptions {
 /**
  * One task of post(), postMessage(), postFile() or a stream's step: its
  * message and input snapshot, its options, how it settles (resolve and
- * reject, null for postMessage, whose result is an event) and the Watch
- * pinned for its signal. The slot table holds it while native code reads
+ * reject, null for postMessage, whose result is an event), the Watch
+ * pinned for its signal and, for a stream's step, its Step. The slot table holds it while native code reads
  * `data`; the admission queue holds it while it waits for room. A batch
  * waiting for room is queued as a Post too (`batch` set, the rest
  * unused): posts and batches wait in one line.
@@ -48,14 +48,23 @@ class Post {
   batch = undefined;
   /** It settled (aborted, failed) while it waited: the queue skips it. */
   settled = false;
+  /** @type {Step | undefined} What a stream's step runs with (Engine.step()); undefined for a post. */
+  step;
 
-  constructor(message, data, options, resolve, reject, watch) {
+  constructor(message, data, options, resolve, reject, watch, step = undefined) {
     this.message = message;
     this.data = data;
     this.options = options;
     this.resolve = resolve;
     this.reject = reject;
     this.watch = watch;
+    this.step = step;
+  }
+
+  /** Its input is a message's binary, checked against maxInputBytes (not a stream's chunk, not a path). */
+  get inputIsMessage() {
+    const extra = this.options.extra;
+    return this.step === undefined && (extra === undefined || !extra.file);
   }
 
   /** The entry of `batch` in the admission queue. */
@@ -71,36 +80,35 @@ const NO_OPTIONS = Object.freeze(new TaskOptions(0, undefined, undefined, undefi
 
 /**
  * What a task runs with besides its kernel and input (undefined when it is
- * nothing): a params handle, an output limit; for a step of a stream's
- * chunk (lib/stream-tasks.js) the stream's handle, what follows the chunk
- * (0, a flush kind, or LAST), the output after which the step stops, the
- * chunk's number, and whether a closed pool still takes it (the stream's
- * end was asked for before close()); for postFile(), `file` (the input is
- * the path). One shape for all, so that the wire reads them with one
- * hidden class.
+ * nothing): a params handle, an output limit; for postFile(), `file` (the
+ * input is the path). One shape for all, so that the wire reads them with
+ * one hidden class.
  */
-function taskExtra(
-  params,
-  maxOutputBytes,
-  stream = undefined,
-  end = 0,
-  budget = 0,
-  seq = 0,
-  file = false,
-  accepted = false,
-) {
-  return { params, maxOutputBytes, stream, end, budget, seq, file, accepted };
-}
-
-/** The task is a stream's step or a file's read: its input is no message's binary. */
-function isChunkOrFile(extra) {
-  return extra !== undefined && (extra.stream !== undefined || extra.file);
+function taskExtra(params, maxOutputBytes, file = false) {
+  return { params, maxOutputBytes, file };
 }
 
 /**
- * The message of a stream's task: its result is the kernel's bytes,
- * whatever the pool's encoding (delivery.js looks for it).
+ * A step of a stream's chunk (lib/streams/tasks.js): the stream's handle,
+ * what follows the chunk (0, a flush kind, or -1: the end), the output
+ * after which the step stops, the chunk's number, and whether a closed
+ * pool still takes it (the stream's end was asked for before close()).
+ * Its result is the kernel's bytes, whatever the pool's encoding.
  */
-const STREAM_STEP = Object.freeze({ __proto__: null });
+class Step {
+  handle;
+  end;
+  budget;
+  seq;
+  accepted;
 
-module.exports = { TaskOptions, Post, taskExtra, isChunkOrFile, STREAM_STEP };
+  constructor(handle, end, budget, seq, accepted) {
+    this.handle = handle;
+    this.end = end;
+    this.budget = budget;
+    this.seq = seq;
+    this.accepted = accepted;
+  }
+}
+
+module.exports = { TaskOptions, Post, Step, taskExtra };

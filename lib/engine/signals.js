@@ -10,8 +10,8 @@
 // `constructor`, which a caller may have made a getter: they run in post()
 // before the input is checked, and their failures are contained.
 
-const { invalidArgType } = require('./errors');
-const { uncurryThis, getter } = require('./intrinsics');
+const { invalidArgType } = require('../errors');
+const { uncurryThis, getter } = require('../base/intrinsics');
 
 const addListener = uncurryThis(EventTarget.prototype.addEventListener);
 const removeListener = uncurryThis(EventTarget.prototype.removeEventListener);

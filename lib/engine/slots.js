@@ -4,10 +4,10 @@
 // reachable, since Rust threads read that memory in place, until the task
 // settles. A slot is reused once its task settled.
 
-const { ownArray, grown } = require('../own-array');
+const { ownArray, grown } = require('../base/own-array');
 
 class SlotTable {
-  /** The Post of each slot in use; own-element Arrays (lib/own-array.js), grown together. */
+  /** The Post of each slot in use; own-element Arrays (lib/base/own-array.js), grown together. */
   #posts = ownArray(0);
   /** A stack of `#freeCount` slots free for reuse. */
   #free = ownArray(0);

@@ -1,7 +1,7 @@
 'use strict';
 // The wire between the engine and the native pool: what each raw call
 // takes, in what order, and how what comes back is read. src/wire/ is the
-// other side of this file (SubmitArgs, SubmitManyArgs, SubmitChunkArgs, the
+// other side of this file (SubmitArgs, SubmitManyArgs, SubmitStepArgs, the
 // batch layout, the error codes); a change to one is a change to both.
 //
 // Slots. A post's task carries the slot (below BATCH_SLOT) of its record in
@@ -19,21 +19,21 @@
 // any other code is a TASK_CODES error whose detail (UTF-8) is in the slab,
 // decoded by taskError (errors.js).
 
-const { BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('../binding');
+const { BATCH_CAPACITY, SLAB_BYTES, LARGE_CODE, TASK_CODES } = require('../addon/binding');
 const { taskError } = require('../errors');
 
 const applyFunction = Reflect.apply;
 const setPrototypeOf = Reflect.setPrototypeOf;
 
 /**
- * The raw calls, as `submitter()`, `batchSubmitter()` and `chunkSubmitter()`
- * return them (src/wire/ SubmitArgs, SubmitManyArgs, SubmitChunkArgs).
+ * The raw calls, as `submitter()`, `batchSubmitter()` and `stepSubmitter()`
+ * return them (src/wire/ SubmitArgs, SubmitManyArgs, SubmitStepArgs).
  * @typedef {(slot: number, kernel: number, data: unknown, timeoutMs?: number, flag?: unknown,
  *   params?: unknown, maxOutputBytes?: number, file?: boolean) => number} Submit
  * @typedef {(kernel: number, firstSlot: number, timeoutMs: number, flag: unknown, params: unknown,
  *   maxOutputBytes: number | undefined, group: number, ...binaries: unknown[]) => number} SubmitMany
  * @typedef {(slot: number, stream: unknown, data: unknown, end: number, budget: number, seq: number,
- *   flag?: unknown) => number} SubmitChunk
+ *   flag?: unknown) => number} SubmitStep
  */
 
 const CHUNK_BITS = 10;
@@ -70,31 +70,31 @@ function resultCode(word) {
 
 /**
  * Submits one post (`submitter()`'s function) or one step of a stream
- * (`chunkSubmitter()`'s): returns the queue's length after, 0 if it was
+ * (`stepSubmitter()`'s): returns the queue's length after, 0 if it was
  * full. Arguments, in order:
  *   submit(slot, kernel, input[, timeoutMs, flag[, params, maxOutputBytes, file]])
  *     timeoutMs 0: none; flag: the cancel flag of the post's signal
  *     (aborts.js flagOf(), undefined without one); params a handle
  *     (params.js) or undefined; maxOutputBytes undefined: the pool's;
  *     file: `input` is a path's bytes (postFile()).
- *   submitChunk(slot, stream, input, end, budget, seq, flag)
+ *   submitStep(slot, stream, input, end, budget, seq, flag)
  *     a stream's handle; end 0 (END_MORE), a flush kind, or -1 (END_LAST,
- *     stream-tasks.js LAST); the output after which the step stops; the
+ *     streams/tasks.js LAST); the output after which the step stops; the
  *     chunk's number; its signal's cancel flag.
  * The shortest form that says everything is used: most posts carry nothing
  * but slot, kernel and input.
  * @param {Submit} submit
- * @param {SubmitChunk} submitChunk
+ * @param {SubmitStep} submitStep
  * @param {number} slot
  * @param {import('./post').Post} post
  * @param {unknown} flag
  */
-function submitPost(submit, submitChunk, slot, post, flag) {
+function submitPost(submit, submitStep, slot, post, flag) {
+  const step = post.step;
+  if (step !== undefined)
+    return submitStep(slot, step.handle, post.data, step.end, step.budget, step.seq, flag);
   const o = post.options;
   const extra = o.extra;
-  if (extra !== undefined && extra.stream !== undefined) {
-    return submitChunk(slot, extra.stream, post.data, extra.end, extra.budget, extra.seq, flag);
-  }
   if (extra !== undefined) {
     return submit(
       slot,

@@ -3,10 +3,10 @@
 // messages, over a pool's results, with at most `concurrency` tasks in
 // flight.
 //
-// The messages in flight live in a window (lib/map-window.js), from the
+// The messages in flight live in a window (lib/map/window.js), from the
 // next to yield to the next to pull; the source is pulled into it and on
-// to the pool by lib/map-source.js. All the tasks of one map() are one
-// Batch of the pool (lib/batch.js): one cancel flag, so breaking out of
+// to the pool by lib/map/source.js. All the tasks of one map() are one
+// Batch of the pool (lib/engine/batch.js): one cancel flag, so breaking out of
 // the loop, a failed task or the signal cancels every task in flight at
 // once. What is left here is the iterator's protocol: next() and return(),
 // the next() calls waiting, and how the iteration ends.
@@ -19,11 +19,11 @@
 // ERR_TIDEPOOL_CLOSED.
 
 const { types } = require('node:util');
-const { makeError } = require('./errors');
-const { WaitQueue } = require('./wait-queue');
-const { NativePromise, promiseThen } = require('./intrinsics');
-const { MapWindow } = require('./map-window');
-const { MapSource } = require('./map-source');
+const { makeError } = require('../errors');
+const { WaitQueue } = require('../base/wait-queue');
+const { NativePromise, promiseThen } = require('../base/intrinsics');
+const { MapWindow } = require('./window');
+const { MapSource } = require('./source');
 
 const { isPromise } = types;
 const promiseResolve = (value) => NativePromise.resolve(value);

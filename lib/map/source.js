@@ -1,5 +1,5 @@
 'use strict';
-// map()'s source, pulled into the window (lib/map-window.js) and on to the
+// map()'s source, pulled into the window (lib/map/window.js) and on to the
 // pool.
 //
 // A sync source is pulled once a quarter of the window is free, at most
@@ -12,16 +12,16 @@
 // User code runs inside a pull (the source's `next()`, `select`, getters)
 // and may call the iterator's own `next()` or `return()`: `#pulling` keeps
 // a nested pull out, and the pull stops as soon as the iteration is over
-// (`#ended()`). The iterator (lib/map.js) owns the iteration's state and
+// (`#ended()`). The iterator (lib/map/iterator.js) owns the iteration's state and
 // its protocol; this side only pulls, and tells it when a pull failed.
 
 // As Node has it at load: a test's fake timers must not hold back the pulls.
 const { setImmediate: scheduleImmediate } = require('node:timers');
 const { types } = require('node:util');
-const { ownArray, grown } = require('./own-array');
-const { elementNamer } = require('./batch');
-const { makeError, closedError } = require('./errors');
-const { NativePromise, promiseThen } = require('./intrinsics');
+const { ownArray, grown } = require('../base/own-array');
+const { elementNamer } = require('../engine/batch');
+const { makeError, closedError } = require('../errors');
+const { NativePromise, promiseThen } = require('../base/intrinsics');
 
 const { isPromise } = types;
 const promiseResolve = (value) => NativePromise.resolve(value);

@@ -1,5 +1,5 @@
 'use strict';
-// The window of map() (lib/map.js): the messages in flight and their
+// The window of map() (lib/map/iterator.js): the messages in flight and their
 // results, served in the order of the messages whatever order the results
 // come in.
 //
@@ -10,7 +10,7 @@
 // it is used. Kept apart from the pulling and the iterator's protocol: it
 // only stores, reorders and lets go.
 
-const { ownArray } = require('./own-array');
+const { ownArray } = require('../base/own-array');
 
 class MapWindow {
   /** Places in the ring (a power of two). */

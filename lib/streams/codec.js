@@ -1,7 +1,7 @@
 'use strict';
 // pool.createGzip() and the other codec streams: a Transform whose chunks
 // run on the pool's threads, the codec's state kept in Rust between them
-// (the core's stream/), its chunks handled by lib/stream-tasks.js.
+// (the core's stream/), its chunks handled by lib/streams/tasks.js.
 //
 // node:zlib's contract: a write's callback runs once its bytes were
 // consumed and their output pushed; a step of a task stops once its output
@@ -12,9 +12,12 @@
 
 const { Buffer } = require('node:buffer');
 const { Transform, finished } = require('node:stream');
-const { StreamTasks, noted, notedEnd, ABORT, WHEN_OVER } = require('./stream-tasks');
-const { makeError, stacklessError, invalidArgType, outOfRange } = require('./errors');
-const { viewByteLength } = require('./binary');
+const { StreamTasks } = require('./tasks');
+const { noted, notedEnd } = require('./debts');
+const { ABORT, WHEN_OVER } = require('../symbols');
+const { makeError, stacklessError, invalidArgType, outOfRange } = require('../errors');
+const { viewByteLength } = require('../engine/binary');
+const { factsOf, STREAM_CONTROLS } = require('../addon/binding');
 
 const nextTick = process.nextTick;
 /**
@@ -31,66 +34,59 @@ const OUTPUT_BLOCK = 64 * 1024;
  * blocks").
  */
 const FLOWING_OUTPUT = 4 * 1024 * 1024;
-/** The codecs whose streams a pool may run in blocks (the core's kernels::zlib::block_stream). */
-const IN_BLOCKS = new Set(['gzip', 'deflate', 'deflateRaw']);
-
 /**
- * The flush kinds of each codec family, as node:zlib names them, and the
- * kind flush() takes by default (node:zlib's: Z_FULL_FLUSH for the deflate
- * family, BROTLI_OPERATION_FLUSH for brotli, ZSTD_e_flush for zstd). Kind 0
- * (no flush) only waits for the writes before it. Finishing kinds
- * (Z_FINISH...) are end()'s, and refused here.
- */
-/**
- * A family's flush kinds: the default, the kinds taken, their names for
- * an error; and whether it is the deflate family (params(), and empty
- * writes that are writes: see deflateMarkedKind).
+ * A codec family's flush kinds: the default, the kinds taken (the kernel
+ * table's: the core's kernels/facts.rs), their names for an error (as
+ * node:zlib names them: Z_FULL_FLUSH for the deflate family,
+ * BROTLI_OPERATION_FLUSH for brotli, ZSTD_e_flush for zstd, by default);
+ * and whether it is the deflate family (params(), and empty writes that
+ * are writes: see deflateMarkedKind). Kind 0 (no flush) only waits for the
+ * writes before it. Finishing kinds (Z_FINISH...) are end()'s, and
+ * refused here.
  */
 function family(fallback, kinds, names, deflate) {
-  return Object.freeze({ __proto__: null, fallback, kinds: Object.freeze(kinds), names, deflate });
+  return Object.freeze({ __proto__: null, fallback, kinds, names, deflate });
 }
-const DEFLATE_FLUSHES = family(
-  3,
-  [0, 1, 2, 3, 5],
-  'Z_NO_FLUSH (0), Z_PARTIAL_FLUSH (1), Z_SYNC_FLUSH (2), Z_FULL_FLUSH (3) or Z_BLOCK (5)',
-  true,
-);
-const BROTLI_FLUSHES = family(
-  1,
-  [0, 1],
-  'BROTLI_OPERATION_PROCESS (0) or BROTLI_OPERATION_FLUSH (1)',
-  false,
-);
-const ZSTD_FLUSHES = family(1, [0, 1], 'ZSTD_e_continue (0) or ZSTD_e_flush (1)', false);
-const LZ4_FLUSHES = family(1, [0, 1], '0 (no flush) or 1 (write the block gathered so far)', false);
-const FLUSHES = Object.freeze({
+const FLUSH_NAMES = Object.freeze({
   __proto__: null,
-  gzip: DEFLATE_FLUSHES,
-  gunzip: DEFLATE_FLUSHES,
-  deflate: DEFLATE_FLUSHES,
-  inflate: DEFLATE_FLUSHES,
-  deflateRaw: DEFLATE_FLUSHES,
-  inflateRaw: DEFLATE_FLUSHES,
-  unzip: DEFLATE_FLUSHES,
-  brotliCompress: BROTLI_FLUSHES,
-  brotliDecompress: BROTLI_FLUSHES,
-  zstdCompress: ZSTD_FLUSHES,
-  zstdDecompress: ZSTD_FLUSHES,
-  lz4Compress: LZ4_FLUSHES,
-  lz4Decompress: LZ4_FLUSHES,
+  deflate: 'Z_NO_FLUSH (0), Z_PARTIAL_FLUSH (1), Z_SYNC_FLUSH (2), Z_FULL_FLUSH (3) or Z_BLOCK (5)',
+  brotli: 'BROTLI_OPERATION_PROCESS (0) or BROTLI_OPERATION_FLUSH (1)',
+  zstd: 'ZSTD_e_continue (0) or ZSTD_e_flush (1)',
+  lz4: '0 (no flush) or 1 (write the block gathered so far)',
 });
+/** A loaded kernel's stream: 1 asks it to write what it gathered. */
+const OTHER_FLUSHES = family(1, Object.freeze([0, 1]), '0 (no flush) or 1 (flush)', false);
+/** Each kernel's family, made once (by kernel name). */
+const FLUSHES = { __proto__: null };
+
+/** The flush kinds of `kernel`'s stream (see family()). */
+function flushesOf(kernel) {
+  let flushes = FLUSHES[kernel];
+  if (flushes === undefined) {
+    const facts = factsOf(kernel);
+    flushes =
+      facts === undefined || facts.family === ''
+        ? OTHER_FLUSHES
+        : family(
+            facts.defaultFlush,
+            facts.flushKinds,
+            FLUSH_NAMES[facts.family],
+            facts.family === 'deflate',
+          );
+    FLUSHES[kernel] = flushes;
+  }
+  return flushes;
+}
 
 /**
- * The controls, as flush kinds above every family's (crates/core's
- * kernels::ZLIB_PARAMS and stream::RESET): the deflate family's
- * params(level, strategy) is `PARAMS + (level + 1) * 8 + strategy`, a sync
- * flush then the change; any codec's reset() starts it over. Both apply
- * after the writes before them.
+ * The controls, as flush kinds above every family's (the core's
+ * kernels::ZLIB_PARAMS, stream::RESET, kernels::ZLIB_EMPTY_WRITE, told by
+ * the binding): the deflate family's params(level, strategy) is
+ * `PARAMS + (level + 1) * 8 + strategy`, a sync flush then the change; any
+ * codec's reset() starts it over; an empty write, which node:zlib hands its
+ * deflate too. Each applies after the writes before it.
  */
-const PARAMS = 0x100;
-const RESET = 0x200;
-/** An empty write, which node:zlib hands its deflate too (kernels::ZLIB_EMPTY_WRITE). */
-const EMPTY_WRITE = 0x300;
+const { params: PARAMS, reset: RESET, emptyWrite: EMPTY_WRITE } = STREAM_CONTROLS;
 
 /**
  * What flush(), params() and reset() write: an empty Buffer per kind, told
@@ -187,7 +183,7 @@ const CODEC = Symbol('tidepool.codec');
 /** What a codec stream keeps, and its output's way to the reader. */
 class Codec {
   tasks;
-  /** The codec's flush kinds (FLUSHES). */
+  /** The codec's flush kinds (see family()). */
   flushes;
   /** Flush markers written and not yet taken by _write (see `_writev`). */
   markers = 0;
@@ -212,15 +208,15 @@ class Codec {
   afterUnpushed = [];
   /** The writes buffered while a task ran, as one task (see `_writev`). */
   writev;
-  /** A compressor a pool may run in blocks (IN_BLOCKS). */
+  /** A compressor a pool may run in blocks (the kernel table's `inBlocks`). */
   inBlocks;
 
   constructor(stream, port, handle, kernel, zlib) {
-    this.flushes = FLUSHES[kernel] ?? LZ4_FLUSHES;
+    this.flushes = flushesOf(kernel);
     this.writeFlush = zlib.writeFlush;
     this.kindOf = this.flushes.deflate ? deflateMarkedKind : markedKind;
     this.chunkSize = zlib.chunkSize;
-    this.inBlocks = IN_BLOCKS.has(kernel);
+    this.inBlocks = factsOf(kernel)?.inBlocks === true;
     this.writev = (chunks, callback) => {
       if (lastWrites(stream, chunks))
         this.tasks.writeWithEnd(chunks, callback, this.kindOf, this.writeFlush);
@@ -329,7 +325,7 @@ class CodecStreamMethods extends Transform {
   /**
    * node:zlib's flush([kind, ]callback): what was written so far comes out
    * (decodable on its own) before `callback`. `kind` is the codec family's
-   * constant (see FLUSHES); by default node:zlib's for the family.
+   * constant (see family()); by default node:zlib's for the family.
    */
   flush(kind, callback) {
     if (typeof kind === 'function' || (kind === undefined && callback === undefined)) {

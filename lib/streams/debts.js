@@ -7,7 +7,7 @@
 // holds the pool open (`port.hold()`) while it has accepted work left. A
 // write counts from the moment it is made (`noted`), not when the Writable
 // hands it to the tasks, since the pool may close in between. The tasks
-// (lib/stream-tasks.js) only say what they owe and what ran; the counting
+// (lib/streams/tasks.js) only say what they owe and what ran; the counting
 // is kept here, in one place.
 
 /**

@@ -3,24 +3,34 @@
 // the other codecs, and lib/zlib/'s classes): each option read and checked
 // once, the kernel's params made into a native stream handle, the stream
 // built over the engine's StreamPort, its signal watched.
+//
+// The folder, as Node's lib/internal/streams/ (files by concern):
+//   factory.js  this file: makes every stream
+//   hash.js     createHash()/createHmac(): node:crypto's Hash and Hmac
+//   codec.js    the codec streams (createGzip()...), node:zlib's Transform
+//   tasks.js    one stream's steps on their way to the threads and back
+//   items.js    a write as an item of the chunk it joins
+//   input.js    what a write or update() is given, read once
+//   staging.js  update()'s copies, until a step takes them
+//   debts.js    what the pool's close() still waits for
 
 const { KeyObject } = require('node:crypto');
 const { Hash } = require('./hash');
-const { CodecStream } = require('./codec-stream');
-const { StreamPort } = require('./engine/ports');
-const { paramsHandle, checkDefaults } = require('./params');
-const { zlibParams } = require('./zlib/pool-options');
-const { invalidArgType, invalidArgValue, makeError } = require('./errors');
+const { CodecStream } = require('./codec');
+const { StreamPort } = require('../engine/ports');
+const { paramsHandle, checkDefaults } = require('../args/params');
+const { zlibParams } = require('../codecs/pool-options');
+const { invalidArgType, invalidArgValue, makeError } = require('../errors');
+const { factsOf, hashNames } = require('../addon/binding');
 const {
   kernelId,
   checkOutputLimit,
-  HASH_KERNELS,
   HASH_OPTIONS,
   HMAC_OPTIONS,
   CODEC_STREAM_OPTIONS,
   streamOptions,
   streamBuffers,
-} = require('./task-options');
+} = require('../args/task-options');
 
 /** A stream's output limit that is none (newStream() takes it as the most a usize holds). */
 const UNLIMITED = Infinity;
@@ -39,19 +49,20 @@ class StreamFactory {
     this.#defaults = defaults;
   }
 
-  /** createHash(kernel[, options]) (lib/hash.js). */
+  /** createHash(kernel[, options]) (lib/streams/hash.js). */
   hash(kernel, options) {
     if (typeof kernel !== 'string') throw invalidArgType('kernel', 'of type string', kernel);
     const id = kernelId(kernel, 'kernel');
-    if (!HASH_KERNELS.has(kernel) && !kernel.includes('/')) {
+    const builtinHash = factsOf(kernel)?.kind === 'hash';
+    if (!builtinHash && !kernel.includes('/')) {
       throw invalidArgValue(
         'kernel',
-        `is not a hash kernel ('${kernel}'; the hashes: ${[...HASH_KERNELS].join(', ')}, or a loaded kernel)`,
+        `is not a hash kernel ('${kernel}'; the hashes: ${hashNames().join(', ')}, or a loaded kernel)`,
       );
     }
     const o = streamOptions(options, HASH_OPTIONS, 'createHash');
     // A loaded kernel's state is its own: it has no copy.
-    const copier = HASH_KERNELS.has(kernel) ? this.#copier : undefined;
+    const copier = builtinHash ? this.#copier : undefined;
     return this.#watched(
       new Hash(
         this.#ports(),
@@ -65,7 +76,7 @@ class StreamFactory {
 
   /**
    * hash.copy([options]): its options checked, then the Hash over the
-   * handle `fork()` makes (lib/hash.js), watched as its own.
+   * handle `fork()` makes (lib/streams/hash.js), watched as its own.
    */
   #copier = (options, fork) => {
     const o = streamOptions(options, HMAC_OPTIONS, 'copy');
@@ -109,7 +120,7 @@ class StreamFactory {
   /**
    * A Transform stream that runs `kernel` (a codec) over what is written,
    * on the pool's threads, one chunk at a time and in order, the codec's
-   * state kept in Rust between chunks (lib/codec-stream.js). Behind
+   * state kept in Rust between chunks (lib/streams/codec.js). Behind
    * createGzip() and the others, named as in node:zlib.
    */
   codec(kernel, options) {

@@ -1,21 +1,24 @@
 'use strict';
 // pool.createHash(): an incremental hash whose chunks run on the pool's
 // threads, the kernel's state kept in Rust between them (the core's
-// stream/), its chunks handled by lib/stream-tasks.js.
+// stream/), its chunks handled by lib/streams/tasks.js.
 //
 // As node:crypto's Hash, it is a Transform: what is written is hashed, and
 // the digest is its readable side's one chunk once the writing ends
 // (`readable.pipe(hash).on('data', …)`). `update()` keeps node:crypto's
 // contract (the caller may reuse its buffer as soon as it returns: the
-// bytes are copied, or hashed at once; see stream-tasks.js); `digest()`
+// bytes are copied, or hashed at once; see streams/tasks.js); `digest()`
 // returns a Promise of the digest, since the last chunk runs on the pool.
 
 const { Transform } = require('node:stream');
 const { createHash: createNodeHash } = require('node:crypto');
 const { Buffer } = require('node:buffer');
-const { StreamTasks, noted, notedEnd, updateBytes, ABORT, WHEN_OVER } = require('./stream-tasks');
-const { makeError } = require('./errors');
-const { NativePromise } = require('./intrinsics');
+const { StreamTasks } = require('./tasks');
+const { noted, notedEnd } = require('./debts');
+const { updateBytes } = require('./input');
+const { ABORT, WHEN_OVER } = require('../symbols');
+const { makeError } = require('../errors');
+const { NativePromise } = require('../base/intrinsics');
 
 const isEncoding = Buffer.isEncoding;
 
@@ -115,7 +118,7 @@ class Hash extends Transform {
   #result = undefined;
   /** The Promise of the digest's bytes, once digest() was called. */
   #digest = undefined;
-  /** copy()'s maker (lib/stream-factory.js), or undefined: the kernel's state cannot be copied. */
+  /** copy()'s maker (lib/streams/factory.js), or undefined: the kernel's state cannot be copied. */
   #copier;
   /**
    * Bytes of the writes the tasks hold (reached _write, not called back):

@@ -1,15 +1,15 @@
 'use strict';
 // What a stream's caller hands it, made into what its tasks read: a
 // Writable's chunks as items (their bytes read in place later, by
-// lib/stream-tasks.js) and update()'s data (copied or hashed before
+// lib/streams/tasks.js) and update()'s data (copied or hashed before
 // update() returns). Checked as Node's own streams check them; apart from
 // the tasks, which only ever see bytes.
 
 const { Buffer } = require('node:buffer');
-const { snapshot, readableBytes } = require('./binary');
-const { ownArray } = require('./own-array');
-const { invalidArgType, makeError } = require('./errors');
-const { Item } = require('./stream-items');
+const { snapshot, readableBytes } = require('../engine/binary');
+const { ownArray } = require('../base/own-array');
+const { invalidArgType, makeError } = require('../errors');
+const { Item } = require('./items');
 
 const isEncoding = Buffer.isEncoding;
 const bufferFrom = Buffer.from;

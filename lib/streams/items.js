@@ -1,13 +1,13 @@
 'use strict';
-// What a stream's tasks queue and run (lib/stream-tasks.js): an Item (a
+// What a stream's tasks queue and run (lib/streams/tasks.js): an Item (a
 // written chunk, a flush marker, an update() copy, the end), the Chunk in
 // flight and which queued items make one, and calling their callbacks
 // back, whether the chunk ran or the stream failed. Records and their
 // rules, apart from the machinery that moves them, so both read on their
 // own.
 
-const { ownArray } = require('./own-array');
-const { throwLater } = require('./errors');
+const { ownArray } = require('../base/own-array');
+const { throwLater } = require('../errors');
 
 /** `end` of the last chunk (the stream's finish). */
 const LAST = -1;

@@ -6,14 +6,14 @@
 // block of STAGING_BLOCK bytes that many updates share (one task per block,
 // not per update), larger ones into a copy of their own; at most
 // STAGING_CAP bytes of staging at a time. Past the cap nothing is copied,
-// and the stream's tasks (lib/stream-tasks.js) hash on the calling thread
+// and the stream's tasks (lib/streams/tasks.js) hash on the calling thread
 // instead, so memory stays bounded whatever the caller does. The blocks,
 // their spares and the cap are kept here, apart from the chunks the copies
 // become, which the tasks run as they run any other item.
 
 const { Buffer } = require('node:buffer');
-const { ownArray } = require('./own-array');
-const { Item } = require('./stream-items');
+const { ownArray } = require('../base/own-array');
+const { Item } = require('./items');
 
 const allocUnsafeSlow = Buffer.allocUnsafeSlow;
 const { setImmediate: scheduleImmediate } = require('node:timers');
@@ -30,9 +30,9 @@ const STAGING_BLOCK = 64 << 10;
 const SPARE_BLOCKS = 4;
 
 class Staging {
-  /** The stream's queue (lib/wait-queue.js), which the copies join in the order of the updates. */
+  /** The stream's queue (lib/base/wait-queue.js), which the copies join in the order of the updates. */
   #queue;
-  /** What the pool's close() waits for (lib/stream-debts.js): an accepted copy is owed. */
+  /** What the pool's close() waits for (lib/streams/debts.js): an accepted copy is owed. */
   #debts;
   /** Starts what was queued (the tasks' kick). */
   #queued;

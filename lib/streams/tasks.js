@@ -24,7 +24,7 @@
 //
 // A hash's `update()` (node:crypto's is synchronous: its caller reuses the
 // buffer as soon as it returns) copies the bytes into staging
-// (lib/stream-staging.js), as much as its cap allows. Past the cap, or
+// (lib/streams/staging.js), as much as its cap allows. Past the cap, or
 // while a step taken over that way has not settled (a synchronous loop:
 // the pool cannot be handed anything before the event loop turns), the
 // hash runs on the calling thread, taking over the chunk in flight (Rust
@@ -32,22 +32,18 @@
 // does.
 //
 // What the pool's close() still waits for (work given while it was open)
-// is counted in lib/stream-debts.js; the tasks say what they owe and what
+// is counted in lib/streams/debts.js; the tasks say what they owe and what
 // ran.
 
-const { ownArray } = require('./own-array');
-const { WaitQueue } = require('./wait-queue');
-const { LAST, Item, takeChunk, callAll, callbacksOf, failItems } = require('./stream-items');
-const { writtenItems, updateBytes } = require('./stream-input');
-const { StreamDebts, noted, notedEnd } = require('./stream-debts');
-const { Staging } = require('./stream-staging');
+const { ownArray } = require('../base/own-array');
+const { WaitQueue } = require('../base/wait-queue');
+const { LAST, Item, takeChunk, callAll, callbacksOf, failItems } = require('./items');
+const { writtenItems, updateBytes } = require('./input');
+const { StreamDebts } = require('./debts');
+const { Staging } = require('./staging');
 
 const nextTick = process.nextTick;
 
-/** The method a stream's signal calls when it fires: `stream[ABORT](err)` (lib/engine/aborts.js). */
-const ABORT = Symbol('tidepool.abort');
-/** `stream[WHEN_OVER](fn)`: `fn()` once the stream's tasks are over (finished or failed). */
-const WHEN_OVER = Symbol('tidepool.whenOver');
 /** What a step did (the core's stream/report.rs Outcome; 0 is done). */
 const PAUSED = 1;
 const ENDED = 2;
@@ -611,4 +607,4 @@ function flushedItems(items, kind) {
   return out;
 }
 
-module.exports = { StreamTasks, updateBytes, noted, notedEnd, ABORT, WHEN_OVER };
+module.exports = { StreamTasks };

@@ -7,12 +7,12 @@
 // here for the whole process (./install.js).
 
 const zlib = require('node:zlib');
-const { constants } = require('./constants');
+const { constants } = require('../codecs/constants');
 const { CLASSES, setPoolSource } = require('./streams');
 const { oneShot } = require('./one-shot');
 const { nodeSync, hereSync } = require('./sync');
 const { install, uninstall, installedPool } = require('./install');
-const { WATCH_POOL } = require('./link');
+const { WATCH_POOL } = require('../symbols');
 
 /** The pool of this process's zlib work when install() was given none. */
 let defaultPool;
@@ -88,7 +88,7 @@ module.exports = {
   },
 };
 // As node:zlib's: read-only, and always the same objects (node:zlib's
-// own, with zstd's added where this Node has none: ./constants.js).
+// own, with zstd's added where this Node has none: lib/codecs/constants.js).
 Object.defineProperty(module.exports, 'constants', {
   value: constants,
   enumerable: true,

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 // .js file outside node_modules as ESM) loads the very CommonJS module.
 const require = createRequire(import.meta.url);
 const zlib = require('./index.js');
-const link = require('./link.js');
+const symbols = require('../symbols.js');
 
 export default zlib;
 
@@ -120,6 +120,6 @@ export const {
  * getter (the module's own pool, made here if not yet, or install()'s).
  */
 export let pool = zlib.pool;
-zlib[link.WATCH_POOL]((current) => {
+zlib[symbols.WATCH_POOL]((current) => {
   pool = current;
 });

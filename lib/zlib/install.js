@@ -14,7 +14,7 @@
 const zlib = require('node:zlib');
 const { syncBuiltinESMExports } = require('node:module');
 const { invalidArgType, invalidArgValue, makeError, unknownOption } = require('../errors');
-const { POOL_SHAPE } = require('./link');
+const { POOL_SHAPE } = require('../symbols');
 
 /**
  * node:zlib's names install() replaces, where this Node's node:zlib has

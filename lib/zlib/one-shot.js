@@ -7,9 +7,9 @@
 
 const { Buffer } = require('node:buffer');
 const { types } = require('node:util');
-const { readOptions, initError } = require('./options');
+const { readOptions, initError } = require('../codecs/options');
 const { abortError, invalidArgType, makeError } = require('../errors');
-const { isResizable } = require('../binary');
+const { isResizable } = require('../engine/binary');
 
 const nextTick = process.nextTick;
 

@@ -1,18 +1,18 @@
 'use strict';
 // node:zlib's classes (Gzip, Inflate, BrotliCompress...) over a pool's codec
 // streams: constructed with or without `new`, subclassable, taking
-// node:zlib's options (./options.js), with node:zlib's members where a pool
+// node:zlib's options (lib/codecs/options.js), with node:zlib's members where a pool
 // stream can keep their contract.
 
 const zlib = require('node:zlib');
 const { deprecate } = require('node:util');
-const { CodecStream } = require('../codec-stream');
-const { OPEN_CODEC } = require('./link');
-const { STREAM_WRITE_AHEAD } = require('../task-options');
-const { isResizable } = require('../binary');
+const { CodecStream } = require('../streams/codec');
+const { OPEN_CODEC } = require('../symbols');
+const { STREAM_WRITE_AHEAD } = require('../args/task-options');
+const { isResizable } = require('../engine/binary');
 const { copyOf } = require('./one-shot');
-const { readOptions, initError, rangeOr, MODES, DEFLATE } = require('./options');
-const { resetRefusesIncomplete } = require('./lines');
+const { readOptions, initError, rangeOr, MODES, DEFLATE } = require('../codecs/options');
+const { resetRefusesIncomplete } = require('../codecs/lines');
 const { makeError } = require('../errors');
 
 /**
@@ -28,7 +28,7 @@ function setPoolSource(source) {
   poolOf = source;
 }
 
-/** The Transform's options: the caller's, with the pool streams' write-ahead (lib/task-options.js) when it sets no buffer. */
+/** The Transform's options: the caller's, with the pool streams' write-ahead (lib/args/task-options.js) when it sets no buffer. */
 function transformOptions(given) {
   const objects = given.objectMode || given.writableObjectMode;
   if (!objects && given.highWaterMark === undefined && given.writableHighWaterMark === undefined)

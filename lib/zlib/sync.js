@@ -5,12 +5,12 @@
 // with node:zlib's options, limits and errors, so that this module has
 // zstd's whole set of names on every Node.
 
-const { binding } = require('../binding');
-const { isDetachedBinary } = require('../binary');
-const { kernelId } = require('../task-options');
-const { paramsHandle } = require('../params');
+const { binding } = require('../addon/binding');
+const { isDetachedBinary } = require('../engine/binary');
+const { kernelId } = require('../args/task-options');
+const { paramsHandle } = require('../args/params');
 const { inlineError } = require('../engine/wire');
-const { readOptions, initError } = require('./options');
+const { readOptions, initError } = require('../codecs/options');
 const { inputOf, endedEngine, zlibError } = require('./one-shot');
 
 /**

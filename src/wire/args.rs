@@ -271,17 +271,17 @@ pub(crate) fn submit_many_refusal(what: &str) -> Refusal {
     (ERR_INVALID_ARG_TYPE, format!("submitMany: {what}"))
 }
 
-// --- submitChunk ---
+// --- submitStep ---
 
-/// `submitChunk(slot, stream, data, end, budget, seq, flag?)`: queues one
+/// `submitStep(slot, stream, data, end, budget, seq, flag?)`: queues one
 /// step of chunk `seq` of a stream, cancelled with `flag` (the chunk's
 /// signal's: the stream's `destroy()`). Returns the queue length after it,
 /// or 0 when the queue was full (nothing queued).
-pub(crate) struct SubmitChunkArgs {
+pub(crate) struct SubmitStepArgs {
     /// 0 `slot`: a uint32 (see the module doc).
     pub(crate) slot: u32,
     /// 1 `stream`: a handle from `newStream()` (streams.rs). Read by
-    /// submit_chunk.rs.
+    /// submit_step.rs.
     pub(crate) stream: sys::napi_value,
     /// 2 `data`: a binary or an Array of binaries, kept reachable by
     /// lib/engine/ until the task is delivered.
@@ -299,7 +299,7 @@ pub(crate) struct SubmitChunkArgs {
     pub(crate) flag: Option<Arc<AtomicBool>>,
 }
 
-impl SubmitChunkArgs {
+impl SubmitStepArgs {
     pub(crate) const SLOT: usize = 0;
     pub(crate) const STREAM: usize = 1;
     pub(crate) const DATA: usize = 2;
@@ -312,7 +312,7 @@ impl SubmitChunkArgs {
     /// Every argument but the flag is required; more are ignored.
     pub(crate) const MIN: usize = 6;
     pub(crate) const USAGE: &'static str =
-        "submitChunk(slot, stream, data, end, budget, seq) takes six arguments";
+        "submitStep(slot, stream, data, end, budget, seq) takes six arguments";
     pub(crate) const END_LAST: i32 = -1;
     pub(crate) const END_MORE: i32 = 0;
 
@@ -325,7 +325,7 @@ impl SubmitChunkArgs {
     pub(crate) unsafe fn read(
         env: sys::napi_env,
         args: &[sys::napi_value],
-    ) -> Result<SubmitChunkArgs, Refusal> {
+    ) -> Result<SubmitStepArgs, Refusal> {
         if args.len() < Self::MIN {
             return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
         }
@@ -346,7 +346,7 @@ impl SubmitChunkArgs {
             return Err(Self::bad_numbers());
         };
         let end = Self::chunk_end(end);
-        Ok(SubmitChunkArgs {
+        Ok(SubmitStepArgs {
             slot,
             stream: args[Self::STREAM],
             data: args[Self::DATA],
@@ -359,11 +359,11 @@ impl SubmitChunkArgs {
     }
 
     fn bad_numbers() -> Refusal {
-        (ERR_INVALID_ARG_TYPE, "submitChunk: slot, end, budget and seq must be numbers".to_owned())
+        (ERR_INVALID_ARG_TYPE, "submitStep: slot, end, budget and seq must be numbers".to_owned())
     }
 
     /// `budget` (at least 1; not finite: no limit) and `seq` (at least 0)
-    /// as [`SubmitChunkArgs::budget`] and [`SubmitChunkArgs::seq`] hold
+    /// as [`SubmitStepArgs::budget`] and [`SubmitStepArgs::seq`] hold
     /// them; None when either is out of range.
     pub(crate) fn budget_and_seq(budget: f64, seq: f64) -> Option<(usize, u64)> {
         if !(seq >= 0.0 && budget >= 1.0) {
@@ -372,7 +372,7 @@ impl SubmitChunkArgs {
         Some((if budget.is_finite() { budget as usize } else { usize::MAX }, seq as u64))
     }
 
-    /// What `end` (see [`SubmitChunkArgs::end`]) stands for.
+    /// What `end` (see [`SubmitStepArgs::end`]) stands for.
     pub(crate) fn chunk_end(end: i32) -> ChunkEnd {
         match end {
             Self::END_LAST => ChunkEnd::Last,
@@ -391,10 +391,10 @@ pub(crate) struct MakeParamsArgs {
     /// 0 `kernel`: a registered kernel's id (uint32), and that kernel.
     pub(crate) id: KernelId,
     pub(crate) kernel: &'static dyn AnyKernel,
-    /// 1 `names`: lib/params.js's own Array of the parameters' names
+    /// 1 `names`: lib/args/params.js's own Array of the parameters' names
     /// (strings). Read by params.rs.
     pub(crate) names: sys::napi_value,
-    /// 2 `values`: lib/params.js's own Array of their values, as long.
+    /// 2 `values`: lib/args/params.js's own Array of their values, as long.
     /// Read by params.rs.
     pub(crate) values: sys::napi_value,
     /// 3 `once`: a boolean: the handle gives its parameters up to the one
@@ -410,7 +410,7 @@ impl MakeParamsArgs {
     /// Every argument is required; more are ignored.
     pub(crate) const COUNT: usize = 4;
 
-    /// Every refusal of `makeParams`: a call lib/params.js never makes.
+    /// Every refusal of `makeParams`: a call lib/args/params.js never makes.
     pub(crate) fn usage() -> Refusal {
         (
             ERR_INVALID_ARG_TYPE,

@@ -2,7 +2,7 @@
 //! agree with byte for byte, declared in this one file (lib/ mirrors it).
 //!
 //! * The raw functions' positional arguments. `submit`, `submitMany`,
-//!   `submitChunk` and `makeParams` are plain N-API functions, not napi-rs
+//!   `submitStep` and `makeParams` are plain N-API functions, not napi-rs
 //!   methods, so nothing checks their arguments but the code here: for each
 //!   one a struct below is its table, one field per argument in order, and
 //!   that struct's `read` is the only code that looks at the arguments.
