@@ -16,7 +16,7 @@ const { paramsHandle, checkDefaults } = require('./args/params');
 const { loadKernels } = require('./args/kernels');
 const { elementNamer } = require('./engine/batch');
 const { MapIterator } = require('./map/iterator');
-const { OPEN_CODEC, POOL_SHAPE, METRICS_SOURCE } = require('./symbols');
+const { OPEN_CODEC, ONE_SHOT, POOL_SHAPE, METRICS_SOURCE } = require('./symbols');
 const { filePath, absolute, accessDenied } = require('./args/files');
 const { defaultSelect, kernelId, taskOptions } = require('./args/task-options');
 const { Engine } = require('./engine/engine');
@@ -309,7 +309,26 @@ class Pool extends EventEmitter {
     return this.#factory.open(kernel, params);
   }
 
-  /** For lib/zlib/'s one-shots: what turns a message into a result (see POOL_SHAPE). */
+  /**
+   * For lib/zlib/'s one-shots (see ONE_SHOT): a task of kernel `kernel` (a
+   * codec's name) with `params` as the kernel takes them (undefined: its
+   * defaults, never the pool's own `params`, as node:zlib's gzip(buffer)
+   * is its defaults'), `maxOutputBytes` (node:zlib's maxOutputLength,
+   * checked by lib/codecs/), over `data` (a view the one-shot made of its
+   * input, checked by the engine as post()'s), stopped by `signal` (undefined: none). Not through post(): no
+   * `select`, no task options read again.
+   */
+  [ONE_SHOT](kernel, params, maxOutputBytes, data, signal) {
+    const id = kernelId(kernel, 'kernel');
+    const handle =
+      params === undefined ? undefined : paramsHandle(id, params, 'options.params', true);
+    return this.#engine.oneShot(
+      data,
+      new TaskOptions(id, taskExtra(handle, maxOutputBytes), signal, undefined, undefined),
+    );
+  }
+
+  /** For lib/zlib/'s install(): what turns a message into a result (see POOL_SHAPE). */
   get [POOL_SHAPE]() {
     return { encoding: this.#engine.encoding, select: this.#select !== defaultSelect };
   }

@@ -17,6 +17,13 @@ const METRICS_SOURCE = Symbol('tidepool metrics source');
 const OPEN_CODEC = Symbol('tidepool.openCodec');
 
 /**
+ * `pool[ONE_SHOT](kernel, params, maxOutputBytes, data, signal)`: the
+ * drop-in's one-shots' door into the pool's engine (as node:zlib's
+ * zlibBuffer drives its engine): the Promise of the kernel's output bytes.
+ */
+const ONE_SHOT = Symbol('tidepool.oneShot');
+
+/**
  * `pool[POOL_SHAPE]`: `{ encoding, select }`, the pool's `encoding` and
  * whether it has its own `select` (the drop-in's one-shots post a Buffer
  * and need one back).
@@ -35,4 +42,4 @@ const ABORT = Symbol('tidepool.abort');
 /** `stream[WHEN_OVER](fn)`: `fn()` once the stream's tasks are over (finished or failed). */
 const WHEN_OVER = Symbol('tidepool.whenOver');
 
-module.exports = { METRICS_SOURCE, OPEN_CODEC, POOL_SHAPE, WATCH_POOL, ABORT, WHEN_OVER };
+module.exports = { METRICS_SOURCE, OPEN_CODEC, ONE_SHOT, POOL_SHAPE, WATCH_POOL, ABORT, WHEN_OVER };

@@ -101,8 +101,7 @@ function deliver(engine, count, events, terminated, large, later) {
       let result;
       if (encoding === 'buffer')
         result = (copy ??= slabCopy(slab, meta, count)).subarray(offset, end);
-      else if (slot < BATCH_SLOT && slots.get(slot).step !== undefined)
-        result = bufferCopy(slab, offset, end);
+      else if (slot < BATCH_SLOT && slots.get(slot).bytes) result = bufferCopy(slab, offset, end);
       else result = slab.toString(encoding, offset, end);
       err = engine.settle(slot, true, result);
     } else if (code === LARGE_CODE) {
@@ -110,10 +109,7 @@ function deliver(engine, count, events, terminated, large, later) {
       const buffer = large[nextLarge++];
       if (buffer === undefined) {
         err = engine.settle(slot, false, allocationFailed());
-      } else if (
-        encoding === 'buffer' ||
-        (slot < BATCH_SLOT && slots.get(slot).step !== undefined)
-      ) {
+      } else if (encoding === 'buffer' || (slot < BATCH_SLOT && slots.get(slot).bytes)) {
         // (A stream's output is bytes, whatever the pool's encoding.)
         err = engine.settle(slot, true, buffer);
       } else {

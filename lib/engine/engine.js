@@ -120,6 +120,22 @@ class Engine {
    * @param {import('./post').TaskOptions} options
    */
   post(message, data, options) {
+    return this.#task(message, data, options, false);
+  }
+
+  /**
+   * A task of the drop-in's one-shots (lib/zlib/one-shot.js, through the
+   * pool's ONE_SHOT door, as node:zlib's zlibBuffer drives its engine): a
+   * post()'s, its Promise resolving with the kernel's output bytes
+   * whatever the pool's `encoding`.
+   * @param {import('./post').TaskOptions} options
+   */
+  oneShot(data, options) {
+    return this.#task(undefined, data, options, true);
+  }
+
+  /** post() and oneShot(): `bytes`, the result is the output bytes alone. */
+  #task(message, data, options, bytes) {
     const { kernel, extra, signal } = options;
     const watch = signal === undefined ? undefined : this.aborts.pin(signal);
     try {
@@ -135,7 +151,11 @@ class Engine {
       if (this.lifecycle.closed) this.rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
-      else this.admission.admit(new Post(message, data, options, resolve, reject, watch));
+      else {
+        const post = new Post(message, data, options, resolve, reject, watch);
+        post.bytes = bytes;
+        this.admission.admit(post);
+      }
       return promise;
     } finally {
       if (watch !== undefined) this.aborts.unpin(signal, watch);
@@ -365,7 +385,7 @@ class Engine {
       this.completed++;
       if (post.resolve !== null) {
         // A step's result is its output; a post's, the result with its message.
-        post.resolve(post.step !== undefined ? value : { result: value, message: post.message });
+        post.resolve(post.bytes ? value : { result: value, message: post.message });
         return undefined;
       }
     } else {

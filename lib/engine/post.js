@@ -50,6 +50,12 @@ class Post {
   settled = false;
   /** @type {Step | undefined} What a stream's step runs with (Engine.step()); undefined for a post. */
   step;
+  /**
+   * Its result is the kernel's output bytes, whatever the pool's
+   * encoding, and its promise resolves with them alone (a stream's step,
+   * a drop-in one-shot's task).
+   */
+  bytes;
 
   constructor(message, data, options, resolve, reject, watch, step = undefined) {
     this.message = message;
@@ -59,6 +65,7 @@ class Post {
     this.reject = reject;
     this.watch = watch;
     this.step = step;
+    this.bytes = step !== undefined;
   }
 
   /** Its input is a message's binary, checked against maxInputBytes (not a stream's chunk, not a path). */

@@ -10,6 +10,7 @@ const { types } = require('node:util');
 const { readOptions, initError } = require('../codecs/options');
 const { abortError, invalidArgType, makeError } = require('../errors');
 const { isResizable } = require('../engine/binary');
+const { ONE_SHOT } = require('../symbols');
 
 const nextTick = process.nextTick;
 
@@ -89,26 +90,22 @@ function oneShot(name, className, Class, poolOf) {
       if (typeof callback !== 'function')
         throw invalidArgType('callback', 'of type function', callback);
       const data = inputOf(buffer, encoding);
-      const post = { kernel: o.kernel, maxOutputBytes: o.maxOutputLength };
-      if (o.params !== undefined) post.params = o.params;
       // node:zlib's streams take a signal, and so its one-shots: an aborted
       // one is the callback's AbortError, as there.
-      const signal = o.transform.signal;
-      if (signal !== undefined && signal !== null) {
-        if (signal.aborted) {
-          nextTick(callback, abortError(signal.reason));
-          return;
-        }
-        post.signal = signal;
+      let signal = o.transform.signal;
+      if (signal === null) signal = undefined;
+      else if (signal !== undefined && signal.aborted) {
+        nextTick(callback, abortError(signal.reason));
+        return;
       }
       let task;
       try {
-        task = poolOf().post(data, post);
+        task = poolOf()[ONE_SHOT](o.kernel, o.params, o.maxOutputLength, data, signal);
       } catch (err) {
         throw initError(err, o.kernel);
       }
       task.then(
-        ({ result }) => {
+        (result) => {
           let value = result;
           if (o.info) {
             value = { buffer: result, engine: endedEngine(Class, options) };
