@@ -8,6 +8,7 @@
 //   factory.js  this file: makes every stream
 //   hash.js     createHash()/createHmac(): node:crypto's Hash and Hmac
 //   codec.js    the codec streams (createGzip()...), node:zlib's Transform
+//   flushes.js  what a codec stream's flush(), params() and reset() write
 //   tasks.js    one stream's steps on their way to the threads and back
 //   items.js    a write as an item of the chunk it joins
 //   input.js    what a write or update() is given, read once

@@ -37,61 +37,24 @@
 
 const { ownArray } = require('../base/own-array');
 const { WaitQueue } = require('../base/wait-queue');
-const { LAST, Item, takeChunk, callAll, callbacksOf, failItems } = require('./items');
+const { LAST, Item } = require('./items');
 const { writtenItems, updateBytes } = require('./input');
 const { StreamDebts } = require('./debts');
 const { Staging } = require('./staging');
+const { Steps } = require('./steps');
 
 const nextTick = process.nextTick;
-
-/** What a step did (the core's stream/report.rs Outcome; 0 is done). */
-const PAUSED = 1;
-const ENDED = 2;
-/** Output bytes a stream hands on here (#step) before a turn of the event loop. */
-const HERE_MOST = 1 << 20;
-
 class StreamTasks {
   /** What the engine lends (lib/engine/ports.js StreamPort). */
   #port;
   #handle;
-  /**
-   * The stream's side: output(buffer, last) -> whether its reader has room
-   * (`last`: the stream's last chunk wrote it), ended(), failed(err),
-   * budget().
-   */
-  #hooks;
   /** The error of a write after finish() (the owner's: ERR_CRYPTO_HASH_FINALIZED for a hash). */
   #lateWrite;
   #queue = new WaitQueue();
-  #running = undefined;
-  #seq = 0;
-  /** A step that paused for a full reader, run again by resume(). */
-  #waiting = undefined;
-  /**
-   * The callbacks of a chunk that ran while its output filled the reader:
-   * as Transform holds a write's callback, they wait for resume(), and no
-   * chunk starts meanwhile.
-   */
-  #held = undefined;
   /** finish() was called: nothing more is queued. */
   #sealed = false;
-  /** The last chunk ran: the stream is over. */
-  #done = false;
-  /** The kernel's format ended (a decoder): nothing more is read. */
-  #ended = false;
-  #error = undefined;
-  /** The stream was destroyed: writes are called back without an error once no thread reads them, as node:zlib does. */
-  #destroyed = false;
-  /** Bytes the kernel took in all (bytesWritten). */
-  #consumed = 0;
   /** update()'s copies, not yet hashed. */
   #staging;
-  /**
-   * Steps taken over by #inline whose tasks have not settled: while one
-   * has not, the event loop has not turned since update() last hashed on
-   * the calling thread, and copies would only wait behind it.
-   */
-  #stale = 0;
   /** The end comes with the write being made (endWith()): that write's chunk is the last. */
   #endAhead = false;
   /**
@@ -102,34 +65,39 @@ class StreamTasks {
   #early = undefined;
   /** What the pool's close() waits for from this stream. */
   #debts;
-  #overCallbacks = undefined;
+  /** The run side (lib/streams/steps.js). */
+  #steps;
 
+  /**
+   * `hooks`, the stream's side: output(buffer, last) -> whether its reader
+   * has room (`last`: the stream's last chunk wrote it), ended(),
+   * failed(err), budget().
+   */
   constructor(port, handle, hooks, lateWrite) {
     this.#port = port;
     this.#handle = handle;
-    this.#hooks = hooks;
     this.#lateWrite = lateWrite;
     this.#debts = new StreamDebts(port, this);
-    this.#staging = new Staging(this.#queue, this.#debts, () => this.#kick());
+    this.#staging = new Staging(this.#queue, this.#debts, () => this.#steps.kick());
+    this.#steps = new Steps(port, handle, hooks, this.#queue, this.#staging, this.#debts);
   }
 
-  /** Nothing more is taken (finished, failed or destroyed). */
   get closed() {
-    return this.#sealed || this.#error !== undefined;
+    return this.#sealed || this.#steps.error !== undefined;
   }
 
   get error() {
-    return this.#error;
+    return this.#steps.error;
   }
 
   /** The tasks are over: finished, or failed. */
   get over() {
-    return this.#done || this.#error !== undefined;
+    return this.#steps.over;
   }
 
   /** Input bytes the kernel took in all. */
   get consumed() {
-    return this.#consumed;
+    return this.#steps.consumed;
   }
 
   /** The pool takes new work: a write made now is accepted. */
@@ -140,11 +108,7 @@ class StreamTasks {
   /** Nothing is queued, running or waiting for the reader. */
   get idle() {
     return (
-      this.#running === undefined &&
-      this.#held === undefined &&
-      this.#queue.empty &&
-      !this.#sealed &&
-      this.#error === undefined
+      !this.#steps.busy && this.#queue.empty && !this.#sealed && this.#steps.error === undefined
     );
   }
 
@@ -206,13 +170,12 @@ class StreamTasks {
 
   /** `fn()` once the tasks are over (finished or failed); at once if they are. */
   whenOver(fn) {
-    if (this.#done || this.#error !== undefined) fn();
-    else (this.#overCallbacks ??= ownArray(0))[this.#overCallbacks.length] = fn;
+    this.#steps.whenOver(fn);
   }
 
   /** write() was called (before its chunk reaches `write`): accepted while the pool is open. */
   noteWrite() {
-    if (this.#error === undefined) this.#debts.noteWrite();
+    if (this.#steps.error === undefined) this.#debts.noteWrite();
   }
 
   /** A noted write the Writable refused at once (a bad chunk): no debt after all. */
@@ -222,7 +185,7 @@ class StreamTasks {
 
   /** The end was asked for (end(), digest()): accepted while the pool is open. True when this noted it. */
   finishing() {
-    return !this.#done && this.#error === undefined && this.#debts.noteFinish();
+    return !this.#steps.over && this.#debts.noteFinish();
   }
 
   /** A noted end the Writable refused at once: no debt after all. */
@@ -239,9 +202,9 @@ class StreamTasks {
   write(chunks, callback, flushKind, flushEach = 0) {
     // How many of these chunks were written while the pool was open.
     const accepted = this.#debts.takeWrites(chunks.length);
-    if (this.#sealed || this.#error !== undefined) {
+    if (this.#sealed || this.#steps.error !== undefined) {
       this.#debts.repay(accepted);
-      callback(this.#error ?? this.#lateWrite());
+      callback(this.#steps.error ?? this.#lateWrite());
       return;
     }
     let items;
@@ -265,7 +228,7 @@ class StreamTasks {
       this.#endAhead = false;
       this.#finishEarly();
     }
-    this.#kick();
+    this.#steps.kick();
   }
 
   /** The end, queued behind the last write (endWith()); finish() waits for it. */
@@ -289,7 +252,7 @@ class StreamTasks {
     const view = updateBytes(data, inputEncoding);
     if (view.byteLength === 0) return;
     const accepted = this.#port.open();
-    if (this.#stale !== 0 || !this.#staging.copy(view, accepted)) this.#inline(view);
+    if (this.#steps.stale || !this.#staging.copy(view, accepted)) this.#steps.inline(view);
   }
 
   /**
@@ -300,13 +263,12 @@ class StreamTasks {
    * pool's once it takes no work.
    */
   fork(tail) {
-    if (this.#error !== undefined) throw this.#error;
+    if (this.#steps.error !== undefined) throw this.#steps.error;
     // A copy on a pool that takes no work could never be digested.
-    if (!this.#port.open())
-      throw this.#port.refusal(this.#running !== undefined || !this.#queue.empty);
+    if (!this.#port.open()) throw this.#port.refusal(this.#steps.running || !this.#queue.empty);
     this.#staging.close();
-    if (this.#running !== undefined || !this.#queue.empty || tail.byteLength !== 0)
-      this.#inline(tail);
+    if (this.#steps.running || !this.#queue.empty || tail.byteLength !== 0)
+      this.#steps.inline(tail);
     return this.#port.fork(this.#handle);
   }
 
@@ -320,8 +282,8 @@ class StreamTasks {
       else early.waiting[early.waiting.length] = callback;
       return;
     }
-    if (this.#error !== undefined) {
-      callback(this.#error);
+    if (this.#steps.error !== undefined) {
+      callback(this.#steps.error);
       return;
     }
     this.finishing();
@@ -329,270 +291,23 @@ class StreamTasks {
     this.#staging.close();
     // (The debt of an accepted end was taken by finishing().)
     this.#queue.push(new Item(undefined, 0, LAST, callback, 0, this.#debts.finishAccepted));
-    this.#kick();
+    this.#steps.kick();
   }
 
   /** The reader wants more: a step that paused for it goes on, or held callbacks run. */
+
+  /** The reader wants more: a step that paused for it goes on, or held callbacks run. */
   resume() {
-    if (this.#error !== undefined) return;
-    const waiting = this.#waiting;
-    const held = this.#held;
-    if (waiting !== undefined) {
-      this.#waiting = undefined;
-      this.#step(waiting, true);
-    } else if (held !== undefined) {
-      this.#held = undefined;
-      this.#kick();
-      callAll(held, undefined);
-    }
+    this.#steps.resume();
   }
 
   /**
-   * Ends the stream with `err` (the first error wins): what is queued is
-   * called back now with it (or without an error when `destroyed`, as
-   * node:zlib calls back a write its destroy() cut short); the chunk in
-   * flight is stopped (its task is cancelled), and called back once its
-   * task has settled, when no thread reads it any more.
+   * Ends the stream with `err` (the first error wins); `destroyed`: the
+   * writes are called back without it, as node:zlib's destroy() does (see
+   * Steps.fail).
    */
   fail(err, destroyed = false) {
-    if (this.#error !== undefined) return;
-    this.#error = err;
-    this.#destroyed = destroyed;
-    // Held callbacks: their bytes were consumed.
-    const held = this.#held;
-    this.#held = undefined;
-    if (held !== undefined) callAll(held, undefined);
-    let items = this.#queue.takeAll();
-    this.#staging.drop();
-    const running = this.#running;
-    this.#waiting = undefined;
-    if (running !== undefined && running.inFlight) {
-      // Its task stops at its next piece; its callbacks wait for it.
-      running.controller.abort(err);
-    } else if (running !== undefined) {
-      // Paused for its reader: no thread reads it.
-      this.#running = undefined;
-      items = ownArray(running.items.length + items.length, (i) =>
-        i < running.items.length ? running.items[i] : items[i - running.items.length],
-      );
-    }
-    this.#over();
-    failItems(items, err, destroyed);
-  }
-
-  /** The stream is over: nothing is owed any more; its watchers hear it. */
-  #over() {
-    this.#port.over(this.#handle);
-    this.#debts.repayAll();
-    const over = this.#overCallbacks;
-    this.#overCallbacks = undefined;
-    if (over !== undefined) callAll(over, undefined);
-  }
-
-  /** Starts the next chunk if none is in flight and the reader has room. */
-  #kick() {
-    if (
-      this.#running !== undefined ||
-      this.#held !== undefined ||
-      this.#error !== undefined ||
-      this.#queue.empty
-    )
-      return;
-    const queue = this.#queue;
-    if (this.#ended) {
-      // Nothing more is read: each item is consumed as it comes.
-      const items = queue.takeAll();
-      let last = false;
-      for (let i = 0; i < items.length; i++) {
-        this.#staging.free(items[i]);
-        last ||= items[i].end === LAST;
-      }
-      this.#debts.repayItems(items);
-      if (last) this.#finished();
-      callAll(callbacksOf(items), undefined);
-      return;
-    }
-    this.#running = takeChunk(queue, this.#seq++);
-    this.#step(this.#running);
-  }
-
-  /**
-   * Runs steps of `chunk`. After one paused (`again`), the next ones run
-   * here while all each does is hand on output its codec made already
-   * (blocks taken on idle threads: a task per piece would cost more than
-   * the copy), up to HERE_MOST bytes; then one runs on a pool thread.
-   */
-  #step(chunk, again = false) {
-    let task;
-    for (let here = 0; again && here < HERE_MOST;) {
-      let output;
-      try {
-        output = this.#port.stepHere(
-          this.#handle,
-          chunk.input,
-          chunk.end,
-          this.#hooks.budget(),
-          chunk.seq,
-        );
-      } catch (err) {
-        // The stream failed: as a step on a thread would, a turn later.
-        task = Promise.reject(err);
-        break;
-      }
-      if (output === undefined) break;
-      here += output.length;
-      if (!this.#stepped(chunk, output)) return;
-    }
-    chunk.inFlight = true;
-    if (task === undefined) {
-      try {
-        task = this.#port.step(
-          chunk.controller.signal,
-          chunk.accepted,
-          this.#handle,
-          chunk.input,
-          chunk.end,
-          this.#hooks.budget(),
-          chunk.seq,
-        );
-      } catch (err) {
-        // Refused at once (the pool closed, the chunk detached): the stream
-        // fails as if the task had.
-        task = Promise.reject(err);
-      }
-    }
-    task.then(
-      (output) => {
-        if (this.#stepped(chunk, output)) this.#step(chunk, true);
-      },
-      (err) => this.#stepFailed(chunk, err),
-    );
-  }
-
-  /**
-   * A step of `chunk` ran and made `output`: handed on, and the chunk
-   * called back once done. True when the same chunk steps again now (it
-   * paused, and its reader has room).
-   */
-  #stepped(chunk, output) {
-    chunk.inFlight = false;
-    if (chunk !== this.#running) {
-      this.#stale -= chunk.stale; // taken over by #inline
-      return false;
-    }
-    if (this.#error !== undefined) {
-      this.#settleFailed(chunk);
-      return false;
-    }
-    const report = this.#port.report(this.#handle);
-    const outcome = report % 4;
-    this.#consumed = (report - outcome) / 4;
-    const room = this.#hooks.output(output, chunk.end === LAST && outcome !== PAUSED);
-    // The output's reader may have destroyed the stream.
-    if (this.#error !== undefined) {
-      this.#settleFailed(chunk);
-      return false;
-    }
-    if (outcome === PAUSED) {
-      if (!room) this.#waiting = chunk;
-      return room;
-    }
-    this.#running = undefined;
-    const items = chunk.items;
-    let last = false;
-    for (let i = 0; i < items.length; i++) {
-      // No thread reads it any more: the next updates may fill its block.
-      this.#staging.recycle(items[i]);
-      last ||= items[i].end === LAST;
-    }
-    this.#debts.repayItems(items);
-    const callbacks = callbacksOf(items);
-    if (outcome === ENDED && !this.#ended) {
-      this.#ended = true;
-      this.#hooks.ended();
-    }
-    if (last) this.#finished();
-    if (!room && !last && !this.#ended) {
-      this.#held = callbacks;
-      return false;
-    }
-    this.#kick();
-    callAll(callbacks, undefined);
-    return false;
-  }
-
-  #stepFailed(chunk, err) {
-    chunk.inFlight = false;
-    if (chunk !== this.#running) {
-      this.#stale -= chunk.stale; // taken over by #inline: its stream goes on
-      return;
-    }
-    if (this.#error === undefined) {
-      this.fail(err);
-      this.#hooks.failed(err);
-    }
-    this.#settleFailed(chunk);
-  }
-
-  /**
-   * A step of a failed stream's chunk has settled: its callbacks run,
-   * unless fail() ran them already (it failed while no thread read the
-   * chunk: from the reader, as the step's output was handed on).
-   */
-  #settleFailed(chunk) {
-    if (this.#running !== chunk) return;
-    this.#running = undefined;
-    failItems(chunk.items, this.#error, this.#destroyed);
-  }
-
-  #finished() {
-    this.#done = true;
-    this.#over();
-  }
-
-  /**
-   * Hashes on this thread the chunk in flight (from where its task got to),
-   * everything queued, the staging block, then `view`. Throws the error
-   * that ends the stream.
-   */
-  #inline(view) {
-    const running = this.#running;
-    this.#staging.close();
-    const queued = this.#queue.takeAll();
-    const rest = ownArray(0);
-    for (let i = 0; i < queued.length; i++)
-      if (queued[i].bytes !== 0) rest[rest.length] = queued[i].data;
-    rest[rest.length] = view;
-    const result =
-      running === undefined
-        ? this.#port.inline(this.#handle, -1, undefined, rest)
-        : this.#port.inline(this.#handle, running.seq, running.input, rest);
-    if (typeof result === 'string') {
-      const err = this.#port.inlineError(result);
-      this.fail(err);
-      this.#hooks.failed(err);
-      throw err;
-    }
-    // Everything up to `view` is taken: the task in flight will find its
-    // chunk done and do nothing; it is cancelled (out of the queue at once,
-    // with what it holds).
-    this.#running = undefined;
-    this.#waiting = undefined;
-    this.#staging.drop();
-    const callbacks = ownArray(0);
-    if (running !== undefined) {
-      running.stale = 1;
-      this.#stale++;
-      running.controller.abort();
-      this.#debts.repayItems(running.items);
-      callbacksOf(running.items, callbacks);
-    }
-    this.#debts.repayItems(queued);
-    callbacksOf(queued, callbacks);
-    this.#hooks.output(result, false);
-    if (this.#error !== undefined) throw this.#error;
-    // Write callbacks of the chunks taken: later, not inside update().
-    if (callbacks.length !== 0) nextTick(callAll, callbacks, undefined);
+    this.#steps.fail(err, destroyed);
   }
 }
 
