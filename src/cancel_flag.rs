@@ -17,7 +17,7 @@ use std::sync::Arc;
 use napi::sys;
 
 use crate::handles::{share, shared, Shared};
-use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
+use crate::refusal::{Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
 
 /// A cancel flag (every task of its batch or signal carries it) travels as
 /// a tagged External of its own kind.

@@ -4,7 +4,9 @@
 //! The contract with lib/
 //! * [`wire`]: what lib/ must agree with byte for byte: the raw functions'
 //!   argument tables, the error codes, slots, the batch layout;
-//! * this file: the free functions (`kernelNames`, `batchLayout`,
+//! * [`refusal`]: the errors a raw function throws (below the wire: what
+//!   reads a handle for it refuses with them too);
+//! * this file: the free functions (`kernelTable`, `streamControls`, `batchLayout`,
 //!   `taskErrorCodes`, `loadKernel*`, `paramsMaker`, ...).
 //!
 //! The `NativePool` class
@@ -55,6 +57,7 @@ mod native_pool;
 mod params;
 mod pool_objects;
 mod reclaim;
+mod refusal;
 mod run_here;
 mod streams;
 mod submit;
@@ -181,7 +184,7 @@ pub fn open_machine_budget() -> Option<String> {
 
 #[napi]
 pub fn available_parallelism() -> u32 {
-    tidepool_core::pool::available_parallelism() as u32
+    tidepool_core::cpus::available_parallelism() as u32
 }
 
 /// Batch geometry shared with lib/engine/: at most this many completions are

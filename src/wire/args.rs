@@ -9,8 +9,8 @@ use napi::sys;
 use tidepool_core::kernels::{self, AnyKernel, KernelId};
 use tidepool_core::ChunkEnd;
 
-use super::refusal::*;
 use crate::napi_util::{bool_of, f64_of, i32_of, is_undefined, u32_of};
+use crate::refusal::*;
 
 // --- Shared readers of optional arguments ---
 

@@ -28,7 +28,7 @@
 //! # Other answers
 //!
 //! Declared where they are made, as they have no arguments to read:
-//! `kernelNames()` (the names in id order, one per line; lib.rs),
+//! `kernelTable()` (a kernel's facts per line, in id order; lib.rs),
 //! `loadKernelLibrary()` / `loadKernelHandle()` (`"<first id> <count>"` or
 //! `"!<CODE> <message>"`; loader.rs), a refused `makeParams` (an Array
 //! `[kind, name, expected]`; params.rs), `streamReport()` (the core's
@@ -36,17 +36,18 @@
 //! streams.rs) and `streamInline()` (a Buffer, or the string `"<code>
 //! <detail>"` of the task error that ended the stream; streams.rs).
 //!
-//! The files: `refusal.rs` (the errors the raw functions throw),
-//! `args.rs` (one table per raw function), `entries.rs` (the batch
+//! The files: `args.rs` (one table per raw function), `entries.rs` (the batch
 //! delivery's meta words, slab and callback arguments), `task_error.rs`
-//! (a failed task's code and detail text).
+//! (a failed task's code and detail text); the errors the raw functions
+//! throw are src/refusal.rs's, below the wire.
 
 mod args;
 mod entries;
-mod refusal;
 mod task_error;
 
 pub(crate) use args::*;
 pub(crate) use entries::*;
-pub(crate) use refusal::*;
+// Refusals live below the wire (src/refusal.rs): what reads a handle for
+// it (cancel_flag.rs) refuses with them too.
+pub(crate) use crate::refusal::*;
 pub(crate) use task_error::{code as task_code, encode as encode_task_error};

@@ -10,9 +10,12 @@
 //! * [`task`]: what goes in and what comes out.
 //! * [`stream`]: a kernel's state kept between the tasks of one stream.
 //! * `file`: a kernel run over a file a worker thread reads (`postFile`).
+//! * [`cpus`]: how many CPUs this process may use (for the pool and the
+//!   machine [`budget`] alike).
 
 pub mod budget;
 pub mod completion;
+pub mod cpus;
 mod file;
 pub mod histogram;
 pub mod input;

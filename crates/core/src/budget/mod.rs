@@ -9,10 +9,10 @@
 //! * `membership.rs`: one joining of the table, moved on from when its file
 //!   is removed, replaced or truncated; `guard.rs`: SIGBUS on a truncated
 //!   table's pages made a member's own memory, not its death.
-//! * `cpus.rs`: the CPUs this process may use (affinity, cgroup quotas).
+//! * The capacity: `crate::cpus`, the CPUs this process may use, as the
+//!   pool's default `maxThreads` counts them.
 //! * `README.md`: the protocol, and how it fails safe.
 
-mod cpus;
 #[cfg(target_os = "linux")]
 mod guard;
 #[cfg(target_os = "linux")]
@@ -21,7 +21,7 @@ mod membership;
 mod shm;
 mod table;
 
-pub use cpus::{cgroup_path, quota_cpus};
+pub use crate::cpus::{cgroup_path, quota_cpus};
 pub use table::{fair_shares, Census, SLOTS, TOKENS};
 
 #[cfg(target_os = "linux")]
@@ -59,7 +59,8 @@ mod linux {
 
     use super::membership::{machine_now_ms, Asked, Membership};
     use super::shm;
-    use super::{cpus, BudgetStats};
+    use super::BudgetStats;
+    use crate::cpus::Cpus;
 
     /// How often each process's monitor thread looks for the dead while
     /// threads wait for shares: about how late a dead process's shares come
@@ -91,7 +92,7 @@ mod linux {
         capacity: AtomicUsize,
         /// Read again only by the monitor thread: a thread holding a share
         /// must never wait on the file system.
-        cpus: cpus::Cpus,
+        cpus: Cpus,
         /// When the CPUs were last read (ms since epoch); None once a
         /// caller has fixed the capacity. Both writers of `capacity` hold it.
         cpus_read_ms: Mutex<Option<u64>>,
@@ -162,7 +163,7 @@ mod linux {
         /// test may stand for several processes with several).
         pub fn open(dir: &Path) -> std::io::Result<MachineBudget> {
             let membership = Membership::open(dir)?;
-            let cpus = cpus::Cpus::open();
+            let cpus = Cpus::open();
             let budget = MachineBudget {
                 current: RwLock::new(Arc::new(membership)),
                 dir: dir.to_owned(),

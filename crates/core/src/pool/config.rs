@@ -45,7 +45,7 @@ pub struct PoolConfig {
 
 impl Default for PoolConfig {
     fn default() -> Self {
-        let max = available_parallelism();
+        let max = crate::cpus::available_parallelism();
         PoolConfig {
             policy: PolicyConfig {
                 min_threads: 1,
@@ -65,11 +65,4 @@ impl Default for PoolConfig {
             fail_spawns_after: None,
         }
     }
-}
-
-/// CPUs this process may use (honours cgroup quotas and affinity masks).
-pub fn available_parallelism() -> usize {
-    // `std` reads cgroup v1/v2 quotas and sched_getaffinity on Linux; num_cpus
-    // is the fallback for platforms where std cannot tell.
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or_else(|_| num_cpus::get()).max(1)
 }

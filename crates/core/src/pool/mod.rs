@@ -55,14 +55,19 @@
 //! * `state.rs`: what the mutex guards (seats, lifecycle, queue) and the
 //!   wake decisions shared by `submit` and the threads.
 //! * `worker.rs`: the worker loop, in named steps.
+//! * `batch.rs`: the tasks a worker took together and has not started,
+//!   in its seat, where an idle thread may take them over.
 //! * `run.rs`: one task run (its kernel, output limit, caught panic; a
 //!   packed task input by input).
 //! * `supervisor.rs`: the policy loop, spawning and retiring.
 //! * `shutdown.rs`: abort and join.
-//! * `parts.rs`: parts of one task run on idle threads.
+//! * `parts.rs`: the board, where parts of one task wait for idle threads.
+//! * `parallel.rs`: the pool as the place those parts run (the board and
+//!   the threads it wakes).
 
 mod batch;
 mod config;
+mod parallel;
 mod parts;
 mod queue;
 mod run;
@@ -71,7 +76,7 @@ mod state;
 mod supervisor;
 mod worker;
 
-pub use config::{available_parallelism, PoolConfig, DEFAULT_NICE_INCREMENT};
+pub use config::{PoolConfig, DEFAULT_NICE_INCREMENT};
 pub use queue::Refused;
 pub use run::panic_message;
 

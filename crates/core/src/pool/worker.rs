@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::parts::PoolParallel;
+use super::parallel::PoolParallel;
 use super::run::{run_packed, run_task};
 use super::state::{note_exit, supervisor_late, Lifecycle, Shared, State};
 use super::PoolEvent;

@@ -7,8 +7,8 @@ use std::ptr;
 
 use tidepool_kernel_sdk::abi::{self, TpKernel, TpValue};
 
-use super::descriptor::{js_number, Spec};
 use super::host::Call;
+use super::spec::{js_number, Spec};
 use crate::input::Input;
 use crate::kernels::lent::Misuse;
 use crate::kernels::params::{ParamError, Params, RawParams, RawValue};

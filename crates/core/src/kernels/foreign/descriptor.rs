@@ -8,6 +8,7 @@ use std::ptr;
 use tidepool_kernel_sdk::abi::{self, TpKernel, TpLibrary, TpParamSpec};
 
 use super::adapter::{Foreign, UNSEALED};
+use super::spec::{js_number, valid_identifier, Spec, MAX_CODE};
 use super::LoadError;
 use crate::kernels::Params;
 
@@ -17,21 +18,6 @@ const MAX_KERNELS: u32 = 256;
 const MAX_PARAMS: u32 = 64;
 /// Longest kernel name.
 const MAX_NAME: usize = 128;
-/// Longest parameter name or error code.
-pub(super) const MAX_CODE: usize = 64;
-
-/// One parameter of a loaded kernel's schema, copied out of the library.
-#[derive(Debug)]
-pub(super) struct Spec {
-    pub(super) name: &'static str,
-    pub(super) kind: u32,
-    pub(super) required: bool,
-    pub(super) int_range: (i64, i64),
-    pub(super) num_range: (f64, f64),
-    /// What a missing required value is told ("an integer >= 1 and <= 10");
-    /// made `'static` by [`Foreign::seal`].
-    pub(super) expected: String,
-}
 
 /// Reads a NUL-terminated string of at most `max` bytes (none is read past
 /// the first NUL or past `max + 1` bytes).
@@ -63,28 +49,6 @@ fn valid_kernel_name(name: &str) -> bool {
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
     };
     matches!(name.split_once('/'), Some((scope, rest)) if part(scope) && part(rest))
-}
-
-/// `[A-Za-z][A-Za-z0-9_]*`, at most [`MAX_CODE`] bytes.
-pub(super) fn valid_identifier(s: &str) -> bool {
-    s.len() <= MAX_CODE
-        && s.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-/// A number as JavaScript writes it (`Infinity`, `1e+300`, `0.5`).
-pub(super) fn js_number(n: f64) -> String {
-    if n.is_infinite() {
-        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    if n != 0.0 && (n.abs() >= 1e21 || n.abs() < 1e-6) {
-        let e = format!("{n:e}");
-        return match e.split_once('e') {
-            Some((m, x)) if !x.starts_with('-') => format!("{m}e+{x}"),
-            _ => e,
-        };
-    }
-    n.to_string()
 }
 
 /// Checks the descriptor an entry point returned and makes an adapter per

@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use tidepool_kernel_sdk::abi::{self, TpHost};
 
-use super::descriptor::{valid_identifier, MAX_CODE};
+use super::spec::{valid_identifier, MAX_CODE};
 use crate::kernels::lent::{self, Misuse};
 use crate::kernels::{KernelError, RunContext, Sink};
 

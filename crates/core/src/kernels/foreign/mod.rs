@@ -17,6 +17,8 @@
 //! * `host.rs`: the host functions lent to each call into the library, and
 //!   what its status means.
 //! * `error.rs`: [`LoadError`], why a library was refused.
+//! * `spec.rs`: the checked shape of a kernel's schema, and the rules for
+//!   its names, below the three files above.
 //!
 //! Registering the kernels is the registry's (`registry.rs`).
 
@@ -24,6 +26,7 @@ mod adapter;
 mod descriptor;
 mod error;
 mod host;
+mod spec;
 
 #[cfg(test)]
 mod tests;

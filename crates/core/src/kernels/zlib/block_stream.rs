@@ -28,8 +28,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::blocks::{self, Check, Settings, WINDOW, Z_FULL_FLUSH, Z_NO_FLUSH, Z_SYNC_FLUSH};
-use super::compress::{deflate_error, pump_deflate};
-use super::deflater::Deflater;
+use super::deflater::{deflate_error, pump_deflate, Deflater};
 use super::{Format, Z_FINISH};
 use crate::input::slice_parts;
 use crate::kernels::codec::{fed, Stop, OUTPUT_STEP};

@@ -10,8 +10,7 @@
 //! container a one-thread run writes: its header, and a trailer whose
 //! checksum is combined from the blocks' own.
 
-use super::compress::{deflate_error, pump_deflate};
-use super::deflater::Deflater;
+use super::deflater::{deflate_error, pump_deflate, Deflater};
 use super::{Format, Z_FINISH};
 use crate::kernels::{KernelError, Output, RunContext, Sink};
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::block_stream::BlockStream;
 use super::blocks::{Settings, Z_NO_FLUSH, Z_SYNC_FLUSH};
-use super::deflater::{Deflater, Failure};
-use super::{format_error, Format, EMPTY_WRITE, Z_FINISH, Z_MEM_ERROR, Z_STREAM_ERROR};
-use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use super::deflater::{deflate_error, pump_deflate, Deflater};
+use super::{Format, EMPTY_WRITE, Z_FINISH};
+use crate::kernels::codec::{fed, finish_all, flush_all, update_all, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{Facts, Family};
@@ -148,7 +148,7 @@ impl Kernel for Compress {
         parallel: &dyn Parallel,
     ) -> Option<Result<(), KernelError>> {
         (p.splits() && input.len() >= super::parallel::MIN_SPLIT)
-            .then(|| super::parallel::run(self.format, p, input, ctx, out, parallel))
+            .then(|| super::parallel::run(self.format, p.settings(), input, ctx, out, parallel))
     }
 }
 
@@ -213,28 +213,6 @@ impl CompressState {
         let produced = self.deflate()?.params(level, strategy, room).map_err(deflate_error)?;
         out.commit(produced);
         Ok(true)
-    }
-}
-
-/// [`pump`] with `deflate` over `input` and `flush` (a flush or finish
-/// runs until deflate has written all it holds).
-pub(super) fn pump_deflate(
-    deflate: &mut Deflater,
-    input: &[u8],
-    flush: i32,
-    out: &mut Sink,
-    ctx: &RunContext<'_>,
-) -> Result<Stop, KernelError> {
-    pump(out, ctx, input, flush != Z_NO_FLUSH, |input, room| {
-        let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
-        Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
-    })
-}
-
-pub(super) fn deflate_error(e: Failure) -> KernelError {
-    match e.code {
-        libz_rs_sys::Z_MEM_ERROR => format_error(Z_MEM_ERROR, "out of memory"),
-        _ => format_error(Z_STREAM_ERROR, e.message.as_deref().unwrap_or("stream error")),
     }
 }
 

@@ -7,11 +7,17 @@
 //!
 //! Every call sets the stream's buffer pointers from slices borrowed for
 //! that call alone and clears them before it returns: no pointer outlives
-//! the borrow it came from.
+//! the borrow it came from. [`pump_deflate`] drives one through the
+//! codecs' shared loop (kernels/codec.rs), for a stream, a block and a
+//! one-shot alike.
 
 use std::ffi::c_int;
 
 use libz_rs_sys as zlib;
+
+use super::{format_error, Z_MEM_ERROR, Z_STREAM_ERROR};
+use crate::kernels::codec::{pump, Progress, Stop};
+use crate::kernels::{KernelError, RunContext, Sink};
 
 /// What a deflate call did.
 pub(super) struct Step {
@@ -184,6 +190,28 @@ impl Drop for Deflater {
 
 /// Small enough for Miri (`npm run test:miri`): every unsafe call, with
 /// buffers that end where the borrow ends.
+/// [`pump`] with `deflate` over `input` and `flush` (a flush or finish
+/// runs until deflate has written all it holds).
+pub(super) fn pump_deflate(
+    deflate: &mut Deflater,
+    input: &[u8],
+    flush: i32,
+    out: &mut Sink,
+    ctx: &RunContext<'_>,
+) -> Result<Stop, KernelError> {
+    pump(out, ctx, input, flush != zlib::Z_NO_FLUSH, |input, room| {
+        let step = deflate.deflate(input, room, flush).map_err(deflate_error)?;
+        Ok(Progress { consumed: step.consumed, produced: step.produced, ended: step.ended })
+    })
+}
+
+pub(super) fn deflate_error(e: Failure) -> KernelError {
+    match e.code {
+        libz_rs_sys::Z_MEM_ERROR => format_error(Z_MEM_ERROR, "out of memory"),
+        _ => format_error(Z_STREAM_ERROR, e.message.as_deref().unwrap_or("stream error")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,7 @@
 //! parameters, not on how many threads helped.
 
 pub use super::blocks::BLOCK;
-use super::blocks::{self, Check, WINDOW, Z_SYNC_FLUSH};
-use super::compress::CompressParams;
+use super::blocks::{self, Check, Settings, WINDOW, Z_SYNC_FLUSH};
 use super::{Format, Z_FINISH};
 use crate::kernels::{write_parts, KernelError, Output, Parallel, PartResults, RunContext, Sink};
 
@@ -19,13 +18,12 @@ pub const MIN_SPLIT: usize = 2 * BLOCK;
 /// The whole job: header, blocks, trailer into `out`.
 pub(super) fn run(
     format: Format,
-    p: &CompressParams,
+    settings: Settings,
     input: &[u8],
     ctx: &RunContext<'_>,
     out: &mut Sink,
     parallel: &dyn Parallel,
 ) -> Result<(), KernelError> {
-    let settings = p.settings();
     let blocks: Vec<&[u8]> = input.chunks(BLOCK).collect();
     let results = PartResults::new(blocks.len(), out.limit().saturating_sub(out.len()));
     let part = |i: usize| {

@@ -1,4 +1,5 @@
-//! The errors the raw functions throw (see the module doc of `wire`).
+//! The errors the raw functions throw (see the module doc of `wire`, the
+//! boundary they are part of).
 
 /// Why a raw function refuses a call: the `code` and message of the error
 /// it throws ([`throw`](crate::napi_util::throw): a `TypeError` for

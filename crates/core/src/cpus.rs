@@ -1,11 +1,26 @@
-//! How many CPUs this process may use: the CPUs its affinity mask allows
-//! (a cgroup cpuset narrows it), capped by the CPU quotas of its cgroup and
-//! every ancestor: cgroup v2's `cpu.max`, or v1's `cpu.cfs_quota_us` over
-//! `cpu.cfs_period_us` (a host still on v1, as some container platforms
-//! are). Read again periodically, since a container's limits may change
+//! How many CPUs this process may use, one answer for the pool's default
+//! `maxThreads` and the machine budget's capacity alike: the CPUs its
+//! affinity mask allows (a cgroup cpuset narrows it), capped by the CPU
+//! quotas of its cgroup and every ancestor, rounded up: cgroup v2's
+//! `cpu.max`, or v1's `cpu.cfs_quota_us` over `cpu.cfs_period_us` (a host
+//! still on v1, as some container platforms are). The budget reads it
+//! again periodically ([`Cpus`]), since a container's limits may change
 //! while it runs.
 
 use std::path::PathBuf;
+
+/// The CPUs this process may use now (see the module's comment), at
+/// least 1.
+pub fn available_parallelism() -> usize {
+    Cpus::open().allowed()
+}
+
+/// What `std` says, where this module reads nothing itself: `std` reads
+/// the affinity mask and quotas where it can; `num_cpus` is the fallback
+/// where it cannot tell.
+fn std_parallelism() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or_else(|_| num_cpus::get()).max(1)
+}
 
 /// The CPUs a `cpu.max` line (`"<quota> <period>"` or `"max <period>"`)
 /// allows, rounded up: a quota of 1.5 CPUs lets two threads run, each a
@@ -139,12 +154,12 @@ fn affinity() -> usize {
             return (libc::CPU_COUNT(&set) as usize).max(1);
         }
     }
-    crate::pool::available_parallelism()
+    std_parallelism()
 }
 
 #[cfg(not(target_os = "linux"))]
 fn affinity() -> usize {
-    crate::pool::available_parallelism()
+    std_parallelism()
 }
 
 /// The quota files from this process's cgroup up to the root: v2's, or
