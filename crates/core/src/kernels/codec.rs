@@ -20,7 +20,130 @@
 //! the format: the one for an input that stops inside a stream, and the
 //! code of a corrupt input in a format zlib's codes do not cover.
 
-use super::{Fed, KernelError, RunContext, Sink, Transform};
+use super::{Fed, KernelError, Parallel, RunContext, Sink, Transform};
+
+/// What a streaming codec writes itself; every [`Transform`] call comes
+/// from it, once for all the codecs (as flate2's `zio::Ops` serves every
+/// format): `update`, `flush` and `finish` run the steps below until done,
+/// so that a one-shot task and a stream's steps drive the same code.
+pub(super) trait Codec: Send {
+    /// See [`Transform::update_until`].
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError>;
+    /// See [`Transform::finish_until`]; by default [`end`](Codec::end), at once.
+    fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        self.end(out, ctx).map(|()| true)
+    }
+    /// The end of a codec that writes it at once, if at all: a decoder
+    /// checks that its stream ended; the default does nothing.
+    fn end(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        Ok(())
+    }
+    /// See [`Transform::flush_until`]; by default nothing is held back (a
+    /// decoder's output is never waiting for a flush).
+    fn flush_until(
+        &mut self,
+        _kind: u32,
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
+        Ok(true)
+    }
+    /// See [`Transform::reset`].
+    fn reset(&mut self) -> Result<bool, KernelError> {
+        Ok(false)
+    }
+    /// See [`Transform::allow_parts`].
+    fn allow_parts(&mut self) -> bool {
+        false
+    }
+    /// See [`Transform::update_parts`].
+    fn update_parts(
+        &mut self,
+        _rest: &[&[u8]],
+        _out: &mut Sink,
+        _ctx: &RunContext<'_>,
+        _parallel: &dyn Parallel,
+    ) -> Result<usize, KernelError> {
+        Ok(0)
+    }
+    /// See [`Transform::pending`].
+    fn pending(&self) -> usize {
+        0
+    }
+}
+
+impl<C: Codec> Transform for C {
+    fn update(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
+        update_all(self, chunk, out, ctx)
+    }
+
+    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        finish_all(self, out, ctx)
+    }
+
+    fn flush(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<(), KernelError> {
+        flush_all(self, kind, out, ctx)
+    }
+
+    fn update_until(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<Fed, KernelError> {
+        Codec::update_until(self, chunk, out, ctx)
+    }
+
+    fn finish_until(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<bool, KernelError> {
+        Codec::finish_until(self, out, ctx)
+    }
+
+    fn flush_until(
+        &mut self,
+        kind: u32,
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+    ) -> Result<bool, KernelError> {
+        Codec::flush_until(self, kind, out, ctx)
+    }
+
+    fn reset(&mut self) -> Result<bool, KernelError> {
+        Codec::reset(self)
+    }
+
+    fn allow_parts(&mut self) -> bool {
+        Codec::allow_parts(self)
+    }
+
+    fn update_parts(
+        &mut self,
+        rest: &[&[u8]],
+        out: &mut Sink,
+        ctx: &RunContext<'_>,
+        parallel: &dyn Parallel,
+    ) -> Result<usize, KernelError> {
+        Codec::update_parts(self, rest, out, ctx, parallel)
+    }
+
+    fn pending(&self) -> usize {
+        Codec::pending(self)
+    }
+}
 
 /// Every compressor with its decoder.
 pub const PAIRS: &[(&str, &str)] = &[

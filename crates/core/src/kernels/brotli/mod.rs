@@ -22,10 +22,9 @@ use brotlic::{
     CompressionMode, LargeWindowSize, Quality, WindowSize,
 };
 
-use super::codec::{
-    fed, finish_all, flush_all, pump, trailing_junk, truncated, update_all, Progress, Stop,
-};
-use super::model::{Fed, Kernel, Transform};
+use super::codec::Codec;
+use super::codec::{fed, pump, trailing_junk, truncated, Progress, Stop};
+use super::model::{Fed, Kernel};
 use super::params::{ParamError, RawParams};
 use super::{Facts, Family, KernelError, RunContext, Sink};
 
@@ -207,30 +206,8 @@ impl BrotliCompressState {
     }
 }
 
-impl Transform for BrotliCompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
-    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        finish_all(self, out, ctx)
-    }
-
+impl Codec for BrotliCompressState {
     /// BROTLI_OPERATION_FLUSH, the one flush brotli has.
-    fn flush(
-        &mut self,
-        kind: u32,
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        flush_all(self, kind, out, ctx)
-    }
-
     fn update_until(
         &mut self,
         chunk: &[u8],
@@ -333,16 +310,7 @@ pub struct BrotliDecompressState {
     reject_garbage: bool,
 }
 
-impl Transform for BrotliDecompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
+impl Codec for BrotliDecompressState {
     fn update_until(
         &mut self,
         chunk: &[u8],
@@ -381,7 +349,7 @@ impl Transform for BrotliDecompressState {
         })
     }
 
-    fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn end(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
         if self.done || self.truncated_ok {
             Ok(())
         } else {

@@ -9,8 +9,9 @@ use super::format::{
     CONTENT_SIZE, DICT_ID, FLG_RESERVED, INDEPENDENT, LEGACY_MAGIC, MAGIC, SKIPPABLE, STORED,
     VERSION, WINDOW,
 };
-use crate::kernels::codec::{truncated, update_all};
-use crate::kernels::model::{Fed, Kernel, Transform};
+use crate::kernels::codec::truncated;
+use crate::kernels::codec::Codec;
+use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
@@ -326,16 +327,7 @@ impl Lz4DecompressState {
     }
 }
 
-impl Transform for Lz4DecompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
+impl Codec for Lz4DecompressState {
     /// Stops after a block decoded at the sink's pause point (the bytes
     /// gathered for the next one are kept, and count as taken).
     fn update_until(
@@ -377,7 +369,7 @@ impl Transform for Lz4DecompressState {
         }
     }
 
-    fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn end(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
         if !self.seen_input || self.stage != Stage::Magic || !self.pending.is_empty() {
             return Err(truncated());
         }

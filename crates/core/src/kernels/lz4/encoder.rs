@@ -9,8 +9,8 @@ use super::format::{
     header_checksum, BLOCK_CHECKSUM, BLOCK_SIZES, CONTENT_CHECKSUM, INDEPENDENT, MAGIC, STORED,
     VERSION,
 };
-use crate::kernels::codec::update_all;
-use crate::kernels::model::{Fed, Kernel, Transform};
+use crate::kernels::codec::Codec;
+use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
@@ -193,16 +193,7 @@ fn frame_block(data: &[u8], checksum: bool, dst: &mut [u8]) -> Result<usize, Ker
     Ok(4 + len + 4)
 }
 
-impl Transform for Lz4CompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
+impl Codec for Lz4CompressState {
     /// Stops after a block written at the sink's pause point: a block is
     /// this format's unit of output (at most its maximum size, 4 MiB).
     fn update_until(
@@ -241,8 +232,8 @@ impl Transform for Lz4CompressState {
         Ok(Fed::All)
     }
 
-    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        self.flush(1, out, ctx)?;
+    fn end(&mut self, out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+        self.write_gathered(out)?;
         // The end mark (a zero size word), then the content checksum.
         let mut end = [0u8; 8];
         let len = match &self.content {
@@ -255,14 +246,21 @@ impl Transform for Lz4CompressState {
         out.write(&end[..len])
     }
 
-    /// Writes the block gathered so far (shorter than the block size, which
-    /// the frame format allows): LZ4's one flush.
-    fn flush(
+    /// LZ4's one flush: [`write_gathered`](Lz4CompressState::write_gathered).
+    fn flush_until(
         &mut self,
         _kind: u32,
         out: &mut Sink,
         _ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
+    ) -> Result<bool, KernelError> {
+        self.write_gathered(out).map(|()| true)
+    }
+}
+
+impl Lz4CompressState {
+    /// Writes the block gathered so far (shorter than the block size, which
+    /// the frame format allows).
+    fn write_gathered(&mut self, out: &mut Sink) -> Result<(), KernelError> {
         self.begin(out)?;
         if !self.block.is_empty() {
             write_block(&self.block, self.block_checksum(), out, &mut self.scratch)?;

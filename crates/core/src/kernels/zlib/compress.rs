@@ -7,8 +7,9 @@ use super::block_stream::BlockStream;
 use super::blocks::{Settings, Z_NO_FLUSH, Z_SYNC_FLUSH};
 use super::deflater::{deflate_error, pump_deflate, Deflater};
 use super::{Format, EMPTY_WRITE, Z_FINISH};
-use crate::kernels::codec::{fed, finish_all, flush_all, update_all, Stop};
-use crate::kernels::model::{Fed, Kernel, Transform};
+use crate::kernels::codec::Codec;
+use crate::kernels::codec::{fed, Stop};
+use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, Parallel, RunContext, Sink};
@@ -236,29 +237,7 @@ fn params_of(kind: u32) -> Option<(i32, i32)> {
     ((-1..=9).contains(&level) && (0..=4).contains(&strategy)).then_some((level, strategy))
 }
 
-impl Transform for CompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
-    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        finish_all(self, out, ctx)
-    }
-
-    fn flush(
-        &mut self,
-        kind: u32,
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        flush_all(self, kind, out, ctx)
-    }
-
+impl Codec for CompressState {
     fn update_until(
         &mut self,
         chunk: &[u8],

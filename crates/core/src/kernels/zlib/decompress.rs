@@ -9,8 +9,9 @@ use super::{
     format_error, Format, Z_BUF_ERROR, Z_DATA_ERROR, Z_FINISH, Z_MEM_ERROR, Z_NEED_DICT,
     Z_STREAM_ERROR,
 };
-use crate::kernels::codec::{pump_in, trailing_junk, update_all, Progress, Rooms, Stop};
-use crate::kernels::model::{Fed, Kernel, Transform};
+use crate::kernels::codec::Codec;
+use crate::kernels::codec::{pump_in, trailing_junk, Progress, Rooms, Stop};
+use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
@@ -286,16 +287,7 @@ fn inflate_error(inflate: &Inflate, e: InflateError) -> KernelError {
     }
 }
 
-impl Transform for DecompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
+impl Codec for DecompressState {
     fn update_until(
         &mut self,
         chunk: &[u8],
@@ -305,7 +297,7 @@ impl Transform for DecompressState {
         self.inflate_until(chunk, out, ctx)
     }
 
-    fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn end(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
         match self.phase {
             // Node's words for an input that stops inside a stream.
             Phase::InStream if !self.truncated_ok => {

@@ -7,7 +7,8 @@ use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer};
 
 use super::{c_parameter, pairs, refused, zstd_error};
-use crate::kernels::codec::{fed, finish_all, flush_all, pump, update_all, Progress, Stop};
+use crate::kernels::codec::Codec;
+use crate::kernels::codec::{fed, pump, Progress, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{write_parts, KernelError, Parallel, PartResults, RunContext, Sink};
@@ -272,30 +273,8 @@ impl ZstdCompressState {
     }
 }
 
-impl Transform for ZstdCompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
-    fn finish(&mut self, out: &mut Sink, ctx: &RunContext<'_>) -> Result<(), KernelError> {
-        finish_all(self, out, ctx)
-    }
-
+impl Codec for ZstdCompressState {
     /// ZSTD_e_flush, the one flush zstd has: the blocks so far are written.
-    fn flush(
-        &mut self,
-        kind: u32,
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        flush_all(self, kind, out, ctx)
-    }
-
     fn update_until(
         &mut self,
         chunk: &[u8],

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
 
 use super::{window_log_given, zstd_error};
-use crate::kernels::codec::{
-    fed, pump_in, trailing_junk, truncated, update_all, Progress, Rooms, Stop,
-};
-use crate::kernels::model::{Fed, Kernel, Transform};
+use crate::kernels::codec::Codec;
+use crate::kernels::codec::{fed, pump_in, trailing_junk, truncated, Progress, Rooms, Stop};
+use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
@@ -248,16 +247,7 @@ impl ZstdDecompressState {
     }
 }
 
-impl Transform for ZstdDecompressState {
-    fn update(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Sink,
-        ctx: &RunContext<'_>,
-    ) -> Result<(), KernelError> {
-        update_all(self, chunk, out, ctx)
-    }
-
+impl Codec for ZstdDecompressState {
     fn update_until(
         &mut self,
         chunk: &[u8],
@@ -318,7 +308,7 @@ impl Transform for ZstdDecompressState {
         }
     }
 
-    fn finish(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
+    fn end(&mut self, _out: &mut Sink, _ctx: &RunContext<'_>) -> Result<(), KernelError> {
         if (!self.seen_input || !self.between_frames) && !self.p.truncated_ok {
             return Err(truncated());
         }
