@@ -354,6 +354,12 @@ test('the errors a newcomer meets first say what to do', async () => {
       },
     );
     assert.throws(() => new Pool({ kernel: 'SHA-256' }), { message: /Did you mean 'sha256'\?/ });
+    // Nor are they suggested for a name near theirs (they stay usable by name).
+    for (const near of ['SPIN', 'slep', 'pani', 'ech'])
+      assert.throws(
+        () => new Pool({ kernel: near }),
+        (err) => err.code === 'ERR_TIDEPOOL_UNKNOWN_KERNEL' && !/Did you mean/.test(err.message),
+      );
     // Options given as the thing they name.
     assert.throws(() => require('@tidepool-rs/pool/zlib').install(pool), {
       code: 'ERR_INVALID_ARG_VALUE',

@@ -45,6 +45,61 @@ test('a one-shot stops when its signal fires under way', async () => {
   }
 });
 
+test('a one-shot whose signal fires after the work, before its callback, calls back with the AbortError', async () => {
+  const input = Buffer.alloc(100_000, 'a');
+  for (const [who, zlib] of BOTH) {
+    const controller = new AbortController();
+    const result = promisify(zlib.gzip)(input, { signal: controller.signal });
+    // This job holds the event loop until the work is done (node:zlib's on a
+    // libuv thread; ours until the pool reports no task queued or running),
+    // then aborts: the result has not reached JavaScript yet.
+    if (zlib === ours) {
+      const deadline = Date.now() + 10_000;
+      for (let s = ours.pool.stats(); s.queued !== 0 || s.busyThreads !== 0; s = ours.pool.stats())
+        if (Date.now() > deadline) assert.fail('the pool never ran the one-shot');
+    } else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    controller.abort();
+    await assert.rejects(result, { name: 'AbortError', code: 'ABORT_ERR' }, who);
+  }
+});
+
+test('a falsy signal is none, as node:zlib takes it', async () => {
+  for (const signal of [0, false, '', null]) {
+    for (const [who, zlib] of BOTH) {
+      const packed = await promisify(zlib.gzip)('hello, world', { signal });
+      assert.equal(nodeZlib.gunzipSync(packed).toString(), 'hello, world', `${who} ${signal}`);
+      const stream = zlib.createGzip({ signal });
+      stream.end('hello, world');
+      const chunks = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      assert.equal(nodeZlib.gunzipSync(Buffer.concat(chunks)).toString(), 'hello, world', who);
+    }
+  }
+});
+
+test(
+  "a pool's maxInputBytes does not bound the drop-in's one-shots: node:zlib has no such bound",
+  { skip: needsInstall() },
+  async () => {
+    const input = Buffer.alloc(1000, 'a');
+    // The control first: install() routes node:zlib itself.
+    const control = await promisify(nodeZlib.gzip)(input);
+    const pool = new Pool({ maxInputBytes: 10 });
+    ours.install({ pool });
+    try {
+      for (const zlib of [nodeZlib, ours]) {
+        const packed = await promisify(zlib.gzip)(input);
+        assert.deepEqual(nodeZlib.gunzipSync(packed), nodeZlib.gunzipSync(control));
+      }
+      // post() keeps its bound.
+      assert.throws(() => pool.post(input), { code: 'ERR_OUT_OF_RANGE' });
+    } finally {
+      ours.uninstall();
+      await pool.close();
+    }
+  },
+);
+
 test(
   "numbers node:zlib's binding truncates are taken, as there",
   { skip: nodeOnly("its node:zlib refuses them; the drop-in reads options as Node's does") },

@@ -64,11 +64,9 @@ function withoutData(message) {
  * no answer to an unknown one.
  */
 function knownKernels() {
-  let out = '';
-  for (let id = 0; id < KERNELS.length; id++) {
-    if (KERNEL_FACTS[id].kind === 'test') continue;
-    out += out === '' ? KERNELS[id] : `, ${KERNELS[id]}`;
-  }
+  const out = [];
+  for (let id = 0; id < KERNELS.length; id++)
+    if (KERNEL_FACTS[id].kind !== 'test') out[out.length] = KERNELS[id];
   return out;
 }
 
@@ -79,12 +77,13 @@ function kernelId(name, argName) {
   // Another realm of this process (a worker thread) may have loaded it.
   if (id === undefined && syncKernels()) id = kernelIdOf(name);
   if (id === undefined) {
-    const near = closestKernel(name, KERNELS);
+    const known = knownKernels();
+    const near = closestKernel(name, known);
     const hint = near === undefined ? '' : ` Did you mean '${near}'?`;
     throw makeError(
       TypeError,
       'ERR_TIDEPOOL_UNKNOWN_KERNEL',
-      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${knownKernels()}`,
+      `Unknown kernel ${JSON.stringify(name)}.${hint} Known kernels: ${known.join(', ')}`,
     );
   }
   return id;

@@ -212,7 +212,7 @@ class Admission {
       try {
         // The binaries were checked at post(); one may have been detached
         // while the post waited.
-        readableBytes(w.data, engine.inputName);
+        readableBytes(w.data, engine.inputNameOf(w));
         queued = engine.trySubmit(w);
       } catch (err) {
         waiting.shift();

@@ -145,8 +145,10 @@ class Engine {
       const promise = new NativePromise(captureResolvers);
       const resolve = capturedResolve;
       const reject = capturedReject;
-      // A file's path is no input: its length is the path's.
-      if (extra !== undefined && extra.file) readableBytes(data, 'data');
+      // A one-shot's input is node:zlib's `buffer`, which maxInputBytes does
+      // not bound; a file's path is no input: its length is the path's.
+      if (bytes) readableBytes(data, 'buffer');
+      else if (extra !== undefined && extra.file) readableBytes(data, 'data');
       else this.checkInput(data, kernel);
       if (this.lifecycle.closed) this.rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
@@ -274,7 +276,7 @@ class Engine {
     } catch (err) {
       slots.giveBack(slot);
       // The native side found a detached binary: the same error as post()'s own check.
-      if (err.code === 'ERR_INVALID_STATE') readableBytes(post.data, this.inputName);
+      if (err.code === 'ERR_INVALID_STATE') readableBytes(post.data, this.inputNameOf(post));
       throw err;
     }
     if (queued === 0) {
@@ -286,6 +288,12 @@ class Engine {
     if (post.watch !== undefined) this.aborts.watchTask(post);
     this.admission.noteQueued(queued);
     return queued;
+  }
+
+  /** How errors name `post`'s input: a step's `data`, a one-shot's `buffer`, a post's message. */
+  inputNameOf(post) {
+    if (post.step !== undefined) return 'data';
+    return post.bytes ? 'buffer' : this.inputName;
   }
 
   /**

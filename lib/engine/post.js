@@ -68,10 +68,14 @@ class Post {
     this.bytes = step !== undefined;
   }
 
-  /** Its input is a message's binary, checked against maxInputBytes (not a stream's chunk, not a path). */
+  /**
+   * Its input is a message's binary, checked against maxInputBytes: not a
+   * stream's chunk, not a one-shot's input (node:zlib's, which no pool
+   * option bounds), not a path.
+   */
   get inputIsMessage() {
     const extra = this.options.extra;
-    return this.step === undefined && (extra === undefined || !extra.file);
+    return !this.bytes && (extra === undefined || !extra.file);
   }
 
   /** The entry of `batch` in the admission queue. */

@@ -10,6 +10,7 @@ const { types } = require('node:util');
 const { readOptions, initError } = require('../codecs/options');
 const { abortError, invalidArgType, makeError } = require('../errors');
 const { isResizable } = require('../engine/binary');
+const { isAborted, signalReason } = require('../engine/signals');
 const { ONE_SHOT } = require('../symbols');
 
 const nextTick = process.nextTick;
@@ -91,13 +92,15 @@ function oneShot(name, className, Class, poolOf) {
         throw invalidArgType('callback', 'of type function', callback);
       const data = inputOf(buffer, encoding);
       // node:zlib's streams take a signal, and so its one-shots: an aborted
-      // one is the callback's AbortError, as there.
-      let signal = o.transform.signal;
-      if (signal === null) signal = undefined;
-      else if (signal !== undefined && signal.aborted) {
-        nextTick(callback, abortError(signal.reason));
+      // one is the callback's AbortError, as there (a falsy one is none).
+      const signal = o.transform.signal || undefined;
+      if (signal !== undefined && isAborted(signal)) {
+        nextTick(callback, abortError(signalReason(signal)));
         return;
       }
+      // node:zlib's `info` engine is made before the work, from the
+      // options as given: a throw is the caller's, here, not a rejection.
+      const engine = o.info ? endedEngine(Class, options) : undefined;
       let task;
       try {
         task = poolOf()[ONE_SHOT](o.kernel, o.params, o.maxOutputLength, data, signal);
@@ -106,11 +109,14 @@ function oneShot(name, className, Class, poolOf) {
       }
       task.then(
         (result) => {
-          let value = result;
-          if (o.info) {
-            value = { buffer: result, engine: endedEngine(Class, options) };
+          // Aborted after the work and before this turn: node:zlib's
+          // stream, destroyed by its signal first, calls back with the
+          // AbortError.
+          if (signal !== undefined && isAborted(signal)) {
+            nextTick(callback, abortError(signalReason(signal)));
+            return;
           }
-          nextTick(callback, null, value);
+          nextTick(callback, null, engine === undefined ? result : { buffer: result, engine });
         },
         (err) => nextTick(callback, zlibError(err, o.maxOutputGiven)),
       );

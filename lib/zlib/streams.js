@@ -30,6 +30,8 @@ function setPoolSource(source) {
 
 /** The Transform's options: the caller's, with the pool streams' write-ahead (lib/args/task-options.js) when it sets no buffer. */
 function transformOptions(given) {
+  // As node:zlib's streams (Node's stream constructors): a falsy signal is none.
+  if (!given.signal) delete given.signal;
   const objects = given.objectMode || given.writableObjectMode;
   if (!objects && given.highWaterMark === undefined && given.writableHighWaterMark === undefined)
     given.writableHighWaterMark = STREAM_WRITE_AHEAD;
