@@ -6,7 +6,7 @@
 // call with ERR_TIDEPOOL_KERNEL_CONTRACT. Before hosts were checked, the
 // kept pointer read the host of whichever call then sat at the same place
 // on the worker's stack, and the write landed in that task's output.
-// (examples/kernels/c/keep_host.c; the Rust side: crates/core/tests/foreign.rs.)
+// (examples/kernels/c/keep_host.c; the Rust side: crates/core/tests/foreign/hosts.rs.)
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
