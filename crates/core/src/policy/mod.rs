@@ -374,4 +374,6 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
 }
 
 #[cfg(test)]
+mod sim_tests;
+#[cfg(test)]
 mod tests;
