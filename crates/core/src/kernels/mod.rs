@@ -44,6 +44,8 @@ pub(crate) mod zlib;
 pub(crate) mod zstd;
 
 #[cfg(test)]
+mod block_tests;
+#[cfg(test)]
 mod split_tests;
 #[cfg(test)]
 pub(crate) mod tests;
