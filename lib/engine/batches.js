@@ -49,7 +49,7 @@ function nextSegment(batch) {
 }
 
 /** A chunk of a batch in flight. */
-class Chunk {
+class BatchChunk {
   batch;
   /** Index (in the batch) of the chunk's first message. */
   base;
@@ -236,7 +236,7 @@ class Batches {
       }
       const queued = Math.min(tasks * group, count);
       if (tasks !== 0)
-        this.#chunks[id] = new Chunk(batch, batch.base + start, datas, group, queued, tasks);
+        this.#chunks[id] = new BatchChunk(batch, batch.base + start, datas, group, queued, tasks);
       else this.#freeChunks[this.#freeChunkCount++] = id;
       engine.pending += queued;
       batch.outstanding += queued;

@@ -1,6 +1,6 @@
 'use strict';
 // What a stream's tasks queue and run (lib/streams/tasks.js): an Item (a
-// written chunk, a flush marker, an update() copy, the end), the Chunk in
+// written chunk, a flush marker, an update() copy, the end), the chunk in
 // flight and which queued items make one, and calling their callbacks
 // back, whether the chunk ran or the stream failed. Records and their
 // rules, apart from the machinery that moves them, so both read on their
@@ -54,8 +54,8 @@ class Item {
   }
 }
 
-/** The chunk in flight: its number, input, end and items. */
-class Chunk {
+/** The chunk in flight (the core's StreamChunk): its number, input, end and items. */
+class StreamChunk {
   seq;
   input;
   end;
@@ -101,7 +101,7 @@ function takeChunk(queue, seq) {
     }
   }
   const input = datas.length === 1 ? datas[0] : datas;
-  return new Chunk(seq, input, end, items, accepted);
+  return new StreamChunk(seq, input, end, items, accepted);
 }
 
 /** The callbacks of `items`. */
