@@ -304,3 +304,63 @@ test('stats(): posts waiting for room are pending; a post refused by a closed po
   assert.equal(pool.stats().failed, failed + 1);
   assert.equal(pool.stats().pending, 0);
 });
+
+/** `micros(us)` in memory of its own, so that detaching it detaches nothing else. */
+function detachableMicros(us) {
+  const view = new Uint8Array(new ArrayBuffer(4));
+  view.set(micros(us));
+  return view;
+}
+
+const detach = (view) => structuredClone(view.buffer, { transfer: [view.buffer] });
+
+test('a binary detached while its post waits for room rejects that post, named where it is', async () => {
+  const { pool, hold } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  try {
+    const queued = pool.post(micros(1000));
+    const part = detachableMicros(1000);
+    const waiting = settle(pool.post([micros(1000), part]));
+    assert.equal(pool.needsDrain, true);
+    detach(part);
+    await released(hold);
+    const outcome = await waiting;
+    assert.equal(outcome.status, 'rejected');
+    assert.equal(outcome.reason.code, 'ERR_INVALID_STATE');
+    assert.match(outcome.reason.message, /"message\[1\]"/);
+    assert.ok(outcome.reason instanceof TypeError);
+    await queued;
+    assert.equal((await pool.post(micros(1))).result.length, 0, 'the pool goes on');
+  } finally {
+    hold.release();
+    await pool.close();
+  }
+});
+
+test('a binary of a batch detached while the batch waits for room fails the batch at that element', async () => {
+  const { pool, hold } = await busyPool({ maxQueue: 1, queueFull: 'wait' });
+  try {
+    const late = detachableMicros(1000);
+    const messages = [micros(1000), micros(1000), micros(1000), late, micros(1000)];
+    const batch = settle(pool.postMany(messages));
+    // One task got the queue's one place; the other four wait, to be read
+    // (by one native call) when room is made.
+    await waitFor(() => pool.stats().queued === 1, {
+      what: 'the first task to be queued',
+      state: poolState(pool),
+    });
+    detach(late);
+    await released(hold);
+    const outcome = await batch;
+    assert.equal(outcome.status, 'rejected');
+    assert.equal(outcome.reason.code, 'ERR_INVALID_STATE');
+    assert.match(outcome.reason.message, /"messages\[3\]"/);
+    assert.equal(outcome.reason.index, 3);
+    await waitFor(() => pool.stats().pending === 0, {
+      what: 'the batch to leave nothing behind',
+      state: poolState(pool),
+    });
+  } finally {
+    hold.release();
+    await pool.close();
+  }
+});

@@ -13,14 +13,15 @@ use std::ptr;
 use napi::sys;
 use tidepool_core::{Input, RawSlice};
 
-use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE, ERR_INVALID_STATE};
+use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE};
 
 fn not_binary() -> Refusal {
-    (ERR_INVALID_ARG_TYPE, "expected a Buffer, TypedArray, DataView or ArrayBuffer".to_owned())
+    Refusal::new(ERR_INVALID_ARG_TYPE, "expected a Buffer, TypedArray, DataView or ArrayBuffer")
 }
 
+/// A detached binary, not in an Array ([`input_of`] says where in one).
 fn detached() -> Refusal {
-    (ERR_INVALID_STATE, "the binary's ArrayBuffer is detached".to_owned())
+    Refusal::detached(-1)
 }
 
 /// Bytes per element of a TypedArray type.
@@ -203,9 +204,12 @@ pub unsafe fn input_of(env: sys::napi_env, value: sys::napi_value) -> Result<Inp
         elements.push(element);
     }
     let mut parts = Vec::with_capacity(elements.len());
-    for element in elements {
+    for (part, element) in elements.into_iter().enumerate() {
         // SAFETY: forwarded contract; `element` is a live value of this call.
-        parts.push(unsafe { one(env, element) }?);
+        parts.push(unsafe { one(env, element) }.map_err(|refusal| match refusal.place {
+            Some(_) => Refusal::detached(part as i32),
+            None => refusal,
+        })?);
     }
     Ok(Input::Many(parts.into_boxed_slice()))
 }

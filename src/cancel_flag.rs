@@ -34,7 +34,7 @@ impl Shared for AtomicBool {
 pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
     unsafe { share(env, Arc::new(AtomicBool::new(false))) }
-        .ok_or_else(|| (ERR_TIDEPOOL_INTERNAL, "could not make a cancel flag".to_owned()))
+        .ok_or_else(|| Refusal::new(ERR_TIDEPOOL_INTERNAL, "could not make a cancel flag"))
 }
 
 /// The flag behind a handle from [`new_flag`] (a share of it).
@@ -87,7 +87,7 @@ pub(crate) unsafe fn flags_of(
 /// Why a flag (or an Array of them) was refused: the same words whichever
 /// raw function it was given to.
 fn bad_call(what: &str) -> Refusal {
-    (ERR_INVALID_ARG_TYPE, what.to_owned())
+    Refusal::new(ERR_INVALID_ARG_TYPE, what)
 }
 
 /// Raises a flag.

@@ -167,9 +167,7 @@ pub fn run_here<'env>(
     let value = unsafe {
         run_here::run_here(env.raw(), kernel, params.raw(), input.raw(), max_output_bytes)
     }
-    .map_err(|(code, message)| {
-        napi::Error::new(napi::Status::InvalidArg, format!("{code}: {message}"))
-    })?;
+    .map_err(crate::refusal::Refusal::into_napi)?;
     // SAFETY: a value just made in this live env.
     unsafe { napi::bindgen_prelude::Unknown::from_napi_value(env.raw(), value) }
 }

@@ -19,18 +19,69 @@ pub(crate) fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
 
 /// Throws a JS error with `code`: a `TypeError` for the argument codes
 /// (as Node throws them), an `Error` otherwise. The two codes are
-/// wire/refusal.rs's, spelled out so that this module depends on nothing.
+/// src/refusal.rs's, spelled out so that this module depends on nothing.
 pub(crate) fn throw(env: sys::napi_env, code: &str, message: &str) {
+    throw_placed(env, code, message, None);
+}
+
+/// [`throw`], with `binary` and `part` number properties on the error when
+/// `place` is given (a `refusal::Place`).
+pub(crate) fn throw_placed(
+    env: sys::napi_env,
+    code: &str,
+    message: &str,
+    place: Option<(u32, i32)>,
+) {
     let type_error = matches!(code, "ERR_INVALID_ARG_TYPE" | "ERR_INVALID_STATE");
     let code = std::ffi::CString::new(code).unwrap_or_default();
     let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // SAFETY: live env; NUL-terminated strings that outlive the call.
-    unsafe {
-        if type_error {
-            sys::napi_throw_type_error(env, code.as_ptr(), message.as_ptr());
-        } else {
-            sys::napi_throw_error(env, code.as_ptr(), message.as_ptr());
+    let Some((binary, part)) = place else {
+        // SAFETY: live env; NUL-terminated strings that outlive the call.
+        unsafe {
+            if type_error {
+                sys::napi_throw_type_error(env, code.as_ptr(), message.as_ptr());
+            } else {
+                sys::napi_throw_error(env, code.as_ptr(), message.as_ptr());
+            }
         }
+        return;
+    };
+    // SAFETY: (whole block) live env, NUL-terminated strings that outlive
+    // the call, out-pointers to locals. A failed step leaves a value null,
+    // which the next call refuses; the error then lacks a property, and
+    // lib/ falls back to post()'s message without a place.
+    unsafe {
+        let mut js_code = ptr::null_mut();
+        let mut js_message = ptr::null_mut();
+        let mut error = ptr::null_mut();
+        sys::napi_create_string_utf8(
+            env,
+            code.as_ptr(),
+            -1, /* NAPI_AUTO_LENGTH */
+            &mut js_code,
+        );
+        sys::napi_create_string_utf8(
+            env,
+            message.as_ptr(),
+            -1, /* NAPI_AUTO_LENGTH */
+            &mut js_message,
+        );
+        if type_error {
+            sys::napi_create_type_error(env, js_code, js_message, &mut error);
+        } else {
+            sys::napi_create_error(env, js_code, js_message, &mut error);
+        }
+        if error.is_null() {
+            sys::napi_throw_error(env, code.as_ptr(), message.as_ptr());
+            return;
+        }
+        let mut value = ptr::null_mut();
+        sys::napi_create_uint32(env, binary, &mut value);
+        sys::napi_set_named_property(env, error, c"binary".as_ptr(), value);
+        let mut value = ptr::null_mut();
+        sys::napi_create_int32(env, part, &mut value);
+        sys::napi_set_named_property(env, error, c"part".as_ptr(), value);
+        sys::napi_throw(env, error);
     }
 }
 
@@ -106,27 +157,4 @@ pub(crate) unsafe fn bool_of(env: sys::napi_env, value: sys::napi_value) -> Opti
     // SAFETY: forwarded contract; out-pointer to a local.
     (unsafe { sys::napi_get_value_bool(env, value, &mut out) } == sys::Status::napi_ok)
         .then_some(out)
-}
-
-/// What a raw function returns: `number`, or `undefined` after throwing the
-/// `(code, message)` it was refused with (a `wire::Refusal`).
-///
-/// # Safety
-/// `env` must be the live env of the current call.
-pub(crate) unsafe fn uint32_or_throw(
-    env: sys::napi_env,
-    outcome: std::result::Result<u32, (&'static str, String)>,
-) -> sys::napi_value {
-    match outcome {
-        Ok(number) => {
-            let mut result = ptr::null_mut();
-            // SAFETY: live env; out-pointer to a local.
-            unsafe { sys::napi_create_uint32(env, number, &mut result) };
-            result
-        }
-        Err((code, message)) => {
-            throw(env, code, &message);
-            ptr::null_mut()
-        }
-    }
 }

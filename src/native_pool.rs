@@ -17,6 +17,7 @@ use crate::napi_util::typed_array_data;
 use crate::pool_objects::{
     metric_bounds, NativeBudget, NativeLatency, NativeMetrics, NativeOptions, NativeStats,
 };
+use crate::refusal::Refusal;
 use crate::wire;
 
 /// A pool of Rust threads; JavaScript talks to it through lib/engine/.
@@ -132,7 +133,7 @@ impl NativePool {
                 digest.unwrap_or(false),
             )
         }
-        .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
+        .map_err(Refusal::into_napi)?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -142,7 +143,7 @@ impl NativePool {
     pub fn stream_report(&self, env: Env, stream: Unknown) -> Result<f64> {
         // SAFETY: live env and a value of this call.
         unsafe { crate::streams::report(env.raw(), stream.raw()) }
-            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))
+            .map_err(|refusal| Error::new(Status::InvalidArg, refusal.message))
     }
 
     /// `stream` is over: its codec state is no longer reported to V8 (see
@@ -151,7 +152,7 @@ impl NativePool {
     pub fn stream_over(&self, env: Env, stream: Unknown) -> Result<()> {
         // SAFETY: live env and a value of this call.
         unsafe { crate::streams::over(env.raw(), stream.raw()) }
-            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))
+            .map_err(|refusal| Error::new(Status::InvalidArg, refusal.message))
     }
 
     /// A new stream whose state is a copy of `stream`'s, between chunks
@@ -159,9 +160,8 @@ impl NativePool {
     #[napi]
     pub fn stream_fork<'env>(&self, env: &'env Env, stream: Unknown) -> Result<Unknown<'env>> {
         // SAFETY: live env and a value of this call.
-        let value = unsafe { crate::streams::fork(env.raw(), stream.raw()) }.map_err(
-            |(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")),
-        )?;
+        let value =
+            unsafe { crate::streams::fork(env.raw(), stream.raw()) }.map_err(Refusal::into_napi)?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -181,7 +181,7 @@ impl NativePool {
         let value = unsafe {
             crate::streams::run_inline(env.raw(), stream.raw(), seq, in_flight.raw(), rest.raw())
         }
-        .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
+        .map_err(Refusal::into_napi)?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -203,7 +203,7 @@ impl NativePool {
         let value = unsafe {
             crate::streams::step_here(env.raw(), stream.raw(), data.raw(), end, budget, seq)
         }
-        .map_err(|(code, message)| Error::new(Status::InvalidArg, format!("{code}: {message}")))?;
+        .map_err(Refusal::into_napi)?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -214,7 +214,7 @@ impl NativePool {
     pub fn cancel_flag<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         // SAFETY: live env of this call.
         let value = unsafe { crate::cancel_flag::new_flag(env.raw()) }
-            .map_err(|(_, message)| Error::new(Status::GenericFailure, message))?;
+            .map_err(|refusal| Error::new(Status::GenericFailure, refusal.message))?;
         // SAFETY: a value just made in this live env.
         unsafe { Unknown::from_napi_value(env.raw(), value) }
     }
@@ -228,7 +228,7 @@ impl NativePool {
     pub fn cancel_flagged(&self, env: Env, flag: Unknown) -> Result<Uint32Array> {
         // SAFETY: live env and value of this call.
         let flag = unsafe { crate::cancel_flag::flag_of(env.raw(), flag.raw()) }
-            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+            .map_err(|refusal| Error::new(Status::InvalidArg, refusal.message))?;
         let inner = &*self.inner;
         let removed = inner.pool().remove_queued_with(&flag);
         crate::cancel_flag::raise(&flag);
@@ -245,7 +245,7 @@ impl NativePool {
     pub fn raise_flag(&self, env: Env, flag: Unknown) -> Result<()> {
         // SAFETY: live env and value of this call.
         let flag = unsafe { crate::cancel_flag::flag_of(env.raw(), flag.raw()) }
-            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+            .map_err(|refusal| Error::new(Status::InvalidArg, refusal.message))?;
         crate::cancel_flag::raise(&flag);
         Ok(())
     }
@@ -258,7 +258,7 @@ impl NativePool {
     pub fn cancel_all_flagged(&self, env: Env, flags: Unknown) -> Result<Uint32Array> {
         // SAFETY: live env and value of this call.
         let flags = unsafe { crate::cancel_flag::flags_of(env.raw(), flags.raw()) }
-            .map_err(|(_, message)| Error::new(Status::InvalidArg, message))?;
+            .map_err(|refusal| Error::new(Status::InvalidArg, refusal.message))?;
         let inner = &*self.inner;
         let removed = inner.pool().remove_queued_with_any(&flags);
         for flag in &flags {

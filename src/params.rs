@@ -20,7 +20,6 @@ use napi::sys;
 use tidepool_core::kernels::{KernelId, ParamError, Params, RawParams, RawValue};
 
 use crate::binary;
-use crate::napi_util::throw;
 use crate::wire::{MakeParamsArgs, Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
 
 /// The tag that marks our handles (random, fixed).
@@ -84,8 +83,7 @@ pub unsafe extern "C" fn make_params_callback(
         )
     };
     if status != sys::Status::napi_ok {
-        let (code, message) = bad_call();
-        throw(env, code, &message);
+        bad_call().throw(env);
         return ptr::null_mut();
     }
     // SAFETY: the arguments passed (`argc` may count more than were read)
@@ -95,8 +93,8 @@ pub unsafe extern "C" fn make_params_callback(
             .and_then(|args| make_params(env, &args))
     } {
         Ok(value) => value,
-        Err((code, message)) => {
-            throw(env, code, &message);
+        Err(refusal) => {
+            refusal.throw(env);
             ptr::null_mut()
         }
     }
@@ -177,7 +175,7 @@ unsafe fn handle(env: sys::napi_env, handle: Handle) -> Result<sys::napi_value, 
         ) != sys::Status::napi_ok
         {
             drop(Box::from_raw(data));
-            return Err((ERR_TIDEPOOL_INTERNAL, "could not make a parameters handle".to_owned()));
+            return Err(Refusal::new(ERR_TIDEPOOL_INTERNAL, "could not make a parameters handle"));
         }
         sys::napi_type_tag_object(env, external, &TAG);
     }
@@ -200,7 +198,10 @@ pub unsafe fn take(
     kernel: KernelId,
 ) -> Result<Params, Refusal> {
     let invalid = || {
-        (ERR_INVALID_ARG_TYPE, "submit: the parameters must be a handle from makeParams".to_owned())
+        Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            "submit: the parameters must be a handle from makeParams",
+        )
     };
     let mut tagged = false;
     let mut data: *mut c_void = ptr::null_mut();
@@ -222,14 +223,14 @@ pub unsafe fn take(
     // freed only by its finalizer, which cannot run while `value` is in use).
     let handle = unsafe { &*(data as *const Handle) };
     if handle.kernel != kernel {
-        return Err((
+        return Err(Refusal::new(
             ERR_TIDEPOOL_INTERNAL,
-            "submit: parameters made for another kernel".to_owned(),
+            "submit: parameters made for another kernel",
         ));
     }
     let params = handle.params.borrow().clone();
     params.ok_or_else(|| {
-        (ERR_TIDEPOOL_INTERNAL, "submit: these parameters were already used".to_owned())
+        Refusal::new(ERR_TIDEPOOL_INTERNAL, "submit: these parameters were already used")
     })
 }
 

@@ -30,7 +30,10 @@ pub(crate) unsafe fn run_here(
     max_output_bytes: f64,
 ) -> Result<sys::napi_value, Refusal> {
     let Some(found) = kernels::get(kernel) else {
-        return Err((ERR_INVALID_ARG_TYPE, "runHere: kernel must be a valid kernel id".to_owned()));
+        return Err(Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            "runHere: kernel must be a valid kernel id",
+        ));
     };
     let params = if is_undefined(env, params) {
         Params::NONE

@@ -55,9 +55,9 @@ pub(crate) unsafe fn new_stream(
     digest: bool,
 ) -> Result<sys::napi_value, Refusal> {
     let Some(found) = kernels::get(kernel) else {
-        return Err((
+        return Err(Refusal::new(
             ERR_INVALID_ARG_TYPE,
-            "newStream: kernel must be a valid kernel id".to_owned(),
+            "newStream: kernel must be a valid kernel id",
         ));
     };
     let params = if is_undefined(env, params) {
@@ -79,7 +79,7 @@ pub(crate) unsafe fn new_stream(
     };
     // SAFETY: live env of this call.
     unsafe { crate::handles::share(env, stream) }
-        .ok_or((ERR_TIDEPOOL_INTERNAL, "could not make a stream handle".to_owned()))
+        .ok_or_else(|| Refusal::new(ERR_TIDEPOOL_INTERNAL, "could not make a stream handle"))
 }
 
 /// What the last step of a stream did, as one number (the core's
@@ -92,10 +92,12 @@ pub(crate) unsafe fn new_stream(
 /// `env` and `value` must be the live env and a value of the current call.
 pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Result<f64, Refusal> {
     // SAFETY: forwarded contract.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }.ok_or((
-        ERR_INVALID_ARG_TYPE,
-        "streamReport: the stream must be a handle from newStream()".to_owned(),
-    ))?;
+    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }.ok_or_else(|| {
+        Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            "streamReport: the stream must be a handle from newStream()",
+        )
+    })?;
     let change = stream.sync_reported();
     if change != 0 {
         // SAFETY: live env, on its JS thread (a call of this env).
@@ -114,10 +116,12 @@ pub(crate) unsafe fn report(env: sys::napi_env, value: sys::napi_value) -> Resul
 /// `env` and `value` must be the live env and a value of the current call.
 pub(crate) unsafe fn over(env: sys::napi_env, value: sys::napi_value) -> Result<(), Refusal> {
     // SAFETY: forwarded contract.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }.ok_or((
-        ERR_INVALID_ARG_TYPE,
-        "streamOver: the stream must be a handle from newStream()".to_owned(),
-    ))?;
+    let stream = unsafe { crate::handles::shared::<Stream>(env, value) }.ok_or_else(|| {
+        Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            "streamOver: the stream must be a handle from newStream()",
+        )
+    })?;
     let bytes = stream.take_reported();
     if bytes > 0 {
         // SAFETY: live env, on its JS thread (a call of this env).
@@ -138,14 +142,16 @@ pub(crate) unsafe fn fork(
     handle: sys::napi_value,
 ) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or((
-        ERR_INVALID_ARG_TYPE,
-        "streamFork: the stream must be a handle from newStream()".to_owned(),
-    ))?;
-    let copy = stream.fork().map_err(|e| (ERR_TIDEPOOL_INTERNAL, e.to_string()))?;
+    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or_else(|| {
+        Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            "streamFork: the stream must be a handle from newStream()",
+        )
+    })?;
+    let copy = stream.fork().map_err(|e| Refusal::new(ERR_TIDEPOOL_INTERNAL, e.to_string()))?;
     // SAFETY: live env of this call.
     unsafe { crate::handles::share(env, copy) }
-        .ok_or((ERR_TIDEPOOL_INTERNAL, "could not make a stream handle".to_owned()))
+        .ok_or_else(|| Refusal::new(ERR_TIDEPOOL_INTERNAL, "could not make a stream handle"))
 }
 
 /// Runs, on this (the JS) thread, chunk `seq` of `stream` (its `in_flight`
@@ -165,10 +171,12 @@ pub(crate) unsafe fn run_inline(
     rest: sys::napi_value,
 ) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or((
-        ERR_INVALID_ARG_TYPE,
-        "streamInline: the stream must be a handle from newStream()".to_owned(),
-    ))?;
+    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or_else(|| {
+        Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            "streamInline: the stream must be a handle from newStream()",
+        )
+    })?;
     // Both read before anything runs: no JavaScript runs from here to the
     // end of the call, so what they point at stays as it is.
     let in_flight = if seq >= 0.0 {
@@ -205,14 +213,16 @@ pub(crate) unsafe fn step_here(
     seq: f64,
 ) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or((
-        ERR_INVALID_ARG_TYPE,
-        "streamStepHere: the stream must be a handle from newStream()".to_owned(),
-    ))?;
-    let Some((budget, seq)) = SubmitStepArgs::budget_and_seq(budget, seq) else {
-        return Err((
+    let stream = unsafe { crate::handles::shared::<Stream>(env, handle) }.ok_or_else(|| {
+        Refusal::new(
             ERR_INVALID_ARG_TYPE,
-            "streamStepHere: budget and seq must be numbers".to_owned(),
+            "streamStepHere: the stream must be a handle from newStream()",
+        )
+    })?;
+    let Some((budget, seq)) = SubmitStepArgs::budget_and_seq(budget, seq) else {
+        return Err(Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            "streamStepHere: budget and seq must be numbers",
         ));
     };
     let undefined = || {
@@ -266,9 +276,9 @@ pub(crate) unsafe fn ran_here(
             // SAFETY: live env of this call, inside its handle scope.
             value = unsafe { crate::large_result::large_result(env, bytes) };
             if is_undefined(env, value) {
-                return Err((
+                return Err(Refusal::new(
                     ERR_MEMORY_ALLOCATION_FAILED,
-                    "Failed to allocate memory for the output".to_owned(),
+                    "Failed to allocate memory for the output",
                 ));
             }
         }
@@ -285,9 +295,9 @@ pub(crate) unsafe fn ran_here(
                 )
             };
             if status != sys::Status::napi_ok {
-                return Err((
+                return Err(Refusal::new(
                     ERR_MEMORY_ALLOCATION_FAILED,
-                    "Failed to allocate memory for the output".to_owned(),
+                    "Failed to allocate memory for the output",
                 ));
             }
         }

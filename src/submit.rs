@@ -14,7 +14,8 @@ use tidepool_core::{Mode, Refused, Task};
 
 use crate::binary;
 use crate::inner::Inner;
-use crate::napi_util::{throw, uint32_or_throw};
+use crate::napi_util::throw;
+use crate::refusal::uint32_or_throw;
 use crate::wire::{self, Refusal, SubmitArgs, ERR_INVALID_ARG_TYPE};
 
 /// The `submit` function's callback (see [`SubmitArgs`]).

@@ -17,7 +17,7 @@ use tidepool_core::{Input, Mode, Packed, Task};
 use crate::binary;
 use crate::cancel_flag::flag_of;
 use crate::inner::Inner;
-use crate::napi_util::{throw, uint32_or_throw};
+use crate::refusal::uint32_or_throw;
 use crate::wire::{self, submit_many_refusal, Refusal, SubmitManyArgs};
 
 /// The `submitMany` function's callback (see [`SubmitManyArgs`]).
@@ -32,8 +32,7 @@ pub(crate) unsafe extern "C" fn submit_many_callback(
         sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data)
     };
     if status != sys::Status::napi_ok || !SubmitManyArgs::takes(argc) || data.is_null() {
-        let (code, message) = SubmitManyArgs::bad_count();
-        throw(env, code, &message);
+        SubmitManyArgs::bad_count().throw(env);
         return ptr::null_mut();
     }
     let mut argv = vec![ptr::null_mut(); argc];
@@ -50,8 +49,7 @@ pub(crate) unsafe extern "C" fn submit_many_callback(
         )
     };
     if status != sys::Status::napi_ok || got != argc {
-        let (code, message) = submit_many_refusal("could not read its arguments");
-        throw(env, code, &message);
+        submit_many_refusal("could not read its arguments").throw(env);
         return ptr::null_mut();
     }
     // SAFETY: `data` is the Rc<Inner> share owned by this function object,
@@ -93,18 +91,20 @@ unsafe fn submit_many(
     let now = Instant::now();
     let group = args.group;
     let mut tasks = Vec::with_capacity(count.div_ceil(group));
-    for (binaries, slot) in args.binaries.chunks(group).zip((args.first_slot..).step_by(group)) {
+    // A refusal names the binary by its index among the chunk's.
+    let read = |index: usize| {
+        // SAFETY: live env and value, kept reachable (below).
+        unsafe { binary::input_of(env, args.binaries[index]) }
+            .map_err(|refusal| refusal.in_binary(index as u32))
+    };
+    for (first, slot) in (0..count).step_by(group).zip((args.first_slot..).step_by(group)) {
         // lib/engine/ keeps every binary of the chunk reachable until the
         // chunk's last task is delivered.
         let (input, mode) = if group == 1 {
-            // SAFETY: live env and value, kept reachable (above).
-            (unsafe { binary::input_of(env, binaries[0]) }?, Mode::Once)
+            (read(first)?, Mode::Once)
         } else {
-            let inputs = binaries
-                .iter()
-                // SAFETY: live env and values, kept reachable (above).
-                .map(|&binary| unsafe { binary::input_of(env, binary) })
-                .collect::<Result<Box<[Input]>, _>>()?;
+            let inputs =
+                (first..count.min(first + group)).map(read).collect::<Result<Box<[Input]>, _>>()?;
             (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs })))
         };
         tasks.push(Task {

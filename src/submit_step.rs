@@ -10,7 +10,8 @@ use tidepool_core::{Mode, Refused, Stream, StreamChunk, Task};
 
 use crate::binary;
 use crate::inner::Inner;
-use crate::napi_util::{throw, uint32_or_throw};
+use crate::napi_util::throw;
+use crate::refusal::uint32_or_throw;
 use crate::wire::{self, Refusal, SubmitStepArgs, ERR_INVALID_ARG_TYPE};
 
 /// The `submitStep` function's callback (see [`SubmitStepArgs`]).
@@ -54,10 +55,13 @@ unsafe fn submit_step(
     args: SubmitStepArgs,
 ) -> Result<u32, Refusal> {
     // SAFETY: live env and value.
-    let stream = unsafe { crate::handles::shared::<Stream>(env, args.stream) }.ok_or((
-        ERR_INVALID_ARG_TYPE,
-        "submitStep: the stream must be a handle from newStream()".to_owned(),
-    ))?;
+    let stream =
+        unsafe { crate::handles::shared::<Stream>(env, args.stream) }.ok_or_else(|| {
+            Refusal::new(
+                ERR_INVALID_ARG_TYPE,
+                "submitStep: the stream must be a handle from newStream()",
+            )
+        })?;
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
     }

@@ -7,7 +7,7 @@
 
 const { WaitQueue } = require('../base/wait-queue');
 const { ownArray } = require('../base/own-array');
-const { readableBytes } = require('./binary');
+const { checkInput } = require('./binary');
 const { queueFullError, droppedError, throwLater } = require('../errors');
 const { Post } = require('./post');
 const { BATCH_SLOT } = require('./wire');
@@ -94,7 +94,7 @@ class Admission {
       }
     } else if (post.inputIsMessage) {
       // Posts already wait for room: this one waits behind them, checked here.
-      engine.checkLengths(post.data, post.options.kernel, engine.inputName);
+      checkInput(post.data, engine.inputName, engine.boundsOf(post.options.kernel, true));
     }
     if (!this.#waiting.empty || action === FULL.wait) {
       this.waitingCount++;
@@ -210,9 +210,8 @@ class Admission {
       }
       let queued;
       try {
-        // The binaries were checked at post(); one may have been detached
-        // while the post waited.
-        readableBytes(w.data, engine.inputNameOf(w));
+        // The binaries were checked at post(); one detached while the post
+        // waited is refused here (trySubmit: refusalOf).
         queued = engine.trySubmit(w);
       } catch (err) {
         waiting.shift();

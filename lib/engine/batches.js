@@ -6,7 +6,7 @@
 
 const { WaitQueue } = require('../base/wait-queue');
 const { ownArray, grown } = require('../base/own-array');
-const { readableBytes } = require('./binary');
+const { refusalOf } = require('./binary');
 const { makeError, closedError } = require('../errors');
 const { Batch, elementNamer, groupSize } = require('./batch');
 const { KERNEL_FACTS } = require('../addon/binding');
@@ -296,22 +296,12 @@ class Batches {
    * The batch fails with the error a post would have, naming the element.
    */
   #refuseChunk(batch, start, count, err) {
-    let error = err;
-    let index = batch.base + start;
-    if (err !== null && typeof err === 'object' && err.code === 'ERR_INVALID_STATE') {
-      const name = elementNamer(batch.what, false);
-      for (let i = 0; i < count; i++) {
-        name.at = batch.base + start + i;
-        try {
-          readableBytes(batch.datas[start + i], name);
-        } catch (found) {
-          error = found;
-          index = name.at;
-          break;
-        }
-      }
-    }
-    this.fail(batch, index, error);
+    // The refusal says which of the chunk's binaries (`binary`) it was.
+    const at = err !== null && typeof err === 'object' ? err.binary : undefined;
+    const index = batch.base + start + (typeof at === 'number' && at < count ? at : 0);
+    const name = elementNamer(batch.what, false);
+    name.at = index;
+    this.fail(batch, index, refusalOf(err, name));
   }
 
   /**

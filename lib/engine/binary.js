@@ -6,10 +6,19 @@
 // Array of binaries exactly once (element getters run once, holes and
 // non-binaries throw) into an Array of our own that the pool keeps
 // reachable until the task settles, so nothing the caller does to its array
-// afterwards changes what is hashed or frees what is read. `readableBytes`
-// then checks, with the engine's own getters (an own `byteLength` property
-// on a Buffer cannot lie to it), that every binary can be read in place:
-// not detached, not out of bounds, not backed by a resizable ArrayBuffer.
+// afterwards changes what is hashed or frees what is read.
+//
+// An input is asked about once in each of three phases, each with one name:
+// - `snapshot(value, name)`, when the call is made (user code may run: an
+//   Array's getters);
+// - `checkInput(data, name, bounds)`, right before native code reads it
+//   (no user code runs): with the engine's own getters (an own `byteLength`
+//   property on a Buffer cannot lie to it), every binary can be read in
+//   place (not detached, not backed by a resizable ArrayBuffer) and the
+//   whole is within `bounds`;
+// - `refusalOf(err, name)`, when native code refused it after all (a
+//   binary detached between the check and the read): the refusal says
+//   where, and this gives post()'s own error for that place.
 //
 // Every function, constructor and getter used here is captured when this
 // module loads, so code that later replaces `ArrayBuffer.isView`,
@@ -17,7 +26,14 @@
 // change what is checked.
 
 const { types } = require('node:util');
-const { invalidArgType, invalidArgValue, invalidState, describe, label } = require('../errors');
+const {
+  invalidArgType,
+  invalidArgValue,
+  invalidState,
+  outOfRange,
+  describe,
+  label,
+} = require('../errors');
 const { ownArray } = require('../base/own-array');
 const { uncurryThis, getter } = require('../base/intrinsics');
 
@@ -173,11 +189,7 @@ function readableLength(value, name, index) {
   return length;
 }
 
-/**
- * Total byte length of a snapshot, read with the engine's own getters.
- * Throws `ERR_INVALID_STATE` (TypeError) for a detached binary and
- * `ERR_INVALID_ARG_VALUE` for one over a resizable ArrayBuffer.
- */
+/** Total byte length of a snapshot, each binary checked to be readable in place. */
 function readableBytes(data, name) {
   if (!isArray(data)) return readableLength(data, name, -1);
   let total = 0;
@@ -186,15 +198,62 @@ function readableBytes(data, name) {
 }
 
 /**
- * `readableBytes` without the lengths, for the common case of one TypedArray
- * when no length limit applies: only what native code cannot check itself
- * (resizability). Native code reads the true lengths as it takes the input
- * and refuses a detached binary there (ERR_INVALID_STATE), so a post pays
- * two engine getters here instead of four.
+ * What checkInput asks of an input besides being readable in place: at
+ * least `min` bytes (`least` says so in the error), at most `max` (the
+ * pool's maxInputBytes), and whether the caller wants the byte length
+ * (`measure`).
  */
-function checkResizable(data, name) {
-  if (typedArrayTag(data) !== undefined) refuseResizable(typedArrayBuffer(data), name, -1);
-  else readableBytes(data, name);
+class Bounds {
+  constructor(min, least, max, measure) {
+    this.min = min;
+    this.least = least;
+    this.max = max;
+    this.measure = measure;
+  }
+}
+
+/** Any length, measured: a stream's writes, a one-shot's `buffer`, a file's path. */
+const ANY_LENGTH = new Bounds(0, '', Infinity, true);
+
+/**
+ * The check of a snapshot right before native code reads it. Returns its
+ * byte length, or -1 when it was not measured: a lone TypedArray with no
+ * bounds to meet and no length wanted is checked only for what native
+ * code cannot see (resizability); native code reads the true length as it
+ * takes the input and refuses a detached binary there (see refusalOf), so
+ * a post pays two engine getters here instead of four.
+ *
+ * Throws `ERR_INVALID_STATE` (TypeError) for a detached binary,
+ * `ERR_INVALID_ARG_VALUE` for one over a resizable ArrayBuffer, and
+ * `ERR_OUT_OF_RANGE` for a length outside `bounds`.
+ * @param {Bounds} bounds
+ */
+function checkInput(data, name, bounds) {
+  if (
+    !bounds.measure &&
+    bounds.min === 0 &&
+    bounds.max === Infinity &&
+    typedArrayTag(data) !== undefined
+  ) {
+    refuseResizable(typedArrayBuffer(data), name, -1);
+    return -1;
+  }
+  const bytes = readableBytes(data, name);
+  if (bytes < bounds.min) throw outOfRange(name, bounds.least, `${bytes} bytes`);
+  if (bytes > bounds.max)
+    throw outOfRange(name, `at most maxInputBytes (${bounds.max}) bytes`, `${bytes} bytes`);
+  return bytes;
+}
+
+/**
+ * The error a native refusal of an input stands for. A detached binary
+ * (the refusal's `part` says where in an Array: -1, not in one) gets the
+ * error checkInput gives, named by `name`; any other refusal is itself.
+ */
+function refusalOf(err, name) {
+  if (err === null || typeof err !== 'object' || err.code !== 'ERR_INVALID_STATE') return err;
+  const part = err.part;
+  return invalidState(place(name, typeof part === 'number' ? part : -1), DETACHED);
 }
 
 /** The byte length of a TypedArray or DataView, read with the engine's getters; -1 for anything else. */
@@ -214,11 +273,13 @@ function isDetachedBinary(value) {
 
 module.exports = {
   snapshot,
+  checkInput,
+  refusalOf,
+  Bounds,
+  ANY_LENGTH,
   viewByteLength,
   isResizable,
-  readableBytes,
   isDetachedBinary,
-  checkResizable,
   isBinaryInput,
   isPlainArray,
   received,

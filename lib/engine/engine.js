@@ -14,11 +14,10 @@
 // side reading it.
 
 const { binding } = require('../addon/binding');
-const { readableBytes, checkResizable } = require('./binary');
+const { checkInput, refusalOf, Bounds, ANY_LENGTH } = require('./binary');
 const { KERNELS, MIN_INPUT_BYTES } = require('../addon/binding');
 const {
   makeError,
-  outOfRange,
   closedError,
   abortError,
   destroyedError,
@@ -63,6 +62,8 @@ class Engine {
   /** How errors name the input: 'message', or 'select(message)' with a custom select. */
   inputName;
   maxInputBytes;
+  /** boundsOf()'s, by kernel and `measure`. */
+  #bounds = [];
   /** Shared with Rust (wire.js): [slot, code << 24 | length] per finished task, and their result bytes. */
   meta = new Uint32Array(BATCH_CAPACITY * 2);
   slab = Buffer.alloc(SLAB_BYTES);
@@ -147,9 +148,9 @@ class Engine {
       const reject = capturedReject;
       // A one-shot's input is node:zlib's `buffer`, which maxInputBytes does
       // not bound; a file's path is no input: its length is the path's.
-      if (bytes) readableBytes(data, 'buffer');
-      else if (extra !== undefined && extra.file) readableBytes(data, 'data');
-      else this.checkInput(data, kernel);
+      if (bytes) checkInput(data, 'buffer', ANY_LENGTH);
+      else if (extra !== undefined && extra.file) checkInput(data, 'data', ANY_LENGTH);
+      else checkInput(data, this.inputName, this.boundsOf(kernel, false));
       if (this.lifecycle.closed) this.rejectClosed(data, kernel, reject);
       else if (signal !== undefined && isAborted(signal))
         reject(abortError(signalReason(signal))); // by a promise hook
@@ -179,7 +180,7 @@ class Engine {
       const promise = new NativePromise(captureResolvers);
       const resolve = capturedResolve;
       const reject = capturedReject;
-      readableBytes(data, 'data');
+      checkInput(data, 'data', ANY_LENGTH);
       // A closed pool still runs the streams whose end was asked for before
       // (`accepted`), unless destroy() cut that work short.
       const lifecycle = this.lifecycle;
@@ -207,7 +208,7 @@ class Engine {
    */
   postMessage(message, data, options) {
     const kernel = options.kernel;
-    this.checkInput(data, kernel);
+    checkInput(data, this.inputName, this.boundsOf(kernel, false));
     if (this.lifecycle.closed) {
       this.rejectClosed(data, kernel, (err) =>
         process.nextTick(() => this.emitter.emit('error', err, message)),
@@ -233,10 +234,11 @@ class Engine {
       // No user code from here to the native side's reading (see post()).
       // Lengths included: a binary of a later chunk is read after earlier
       // chunks are queued, when throwing is too late.
+      const bounds = this.boundsOf(kernel, true);
       let bytes = 0;
       for (let i = 0; i < count; i++) {
         name.at = i;
-        bytes += this.checkLengths(datas[i], kernel, name);
+        bytes += checkInput(datas[i], name, bounds);
       }
       if (this.lifecycle.closed) {
         const err = closedError();
@@ -275,9 +277,9 @@ class Engine {
       queued = submitPost(this.submit, this.submitStep, slot, post, this.aborts.flagOf(post));
     } catch (err) {
       slots.giveBack(slot);
-      // The native side found a detached binary: the same error as post()'s own check.
-      if (err.code === 'ERR_INVALID_STATE') readableBytes(post.data, this.inputNameOf(post));
-      throw err;
+      // A binary detached since it was checked (while the post waited for
+      // room): the refusal says which.
+      throw refusalOf(err, this.inputNameOf(post));
     }
     if (queued === 0) {
       slots.giveBack(slot);
@@ -297,42 +299,27 @@ class Engine {
   }
 
   /**
-   * Checks a snapshot right before the native side reads it: readable in
-   * place (not detached, not resizable), long enough for the kernel, within
-   * `maxInputBytes`. Runs no user code. Without a length limit, the lengths
-   * (and so detachment, which leaves a length of 0) are left to the native
-   * side, which reads them anyway (see checkResizable); every path that
-   * does not hand the input to it at once calls checkLengths instead.
+   * What checkInput asks of a post's input for `kernel`: the kernel's
+   * least length and the pool's maxInputBytes; `measure`, whether the
+   * caller wants the byte length (see checkInput).
+   * @returns {Bounds}
    */
-  checkInput(data, kernel) {
-    if (this.maxInputBytes === Infinity && MIN_INPUT_BYTES[kernel] === 0)
-      checkResizable(data, this.inputName);
-    else this.checkLengths(data, kernel, this.inputName);
-  }
-
-  /** All of checkInput, lengths included; `name` names the input in errors. Returns its byte length. */
-  checkLengths(data, kernel, name) {
-    const bytes = readableBytes(data, name);
-    if (bytes < MIN_INPUT_BYTES[kernel]) {
-      throw outOfRange(
-        name,
-        `at least ${MIN_INPUT_BYTES[kernel]} bytes for kernel '${KERNELS[kernel]}' (a little-endian uint32 of microseconds; see micros())`,
-        `${bytes} bytes`,
-      );
+  boundsOf(kernel, measure) {
+    const at = kernel * 2 + (measure ? 1 : 0);
+    let bounds = this.#bounds[at];
+    if (bounds === undefined) {
+      const min = MIN_INPUT_BYTES[kernel];
+      // Only the test kernels have a least length: a duration to run.
+      const least = `at least ${min} bytes for kernel '${KERNELS[kernel]}' (a little-endian uint32 of microseconds; see micros())`;
+      bounds = new Bounds(min, least, this.maxInputBytes, measure);
+      this.#bounds[at] = bounds;
     }
-    if (bytes > this.maxInputBytes) {
-      throw outOfRange(
-        name,
-        `at most maxInputBytes (${this.maxInputBytes}) bytes`,
-        `${bytes} bytes`,
-      );
-    }
-    return bytes;
+    return bounds;
   }
 
   /** A post to a closed pool (`reject` its rejection or 'error'): argument errors are still thrown first. */
   rejectClosed(data, kernel, reject) {
-    this.checkLengths(data, kernel, this.inputName);
+    checkInput(data, this.inputName, this.boundsOf(kernel, true));
     const err = closedError();
     this.countFailures(err, 1);
     reject(err);

@@ -7,6 +7,7 @@ const { abortError, closedError, destroyedError } = require('../errors');
 const { isAborted, signalReason } = require('./signals');
 const { Step } = require('./post');
 const { inlineError } = require('./wire');
+const { checkInput } = require('./binary');
 
 /** What map()'s iterators ask of the engine. One per pool. */
 class MapPort {
@@ -47,7 +48,7 @@ class MapPort {
 
   /** Checks a snapshot's lengths for `kernel` (errors name it `name`); returns its byte length. */
   check(data, kernel, name) {
-    return this.#engine.checkLengths(data, kernel, name);
+    return checkInput(data, name, this.#engine.boundsOf(kernel, true));
   }
 
   /** Hands the batch `count` checked snapshots of `bytes` in all, task indices `base...`. */

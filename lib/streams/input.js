@@ -6,7 +6,7 @@
 // the tasks, which only ever see bytes.
 
 const { Buffer } = require('node:buffer');
-const { snapshot, readableBytes } = require('../engine/binary');
+const { snapshot, checkInput, ANY_LENGTH } = require('../engine/binary');
 const { ownArray } = require('../base/own-array');
 const { invalidArgType, makeError } = require('../errors');
 const { Item } = require('./items');
@@ -28,7 +28,7 @@ function chunkOf(data, encoding) {
     );
   }
   const chunk = snapshot(data, 'data');
-  readableBytes(chunk, 'data');
+  checkInput(chunk, 'data', ANY_LENGTH);
   return chunk;
 }
 
@@ -46,7 +46,7 @@ function writtenItems(chunks, flushKind, accepted) {
       items[i] = new Item(undefined, 0, kind, undefined, 0, i < accepted);
     } else {
       const data = chunkOf(chunk, encoding === 'buffer' ? undefined : encoding);
-      items[i] = new Item(data, readableBytes(data, 'data'), 0, undefined, 0, i < accepted);
+      items[i] = new Item(data, checkInput(data, 'data', ANY_LENGTH), 0, undefined, 0, i < accepted);
     }
   }
   return items;

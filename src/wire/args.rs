@@ -119,7 +119,7 @@ impl SubmitArgs {
         args: &[sys::napi_value],
     ) -> Result<SubmitArgs, Refusal> {
         if args.len() < Self::MIN {
-            return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
+            return Err(Refusal::new(ERR_INVALID_ARG_TYPE, Self::USAGE));
         }
         // SAFETY: (whole block) live env and arguments of this call; the
         // readers only look at the values.
@@ -148,7 +148,7 @@ impl SubmitArgs {
     }
 
     fn bad_ids() -> Refusal {
-        (ERR_INVALID_ARG_TYPE, "submit: slot and kernel must be valid uint32 ids".to_owned())
+        Refusal::new(ERR_INVALID_ARG_TYPE, "submit: slot and kernel must be valid uint32 ids")
     }
 }
 
@@ -268,7 +268,7 @@ impl<'a> SubmitManyArgs<'a> {
 
 /// A refusal of `submitMany`.
 pub(crate) fn submit_many_refusal(what: &str) -> Refusal {
-    (ERR_INVALID_ARG_TYPE, format!("submitMany: {what}"))
+    Refusal::new(ERR_INVALID_ARG_TYPE, format!("submitMany: {what}"))
 }
 
 // --- submitStep ---
@@ -327,7 +327,7 @@ impl SubmitStepArgs {
         args: &[sys::napi_value],
     ) -> Result<SubmitStepArgs, Refusal> {
         if args.len() < Self::MIN {
-            return Err((ERR_INVALID_ARG_TYPE, Self::USAGE.to_owned()));
+            return Err(Refusal::new(ERR_INVALID_ARG_TYPE, Self::USAGE));
         }
         // SAFETY: (whole block) live env and arguments of this call; the
         // readers only look at the values.
@@ -359,7 +359,7 @@ impl SubmitStepArgs {
     }
 
     fn bad_numbers() -> Refusal {
-        (ERR_INVALID_ARG_TYPE, "submitStep: slot, end, budget and seq must be numbers".to_owned())
+        Refusal::new(ERR_INVALID_ARG_TYPE, "submitStep: slot, end, budget and seq must be numbers")
     }
 
     /// `budget` (at least 1; not finite: no limit) and `seq` (at least 0)
@@ -412,9 +412,9 @@ impl MakeParamsArgs {
 
     /// Every refusal of `makeParams`: a call lib/args/params.js never makes.
     pub(crate) fn usage() -> Refusal {
-        (
+        Refusal::new(
             ERR_INVALID_ARG_TYPE,
-            "makeParams(kernel, names, values, once) takes a kernel id and two Arrays".to_owned(),
+            "makeParams(kernel, names, values, once) takes a kernel id and two Arrays",
         )
     }
 
