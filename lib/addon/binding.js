@@ -64,9 +64,12 @@ const KERNEL_IDS = new Map();
 const MIN_INPUT_BYTES = [];
 /**
  * What Rust says of each kernel besides its name and least input (the
- * core's kernels/facts.rs), by id: `{ kind: 'hash' | 'codec' | 'other',
- * family: 'deflate' | 'brotli' | 'zstd' | 'lz4' | '', inBlocks,
- * flushKinds, defaultFlush }`, frozen.
+ * core's kernels/facts.rs), by id: `{ kind: 'hash' | 'codec' | 'test' |
+ * 'other', family: 'deflate' | 'brotli' | 'zstd' | 'lz4' | '', inBlocks,
+ * flushKinds, defaultFlush, zlibNames, keyed }`, frozen. `zlibNames`: the
+ * node:zlib options a codec stream takes beside `params`; `keyed`: the
+ * parameter each node:zlib constant key of `params` stands for, by the key
+ * as a string.
  */
 const KERNEL_FACTS = [];
 /** A frozen copy of KERNELS, made again when it grows. */
@@ -109,7 +112,8 @@ function syncKernels() {
   if (lines.length === KERNELS.length) return false;
   for (let id = KERNELS.length; id < lines.length; id++) {
     // name, kind, family, least input, in blocks, flush kinds, default
-    // flush (indexed: destructuring would call Array.prototype's iterator).
+    // flush, node:zlib names, keyed names (indexed: destructuring would
+    // call Array.prototype's iterator).
     const fields = stringSplit(lines[id], '\t');
     const name = fields[0];
     define(KERNELS, id, name);
@@ -119,6 +123,15 @@ function syncKernels() {
     if (fields[5] !== '') {
       const kinds = stringSplit(fields[5], ',');
       for (let i = 0; i < kinds.length; i++) define(flushKinds, i, +kinds[i]);
+    }
+    const zlibNames = fields[7] === '' ? [] : stringSplit(fields[7], ',');
+    const keyed = { __proto__: null };
+    if (fields[8] !== '') {
+      const pairs = stringSplit(fields[8], ',');
+      for (let i = 0; i < pairs.length; i++) {
+        const pair = stringSplit(pairs[i], '=');
+        keyed[pair[0]] = pair[1];
+      }
     }
     define(
       KERNEL_FACTS,
@@ -130,6 +143,8 @@ function syncKernels() {
         inBlocks: fields[4] === '1',
         flushKinds: ObjectFreeze(flushKinds),
         defaultFlush: +fields[6],
+        zlibNames: ObjectFreeze(zlibNames),
+        keyed: ObjectFreeze(keyed),
       }),
     );
   }

@@ -71,36 +71,4 @@ const ZSTD = Object.freeze({
 
 const constants = Object.freeze({ ...ZSTD, ...zlib.constants });
 
-/**
- * brotli's and zstd's parameters as node:zlib keys them (its constants),
- * by the names of the pool's kernels' parameters. The ones missing here
- * (most of zstd's, the zstd decoder's) are refused with
- * ERR_TIDEPOOL_ZLIB_UNSUPPORTED; the brotli decoder's ring buffer one is
- * taken and ignored (lib/codecs/options.js).
- */
-const KEYED = Object.freeze({
-  __proto__: null,
-  brotliCompress: Object.freeze({
-    __proto__: null,
-    [constants.BROTLI_PARAM_MODE]: 'mode',
-    [constants.BROTLI_PARAM_QUALITY]: 'quality',
-    [constants.BROTLI_PARAM_LGWIN]: 'lgwin',
-    [constants.BROTLI_PARAM_LGBLOCK]: 'lgblock',
-    [constants.BROTLI_PARAM_DISABLE_LITERAL_CONTEXT_MODELING]: 'disableLiteralContextModeling',
-    [constants.BROTLI_PARAM_SIZE_HINT]: 'sizeHint',
-    [constants.BROTLI_PARAM_NPOSTFIX]: 'npostfix',
-    [constants.BROTLI_PARAM_NDIRECT]: 'ndirect',
-    [constants.BROTLI_PARAM_LARGE_WINDOW]: 'largeWindow',
-  }),
-  brotliDecompress: Object.freeze({
-    __proto__: null,
-    [constants.BROTLI_DECODER_PARAM_LARGE_WINDOW]: 'largeWindow',
-  }),
-  zstdCompress: Object.freeze({
-    __proto__: null,
-    [constants.ZSTD_c_compressionLevel]: 'level',
-    [constants.ZSTD_c_checksumFlag]: 'checksum',
-  }),
-});
-
-module.exports = { constants, KEYED };
+module.exports = { constants };

@@ -2,45 +2,23 @@
 // node:zlib's habits in the pool's own API: createGzip({ level: 9 }) as
 // node:zlib takes it (the names beside `params`), and brotli's and zstd's
 // parameters keyed by their constants (`{ [BROTLI_PARAM_QUALITY]: 4 }`) in
-// `params`, for streams and for post().
+// `params`, for streams and for post(). Which names and keys each kernel
+// takes is the kernel's to say (its facts' `zlibNames` and `keyed`).
 
-const { KEYED } = require('./constants');
+const { factsOf } = require('../addon/binding');
 const { rangeOr, RANGES } = require('./options');
 const { makeError } = require('../errors');
 
 const hasOwn = Object.hasOwn;
-
-/** node:zlib's names a pool codec stream takes beside `params`, per kernel. */
-const DEFLATE_NAMES = Object.freeze([
-  'level',
-  'windowBits',
-  'memLevel',
-  'strategy',
-  'dictionary',
-  'finishFlush',
-]);
-const INFLATE_NAMES = Object.freeze(['windowBits', 'dictionary', 'finishFlush']);
-const NAMES = Object.freeze({
-  __proto__: null,
-  gzip: DEFLATE_NAMES,
-  deflate: DEFLATE_NAMES,
-  deflateRaw: DEFLATE_NAMES,
-  gunzip: INFLATE_NAMES,
-  inflate: INFLATE_NAMES,
-  inflateRaw: INFLATE_NAMES,
-  unzip: INFLATE_NAMES,
-  brotliDecompress: Object.freeze(['finishFlush']),
-  zstdCompress: Object.freeze(['dictionary']),
-  zstdDecompress: Object.freeze(['finishFlush', 'dictionary']),
-});
+const EMPTY = Object.freeze([]);
 
 /**
  * The kernel's name for a parameter given by its node:zlib key (a
- * numeric string of `KEYED`), or `name` itself.
+ * numeric string its facts' `keyed` has), or `name` itself.
  */
 function keyedName(kernel, name) {
-  const keys = KEYED[kernel];
-  return keys === undefined ? name : (keys[name] ?? name);
+  const facts = factsOf(kernel);
+  return facts === undefined ? name : (facts.keyed[name] ?? name);
 }
 
 /**
@@ -49,8 +27,9 @@ function keyedName(kernel, name) {
  * `params` is undefined when none of those names is given.
  */
 function zlibParams(kernel, options, method) {
-  const names = NAMES[kernel];
-  if (names === undefined || options === null || typeof options !== 'object')
+  const facts = factsOf(kernel);
+  const names = facts === undefined ? EMPTY : facts.zlibNames;
+  if (names.length === 0 || options === null || typeof options !== 'object')
     return { params: undefined, rest: options };
   let params;
   let rest = options;

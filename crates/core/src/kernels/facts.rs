@@ -1,6 +1,7 @@
 //! What the JavaScript side needs to know of a kernel, said once, by the
 //! kernel: its kind, its codec family, the least input it takes, whether
-//! its stream may run in blocks. The binding reports the table
+//! its stream may run in blocks, the node:zlib dialect its parameters are
+//! given in. The binding reports the table
 //! (`kernelTable()`, src/lib.rs); lib/addon/binding.js reads it, so that
 //! no file of lib/ lists kernels by name.
 
@@ -71,6 +72,23 @@ impl Family {
     }
 }
 
+/// How node:zlib's options name a codec's parameters: the options a codec
+/// stream takes beside `params`, as node:zlib's constructors take them
+/// (`createGzip({ level: 9 })`), and the numeric keys of node:zlib's
+/// constants its `params` may be keyed by (`{ [BROTLI_PARAM_QUALITY]: 4 }`),
+/// each with the parameter it stands for. A key node:zlib has that is not
+/// here is refused by lib/codecs/ with ERR_TIDEPOOL_ZLIB_UNSUPPORTED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    pub names: &'static [&'static str],
+    pub keyed: &'static [(u32, &'static str)],
+}
+
+impl Dialect {
+    /// No option of node:zlib's: the parameters go by their own names.
+    pub const NONE: Dialect = Dialect { names: &[], keyed: &[] };
+}
+
 /// What a kernel says of itself (see the module's comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Facts {
@@ -83,18 +101,24 @@ pub struct Facts {
     /// threads (kernels::zlib::block_stream), its output handed on from
     /// the calling thread.
     pub in_blocks: bool,
+    pub dialect: Dialect,
 }
 
 impl Facts {
     /// A kernel that says nothing of itself.
-    pub const OTHER: Facts =
-        Facts { kind: Kind::Other, family: Family::None, min_input: 0, in_blocks: false };
+    pub const OTHER: Facts = Facts {
+        kind: Kind::Other,
+        family: Family::None,
+        min_input: 0,
+        in_blocks: false,
+        dialect: Dialect::NONE,
+    };
     pub const HASH: Facts = Facts { kind: Kind::Hash, ..Facts::OTHER };
     pub const TEST: Facts = Facts { kind: Kind::Test, ..Facts::OTHER };
 
-    /// An encoder or decoder of `family`.
-    pub const fn codec(family: Family) -> Facts {
-        Facts { kind: Kind::Codec, family, ..Facts::OTHER }
+    /// An encoder or decoder of `family`, its parameters given in `dialect`.
+    pub const fn codec(family: Family, dialect: Dialect) -> Facts {
+        Facts { kind: Kind::Codec, family, dialect, ..Facts::OTHER }
     }
 
     /// The table's line for kernel `name`: its fields tab-separated, in
@@ -102,8 +126,11 @@ impl Facts {
     pub fn line(&self, name: &str) -> String {
         let (kinds, fallback) = self.family.flushes();
         let kinds = kinds.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let names = self.dialect.names.join(",");
+        let keyed = self.dialect.keyed.iter().map(|(key, name)| format!("{key}={name}"));
+        let keyed = keyed.collect::<Vec<_>>().join(",");
         format!(
-            "{name}\t{}\t{}\t{}\t{}\t{kinds}\t{fallback}",
+            "{name}\t{}\t{}\t{}\t{}\t{kinds}\t{fallback}\t{names}\t{keyed}",
             self.kind.name(),
             self.family.name(),
             self.min_input,
@@ -120,9 +147,14 @@ mod tests {
 
     #[test]
     fn a_line_says_every_fact_in_order() {
-        let facts = Facts { min_input: 4, ..Facts::codec(Family::Deflate) };
-        assert_eq!(facts.line("gzip"), "gzip\tcodec\tdeflate\t4\t0\t0,1,2,3,5\t3");
-        assert_eq!(Facts::OTHER.line("x/y"), "x/y\tother\t\t0\t0\t\t0");
+        let dialect =
+            Dialect { names: &["level", "memLevel"], keyed: &[(1, "quality"), (2, "lgwin")] };
+        let facts = Facts { min_input: 4, ..Facts::codec(Family::Deflate, dialect) };
+        assert_eq!(
+            facts.line("gzip"),
+            "gzip\tcodec\tdeflate\t4\t0\t0,1,2,3,5\t3\tlevel,memLevel\t1=quality,2=lgwin"
+        );
+        assert_eq!(Facts::OTHER.line("x/y"), "x/y\tother\t\t0\t0\t\t0\t\t");
     }
 
     #[test]
@@ -177,5 +209,34 @@ mod tests {
             let blocks = matches!(kernel.name(), "gzip" | "deflate" | "deflateRaw");
             assert_eq!(facts.in_blocks, blocks, "{}", kernel.name());
         }
+    }
+
+    #[test]
+    fn every_name_of_a_dialect_is_a_parameter_of_its_kernel() {
+        use crate::kernels::{ParamError, RawParams, RawValue};
+        let mut named = 0;
+        for kernel in all() {
+            let dialect = kernel.facts().dialect;
+            let keyed = dialect.keyed.iter().map(|(_, name)| *name);
+            for name in dialect.names.iter().copied().chain(keyed) {
+                named += 1;
+                // node:zlib's createGzip() takes a dictionary and ignores
+                // it; the pool's refuses it by its name, as the kernel's.
+                if kernel.name() == "gzip" && name == "dictionary" {
+                    continue;
+                }
+                let raw = RawParams::new(vec![(name, RawValue::Other("object"))]);
+                let refused = kernel.params(&raw).err();
+                assert!(
+                    !matches!(refused, Some(ParamError::Unknown { .. })),
+                    "{} does not take its dialect's {name}",
+                    kernel.name()
+                );
+            }
+            let mut keys = dialect.keyed.iter().map(|(key, _)| key).collect::<Vec<_>>();
+            keys.dedup();
+            assert_eq!(keys.len(), dialect.keyed.len(), "{}: a key twice", kernel.name());
+        }
+        assert!(named > 20, "the codecs' dialects were seen ({named} names)");
     }
 }

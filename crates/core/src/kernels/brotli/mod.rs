@@ -26,7 +26,7 @@ use super::codec::Codec;
 use super::codec::{fed, pump, trailing_junk, truncated, Progress, Stop};
 use super::model::{Fed, Kernel};
 use super::params::{ParamError, RawParams};
-use super::{Facts, Family, KernelError, RunContext, Sink};
+use super::{Dialect, Facts, Family, KernelError, RunContext, Sink};
 
 pub struct BrotliCompress;
 pub static BROTLI_COMPRESS: BrotliCompress = BrotliCompress;
@@ -57,7 +57,24 @@ impl Kernel for BrotliCompress {
     }
 
     fn facts(&self) -> Facts {
-        Facts::codec(Family::Brotli)
+        // node:zlib's BROTLI_PARAM_* keys, brotli's own.
+        Facts::codec(
+            Family::Brotli,
+            Dialect {
+                names: &[],
+                keyed: &[
+                    (0, "mode"),
+                    (1, "quality"),
+                    (2, "lgwin"),
+                    (3, "lgblock"),
+                    (4, "disableLiteralContextModeling"),
+                    (5, "sizeHint"),
+                    (6, "largeWindow"),
+                    (7, "npostfix"),
+                    (8, "ndirect"),
+                ],
+            },
+        )
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<BrotliParams, ParamError> {
@@ -257,7 +274,12 @@ impl Kernel for BrotliDecompress {
     }
 
     fn facts(&self) -> Facts {
-        Facts::codec(Family::Brotli)
+        // BROTLI_DECODER_PARAM_LARGE_WINDOW (the ring buffer's key is taken
+        // and ignored by lib/codecs/options.js).
+        Facts::codec(
+            Family::Brotli,
+            Dialect { names: &["finishFlush"], keyed: &[(1, "largeWindow")] },
+        )
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<BrotliDecompressParams, ParamError> {

@@ -13,7 +13,7 @@ use crate::kernels::codec::truncated;
 use crate::kernels::codec::Codec;
 use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
-use crate::kernels::{Facts, Family};
+use crate::kernels::{Dialect, Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 pub struct Lz4Decompress;
@@ -28,7 +28,7 @@ impl Kernel for Lz4Decompress {
     }
 
     fn facts(&self) -> Facts {
-        Facts::codec(Family::Lz4)
+        Facts::codec(Family::Lz4, Dialect::NONE)
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<(), ParamError> {

@@ -11,7 +11,7 @@ use crate::kernels::codec::Codec;
 use crate::kernels::codec::{fed, Stop};
 use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
-use crate::kernels::{Facts, Family};
+use crate::kernels::{Dialect, Facts, Family};
 use crate::kernels::{KernelError, Parallel, RunContext, Sink};
 
 impl CompressParams {
@@ -65,7 +65,23 @@ impl Kernel for Compress {
 
     fn facts(&self) -> Facts {
         // Its stream may run in blocks on idle threads (block_stream.rs).
-        Facts { in_blocks: true, ..Facts::codec(Family::Deflate) }
+        Facts {
+            in_blocks: true,
+            ..Facts::codec(
+                Family::Deflate,
+                Dialect {
+                    names: &[
+                        "level",
+                        "windowBits",
+                        "memLevel",
+                        "strategy",
+                        "dictionary",
+                        "finishFlush",
+                    ],
+                    keyed: &[],
+                },
+            )
+        }
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<CompressParams, ParamError> {

@@ -13,7 +13,7 @@ use crate::kernels::codec::Codec;
 use crate::kernels::codec::{pump_in, trailing_junk, Progress, Rooms, Stop};
 use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
-use crate::kernels::{Facts, Family};
+use crate::kernels::{Dialect, Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 /// `gunzip`, `inflate`, `inflateRaw`.
@@ -64,7 +64,10 @@ impl Kernel for Decompress {
     }
 
     fn facts(&self) -> Facts {
-        Facts::codec(Family::Deflate)
+        Facts::codec(
+            Family::Deflate,
+            Dialect { names: &["windowBits", "dictionary", "finishFlush"], keyed: &[] },
+        )
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<DecompressParams, ParamError> {

@@ -12,7 +12,7 @@ use crate::kernels::codec::{fed, pump, Progress, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{write_parts, KernelError, Parallel, PartResults, RunContext, Sink};
-use crate::kernels::{Facts, Family};
+use crate::kernels::{Dialect, Facts, Family};
 
 pub struct ZstdCompress;
 pub static ZSTD_COMPRESS: ZstdCompress = ZstdCompress;
@@ -49,7 +49,11 @@ impl Kernel for ZstdCompress {
     }
 
     fn facts(&self) -> Facts {
-        Facts::codec(Family::Zstd)
+        // node:zlib's ZSTD_c_compressionLevel and ZSTD_c_checksumFlag.
+        Facts::codec(
+            Family::Zstd,
+            Dialect { names: &["dictionary"], keyed: &[(100, "level"), (201, "checksum")] },
+        )
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<ZstdParams, ParamError> {

@@ -10,7 +10,7 @@ use crate::kernels::codec::Codec;
 use crate::kernels::codec::{fed, pump_in, trailing_junk, truncated, Progress, Rooms, Stop};
 use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
-use crate::kernels::{Facts, Family};
+use crate::kernels::{Dialect, Facts, Family};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 pub struct ZstdDecompress;
@@ -64,7 +64,7 @@ impl Kernel for ZstdDecompress {
     }
 
     fn facts(&self) -> Facts {
-        Facts::codec(Family::Zstd)
+        Facts::codec(Family::Zstd, Dialect { names: &["finishFlush", "dictionary"], keyed: &[] })
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<ZstdDecompressParams, ParamError> {
