@@ -38,6 +38,17 @@ impl RawSlice {
         self.len
     }
 
+    /// Bytes `from..to` of this slice, under the promise made for it.
+    ///
+    /// # Panics
+    /// Unless `from <= to <= self.len()`.
+    pub fn range(&self, from: usize, to: usize) -> RawSlice {
+        assert!(from <= to && to <= self.len, "bytes {from}..{to} of {}", self.len);
+        // `wrapping_add`: no pointer arithmetic is asked of a dangling
+        // pointer (an empty slice's); within the range it equals `add`.
+        RawSlice { ptr: self.ptr.wrapping_add(from), len: to - from }
+    }
+
     /// True when the slice holds no bytes.
     pub fn is_empty(&self) -> bool {
         self.len == 0

@@ -6,7 +6,8 @@
 //! * [`completion`]: batched, wake-once delivery of finished tasks.
 //! * [`kernels`]: the computations behind the `Kernel` trait, a file or a
 //!   folder each.
-//! * [`input`]: zero-copy views of the caller's memory.
+//! * [`input`]: zero-copy views of the caller's memory; [`records`]: one
+//!   input cut into records, each read in place.
 //! * [`task`]: what goes in and what comes out.
 //! * [`stream`]: a kernel's state kept between the tasks of one stream.
 //! * `file`: a kernel run over a file a worker thread reads (`postFile`).
@@ -23,6 +24,7 @@ pub mod kernels;
 pub mod policy;
 pub mod pool;
 pub mod priority;
+pub mod records;
 pub mod stream;
 mod sync;
 pub mod task;
@@ -31,5 +33,6 @@ pub use completion::Waker;
 pub use input::{Input, RawSlice};
 pub use kernels::{KernelId, Output};
 pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
+pub use records::Records;
 pub use stream::{ChunkEnd, Stream, StreamChunk};
 pub use task::{Completion, Mode, Packed, Task, TaskError};
