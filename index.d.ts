@@ -450,8 +450,8 @@ declare namespace tidepool {
   }
 
   /**
-   * Options of {@link Pool.postMany}: those of {@link PostOptions}, applied
-   * to every task of the batch. `signal` cancels the whole batch;
+   * Options of {@link Pool.postMany} and {@link Pool.postRecords}: those of
+   * {@link PostOptions}, applied to every task of the batch. `signal` cancels the whole batch;
    * `timeoutMs` limits each task's own run.
    */
   export interface PostManyOptions extends PostOptions {
@@ -996,6 +996,50 @@ declare namespace tidepool {
     ): Promise<Buffer>;
     postMany<M extends T>(
       messages: readonly M[],
+      options?: PostManyOptions,
+    ): Promise<Buffer | ResultOf<E>[]>;
+
+    /**
+     * Runs the kernel over every record of one binary: records that lie
+     * back to back in `data` (an NDJSON or CSV file's lines, fixed-size
+     * keys, a driver's rows), read in place, with no object made per
+     * record. `lengths` is every record's length (a whole number above 0;
+     * `data` must then be a whole number of records: a short last one is
+     * an error, not dropped), or each record's own (an Array or
+     * `Uint32Array`; they may add up to less than `data`, never more).
+     * Resolves as {@link Pool.postMany} does, record by record.
+     *
+     * Records run several to a task (a hash's small ones; a record of
+     * 16 KiB or more runs alone); `data` and `lengths` are read and checked
+     * before anything is queued, and the buffer contract of
+     * {@link Pool.post} holds for `data` until the promise settles.
+     *
+     * @returns A promise of the results in the order of the records; with
+     *   `packed` (hash kernels only), one `Buffer` of them back to back. A
+     *   failed record rejects it with its error, whose `index` says which.
+     * @throws {TidepoolError} synchronously: `ERR_INVALID_ARG_TYPE` for a
+     *   `data` that is not a binary or `lengths` of another type,
+     *   `ERR_OUT_OF_RANGE` for a length that is not a whole number (naming
+     *   `lengths[i]`), a record past the end of `data` (naming the first),
+     *   a `data` that is not a whole number of fixed-length records, or a
+     *   record outside the kernel's input sizes (`maxInputBytes`);
+     *   `ERR_INVALID_ARG_VALUE` for `packed` with a kernel whose results
+     *   have lengths of their own; and what {@link Pool.post} throws for
+     *   `data` itself.
+     */
+    postRecords(
+      data: BinaryInput,
+      lengths: number | readonly number[] | Uint32Array,
+      options?: PostManyOptions & { packed?: false },
+    ): Promise<ResultOf<E>[]>;
+    postRecords(
+      data: BinaryInput,
+      lengths: number | readonly number[] | Uint32Array,
+      options: PostManyOptions & { packed: true },
+    ): Promise<Buffer>;
+    postRecords(
+      data: BinaryInput,
+      lengths: number | readonly number[] | Uint32Array,
       options?: PostManyOptions,
     ): Promise<Buffer | ResultOf<E>[]>;
 

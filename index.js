@@ -2,7 +2,8 @@
 // @tidepool-rs/pool: the package's entry. The Pool and its engine live in
 // lib/ (lib/pool.js; ARCHITECTURE.md has the map).
 
-const { Pool, ENCODINGS, DEFAULTS, micros } = require('./lib/pool');
+const { Pool, ENCODINGS, micros } = require('./lib/pool');
+const { DEFAULTS } = require('./lib/args/defaults');
 
 module.exports = { Pool, kernels: undefined, encodings: ENCODINGS, defaults: DEFAULTS, micros };
 // Grows when a kernel library is loaded.

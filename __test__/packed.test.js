@@ -299,11 +299,11 @@ test('packed is an option of postMany() only, and a boolean', async () => {
     }
     assert.throws(() => pool.post(Buffer.from('a'), { packed: true }), {
       code: 'ERR_INVALID_ARG_VALUE',
-      message: /'packed' is an option of postMany\(\), not of post\(\)/,
+      message: /'packed' is an option of postMany\(\) and postRecords\(\), not of post\(\)/,
     });
     assert.throws(() => pool.map([Buffer.from('a')], { packed: true }), {
       code: 'ERR_INVALID_ARG_VALUE',
-      message: /'packed' is an option of postMany\(\), not of map\(\)/,
+      message: /'packed' is an option of postMany\(\) and postRecords\(\), not of map\(\)/,
     });
     // Only an own property is an option.
     const inherited = Object.create({ packed: true });

@@ -317,6 +317,18 @@ async function batches(): Promise<void> {
   await pool.postMany([Buffer.from('a')], { concurrency: 4 });
   // @ts-expect-error: messages is an Array
   await pool.postMany(Buffer.from('a'));
+  // postRecords(): one binary, a length for all or one each.
+  const records = await hex.postRecords(Buffer.alloc(128), 64);
+  assertType<Equal<typeof records, string[]>>();
+  const packedRecords = await hex.postRecords(Buffer.alloc(3), new Uint32Array([1, 2]), {
+    packed: true,
+  });
+  assertType<Equal<typeof packedRecords, Buffer>>();
+  await pool.postRecords([Buffer.alloc(1), new ArrayBuffer(2)], [1, 2], { kernel: 'md5' });
+  // @ts-expect-error: lengths are numbers
+  await pool.postRecords(Buffer.alloc(2), ['1', '1']);
+  // @ts-expect-error: concurrency is an option of map()
+  await pool.postRecords(Buffer.alloc(2), 1, { concurrency: 4 });
 
   interface Upload {
     id: number;

@@ -5,9 +5,19 @@
 // native pool. Events come from the engine through the Pool's emit.
 
 const { EventEmitter } = require('node:events');
-const { binding, syncKernels, kernelNames } = require('./addon/binding');
+const { syncKernels, kernelNames, KERNEL_FACTS } = require('./addon/binding');
+const { DEFAULTS } = require('./args/defaults');
+const { joinMachineBudget, budgetStats } = require('./engine/budget');
 const { snapshot, isPlainArray, received } = require('./engine/binary');
-const { invalidArgType, outOfRange, abortError, fsError, fileFailure } = require('./errors');
+const {
+  invalidArgType,
+  invalidArgValue,
+  outOfRange,
+  abortError,
+  fsError,
+  fileFailure,
+} = require('./errors');
+const { recordLengths } = require('./args/records');
 const { ENCODINGS, resolvePoolOptions, resolveStatsOptions } = require('./args/options');
 const { isAborted, signalReason } = require('./engine/signals');
 const { NativePromise } = require('./base/intrinsics');
@@ -23,52 +33,6 @@ const { Engine } = require('./engine/engine');
 const { TaskOptions, taskExtra } = require('./engine/post');
 const { MapPort } = require('./engine/ports');
 const { StreamFactory } = require('./streams/factory');
-
-const BUFFER_MAX_LENGTH = require('node:buffer').constants.MAX_LENGTH;
-
-const DEFAULTS = Object.freeze({
-  kernel: 'sha256',
-  encoding: 'buffer',
-  minThreads: 1,
-  maxThreads: binding.availableParallelism(),
-  spawnDelayMs: 1,
-  idleTimeoutMs: 100,
-  checkIntervalMs: 1,
-  scaleRule: 'demand',
-  maxQueue: Infinity,
-  queueFull: 'reject',
-  maxQueueAgeMs: Infinity,
-  maxInputBytes: Infinity,
-  // The largest Buffer this Node can make (4 GiB on Node 20, 64-bit).
-  maxOutputBytes: BUFFER_MAX_LENGTH,
-  // What a decoder (gunzip, inflate...) may produce unless maxOutputBytes is
-  // given: 256 MiB, so a 256 KiB gzip bomb cannot claim 4 GiB per thread
-  // (README, "Compression").
-  maxExpandedBytes: Math.min(256 * 1024 * 1024, BUFFER_MAX_LENGTH),
-  niceIncrement: binding.defaultNiceIncrement(),
-  budget: 'process',
-});
-
-/** Whether the machine budget's fallback was reported (once per process). */
-let budgetFallbackReported = false;
-
-/**
- * Joins the machine's budget for a pool that asks for it. When it cannot
- * be had, the pool runs on its own budget, as without the option, and the
- * process hears why once (a warning, code TIDEPOOL_BUDGET_UNAVAILABLE).
- */
-function joinMachineBudget() {
-  const reason = binding.openMachineBudget();
-  if (reason === null) return true;
-  if (!budgetFallbackReported) {
-    budgetFallbackReported = true;
-    process.emitWarning(
-      `tidepool: budget 'machine' is unavailable (${reason}); pools run on their own budget`,
-      { code: 'TIDEPOOL_BUDGET_UNAVAILABLE' },
-    );
-  }
-  return false;
-}
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 /**
@@ -241,6 +205,29 @@ class Pool extends EventEmitter {
       datas[i] = this.#take(messages[i], name);
     }
     return this.#engine.postMany(datas, name, o);
+  }
+
+  /**
+   * Runs the kernel over every record of one binary `data`, records that
+   * lie back to back: `lengths` is every record's length, or each one's (an
+   * Array or Uint32Array). Read in place, with no object per record;
+   * resolves as postMany() does (with `packed`, a hash's results in one
+   * Buffer).
+   */
+  postRecords(data, lengths, options) {
+    const o =
+      options === undefined
+        ? this.#noOptions
+        : taskOptions(options, 'postRecords', this.#defaults);
+    const taken = snapshot(data, 'data');
+    const cuts = recordLengths(lengths);
+    if (o.packed && KERNEL_FACTS[o.kernel].kind !== 'hash') {
+      throw invalidArgValue(
+        'options.packed',
+        `is for hash kernels, whose results have one length; kernel '${kernelNames()[o.kernel]}' gives results of their own lengths (leave packed out for an Array of them)`,
+      );
+    }
+    return this.#engine.postRecords(taken, cuts, o);
   }
 
   /**
@@ -468,18 +455,6 @@ class Pool extends EventEmitter {
   }
 }
 
-/** `stats().budget` from the native numbers. */
-function budgetStats(b) {
-  return {
-    capacity: b.capacity,
-    held: b.held,
-    waiting: b.waiting,
-    waits: b.waits,
-    waitMs: b.waitSeconds * 1000,
-    machine: { processes: b.machineProcesses, held: b.machineHeld },
-  };
-}
-
 /**
  * The input of the `spin` and `sleep` kernels: a 4-byte Buffer holding
  * `us` microseconds as a little-endian uint32.
@@ -493,4 +468,4 @@ function micros(us) {
   return buf;
 }
 
-module.exports = { Pool, ENCODINGS, DEFAULTS, micros };
+module.exports = { Pool, ENCODINGS, micros };

@@ -23,6 +23,12 @@ export declare class NativePool {
    */
   batchSubmitter(): unknown;
   /**
+   * Returns this pool's `submitRecords(kernel, firstSlot, timeoutMs,
+   * flag, params, maxOutputBytes, group, data, lengths, start, count)`
+   * (arguments: `wire::SubmitRecordsArgs`), bound as `submit` is.
+   */
+  recordsSubmitter(): unknown;
+  /**
    * Returns this pool's `submitStep(slot, stream, data, end, budget,
    * seq)` (arguments: `wire::SubmitStepArgs`), bound as `submit` is.
    */

@@ -22,6 +22,7 @@
 //! The raw functions, one file each, reading their arguments through [`wire`]
 //! * [`submit`]: one task (`post()`, `postFile()`);
 //! * [`submit_many`]: a chunk of a batch (`postMany()`, `map()`);
+//! * [`submit_records`]: a chunk of `postRecords()`' records of one binary;
 //! * [`submit_step`]: one step of a stream's chunk;
 //! * [`params`]: `makeParams`, a kernel's parameters checked into a handle.
 //!
@@ -62,6 +63,7 @@ mod run_here;
 mod streams;
 mod submit;
 mod submit_many;
+mod submit_records;
 mod submit_step;
 mod wire;
 

@@ -95,6 +95,19 @@ impl NativePool {
         )
     }
 
+    /// Returns this pool's `submitRecords(kernel, firstSlot, timeoutMs,
+    /// flag, params, maxOutputBytes, group, data, lengths, start, count)`
+    /// (arguments: `wire::SubmitRecordsArgs`), bound as `submit` is.
+    #[napi]
+    pub fn records_submitter<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        lifecycle::bound_function(
+            env,
+            &self.inner,
+            c"submitRecords",
+            crate::submit_records::submit_records_callback,
+        )
+    }
+
     /// Returns this pool's `submitStep(slot, stream, data, end, budget,
     /// seq)` (arguments: `wire::SubmitStepArgs`), bound as `submit` is.
     #[napi]

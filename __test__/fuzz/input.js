@@ -20,9 +20,15 @@
 // of several such inputs, its results as an Array or packed into one
 // Buffer (`packed: true`, several messages per native task): the same
 // oracle per message, and the first invalid one (a type error before a
-// readability error) named by the error.
+// readability error) named by the error. One case in eight is a
+// postRecords() of one such input cut into records: lengths that fit,
+// that lie (past the end, negative, not numbers), a huge Array of them,
+// changed after the call, or the binary detached after the call (its
+// memory kept alive by the transfer's new owner, as a caller must): the
+// digests of the records as they were, or the typed error.
 
 const crypto = require('node:crypto');
+const { types } = require('node:util');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const { Pool } = require('../..');
@@ -275,6 +281,114 @@ function batchCase({ pool, wrap }, stats, fail) {
   );
 }
 
+/** Random lengths for `total` bytes: `{ lengths, expect, records }` (the records' byte ranges). */
+function randomLengths(total) {
+  if (chance(0.25)) {
+    // One length for all: a divisor of the total, or not.
+    const fixed = total === 0 ? 1 + int(64) : chance(0.8) ? pickDivisor(total) : 1 + int(total + 2);
+    const count = total % fixed === 0 ? total / fixed : -1;
+    const records =
+      count < 0 ? [] : Array.from({ length: count }, (_, i) => [i * fixed, (i + 1) * fixed]);
+    return { lengths: fixed, expect: count < 0 ? 'ERR_OUT_OF_RANGE' : undefined, records };
+  }
+  const lengths = [];
+  let at = 0;
+  // A huge Array now and then: a great many short or empty records.
+  const count = chance(0.03) ? 50_000 + int(150_000) : int(300);
+  for (let i = 0; i < count; i++) {
+    const length = chance(0.3) ? 0 : int(Math.max(1, Math.min(200, total - at + 1)));
+    if (at + length > total) break;
+    lengths.push(length);
+    at += length;
+  }
+  let expect;
+  if (chance(0.1)) {
+    lengths.push(total - at + 1 + int(10)); // past the end
+    expect = 'ERR_OUT_OF_RANGE';
+  } else if (chance(0.05)) {
+    lengths[int(lengths.length + 1)] = pick([-1, 0.5, '3', null, 2 ** 32]);
+    expect = 'typed';
+  }
+  const records = [];
+  let from = 0;
+  for (const length of lengths) records.push([from, (from += length)]);
+  const typed = expect === undefined && chance(0.3);
+  return { lengths: typed ? Uint32Array.from(lengths) : lengths, expect, records };
+}
+
+function pickDivisor(n) {
+  const divisors = [];
+  for (let d = 1; d <= Math.min(n, 4096); d++) if (n % d === 0) divisors.push(d);
+  return pick(divisors);
+}
+
+/** One postRecords() of a random input cut into records: checks what it throws, or returns the checked promise. */
+function recordsCase(pools, stats, fail) {
+  const c = chance(0.9) ? validInput() : randomInput();
+  const wanted = expectedError(c);
+  const whole = wanted === undefined ? Buffer.concat(c.parts.map((p) => p.bytes)) : Buffer.alloc(0);
+  const cuts = randomLengths(whole.length);
+  const kernel = pick(KERNELS);
+  const packed = chance(0.5);
+  const { pool } = pick(pools.slice(0, 2));
+  const id = stats.cases++;
+  let promise;
+  try {
+    promise = pool.postRecords(c.input, cuts.lengths, packed ? { kernel, packed } : { kernel });
+  } catch (err) {
+    stats.threw++;
+    // The binary's type first, then the lengths', then its readability,
+    // then where the records end.
+    const want =
+      wanted === 'ERR_INVALID_ARG_TYPE' || cuts.expect !== 'typed'
+        ? (wanted ?? cuts.expect)
+        : 'typed';
+    const ok =
+      want === 'typed' ? /^ERR_(INVALID_ARG_TYPE|OUT_OF_RANGE)$/.test(err.code) : err.code === want;
+    if (want === undefined)
+      fail(`records ${id}: threw ${err.code} for valid records: ${err.message}`);
+    else if (!ok) fail(`records ${id}: threw ${err.code}, wanted ${want}: ${err.message}`);
+    return undefined;
+  }
+  if (wanted !== undefined || cuts.expect !== undefined)
+    fail(`records ${id}: accepted ${wanted ?? cuts.expect} input or lengths`);
+  for (const g of c.getters)
+    if (g.calls !== 1) fail(`records ${id}: a getter ran ${g.calls} times during postRecords()`);
+  const want = cuts.records.map(([from, to]) =>
+    crypto.createHash(kernel).update(whole.subarray(from, to)).digest('hex'),
+  );
+  // What the caller does afterwards: changes its Array and lengths, or
+  // detaches the binary (keeping the memory alive, as a caller must while
+  // it is read).
+  c.after();
+  if (typeof cuts.lengths !== 'number' && chance(0.3)) cuts.lengths.fill(7);
+  let moved;
+  const buffer = ArrayBuffer.isView(c.input) ? c.input.buffer : c.input;
+  if (types.isArrayBuffer(buffer) && chance(0.2))
+    moved = structuredClone(buffer, { transfer: [buffer] });
+  return promise.then(
+    (results) => {
+      stats.resolved++;
+      const size = want.length === 0 ? 0 : want[0].length / 2;
+      const got = packed
+        ? want.map((_, i) => results.subarray(i * size, (i + 1) * size).toString('hex'))
+        : results;
+      if (results.length !== (packed ? want.length * size : want.length))
+        fail(`records ${id}: ${results.length} results for ${want.length} records`);
+      want.forEach((w, i) => {
+        if (got[i] !== w) fail(`records ${id}: result [${i}] ${got[i]}, wanted ${w}`);
+      });
+      return moved;
+    },
+    (err) => {
+      // Only a binary detached after the call may fail it, as post()'s would.
+      if (moved === undefined || err.code !== 'ERR_INVALID_STATE' || !/"data"/.test(err.message))
+        fail(`records ${id}: rejected with ${err.code}: ${err.message}`);
+      return moved;
+    },
+  );
+}
+
 async function main() {
   const pools = [
     { pool: new Pool({ maxThreads: 2, encoding: 'hex' }), wrap: (x) => x },
@@ -295,6 +409,15 @@ async function main() {
     if (failures.length < 10) failures.push(what);
   };
   while (Date.now() < deadline && failures.length === 0) {
+    if (chance(0.125)) {
+      const settled = recordsCase(pools, stats, fail);
+      if (settled !== undefined) {
+        inflight.add(settled);
+        settled.then(() => inflight.delete(settled));
+      }
+      if (inflight.size >= 64) await Promise.race(inflight);
+      continue;
+    }
     if (chance(0.25)) {
       const settled = batchCase(pick(pools), stats, fail);
       if (settled !== undefined) {

@@ -102,7 +102,7 @@ function misplacedHint(key, call) {
 function taskHint(key, method) {
   if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of ${method}()`;
   if (key === 'concurrency') return `'concurrency' is an option of map(), not of ${method}()`;
-  if (key === 'packed') return `'packed' is an option of postMany(), not of ${method}()`;
+  if (key === 'packed') return `'packed' is an option of postMany() and postRecords(), not of ${method}()`;
   return misplacedHint(key, method === 'post' ? 'post(message, %)' : `${method}(messages, %)`);
 }
 
@@ -180,7 +180,7 @@ function checkTaskKeys(options, method) {
         given |= TASK_OPTION.concurrency;
         break;
       case 'packed':
-        if (method !== 'postMany') throw unknownTaskOption(key, method);
+        if (method !== 'postMany' && method !== 'postRecords') throw unknownTaskOption(key, method);
         given |= TASK_OPTION.packed;
         break;
       default:
@@ -192,7 +192,11 @@ function checkTaskKeys(options, method) {
 
 function unknownTaskOption(key, method) {
   const known =
-    method === 'map' ? MAP_OPTIONS : method === 'postMany' ? POST_MANY_OPTIONS : POST_OPTIONS;
+    method === 'map'
+      ? MAP_OPTIONS
+      : method === 'postMany' || method === 'postRecords'
+        ? POST_MANY_OPTIONS
+        : POST_OPTIONS;
   return unknownOption('options', key, known, taskHint(key, method));
 }
 

@@ -1,5 +1,5 @@
 'use strict';
-// The options of one call: a task's (post(), postMany(), map(), postFile())
+// The options of one call: a task's (post(), postMany(), postRecords(), map(), postFile())
 // and a stream's (createHash(), createGzip()...), read once, checked, and
 // turned into what the engine takes. Pool-wide options are lib/args/options.js's.
 
@@ -101,10 +101,10 @@ function checkOutputLimit(value, max) {
 }
 
 /**
- * Reads the options of post(), postMany(), postFile() and map() (`method`):
+ * Reads the options of post(), postMany(), postRecords(), postFile() and map() (`method`):
  * the kernel and what it runs with (`extra`: undefined, or `{ params,
  * maxOutputBytes }`), the signal, the run-time limit (undefined: none),
- * for map() `concurrency` and for postMany() `packed`. A post's own params serve its one task
+ * for map() `concurrency` and for postMany() and postRecords() `packed`. A post's own params serve its one task
  * (its key is let go once the task is queued); a batch's serve them all.
  * `pool`: the pool's kernel, its `extra` and maxThreads.
  */

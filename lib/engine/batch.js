@@ -194,6 +194,13 @@ function groupSize(batch, count) {
   return Math.max(1, Math.min(MAX_GROUP, bySize, Math.ceil(count / MIN_GROUPS)));
 }
 
+/** groupSize() for `count` records of `bytes` in all: their own average, not the batch's. */
+function groupOf(batch, count, bytes) {
+  if (!batch.groupable) return 1;
+  const bySize = Math.floor((GROUP_BYTES * count) / Math.max(bytes, 1));
+  return Math.max(1, Math.min(MAX_GROUP, bySize, Math.ceil(count / MIN_GROUPS)));
+}
+
 /**
  * A name for errors about the elements of a batch, made only when an error
  * is (errors.js's label()): set `name.at` to the element's index first.
@@ -205,4 +212,4 @@ function elementNamer(what, selected) {
   return name;
 }
 
-module.exports = { Batch, AllResults, PackedResults, groupSize, elementNamer };
+module.exports = { Batch, AllResults, PackedResults, groupSize, groupOf, elementNamer };

@@ -1,5 +1,5 @@
 'use strict';
-// Batches in flight: the tasks of a postMany() or map() (lib/engine/batch.js),
+// Batches in flight: the tasks of a postMany(), postRecords() or map() (lib/engine/batch.js),
 // fed to the native queue a chunk per call (wire.js has the slots of a
 // chunk), a chunk per turn of the event loop, failed together, settled
 // into their sink.
@@ -8,9 +8,17 @@ const { WaitQueue } = require('../base/wait-queue');
 const { ownArray, grown } = require('../base/own-array');
 const { refusalOf } = require('./binary');
 const { makeError, closedError } = require('../errors');
-const { Batch, elementNamer, groupSize } = require('./batch');
+const { Batch, elementNamer, groupSize, groupOf } = require('./batch');
+const { Records } = require('./records');
 const { KERNEL_FACTS } = require('../addon/binding');
-const { CHUNK, MAX_CHUNKS, chunkIdOf, placeInChunk, submitChunk } = require('./wire');
+const {
+  CHUNK,
+  MAX_CHUNKS,
+  chunkIdOf,
+  placeInChunk,
+  submitChunk,
+  submitRecords,
+} = require('./wire');
 
 /** What submit() did: queued everything, stopped at its chunk budget, found the queue full, or failed the batch. */
 const FEED = Object.freeze({ done: 0, more: 1, full: 2, failed: 3 });
@@ -53,7 +61,7 @@ class BatchChunk {
   batch;
   /** Index (in the batch) of the chunk's first message. */
   base;
-  /** Holds the snapshots native code reads until the chunk's last task settles. */
+  /** Holds the snapshots (or Records) native code reads until the chunk's last task settles. */
   datas;
   /** Messages per native task (see groupSize()). */
   group;
@@ -210,7 +218,11 @@ class Batches {
       if (batch.next === batch.end && !nextSegment(batch)) break;
       if (n === chunks) return FEED.more;
       const start = batch.next;
-      const count = Math.min(CHUNK, batch.end - start);
+      const datas = batch.datas;
+      // postRecords(): its Records, cut where large records start or end.
+      const records = datas instanceof Records ? datas : undefined;
+      let count = Math.min(CHUNK, batch.end - start);
+      if (records !== undefined) count = records.runOf(start, count);
       const id = this.#chunkId();
       if (id < 0) {
         this.fail(
@@ -224,11 +236,16 @@ class Batches {
         );
         return FEED.failed;
       }
-      const datas = batch.datas;
-      const group = groupSize(batch, count);
+      const group =
+        records === undefined
+          ? groupSize(batch, count)
+          : groupOf(batch, count, records.bytesOf(start, count));
       let tasks;
       try {
-        tasks = submitChunk(engine.submitMany, batch, id, group, datas, start, count);
+        tasks =
+          records === undefined
+            ? submitChunk(engine.submitMany, batch, id, group, datas, start, count)
+            : submitRecords(engine.submitRecords, batch, id, group, records, start, count);
       } catch (err) {
         this.#freeChunks[this.#freeChunkCount++] = id;
         this.#refuseChunk(batch, start, count, err);
@@ -296,6 +313,11 @@ class Batches {
    * The batch fails with the error a post would have, naming the element.
    */
   #refuseChunk(batch, start, count, err) {
+    if (batch.datas instanceof Records) {
+      // Its one binary: postRecords()'s `data`.
+      this.fail(batch, batch.base + start, refusalOf(err, 'data'));
+      return;
+    }
     // The refusal says which of the chunk's binaries (`binary`) it was.
     const at = err !== null && typeof err === 'object' ? err.binary : undefined;
     const index = batch.base + start + (typeof at === 'number' && at < count ? at : 0);

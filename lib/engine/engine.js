@@ -6,7 +6,8 @@
 // native code delivers them (delivery.js). Its parts, each behind the
 // engine:
 //   admission.js  queueFull: what a full queue does to posts and batches
-//   batches.js    postMany() / map() batches, fed and failed by chunks
+//   batches.js    postMany() / postRecords() / map() batches, fed and failed by chunks
+//   records.js    the records of a postRecords(), where a batch's snapshots stand
 //   aborts.js     what a fired signal stops
 //   lifecycle.js  open, closing, closed, destroyed, terminated
 //   ports.js      what map() and the streams may ask of the engine
@@ -15,6 +16,8 @@
 
 const { binding } = require('../addon/binding');
 const { checkInput, refusalOf, Bounds, ANY_LENGTH } = require('./binary');
+const { Records } = require('./records');
+const { fitRecords, checkRecordBounds } = require('../args/records');
 const { KERNELS, MIN_INPUT_BYTES } = require('../addon/binding');
 const {
   makeError,
@@ -56,6 +59,7 @@ class Engine {
   submit;
   submitMany;
   submitStep;
+  submitRecords;
   /** Where events go: the Pool. */
   emitter;
   encoding;
@@ -112,6 +116,9 @@ class Engine {
     this.submit = /** @type {import('./wire').Submit} */ (this.native.submitter());
     this.submitMany = /** @type {import('./wire').SubmitMany} */ (this.native.batchSubmitter());
     this.submitStep = /** @type {import('./wire').SubmitStep} */ (this.native.stepSubmitter());
+    this.submitRecords = /** @type {import('./wire').SubmitRecords} */ (
+      this.native.recordsSubmitter()
+    );
   }
 
   /**
@@ -240,31 +247,66 @@ class Engine {
         name.at = i;
         bytes += checkInput(datas[i], name, bounds);
       }
-      if (this.lifecycle.closed) {
-        const err = closedError();
-        this.countFailures(err, count);
-        reject(err);
-      } else if (signal !== undefined && isAborted(signal)) {
-        const err = abortError(signalReason(signal));
-        this.countFailures(err, count);
-        reject(err);
-      } else if (count === 0) {
-        resolve(options.packed ? Buffer.alloc(0) : asPlainArray(ownArray(0)));
-      } else {
-        const batch = this.batches.open(
-          options,
-          options.packed
-            ? new PackedResults(count, resolve, reject)
-            : new AllResults(count, resolve, reject),
-          'messages',
-        );
-        if (watch !== undefined) this.aborts.watchBatch(batch, watch);
-        batch.complete = true;
-        this.batches.feed(batch, datas, 0, count, bytes);
-      }
+      this.#batch(datas, count, bytes, options, 'messages', watch, resolve, reject);
       return promise;
     } finally {
       if (watch !== undefined) this.aborts.unpin(signal, watch);
+    }
+  }
+
+  /**
+   * The tasks of postRecords(): the records `lengths` cuts the snapshot
+   * `data` into. Returns the Promise of every result, in order.
+   * @param {import('../args/records').Lengths} lengths
+   * @param {import('./post').TaskOptions} options
+   */
+  postRecords(data, lengths, options) {
+    const { kernel, signal } = options;
+    const watch = signal === undefined ? undefined : this.aborts.pin(signal);
+    try {
+      const promise = new NativePromise(captureResolvers);
+      const resolve = capturedResolve;
+      const reject = capturedReject;
+      // No user code from here to the native side's reading (see post()).
+      const bytes = checkInput(data, 'data', ANY_LENGTH);
+      const count = fitRecords(lengths, bytes);
+      checkRecordBounds(lengths, count, this.boundsOf(kernel, true));
+      const records = new Records(data, count, lengths.fixed, lengths.offsets);
+      this.#batch(records, count, bytes, options, 'records', watch, resolve, reject);
+      return promise;
+    } finally {
+      if (watch !== undefined) this.aborts.unpin(signal, watch);
+    }
+  }
+
+  /**
+   * postMany()'s and postRecords()' batch of `count` tasks over `datas`
+   * (snapshots, or Records), `bytes` in all, checked: settled at once
+   * when there is nothing to run, else opened and fed.
+   */
+  #batch(datas, count, bytes, options, what, watch, resolve, reject) {
+    const signal = options.signal;
+    if (this.lifecycle.closed) {
+      const err = closedError();
+      this.countFailures(err, count);
+      reject(err);
+    } else if (signal !== undefined && isAborted(signal)) {
+      const err = abortError(signalReason(signal));
+      this.countFailures(err, count);
+      reject(err);
+    } else if (count === 0) {
+      resolve(options.packed ? Buffer.alloc(0) : asPlainArray(ownArray(0)));
+    } else {
+      const batch = this.batches.open(
+        options,
+        options.packed
+          ? new PackedResults(count, resolve, reject)
+          : new AllResults(count, resolve, reject),
+        what,
+      );
+      if (watch !== undefined) this.aborts.watchBatch(batch, watch);
+      batch.complete = true;
+      this.batches.feed(batch, datas, 0, count, bytes);
     }
   }
 

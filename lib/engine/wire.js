@@ -1,7 +1,7 @@
 'use strict';
 // The wire between the engine and the native pool: what each raw call
 // takes, in what order, and how what comes back is read. src/wire/ is the
-// other side of this file (SubmitArgs, SubmitManyArgs, SubmitStepArgs, the
+// other side of this file (SubmitArgs, SubmitManyArgs, SubmitRecordsArgs, SubmitStepArgs, the
 // batch layout, the error codes); a change to one is a change to both.
 //
 // Slots. A post's task carries the slot (below BATCH_SLOT) of its record in
@@ -34,6 +34,9 @@ const setPrototypeOf = Reflect.setPrototypeOf;
  *   maxOutputBytes: number | undefined, group: number, ...binaries: unknown[]) => number} SubmitMany
  * @typedef {(slot: number, stream: unknown, data: unknown, end: number, budget: number, seq: number,
  *   flag?: unknown) => number} SubmitStep
+ * @typedef {(kernel: number, firstSlot: number, timeoutMs: number, flag: unknown, params: unknown,
+ *   maxOutputBytes: number | undefined, group: number, data: unknown, lengths: number | Float64Array,
+ *   start: number, count: number) => number} SubmitRecords
  */
 
 const CHUNK_BITS = 10;
@@ -144,6 +147,32 @@ function submitChunk(submitMany, batch, id, group, datas, start, count) {
 }
 
 /**
+ * Submits records `start...` (`count` of them) of a postRecords() as chunk
+ * `id` (`recordsSubmitter()`'s function), as submitChunk() submits
+ * snapshots:
+ *   submitRecords(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, group,
+ *     data, lengths, start, count)
+ * `lengths` every record's length, or the Float64Array of their offsets.
+ * @param {SubmitRecords} submitRecords
+ * @param {import('./records').Records} records
+ */
+function submitRecords(submitRecords, batch, id, group, records, start, count) {
+  return submitRecords(
+    batch.kernel,
+    chunkSlot(id),
+    batch.timeoutMs,
+    batch.flag,
+    batch.params,
+    batch.maxOutputBytes,
+    group,
+    records.data,
+    records.lengths,
+    start,
+    count,
+  );
+}
+
+/**
  * submitChunk()'s argument list, one for every call (the native side only
  * reads it, and runs no JavaScript): a chunk's list of a thousand
  * arguments is not garbage per call. Without a prototype, no hole.
@@ -171,6 +200,7 @@ module.exports = {
   resultCode,
   submitPost,
   submitChunk,
+  submitRecords,
   taskError,
   inlineError,
 };

@@ -43,10 +43,12 @@
 
 mod args;
 mod entries;
+mod records;
 mod task_error;
 
 pub(crate) use args::*;
 pub(crate) use entries::*;
+pub(crate) use records::*;
 // Refusals live below the wire (src/refusal.rs): what reads a handle for
 // it (cancel_flag.rs) refuses with them too.
 pub(crate) use crate::refusal::*;

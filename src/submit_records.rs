@@ -1,0 +1,128 @@
+//! `submitRecords`: `postRecords()` on the native side, a chunk of the
+//! records of one binary in one N-API call; its arguments are declared by
+//! [`SubmitRecordsArgs`].
+//!
+//! lib/engine/ checks the binary and the records' lengths before anything
+//! is queued, and keeps the binary reachable until the chunk's last task
+//! settles. Here each record's bytes become a task's input in place
+//! (`tidepool_core::Records`): no copy, and no JavaScript object per
+//! record.
+
+use std::ptr;
+use std::time::Instant;
+
+use napi::sys;
+use tidepool_core::{Input, Mode, Packed, Records, Task};
+
+use crate::binary;
+use crate::cancel_flag::flag_of;
+use crate::inner::Inner;
+use crate::refusal::uint32_or_throw;
+use crate::wire::{self, Refusal, SubmitRecordsArgs, ERR_INVALID_ARG_TYPE};
+
+/// The `submitRecords` function's callback (see [`SubmitRecordsArgs`]).
+pub(crate) unsafe extern "C" fn submit_records_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut argc = SubmitRecordsArgs::MIN;
+    let mut argv = [ptr::null_mut(); SubmitRecordsArgs::MIN];
+    let mut data = ptr::null_mut();
+    // SAFETY: live env and callback info of this call; out-pointers to locals.
+    let status = unsafe {
+        sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data)
+    };
+    if status != sys::Status::napi_ok || data.is_null() {
+        let refusal = Refusal::new(ERR_INVALID_ARG_TYPE, "submitRecords: a bad call");
+        refusal.throw(env);
+        return ptr::null_mut();
+    }
+    // SAFETY: `data` is the Rc<Inner> share owned by this function object,
+    // alive for as long as the function can be called.
+    let inner = unsafe { &*(data as *const Inner) };
+    // SAFETY: the arguments passed (`argc` may count more than were read)
+    // are live values of this call.
+    let outcome = unsafe {
+        SubmitRecordsArgs::read(env, &argv[..argc.min(SubmitRecordsArgs::MIN)])
+            .and_then(|args| submit_records(inner, env, &args))
+    };
+    // SAFETY: live env of this call.
+    unsafe { uint32_or_throw(env, outcome) }
+}
+
+/// The body of `submitRecords`: how many tasks were queued (as `submitMany`).
+///
+/// # Safety
+/// `env` must be the live env of the current call, and `args` read from its
+/// arguments.
+unsafe fn submit_records(
+    inner: &Inner,
+    env: sys::napi_env,
+    args: &SubmitRecordsArgs,
+) -> Result<u32, Refusal> {
+    if inner.is_torn_down() {
+        return Err(wire::shutting_down());
+    }
+    let batch = &args.batch;
+    // SAFETY: live env/value.
+    let flag = unsafe { flag_of(env, batch.flag) }?;
+    let count = args.count as usize;
+    if count == 0 {
+        return Ok(0);
+    }
+    let params = match batch.params {
+        None => Default::default(),
+        // SAFETY: live env and value.
+        Some(params) => unsafe { crate::params::take(env, params, batch.kernel) }?,
+    };
+    // SAFETY: live env and value; lib/engine/ keeps it reachable until the
+    // chunk's last task is delivered, and checked it is not resizable.
+    let whole = unsafe { binary::input_of(env, args.data) }?;
+    let records = Records::new(&whole);
+    let first = args.start as usize;
+    let record = |index: usize| {
+        args.cuts.range(first + index).and_then(|(from, to)| records.get(from, to)).ok_or_else(
+            || {
+                Refusal::new(
+                    ERR_INVALID_ARG_TYPE,
+                    format!(
+                        "submitRecords: record {} is not within the binary's {} bytes",
+                        first + index,
+                        records.len()
+                    ),
+                )
+            },
+        )
+    };
+    let now = Instant::now();
+    let group = batch.group;
+    let mut tasks = Vec::with_capacity(count.div_ceil(group));
+    for (start, slot) in (0..count).step_by(group).zip((batch.first_slot..).step_by(group)) {
+        let (input, mode) = if group == 1 {
+            (record(start)?, Mode::Once)
+        } else {
+            let inputs = (start..count.min(start + group))
+                .map(record)
+                .collect::<Result<Box<[Input]>, _>>()?;
+            (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs })))
+        };
+        tasks.push(Task {
+            slot,
+            kernel: batch.kernel,
+            params: params.clone(),
+            input,
+            enqueued_at: now,
+            cancel: Some(flag.clone()),
+            timeout: batch.timeout,
+            max_output: batch.max_output,
+            mode,
+        });
+    }
+    let all = tasks.len();
+    let Some(_) = inner.pool().submit_many(&mut tasks) else {
+        return Err(wire::closed());
+    };
+    let queued = all - tasks.len();
+    inner.tasks_queued(queued);
+    Ok(queued as u32)
+}
