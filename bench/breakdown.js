@@ -33,6 +33,10 @@ const ROWS = {
     inFlight(msgs, 1024, (m) => pool.post(m, { signal })),
   'postMany(), one batch': (pool, msgs) => pool.postMany(msgs),
   'postMany({ packed: true }), one batch': (pool, msgs) => pool.postMany(msgs, { packed: true }),
+  // The same 200,000 messages as records of the one binary they are views of.
+  'postRecords(), one binary': (pool, msgs, signal, bytes) => pool.postRecords(bytes, 64),
+  'postRecords({ packed: true }), one binary': (pool, msgs, signal, bytes) =>
+    pool.postRecords(bytes, 64, { packed: true }),
   'map(), 4096 in flight': async (pool, msgs) => {
     for await (const result of pool.map(msgs, { concurrency: 4096 })) void result;
   },
@@ -53,7 +57,7 @@ async function measure(name) {
   const msgs = Array.from({ length: TASKS }, (_, i) => bytes.subarray(i * 64, i * 64 + 64));
   const { signal } = new AbortController();
   const run = ROWS[name];
-  await run(pool, msgs, signal);
+  await run(pool, msgs, signal, bytes);
   const session = new Session();
   session.connect();
   const call = (method) =>
@@ -65,7 +69,7 @@ async function measure(name) {
   const cpu = process.cpuUsage();
   const js = jsThreadMicros();
   const start = process.hrtime.bigint();
-  for (let r = 0; r < ROUNDS; r++) await run(pool, msgs, signal);
+  for (let r = 0; r < ROUNDS; r++) await run(pool, msgs, signal, bytes);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const used = process.cpuUsage(cpu);
   const jsMicros = jsThreadMicros() - js;

@@ -73,6 +73,19 @@ const CASES = {
         );
       }),
   },
+  // #51: records back to back in one binary, no object per record.
+  'tiny: tidepool postRecords({ packed: true }), 200,000 records of 64 B in one binary': {
+    unit: 'round trips/s',
+    run: () => tidepoolRecords('fixed', true),
+  },
+  'tiny: tidepool postRecords(), 200,000 records of 64 B in one binary': {
+    unit: 'round trips/s',
+    run: () => tidepoolRecords('fixed', false),
+  },
+  'tiny: tidepool postRecords({ packed: true }), 200,000 NDJSON lines of 40-120 B': {
+    unit: 'round trips/s',
+    run: () => tidepoolRecords('ndjson', true),
+  },
   'tiny: tidepool map(), 4096 in flight': {
     unit: 'round trips/s',
     run: () =>
@@ -482,6 +495,22 @@ const RATIOS = [
     'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
   ],
   ['tiny: tidepool postMany({ packed: true }), one batch', 'tiny: tidepool postMany(), one batch'],
+  [
+    'tiny: tidepool postRecords({ packed: true }), 200,000 records of 64 B in one binary',
+    'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  [
+    'tiny: tidepool postRecords(), 200,000 records of 64 B in one binary',
+    'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  [
+    'tiny: tidepool postRecords({ packed: true }), 200,000 NDJSON lines of 40-120 B',
+    'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
+  ],
+  [
+    'tiny: tidepool postRecords({ packed: true }), 200,000 records of 64 B in one binary',
+    'tiny: tidepool postMany({ packed: true }), one batch',
+  ],
   [
     'tiny: tidepool map(), 4096 in flight',
     'tiny: Rust SHA-256 called directly, 2 threads (no pool)',
@@ -1180,6 +1209,45 @@ async function tidepoolTiny(round, options) {
   const r = await secondRound(() => round(pool, msgs));
   await pool.close();
   return perTask(msgs.length, r);
+}
+
+/**
+ * postRecords() over TINY_TASKS records in one binary: `fixed`, 64 B each
+ * (the tiny rows' messages, back to back), or `ndjson`, lines of 40-120 B
+ * each with its newline (their lengths found once, before the rounds).
+ */
+async function tidepoolRecords(kind, packed) {
+  const { Pool } = require(ROOT);
+  const crypto = require('node:crypto');
+  let data;
+  let lengths;
+  if (kind === 'fixed') {
+    data = crypto.randomBytes(TINY_TASKS * TINY_BYTES);
+    lengths = TINY_BYTES;
+  } else {
+    const lines = Array.from({ length: TINY_TASKS }, (_, i) => {
+      const pad = 'x'.repeat(crypto.randomInt(0, 81));
+      return `${JSON.stringify({ id: i, v: pad }).padEnd(39, ' ')}\n`;
+    });
+    data = Buffer.from(lines.join(''));
+    lengths = new Uint32Array(lines.map((l) => Buffer.byteLength(l)));
+  }
+  const record = (i) => {
+    if (typeof lengths === 'number') return data.subarray(i * lengths, (i + 1) * lengths);
+    let at = 0;
+    for (let j = 0; j < i; j++) at += lengths[j];
+    return data.subarray(at, at + lengths[i]);
+  };
+  const pool = new Pool();
+  const r = await secondRound(async () => {
+    const out = await pool.postRecords(data, lengths, { packed });
+    const digest = packed ? out.subarray(123 * 32, 124 * 32) : out[123];
+    check(
+      digest.equals(sha256(record(123))) && (packed ? out.length / 32 : out.length) === TINY_TASKS,
+    );
+  });
+  await pool.close();
+  return perTask(TINY_TASKS, r);
 }
 
 // ---- parent -----------------------------------------------------------------
