@@ -299,3 +299,42 @@ test('builtins replaced after require() change nothing a post reads or checks (o
     uint8array: { ok: true },
   });
 });
+
+test('every TypedArray kind the runtime has is read as exactly its bytes (Float16Array where it exists)', async () => {
+  const pool = new Pool({ kernel: 'echo' });
+  try {
+    const kinds = [
+      Int8Array,
+      Uint8Array,
+      Uint8ClampedArray,
+      Int16Array,
+      Uint16Array,
+      Int32Array,
+      Uint32Array,
+      Float32Array,
+      Float64Array,
+      BigInt64Array,
+      BigUint64Array,
+      globalThis.Float16Array,
+    ].filter((Kind) => typeof Kind === 'function');
+    for (const Kind of kinds) {
+      // A view in the middle of a larger buffer: a wrong element size
+      // would read the bytes after it.
+      const backing = crypto.randomBytes(64 + 8 * Kind.BYTES_PER_ELEMENT + 64);
+      const view = new Kind(backing.buffer, backing.byteOffset + 64, 8);
+      const bytes = Buffer.from(backing.buffer, backing.byteOffset + 64, view.byteLength);
+      const tail = Buffer.from('tail');
+      assert.deepEqual((await pool.post(view)).result, bytes, Kind.name);
+      assert.deepEqual(
+        (await pool.post([view, tail])).result,
+        Buffer.concat([bytes, tail]),
+        `${Kind.name} in an Array`,
+      );
+      assert.deepEqual(await pool.postMany([view]), [bytes], `${Kind.name}, postMany`);
+      const records = await pool.postRecords([view, tail], [view.byteLength, 4]);
+      assert.deepEqual(records, [bytes, tail], `${Kind.name}, postRecords`);
+    }
+  } finally {
+    await pool.close();
+  }
+});

@@ -24,18 +24,27 @@ fn detached() -> Refusal {
     Refusal::detached(-1)
 }
 
-/// Bytes per element of a TypedArray type.
-fn element_size(kind: sys::napi_typedarray_type) -> usize {
-    match kind {
+/// N-API's `napi_float16_array` (Node 24 and later), which napi-sys does
+/// not name yet.
+const FLOAT16_ARRAY: sys::napi_typedarray_type = 11;
+
+/// Bytes per element of a TypedArray type; `None` for a type this build
+/// does not know, which is refused: guessing its size could read past the
+/// view's end.
+fn element_size(kind: sys::napi_typedarray_type) -> Option<usize> {
+    Some(match kind {
         sys::TypedarrayType::int8_array
         | sys::TypedarrayType::uint8_array
         | sys::TypedarrayType::uint8_clamped_array => 1,
-        sys::TypedarrayType::int16_array | sys::TypedarrayType::uint16_array => 2,
+        sys::TypedarrayType::int16_array | sys::TypedarrayType::uint16_array | FLOAT16_ARRAY => 2,
         sys::TypedarrayType::int32_array
         | sys::TypedarrayType::uint32_array
         | sys::TypedarrayType::float32_array => 4,
-        _ => 8, // float64, bigint64, biguint64
-    }
+        sys::TypedarrayType::float64_array
+        | sys::TypedarrayType::bigint64_array
+        | sys::TypedarrayType::biguint64_array => 8,
+        _ => return None,
+    })
 }
 
 /// Whether `buffer` (an ArrayBuffer handle) is detached; false if unknown.
@@ -153,8 +162,15 @@ unsafe fn typed_array(
             return Some(Err(detached()));
         }
     }
-    // SAFETY: `data..data+len` is the view's memory, kept alive by lib/engine/.
-    Some(Ok(unsafe { RawSlice::new(data as *const u8, length * element_size(kind)) }))
+    let Some(bytes) = element_size(kind).and_then(|size| length.checked_mul(size)) else {
+        return Some(Err(Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            format!("a TypedArray of a kind this addon does not know ({kind})"),
+        )));
+    };
+    // SAFETY: `data..data+bytes` is the view's memory (its element count
+    // times its element size), kept alive by lib/engine/.
+    Some(Ok(unsafe { RawSlice::new(data as *const u8, bytes) }))
 }
 
 /// One binary value (not an Array of them) as a raw slice.
