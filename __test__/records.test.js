@@ -351,3 +351,69 @@ test('the binary is kept alive by the call: collected by the caller, still read 
     await pool.close();
   }
 });
+
+test('what data is at the call is what is read: a part tracking a growable SharedArrayBuffer that grows after it', async () => {
+  const pool = new Pool({ maxThreads: 1 });
+  try {
+    const sab = new SharedArrayBuffer(8 * 1024, { maxByteLength: 4 * 8 * 1024 });
+    const head = new Uint8Array(sab); // tracks the buffer's length
+    head.set(crypto.randomBytes(head.length));
+    const tail = crypto.randomBytes(8 * 1024);
+    const whole = Buffer.concat([head, tail]);
+    // 2048 records: more than one chunk, the later ones queued after the growth.
+    const pending = pool.postRecords([head, tail], 8);
+    sab.grow(2 * 8 * 1024);
+    sameDigests(await pending, cut(whole, new Array(2048).fill(8)), 'after growing');
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a Uint32Array's own or inherited length cannot change how many records there are", async () => {
+  const pool = new Pool();
+  try {
+    const data = crypto.randomBytes(100);
+    class Longer extends Uint32Array {
+      get length() {
+        return 5;
+      }
+    }
+    sameDigests(await pool.postRecords(data, new Longer([10, 20])), cut(data, [10, 20]), 'getter');
+    const own = new Uint32Array([30, 40]);
+    Object.defineProperty(own, 'length', { value: 1 });
+    sameDigests(await pool.postRecords(data, own), cut(data, [30, 40]), 'own property');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('an Array of many parts: each chunk reads the parts its records span, records across parts included', async () => {
+  const pool = new Pool();
+  try {
+    const parts = Array.from({ length: 5000 }, (_, i) => crypto.randomBytes(i % 7));
+    const whole = Buffer.concat(parts);
+    const lengths = [];
+    for (let at = 0, i = 0; at < whole.length; i++) {
+      const length = Math.min(whole.length - at, i % 3 === 0 ? 0 : 1 + (i % 23));
+      lengths.push(length);
+      at += length;
+    }
+    sameDigests(await pool.postRecords(parts, lengths), cut(whole, lengths), 'variable');
+    const fixed = Math.max(1, Math.floor(whole.length / 3000));
+    const even = whole.length - (whole.length % fixed);
+    let taken = 0;
+    const trimmed = [];
+    for (const part of parts) {
+      const keep = Math.min(part.length, even - taken);
+      trimmed.push(part.subarray(0, keep));
+      taken += keep;
+    }
+    sameDigests(
+      await pool.postRecords(trimmed, fixed),
+      cut(whole.subarray(0, even), new Array(even / fixed).fill(fixed)),
+      'fixed',
+    );
+  } finally {
+    await pool.close();
+  }
+});

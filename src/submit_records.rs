@@ -80,19 +80,22 @@ unsafe fn submit_records(
     let whole = unsafe { binary::input_of(env, args.data) }?;
     let records = Records::new(&whole);
     let first = args.start as usize;
+    // A record's offsets are in the whole; `data` begins at byte `at` of it.
+    let within = |(from, to): (usize, usize)| {
+        records.get(from.checked_sub(args.at)?, to.checked_sub(args.at)?)
+    };
     let record = |index: usize| {
-        args.cuts.range(first + index).and_then(|(from, to)| records.get(from, to)).ok_or_else(
-            || {
-                Refusal::new(
-                    ERR_INVALID_ARG_TYPE,
-                    format!(
-                        "submitRecords: record {} is not within the binary's {} bytes",
-                        first + index,
-                        records.len()
-                    ),
-                )
-            },
-        )
+        args.cuts.range(first + index).and_then(within).ok_or_else(|| {
+            Refusal::new(
+                ERR_INVALID_ARG_TYPE,
+                format!(
+                    "submitRecords: record {} is not within the {} bytes from byte {}",
+                    first + index,
+                    records.len(),
+                    args.at
+                ),
+            )
+        })
     };
     let now = Instant::now();
     let group = batch.group;

@@ -7,8 +7,11 @@
 const { types } = require('node:util');
 const { invalidArgType, outOfRange, makeError } = require('../errors');
 const { isPlainArray } = require('../engine/binary');
+const { getter } = require('../base/intrinsics');
 
 const isUint32Array = types.isUint32Array;
+/** A TypedArray's true length: an own or inherited `length` cannot lie to it. */
+const typedArrayLength = getter(Reflect.getPrototypeOf(Uint8Array.prototype), 'length');
 const Float64ArrayCtor = Float64Array;
 const MAX_LENGTH = 2 ** 32 - 1;
 
@@ -36,7 +39,7 @@ function recordLengths(lengths) {
   if (!typed && !isPlainArray(lengths)) {
     throw invalidArgType('lengths', 'of type number or an instance of Array or Uint32Array', lengths);
   }
-  const count = lengths.length;
+  const count = typed ? typedArrayLength(lengths) : lengths.length;
   let offsets;
   try {
     offsets = new Float64ArrayCtor(count + 1);

@@ -50,7 +50,9 @@ const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
 const typedArrayTag = getter(TypedArrayPrototype, Symbol.toStringTag);
 const typedArrayBuffer = getter(TypedArrayPrototype, 'buffer');
 const typedArrayByteLength = getter(TypedArrayPrototype, 'byteLength');
+const typedArrayByteOffset = getter(TypedArrayPrototype, 'byteOffset');
 const dataViewBuffer = getter(DataView.prototype, 'buffer');
+const dataViewByteOffset = getter(DataView.prototype, 'byteOffset');
 const dataViewByteLength = getter(DataView.prototype, 'byteLength');
 const arrayBufferByteLength = getter(ArrayBuffer.prototype, 'byteLength');
 // Missing on older engines (resizable buffers came with V8 11.1, `detached`
@@ -263,6 +265,29 @@ function viewByteLength(value) {
   return -1;
 }
 
+/**
+ * A fixed-length Uint8Array over exactly the bytes one binary of a
+ * checked snapshot has now, read with the engine's getters: a view that
+ * tracks a growable SharedArrayBuffer's length stops growing with it.
+ */
+function fixedBytes(value) {
+  if (typedArrayTag(value) !== undefined) {
+    return new Uint8ArrayCtor(
+      typedArrayBuffer(value),
+      typedArrayByteOffset(value),
+      typedArrayByteLength(value),
+    );
+  }
+  if (isView(value)) {
+    return new Uint8ArrayCtor(
+      dataViewBuffer(value),
+      dataViewByteOffset(value),
+      dataViewByteLength(value),
+    );
+  }
+  return new Uint8ArrayCtor(value, 0, arrayBufferByteLength(value));
+}
+
 /** True for a TypedArray, DataView or ArrayBuffer whose memory is detached. */
 function isDetachedBinary(value) {
   if (typedArrayTag(value) !== undefined) return isDetached(typedArrayBuffer(value));
@@ -278,6 +303,7 @@ module.exports = {
   Bounds,
   ANY_LENGTH,
   viewByteLength,
+  fixedBytes,
   isResizable,
   isDetachedBinary,
   isBinaryInput,

@@ -36,7 +36,7 @@ const setPrototypeOf = Reflect.setPrototypeOf;
  *   flag?: unknown) => number} SubmitStep
  * @typedef {(kernel: number, firstSlot: number, timeoutMs: number, flag: unknown, params: unknown,
  *   maxOutputBytes: number | undefined, group: number, data: unknown, lengths: number | Float64Array,
- *   start: number, count: number) => number} SubmitRecords
+ *   start: number, count: number, at: number) => number} SubmitRecords
  */
 
 const CHUNK_BITS = 10;
@@ -151,12 +151,15 @@ function submitChunk(submitMany, batch, id, group, datas, start, count) {
  * `id` (`recordsSubmitter()`'s function), as submitChunk() submits
  * snapshots:
  *   submitRecords(kernel, firstSlot, timeoutMs, flag, params, maxOutputBytes, group,
- *     data, lengths, start, count)
- * `lengths` every record's length, or the Float64Array of their offsets.
+ *     data, lengths, start, count, at)
+ * `lengths` every record's length, or the Float64Array of their offsets;
+ * `data` what the records span (records.js spanOf()), beginning at byte
+ * `at` of the whole.
  * @param {SubmitRecords} submitRecords
  * @param {import('./records').Records} records
  */
 function submitRecords(submitRecords, batch, id, group, records, start, count) {
+  const span = records.spanOf(start, count);
   return submitRecords(
     batch.kernel,
     chunkSlot(id),
@@ -165,10 +168,11 @@ function submitRecords(submitRecords, batch, id, group, records, start, count) {
     batch.params,
     batch.maxOutputBytes,
     group,
-    records.data,
+    span.data,
     records.lengths,
     start,
     count,
+    span.at,
   );
 }
 

@@ -8,16 +8,17 @@ use crate::napi_util::{f64_of, u32_of};
 use crate::refusal::*;
 
 /// `submitRecords(kernel, firstSlot, timeoutMs, flag, params,
-/// maxOutputBytes, group, data, lengths, start, count)`: queues records
-/// `start .. start + count` of `data` as `submitMany` queues binaries (one
-/// task each, or `group` to a packed task; record `start + i` in slot
-/// `firstSlot + i`). Returns how many tasks were queued, as `submitMany`.
+/// maxOutputBytes, group, data, lengths, start, count, at)`: queues
+/// records `start .. start + count` of the binary `data` is part of as
+/// `submitMany` queues binaries (one task each, or `group` to a packed
+/// task; record `start + i` in slot `firstSlot + i`). Returns how many
+/// tasks were queued, as `submitMany`.
 pub(crate) struct SubmitRecordsArgs<'a> {
     /// 0 to 6: as [`SubmitManyArgs`]'s (its `binaries` empty).
     pub(crate) batch: SubmitManyArgs<'a>,
-    /// 7 `data`: the binary, or Array of binaries, the records lie in.
-    /// lib/engine/ keeps it reachable until the chunk's last task is
-    /// delivered.
+    /// 7 `data`: the bytes these records lie in (a binary, or an Array of
+    /// binaries read as one), from byte `at` of the whole. lib/engine/
+    /// keeps it reachable until the chunk's last task is delivered.
     pub(crate) data: sys::napi_value,
     /// 8 `lengths`: see [`Cuts`].
     pub(crate) cuts: Cuts<'a>,
@@ -25,6 +26,9 @@ pub(crate) struct SubmitRecordsArgs<'a> {
     /// [`SubmitManyArgs::MAX_BINARIES`]; 0 queues nothing).
     pub(crate) start: u32,
     pub(crate) count: u32,
+    /// 11 `at`: where `data` begins in the whole, in bytes (a whole
+    /// Number): a record's offsets less `at` are its bytes in `data`.
+    pub(crate) at: usize,
 }
 
 /// Where the records lie in the binary: every one `Fixed` bytes long (a
@@ -61,8 +65,9 @@ impl<'a> SubmitRecordsArgs<'a> {
     pub(crate) const LENGTHS: usize = Self::DATA + 1;
     pub(crate) const START: usize = Self::DATA + 2;
     pub(crate) const COUNT: usize = Self::DATA + 3;
+    pub(crate) const AT: usize = Self::DATA + 4;
     /// Every argument is required; more are ignored.
-    pub(crate) const MIN: usize = Self::COUNT + 1;
+    pub(crate) const MIN: usize = Self::AT + 1;
 
     /// Reads the table from `args` (at least [`Self::MIN`] of them).
     ///
@@ -75,7 +80,7 @@ impl<'a> SubmitRecordsArgs<'a> {
         args: &'a [sys::napi_value],
     ) -> Result<SubmitRecordsArgs<'a>, Refusal> {
         if args.len() < Self::MIN {
-            return Err(refusal("takes eleven arguments"));
+            return Err(refusal("takes twelve arguments"));
         }
         // SAFETY: (whole block) forwarded contract; the readers only look
         // at the values.
@@ -92,8 +97,12 @@ impl<'a> SubmitRecordsArgs<'a> {
             {
                 return Err(refusal("count must be at most 4096, its slots uint32"));
             }
+            let at = match f64_of(env, args[Self::AT]) {
+                Some(at) if at >= 0.0 && at.fract() == 0.0 && at < 2f64.powi(53) => at as usize,
+                _ => return Err(refusal("at must be a whole Number")),
+            };
             let cuts = cuts_of(env, args[Self::LENGTHS], start as usize + count as usize)?;
-            Ok(SubmitRecordsArgs { batch, data: args[Self::DATA], cuts, start, count })
+            Ok(SubmitRecordsArgs { batch, data: args[Self::DATA], cuts, start, count, at })
         }
     }
 }
