@@ -33,8 +33,10 @@ const STAGES = ['rust', 'types', 'js'];
 const BUN_DENO_FILES = [
   'api.test.js',
   'batch.test.js',
+  'map.test.js',
   'hash.test.js',
-  'streams/codec.test.js',
+  'codec-stream.test.js',
+  'records.test.js',
   'zlib-module.test.js',
   'entry-exports.test.js',
 ];
