@@ -216,9 +216,7 @@ class Pool extends EventEmitter {
    */
   postRecords(data, lengths, options) {
     const o =
-      options === undefined
-        ? this.#noOptions
-        : taskOptions(options, 'postRecords', this.#defaults);
+      options === undefined ? this.#noOptions : taskOptions(options, 'postRecords', this.#defaults);
     const taken = snapshot(data, 'data');
     const cuts = recordLengths(lengths);
     if (o.packed && KERNEL_FACTS[o.kernel].kind !== 'hash') {

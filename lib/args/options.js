@@ -102,7 +102,8 @@ function misplacedHint(key, call) {
 function taskHint(key, method) {
   if (POOL_OPTIONS.includes(key)) return `'${key}' is an option of new Pool(), not of ${method}()`;
   if (key === 'concurrency') return `'concurrency' is an option of map(), not of ${method}()`;
-  if (key === 'packed') return `'packed' is an option of postMany() and postRecords(), not of ${method}()`;
+  if (key === 'packed')
+    return `'packed' is an option of postMany() and postRecords(), not of ${method}()`;
   return misplacedHint(key, method === 'post' ? 'post(message, %)' : `${method}(messages, %)`);
 }
 

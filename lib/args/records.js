@@ -37,7 +37,11 @@ function recordLengths(lengths) {
   }
   const typed = isUint32Array(lengths);
   if (!typed && !isPlainArray(lengths)) {
-    throw invalidArgType('lengths', 'of type number or an instance of Array or Uint32Array', lengths);
+    throw invalidArgType(
+      'lengths',
+      'of type number or an instance of Array or Uint32Array',
+      lengths,
+    );
   }
   const count = typed ? typedArrayLength(lengths) : lengths.length;
   let offsets;

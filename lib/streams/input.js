@@ -46,7 +46,14 @@ function writtenItems(chunks, flushKind, accepted) {
       items[i] = new Item(undefined, 0, kind, undefined, 0, i < accepted);
     } else {
       const data = chunkOf(chunk, encoding === 'buffer' ? undefined : encoding);
-      items[i] = new Item(data, checkInput(data, 'data', ANY_LENGTH), 0, undefined, 0, i < accepted);
+      items[i] = new Item(
+        data,
+        checkInput(data, 'data', ANY_LENGTH),
+        0,
+        undefined,
+        0,
+        i < accepted,
+      );
     }
   }
   return items;
