@@ -17,23 +17,7 @@ const { pipeline } = require('node:stream/promises');
 const { Readable, Writable } = require('node:stream');
 const { Pool, micros } = require('..');
 const { waitFor, holdThread } = require('./wait');
-
-/** Deterministic bytes for round `i`: compressible, never the same twice. */
-function fill(buffer, i) {
-  let x = (i + 1) * 2654435761;
-  for (let at = 0; at < buffer.length; at++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    buffer[at] = 97 + ((x >>> 16) % 7);
-  }
-  return buffer;
-}
-
-/** The stream's output, collected as it comes. */
-function collect(stream) {
-  const out = [];
-  stream.on('data', (chunk) => out.push(chunk));
-  return out;
-}
+const { fill, collect } = require('./stream-io');
 
 test('destroy(), a signal or bad input while output is handed on: each _write and _flush callback runs once', async () => {
   const pool = new Pool({ maxThreads: 2 });

@@ -10,6 +10,7 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { Pool } = require('..');
 const { holdThread } = require('./wait');
+const { fill, written } = require('./stream-io');
 
 /**
  * gc(), to measure what is held rather than what the collector has not
@@ -18,23 +19,6 @@ const { holdThread } = require('./wait');
 function exposeGc() {
   require('node:v8').setFlagsFromString('--expose-gc');
   return require('node:vm').runInNewContext('gc');
-}
-
-/** Deterministic bytes for round `i`: compressible, never the same twice. */
-function fill(buffer, i) {
-  let x = (i + 1) * 2654435761;
-  for (let at = 0; at < buffer.length; at++) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    buffer[at] = 97 + ((x >>> 16) % 7);
-  }
-  return buffer;
-}
-
-/** write() and wait for its callback. */
-function written(stream, chunk) {
-  return new Promise((resolve, reject) =>
-    stream.write(chunk, (err) => (err ? reject(err) : resolve())),
-  );
 }
 
 test('a hash written through a reused Buffer gives node:crypto’s digest', async () => {

@@ -75,14 +75,7 @@ mod tests {
     use super::*;
 
     fn bytes(input: &Input) -> Vec<u8> {
-        let mut out = Vec::new();
-        input
-            .for_each_part::<()>(|part| {
-                out.extend_from_slice(part);
-                Ok(())
-            })
-            .unwrap();
-        out
+        input.parts().concat()
     }
 
     fn many(parts: &[&'static [u8]]) -> Input {
