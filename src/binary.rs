@@ -13,6 +13,7 @@ use std::ptr;
 use napi::sys;
 use tidepool_core::{Input, RawSlice};
 
+use crate::napi_util::typed_array_info;
 use crate::wire::{Refusal, ERR_INVALID_ARG_TYPE};
 
 fn not_binary() -> Refusal {
@@ -123,29 +124,12 @@ unsafe fn typed_array(
     env: sys::napi_env,
     value: sys::napi_value,
 ) -> Option<Result<RawSlice, Refusal>> {
-    let mut kind = 0;
-    let mut length = 0usize;
-    let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: live env/value, out-pointers to locals. Asking for `data` makes
-    // V8 move an on-heap TypedArray to a stable off-heap backing store first,
-    // so the pointer cannot move later.
-    let status = unsafe {
-        sys::napi_get_typedarray_info(
-            env,
-            value,
-            &mut kind,
-            &mut length,
-            &mut data,
-            ptr::null_mut(),
-            ptr::null_mut(),
-        )
-    };
-    if status != sys::Status::napi_ok {
-        return None;
-    }
+    // SAFETY: forwarded contract.
+    let (mut kind, mut length, data) = unsafe { typed_array_info(env, value) }?;
     if length == 0 {
         let mut buffer = ptr::null_mut();
-        // SAFETY: as above; `value` is a TypedArray, so this succeeds.
+        // SAFETY: live env/value, out-pointers to locals; `value` is a
+        // TypedArray, so this succeeds.
         let status = unsafe {
             sys::napi_get_typedarray_info(
                 env,

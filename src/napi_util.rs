@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::time::Duration;
 
-use napi::{check_status, sys, Result};
+use napi::{sys, Result};
 
 pub(crate) fn is_undefined(env: sys::napi_env, value: sys::napi_value) -> bool {
     let mut kind = sys::ValueType::napi_undefined;
@@ -85,28 +85,47 @@ pub(crate) fn throw_placed(
     }
 }
 
-pub(crate) fn typed_array_data(
+/// A TypedArray's type, element count and memory; `None` for any other
+/// value (napi_get_typedarray_info then fails without side effects).
+/// Asking for the memory makes V8 move an on-heap TypedArray to a stable
+/// off-heap backing store first, so the pointer cannot move later.
+///
+/// # Safety
+/// `env` and `value` must be the live env and a value of the current call.
+pub(crate) unsafe fn typed_array_info(
     env: sys::napi_env,
     value: sys::napi_value,
-    what: &str,
-) -> Result<(*mut c_void, usize)> {
+) -> Option<(sys::napi_typedarray_type, usize, *mut c_void)> {
     let mut kind = 0;
-    let mut len = 0;
+    let mut length = 0usize;
     let mut data = ptr::null_mut();
-    // SAFETY: live env/value, out-pointers to locals.
+    // SAFETY: forwarded contract; out-pointers to locals.
     let status = unsafe {
         sys::napi_get_typedarray_info(
             env,
             value,
             &mut kind,
-            &mut len,
+            &mut length,
             &mut data,
             ptr::null_mut(),
             ptr::null_mut(),
         )
     };
-    check_status!(status, "{what} must be a TypedArray")?;
-    Ok((data, len))
+    (status == sys::Status::napi_ok).then_some((kind, length, data))
+}
+
+pub(crate) fn typed_array_data(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    what: &str,
+) -> Result<(*mut c_void, usize)> {
+    // SAFETY: the live env and a value of the napi-rs call this serves.
+    match unsafe { typed_array_info(env, value) } {
+        Some((_, length, data)) => Ok((data, length)),
+        None => {
+            Err(napi::Error::new(napi::Status::InvalidArg, format!("{what} must be a TypedArray")))
+        }
+    }
 }
 
 pub(crate) fn duration_ms(ms: f64) -> Duration {

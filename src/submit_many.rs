@@ -72,12 +72,40 @@ unsafe fn submit_many(
     env: sys::napi_env,
     args: &SubmitManyArgs,
 ) -> Result<u32, Refusal> {
+    // The binaries are arguments: no JavaScript runs between reading the
+    // first and the last, so none can detach one already read. A refusal
+    // names the binary by its index among the chunk's.
+    let read = |index: usize| {
+        // SAFETY: live env and value, kept reachable by lib/engine/ until
+        // the chunk's last task is delivered.
+        unsafe { binary::input_of(env, args.binaries[index]) }
+            .map_err(|refusal| refusal.in_binary(index as u32))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { queue_chunk(inner, env, args, args.binaries.len(), read) }
+}
+
+/// Queues a chunk of `count` inputs (`read(i)` gives input `i`) as the
+/// tasks of `args`' batch: one each, or `args.group` to a packed task, task
+/// `i` in slot `args.first_slot + i`, all with the batch's flag and
+/// params. Returns how many tasks were queued (the queue may fill part way).
+/// `submitMany`'s and `submitRecords`' shared body.
+///
+/// # Safety
+/// `env` must be the live env of the current call, and `args` read from its
+/// arguments.
+pub(crate) unsafe fn queue_chunk(
+    inner: &Inner,
+    env: sys::napi_env,
+    args: &SubmitManyArgs,
+    count: usize,
+    read: impl Fn(usize) -> Result<Input, Refusal>,
+) -> Result<u32, Refusal> {
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
     }
     // SAFETY: live env/value.
     let flag = unsafe { flag_of(env, args.flag) }?;
-    let count = args.binaries.len();
     if count == 0 {
         return Ok(0);
     }
@@ -86,25 +114,16 @@ unsafe fn submit_many(
         // SAFETY: live env and value.
         Some(params) => unsafe { crate::params::take(env, params, args.kernel) }?,
     };
-    // The binaries are arguments: no JavaScript runs between reading the
-    // first and the last, so none can detach one already read.
     let now = Instant::now();
     let group = args.group;
     let mut tasks = Vec::with_capacity(count.div_ceil(group));
-    // A refusal names the binary by its index among the chunk's.
-    let read = |index: usize| {
-        // SAFETY: live env and value, kept reachable (below).
-        unsafe { binary::input_of(env, args.binaries[index]) }
-            .map_err(|refusal| refusal.in_binary(index as u32))
-    };
     for (first, slot) in (0..count).step_by(group).zip((args.first_slot..).step_by(group)) {
-        // lib/engine/ keeps every binary of the chunk reachable until the
-        // chunk's last task is delivered.
         let (input, mode) = if group == 1 {
             (read(first)?, Mode::Once)
         } else {
-            let inputs =
-                (first..count.min(first + group)).map(read).collect::<Result<Box<[Input]>, _>>()?;
+            let inputs = (first..count.min(first + group))
+                .map(&read)
+                .collect::<Result<Box<[Input]>, _>>()?;
             (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs })))
         };
         tasks.push(Task {

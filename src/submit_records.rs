@@ -9,16 +9,15 @@
 //! record.
 
 use std::ptr;
-use std::time::Instant;
 
 use napi::sys;
-use tidepool_core::{Input, Mode, Packed, Records, Task};
+use tidepool_core::Records;
 
 use crate::binary;
-use crate::cancel_flag::flag_of;
 use crate::inner::Inner;
 use crate::refusal::uint32_or_throw;
-use crate::wire::{self, Refusal, SubmitRecordsArgs, ERR_INVALID_ARG_TYPE};
+use crate::submit_many::queue_chunk;
+use crate::wire::{Refusal, SubmitRecordsArgs, ERR_INVALID_ARG_TYPE};
 
 /// The `submitRecords` function's callback (see [`SubmitRecordsArgs`]).
 pub(crate) unsafe extern "C" fn submit_records_callback(
@@ -60,21 +59,6 @@ unsafe fn submit_records(
     env: sys::napi_env,
     args: &SubmitRecordsArgs,
 ) -> Result<u32, Refusal> {
-    if inner.is_torn_down() {
-        return Err(wire::shutting_down());
-    }
-    let batch = &args.batch;
-    // SAFETY: live env/value.
-    let flag = unsafe { flag_of(env, batch.flag) }?;
-    let count = args.count as usize;
-    if count == 0 {
-        return Ok(0);
-    }
-    let params = match batch.params {
-        None => Default::default(),
-        // SAFETY: live env and value.
-        Some(params) => unsafe { crate::params::take(env, params, batch.kernel) }?,
-    };
     // SAFETY: live env and value; lib/engine/ keeps it reachable until the
     // chunk's last task is delivered, and checked it is not resizable.
     let whole = unsafe { binary::input_of(env, args.data) }?;
@@ -97,35 +81,6 @@ unsafe fn submit_records(
             )
         })
     };
-    let now = Instant::now();
-    let group = batch.group;
-    let mut tasks = Vec::with_capacity(count.div_ceil(group));
-    for (start, slot) in (0..count).step_by(group).zip((batch.first_slot..).step_by(group)) {
-        let (input, mode) = if group == 1 {
-            (record(start)?, Mode::Once)
-        } else {
-            let inputs = (start..count.min(start + group))
-                .map(record)
-                .collect::<Result<Box<[Input]>, _>>()?;
-            (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs })))
-        };
-        tasks.push(Task {
-            slot,
-            kernel: batch.kernel,
-            params: params.clone(),
-            input,
-            enqueued_at: now,
-            cancel: Some(flag.clone()),
-            timeout: batch.timeout,
-            max_output: batch.max_output,
-            mode,
-        });
-    }
-    let all = tasks.len();
-    let Some(_) = inner.pool().submit_many(&mut tasks) else {
-        return Err(wire::closed());
-    };
-    let queued = all - tasks.len();
-    inner.tasks_queued(queued);
-    Ok(queued as u32)
+    // SAFETY: forwarded contract.
+    unsafe { queue_chunk(inner, env, &args.batch, args.count as usize, record) }
 }

@@ -4,7 +4,7 @@
 use napi::sys;
 
 use super::SubmitManyArgs;
-use crate::napi_util::{f64_of, u32_of};
+use crate::napi_util::{f64_of, typed_array_info, u32_of};
 use crate::refusal::*;
 
 /// `submitRecords(kernel, firstSlot, timeoutMs, flag, params,
@@ -124,29 +124,13 @@ unsafe fn cuts_of<'a>(
         }
         return Err(refusal("a record length must be a whole number above 0"));
     }
-    let mut kind = 0;
-    let mut length = 0usize;
-    let mut data = std::ptr::null_mut();
-    // SAFETY: live env/value, out-pointers to locals; fails without side
-    // effects for anything but a TypedArray.
-    let status = unsafe {
-        sys::napi_get_typedarray_info(
-            env,
-            value,
-            &mut kind,
-            &mut length,
-            &mut data,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    };
-    if status != sys::Status::napi_ok
-        || kind != sys::TypedarrayType::float64_array
-        || length <= needed
-        || data.is_null()
-    {
+    // SAFETY: forwarded contract.
+    let info = unsafe { typed_array_info(env, value) };
+    let Some((_, length, data)) = info.filter(|&(kind, length, data)| {
+        kind == sys::TypedarrayType::float64_array && length > needed && !data.is_null()
+    }) else {
         return Err(refusal("lengths must be a Number or a Float64Array of the records' offsets"));
-    }
+    };
     // SAFETY: a live Float64Array's `length` elements, aligned (a
     // Float64Array's byte offset is a multiple of 8), not written while no
     // JavaScript runs, which none does until this call returns.
