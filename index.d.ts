@@ -1009,8 +1009,9 @@ declare namespace tidepool {
      * `Uint32Array`; they may add up to less than `data`, never more).
      * Resolves as {@link Pool.postMany} does, record by record.
      *
-     * Records run several to a task (a hash's small ones; a record of
-     * 16 KiB or more runs alone); `data` and `lengths` are read and checked
+     * Records run several to a task (a hash's or a compressor's small
+     * ones; a record of 16 KiB or more, a decoder's and a loaded kernel's
+     * run alone); `data` and `lengths` are read and checked
      * before anything is queued, and the buffer contract of
      * {@link Pool.post} holds for `data` until the promise settles.
      *

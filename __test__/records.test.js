@@ -417,3 +417,37 @@ test('an Array of many parts: each chunk reads the parts its records span, recor
     await pool.close();
   }
 });
+
+test("a compressor's small records share tasks, each result its own record's", async () => {
+  const pool = new Pool({ maxThreads: 2 });
+  try {
+    const lengths = Array.from({ length: 3000 }, (_, i) => (i * 13) % 97);
+    const data = Buffer.from(
+      Array.from({ length: lengths.reduce((a, b) => a + b, 0) }, (_, i) => 97 + (i % 11)),
+    );
+    const records = cut(data, lengths);
+    const controls = {
+      gzip: zlib.gunzipSync,
+      deflateRaw: zlib.inflateRawSync,
+      brotliCompress: zlib.brotliDecompressSync,
+    };
+    for (const [kernel, decompress] of Object.entries(controls)) {
+      const before = pool.stats().runTime.count;
+      const out = await pool.postRecords(data, lengths, { kernel });
+      assert.equal(out.length, records.length, kernel);
+      out.forEach((compressed, i) =>
+        assert.deepEqual(decompress(compressed), records[i], `${kernel}: record ${i}`),
+      );
+      const tasks = pool.stats().runTime.count - before;
+      assert.ok(tasks < 3000 / 8, `${kernel}: ${tasks} tasks ran 3000 records`);
+    }
+    // A record whose output passes maxOutputBytes fails the batch, naming it.
+    const noise = crypto.randomBytes(10 + 10 + 200 + 10);
+    await assert.rejects(
+      pool.postRecords(noise, [10, 10, 200, 10], { kernel: 'gzip', maxOutputBytes: 100 }),
+      (err) => err.code === 'ERR_BUFFER_TOO_LARGE' && err.index === 2,
+    );
+  } finally {
+    await pool.close();
+  }
+});

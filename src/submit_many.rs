@@ -12,6 +12,7 @@ use std::ptr;
 use std::time::Instant;
 
 use napi::sys;
+use tidepool_core::kernels::{self, Packing};
 use tidepool_core::{Input, Mode, Packed, Task};
 
 use crate::binary;
@@ -116,6 +117,9 @@ pub(crate) unsafe fn queue_chunk(
     };
     let now = Instant::now();
     let group = args.group;
+    // A packed task of a kernel whose outputs have lengths of their own
+    // tells them after the outputs (lib/engine/batches.js splits by them).
+    let sized = kernels::get(args.kernel).is_some_and(|k| k.facts().packing == Packing::Sized);
     let mut tasks = Vec::with_capacity(count.div_ceil(group));
     for (first, slot) in (0..count).step_by(group).zip((args.first_slot..).step_by(group)) {
         let (input, mode) = if group == 1 {
@@ -124,7 +128,7 @@ pub(crate) unsafe fn queue_chunk(
             let inputs = (first..count.min(first + group))
                 .map(&read)
                 .collect::<Result<Box<[Input]>, _>>()?;
-            (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs })))
+            (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs, sized })))
         };
         tasks.push(Task {
             slot,

@@ -66,10 +66,12 @@ const MIN_INPUT_BYTES = [];
  * What Rust says of each kernel besides its name and least input (the
  * core's kernels/facts.rs), by id: `{ kind: 'hash' | 'codec' | 'test' |
  * 'other', family: 'deflate' | 'brotli' | 'zstd' | 'lz4' | '', inBlocks,
- * flushKinds, defaultFlush, zlibNames, keyed }`, frozen. `zlibNames`: the
- * node:zlib options a codec stream takes beside `params`; `keyed`: the
- * parameter each node:zlib constant key of `params` stands for, by the key
- * as a string.
+ * flushKinds, defaultFlush, zlibNames, keyed, packing }`, frozen.
+ * `zlibNames`: the node:zlib options a codec stream takes beside
+ * `params`; `keyed`: the parameter each node:zlib constant key of
+ * `params` stands for, by the key as a string; `packing`: whether a
+ * batch's small inputs may share a task, '' (no), 'equal' (outputs of one
+ * length) or 'sized' (each output's length told after them).
  */
 const KERNEL_FACTS = [];
 /** A frozen copy of KERNELS, made again when it grows. */
@@ -112,8 +114,8 @@ function syncKernels() {
   if (lines.length === KERNELS.length) return false;
   for (let id = KERNELS.length; id < lines.length; id++) {
     // name, kind, family, least input, in blocks, flush kinds, default
-    // flush, node:zlib names, keyed names (indexed: destructuring would
-    // call Array.prototype's iterator).
+    // flush, node:zlib names, keyed names, packing (indexed: destructuring
+    // would call Array.prototype's iterator).
     const fields = stringSplit(lines[id], '\t');
     const name = fields[0];
     define(KERNELS, id, name);
@@ -145,6 +147,7 @@ function syncKernels() {
         defaultFlush: +fields[6],
         zlibNames: ObjectFreeze(zlibNames),
         keyed: ObjectFreeze(keyed),
+        packing: fields[9],
       }),
     );
   }

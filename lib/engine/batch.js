@@ -45,6 +45,8 @@ class Batch {
    * and `fed`: input bytes and messages fed so far, for their average.
    */
   groupable = false;
+  /** Its kernel's outputs have lengths of their own, told after a shared task's outputs. */
+  sized = false;
   bytes = 0;
   fed = 0;
   /** The native cancel flag every task of the batch carries. */

@@ -112,11 +112,14 @@ class Batches {
       sink,
     );
     batch.packed = options.packed;
-    // A hash's results are small and of one length (its params set it):
-    // its messages may share tasks, and the results are split again. No
-    // other kernel's: a task's outputs are held together until it ends,
-    // and a decoder's may be large.
-    batch.groupable = KERNEL_FACTS[options.kernel].kind === 'hash';
+    // Small messages may share tasks when the kernel says so (its facts'
+    // `packing`): a hash's results, of one length, are split by it; a
+    // compressor's, of their own lengths, by the lengths told after them
+    // (never into one packed Buffer). A decoder's may be large, and a
+    // task's outputs are held together until it ends: one a task.
+    const packing = KERNEL_FACTS[options.kernel].packing;
+    batch.sized = packing === 'sized';
+    batch.groupable = packing === 'equal' || (batch.sized && !options.packed);
     return batch;
   }
 
@@ -289,16 +292,20 @@ class Batches {
    * slab) or a string in the pool's encoding.
    */
   #split(batch, index, messages, bytes, start, end) {
-    const length = (end - start) / messages;
     const encoding = this.#engine.encoding;
     const sink = batch.sink;
-    for (let j = 0, at = start; j < messages; j++, at += length) {
+    // A sized task's lengths follow its outputs, a uint32 each.
+    const told = batch.sized ? end - 4 * messages : -1;
+    const each = batch.sized ? 0 : (end - start) / messages;
+    for (let j = 0, at = start; j < messages; j++) {
+      const length = told < 0 ? each : bytes.readUInt32LE(told + 4 * j);
       sink.result(
         index + j,
         encoding === 'buffer'
           ? bytes.subarray(at, at + length)
           : bytes.toString(encoding, at, at + length),
       );
+      at += length;
     }
   }
 

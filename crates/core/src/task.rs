@@ -78,6 +78,11 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 pub struct Packed {
     pub inputs: Box<[Input]>,
+    /// The outputs may have lengths of their own (a compressor's, see
+    /// `kernels::Packing::Sized`): each input's output length follows
+    /// them, in order, as a little-endian uint32. Without it, every
+    /// output must have the first one's length.
+    pub sized: bool,
 }
 
 /// Why a task failed: what its kernel reported, or what the pool found

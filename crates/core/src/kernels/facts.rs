@@ -89,6 +89,32 @@ impl Dialect {
     pub const NONE: Dialect = Dialect { names: &[], keyed: &[] };
 }
 
+/// Whether several small inputs of one batch may run as one task (a
+/// packed task, [`crate::Mode::Packed`]) and how its outputs are told
+/// apart again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packing {
+    /// One input a task (a decoder's output may be large; a loaded
+    /// kernel's is unknown).
+    None,
+    /// Outputs of one length (a hash's digests), split by that length.
+    Equal,
+    /// Small outputs of their own lengths (a compressor's), each length
+    /// told after them ([`crate::Packed::sized`]).
+    Sized,
+}
+
+impl Packing {
+    /// The name the table says it with ("" for none).
+    pub fn name(self) -> &'static str {
+        match self {
+            Packing::None => "",
+            Packing::Equal => "equal",
+            Packing::Sized => "sized",
+        }
+    }
+}
+
 /// What a kernel says of itself (see the module's comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Facts {
@@ -102,6 +128,7 @@ pub struct Facts {
     /// the calling thread.
     pub in_blocks: bool,
     pub dialect: Dialect,
+    pub packing: Packing,
 }
 
 impl Facts {
@@ -112,8 +139,9 @@ impl Facts {
         min_input: 0,
         in_blocks: false,
         dialect: Dialect::NONE,
+        packing: Packing::None,
     };
-    pub const HASH: Facts = Facts { kind: Kind::Hash, ..Facts::OTHER };
+    pub const HASH: Facts = Facts { kind: Kind::Hash, packing: Packing::Equal, ..Facts::OTHER };
     pub const TEST: Facts = Facts { kind: Kind::Test, ..Facts::OTHER };
 
     /// An encoder or decoder of `family`, its parameters given in `dialect`.
@@ -130,11 +158,12 @@ impl Facts {
         let keyed = self.dialect.keyed.iter().map(|(key, name)| format!("{key}={name}"));
         let keyed = keyed.collect::<Vec<_>>().join(",");
         format!(
-            "{name}\t{}\t{}\t{}\t{}\t{kinds}\t{fallback}\t{names}\t{keyed}",
+            "{name}\t{}\t{}\t{}\t{}\t{kinds}\t{fallback}\t{names}\t{keyed}\t{}",
             self.kind.name(),
             self.family.name(),
             self.min_input,
             u8::from(self.in_blocks),
+            self.packing.name(),
         )
     }
 }
@@ -152,9 +181,10 @@ mod tests {
         let facts = Facts { min_input: 4, ..Facts::codec(Family::Deflate, dialect) };
         assert_eq!(
             facts.line("gzip"),
-            "gzip\tcodec\tdeflate\t4\t0\t0,1,2,3,5\t3\tlevel,memLevel\t1=quality,2=lgwin"
+            "gzip\tcodec\tdeflate\t4\t0\t0,1,2,3,5\t3\tlevel,memLevel\t1=quality,2=lgwin\t"
         );
-        assert_eq!(Facts::OTHER.line("x/y"), "x/y\tother\t\t0\t0\t\t0\t\t");
+        assert_eq!(Facts::OTHER.line("x/y"), "x/y\tother\t\t0\t0\t\t0\t\t\t");
+        assert!(Facts::HASH.line("h").ends_with("\tequal"));
     }
 
     #[test]
@@ -238,5 +268,29 @@ mod tests {
             assert_eq!(keys.len(), dialect.keyed.len(), "{}: a key twice", kernel.name());
         }
         assert!(named > 20, "the codecs' dialects were seen ({named} names)");
+    }
+
+    #[test]
+    fn only_hashes_pack_equal_and_only_compressors_pack_sized() {
+        let mut sized = Vec::new();
+        for kernel in all() {
+            let facts = kernel.facts();
+            assert_eq!(
+                facts.packing == Packing::Equal,
+                facts.kind == Kind::Hash,
+                "{}",
+                kernel.name()
+            );
+            if facts.packing == Packing::Sized {
+                // A task's outputs are held until its last input ends:
+                // never a decoder's, whose output may be large.
+                assert!(!kernel.expands(), "{}", kernel.name());
+                sized.push(kernel.name());
+            }
+        }
+        sized.sort_unstable();
+        let want =
+            ["brotliCompress", "deflate", "deflateRaw", "gzip", "lz4Compress", "zstdCompress"];
+        assert_eq!(sized, want);
     }
 }

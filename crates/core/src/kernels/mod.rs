@@ -53,7 +53,7 @@ pub(crate) mod tests;
 pub use codec::PAIRS as CODEC_PAIRS;
 pub use context::{write_parts, Parallel, PartResults, RunContext, CHUNK};
 pub use error::KernelError;
-pub use facts::{Dialect, Facts, Family, Kind};
+pub use facts::{Dialect, Facts, Family, Kind, Packing};
 pub use model::{AnyKernel, Fed, Kernel, Transform};
 pub use params::{ParamError, Params, RawParams, RawValue};
 pub use registry::{all, find, format_errno, get, register, KernelId, BUILTIN, MAX_LOADED};

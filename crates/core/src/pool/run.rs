@@ -8,24 +8,25 @@ use std::sync::Once;
 use std::time::Instant;
 
 use super::{PoolConfig, THREAD_NAME_PREFIX};
-use crate::input::Input;
 use crate::kernels::{self, KernelError, RunContext, Sink};
 use crate::sync::thread;
-use crate::task::{Mode, Task, TaskError};
+use crate::task::{Mode, Packed, Task, TaskError};
 
 /// Most bytes a packed task reserves for its outputs up front.
 const PACKED_RESERVE: usize = 64 * 1024;
 
 /// Runs a packed task (see [`Mode::Packed`]): each input as a task of its
 /// own would run (its own deadline, its own output limit, a panic caught),
-/// the outputs written back to back into one sink. Returns the
-/// completion's slot with the outcome: on a failure, the failing input's.
+/// the outputs written back to back into one sink, then, for a `sized`
+/// one, each output's length. Returns the completion's slot with the
+/// outcome: on a failure, the failing input's.
 pub(super) fn run_packed(
     task: &Task,
-    inputs: &[Input],
+    packed: &Packed,
     cancel: &AtomicBool,
     config: &PoolConfig,
 ) -> (u32, Result<kernels::Output, TaskError>) {
+    let inputs = &packed.inputs;
     let kernel = match kernel_of(task) {
         Ok(kernel) => kernel,
         Err(e) => return (task.slot, Err(e)),
@@ -33,6 +34,7 @@ pub(super) fn run_packed(
     let limit = output_limit(task, kernel, config);
     let mut out = Sink::new(usize::MAX);
     let mut place = 0u32;
+    let mut lengths = Vec::new();
     let mut run = || -> Result<(), TaskError> {
         let mut each = 0;
         for input in inputs {
@@ -47,7 +49,12 @@ pub(super) fn run_packed(
                 e => e,
             })?;
             let length = out.len() - before;
-            if place == 0 {
+            if packed.sized {
+                // Told as a uint32 after the outputs (lib/ splits by them).
+                let told = u32::try_from(length)
+                    .map_err(|_| KernelError::TooLarge { limit: u32::MAX as usize })?;
+                lengths.push(told);
+            } else if place == 0 {
                 each = length;
                 // Room for all of them when they are small (digests); the
                 // sink grows as it writes past that.
@@ -56,6 +63,16 @@ pub(super) fn run_packed(
                 return Err(TaskError::UnequalLength { expected: each, got: length });
             }
             place += 1;
+        }
+        if packed.sized {
+            out.set_limit(usize::MAX);
+            for length in &lengths {
+                if let Err(e) = out.write(&length.to_le_bytes()) {
+                    // Every output was made: the error is the last input's.
+                    place -= 1;
+                    return Err(e.into());
+                }
+            }
         }
         Ok(())
     };

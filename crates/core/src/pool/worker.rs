@@ -249,7 +249,7 @@ impl<'a> Worker<'a> {
             {
                 (task.slot, Err(TaskError::Expired))
             } else if let Mode::Packed(packed) = &task.mode {
-                run_packed(&task, &packed.inputs, &shared.cancel, &shared.config)
+                run_packed(&task, packed, &shared.cancel, &shared.config)
             } else {
                 let deadline = task.timeout.map(|t| task_start + t);
                 let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);

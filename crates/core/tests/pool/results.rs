@@ -78,10 +78,37 @@ fn large_outputs_come_back_whole_and_the_output_limit_holds() {
 
 /// A packed task of `inputs` (see `Mode::Packed`) in `slot`.
 fn packed(slot: u32, kernel: &str, inputs: Vec<Vec<u8>>) -> Task {
+    packed_as(slot, kernel, inputs, false)
+}
+
+/// [`packed`], its outputs of their own lengths when `sized`.
+fn packed_as(slot: u32, kernel: &str, inputs: Vec<Vec<u8>>, sized: bool) -> Task {
     let mut t = task(slot, kernel, Vec::new());
     let inputs = inputs.into_iter().map(Input::Owned).collect();
-    t.mode = tidepool_core::Mode::Packed(Box::new(tidepool_core::Packed { inputs }));
+    t.mode = tidepool_core::Mode::Packed(Box::new(tidepool_core::Packed { inputs, sized }));
     t
+}
+
+#[test]
+fn a_sized_packed_task_tells_each_output_s_length_after_them() {
+    let signal = Signal::default();
+    let mut cfg = config(1, 1);
+    cfg.max_output_bytes = 64;
+    let pool = Pool::new(cfg, signal.waker()).unwrap();
+    let inputs = vec![vec![1; 4], vec![], vec![3; 9], vec![4; 1]];
+    pool.submit(packed_as(10, "echo", inputs.clone(), true)).unwrap();
+    // The limit holds per input, and a failure names its input.
+    pool.submit(packed_as(20, "echo", vec![vec![1; 64], vec![2; 65]], true)).unwrap();
+    let mut done = collect(&pool, &signal, 2);
+    done.sort_by_key(|c| c.slot);
+    let mut want: Vec<u8> = inputs.concat();
+    for input in &inputs {
+        want.extend_from_slice(&(input.len() as u32).to_le_bytes());
+    }
+    assert_eq!(done[0].slot, 10);
+    assert_eq!(done[0].outcome.as_ref().unwrap().as_bytes(), &want[..]);
+    assert_eq!(done[1].slot, 21);
+    assert_eq!(done[1].outcome, Err(TaskError::Kernel(KernelError::TooLarge { limit: 64 })));
 }
 
 #[test]

@@ -26,7 +26,7 @@ use super::codec::Codec;
 use super::codec::{fed, pump, trailing_junk, truncated, Progress, Stop};
 use super::model::{Fed, Kernel};
 use super::params::{ParamError, RawParams};
-use super::{Dialect, Facts, Family, KernelError, RunContext, Sink};
+use super::{Dialect, Facts, Family, KernelError, Packing, RunContext, Sink};
 
 pub struct BrotliCompress;
 pub static BROTLI_COMPRESS: BrotliCompress = BrotliCompress;
@@ -58,23 +58,26 @@ impl Kernel for BrotliCompress {
 
     fn facts(&self) -> Facts {
         // node:zlib's BROTLI_PARAM_* keys, brotli's own.
-        Facts::codec(
-            Family::Brotli,
-            Dialect {
-                names: &[],
-                keyed: &[
-                    (0, "mode"),
-                    (1, "quality"),
-                    (2, "lgwin"),
-                    (3, "lgblock"),
-                    (4, "disableLiteralContextModeling"),
-                    (5, "sizeHint"),
-                    (6, "largeWindow"),
-                    (7, "npostfix"),
-                    (8, "ndirect"),
-                ],
-            },
-        )
+        Facts {
+            packing: Packing::Sized,
+            ..Facts::codec(
+                Family::Brotli,
+                Dialect {
+                    names: &[],
+                    keyed: &[
+                        (0, "mode"),
+                        (1, "quality"),
+                        (2, "lgwin"),
+                        (3, "lgblock"),
+                        (4, "disableLiteralContextModeling"),
+                        (5, "sizeHint"),
+                        (6, "largeWindow"),
+                        (7, "npostfix"),
+                        (8, "ndirect"),
+                    ],
+                },
+            )
+        }
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<BrotliParams, ParamError> {

@@ -12,7 +12,7 @@ use super::format::{
 use crate::kernels::codec::Codec;
 use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
-use crate::kernels::{Dialect, Facts, Family};
+use crate::kernels::{Dialect, Facts, Family, Packing};
 use crate::kernels::{KernelError, RunContext, Sink};
 
 pub struct Lz4Compress;
@@ -34,7 +34,7 @@ impl Kernel for Lz4Compress {
     }
 
     fn facts(&self) -> Facts {
-        Facts::codec(Family::Lz4, Dialect::NONE)
+        Facts { packing: Packing::Sized, ..Facts::codec(Family::Lz4, Dialect::NONE) }
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<Lz4Params, ParamError> {

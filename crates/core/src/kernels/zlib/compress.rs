@@ -11,7 +11,7 @@ use crate::kernels::codec::Codec;
 use crate::kernels::codec::{fed, Stop};
 use crate::kernels::model::{Fed, Kernel};
 use crate::kernels::params::{ParamError, RawParams};
-use crate::kernels::{Dialect, Facts, Family};
+use crate::kernels::{Dialect, Facts, Family, Packing};
 use crate::kernels::{KernelError, Parallel, RunContext, Sink};
 
 impl CompressParams {
@@ -67,6 +67,7 @@ impl Kernel for Compress {
         // Its stream may run in blocks on idle threads (block_stream.rs).
         Facts {
             in_blocks: true,
+            packing: Packing::Sized,
             ..Facts::codec(
                 Family::Deflate,
                 Dialect {

@@ -12,7 +12,7 @@ use crate::kernels::codec::{fed, pump, Progress, Stop};
 use crate::kernels::model::{Fed, Kernel, Transform};
 use crate::kernels::params::{ParamError, RawParams};
 use crate::kernels::{write_parts, KernelError, Parallel, PartResults, RunContext, Sink};
-use crate::kernels::{Dialect, Facts, Family};
+use crate::kernels::{Dialect, Facts, Family, Packing};
 
 pub struct ZstdCompress;
 pub static ZSTD_COMPRESS: ZstdCompress = ZstdCompress;
@@ -50,10 +50,14 @@ impl Kernel for ZstdCompress {
 
     fn facts(&self) -> Facts {
         // node:zlib's ZSTD_c_compressionLevel and ZSTD_c_checksumFlag.
-        Facts::codec(
-            Family::Zstd,
-            Dialect { names: &["dictionary"], keyed: &[(100, "level"), (201, "checksum")] },
-        )
+        Facts {
+            // Small inputs' outputs are small: several may share a task.
+            packing: Packing::Sized,
+            ..Facts::codec(
+                Family::Zstd,
+                Dialect { names: &["dictionary"], keyed: &[(100, "level"), (201, "checksum")] },
+            )
+        }
     }
 
     fn params(&self, raw: &RawParams<'_>) -> Result<ZstdParams, ParamError> {
