@@ -10,31 +10,7 @@ const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const { Pool, defaults } = require('..');
 const { waitFor, poolState } = require('./wait');
-
-/** JSON-like text: compresses well, like the payloads services compress. */
-function jsonLike(n) {
-  const parts = [];
-  let size = 0;
-  for (let i = 0; size < n; i++) {
-    const s = JSON.stringify({
-      id: i,
-      name: `user-${i % 97}`,
-      tags: ['a', 'b', String(i % 13)],
-      score: (i * 7919) % 1000,
-    });
-    parts.push(s);
-    size += s.length + 1;
-  }
-  return Buffer.from(parts.join('\n')).subarray(0, n);
-}
-
-const SHAPES = {
-  empty: Buffer.alloc(0),
-  'one byte': Buffer.from([42]),
-  'random 100 KiB': crypto.randomBytes(100 * 1024),
-  'JSON 64 KiB': jsonLike(64 * 1024),
-  'JSON 16 MiB': jsonLike(16 << 20),
-};
+const { jsonLike, SHAPES } = require('./shapes');
 
 const FORMATS = [
   { enc: 'gzip', dec: 'gunzip', nodeEnc: zlib.gzipSync, nodeDec: zlib.gunzipSync },

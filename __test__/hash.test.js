@@ -14,20 +14,7 @@ const { Readable } = require('node:stream');
 const { Pool } = require('..');
 const { waitFor, poolState, holdThread } = require('./wait');
 const { notOnDeno } = require('./runtime');
-
-/** `data` cut at random places (empty chunks included). */
-function cuts(data, seed) {
-  const out = [];
-  let at = 0;
-  let x = seed;
-  while (at < data.length) {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    const size = [0, 1, 63, 64, 65, 1000, 4096, 70_000][x % 8];
-    out.push(data.subarray(at, at + size));
-    at += size;
-  }
-  return out;
-}
+const { cuts } = require('./chunks');
 
 test('createHash gives node:crypto’s digest for every hash, whatever the chunking', async () => {
   const pool = new Pool();

@@ -20,50 +20,13 @@ const tidepool = require('..');
 const { Pool } = tidepool;
 
 const { waitFor, poolState } = require('./wait');
-
-const BUILD = path.join(__dirname, '..', 'examples', 'kernels', 'build');
-
-const RUST_LIB = path.join(BUILD, 'tidepool_example_kernels.node');
-
-const C_LIB = path.join(BUILD, 'example_c_wc.so');
-
-const RUST_KERNELS = [
-  'example/sha256',
-  'example/rgba',
-  'example/ndjson',
-  'example/pbkdf2',
-  'example/panic',
-  'example/busy',
-  'example/tee',
-];
-
-/** The C libraries need a C compiler; without one (and outside CI) their tests skip. */
-const noC =
-  !fs.existsSync(C_LIB) && !process.env.CI
-    ? 'no C compiler: examples/kernels/build/example_c_wc.so was not built'
-    : false;
+const { RUST_LIB, C_LIB, RUST_KERNELS, noC } = require('./example-kernels');
+const { rejects, throws } = require('./expect');
 
 function millis(ms) {
   const b = Buffer.alloc(4);
   b.writeUInt32LE(ms);
   return b;
-}
-
-async function rejects(promise, code, pattern) {
-  await assert.rejects(promise, (err) => {
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
-}
-
-function throws(fn, Ctor, code, pattern) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof Ctor, `${err.name}: ${err.message}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
 }
 
 test('cancellation and deadlines stop a loaded kernel mid-run; the pool goes on', async () => {

@@ -16,49 +16,10 @@ const os = require('node:os');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
 const tidepool = require('..');
+const { RUST_LIB, C_LIB_ABI2, RUST_KERNELS, noC } = require('./example-kernels');
+const { rejects, throws } = require('./expect');
 
 const { Pool } = tidepool;
-
-const BUILD = path.join(__dirname, '..', 'examples', 'kernels', 'build');
-
-const RUST_LIB = path.join(BUILD, 'tidepool_example_kernels.node');
-
-const C_LIB = path.join(BUILD, 'example_c_wc.so');
-
-const C_LIB_ABI2 = path.join(BUILD, 'example_c_wc_abi2.so');
-
-const RUST_KERNELS = [
-  'example/sha256',
-  'example/rgba',
-  'example/ndjson',
-  'example/pbkdf2',
-  'example/panic',
-  'example/busy',
-  'example/tee',
-];
-
-/** The C libraries need a C compiler; without one (and outside CI) their tests skip. */
-const noC =
-  !fs.existsSync(C_LIB) && !process.env.CI
-    ? 'no C compiler: examples/kernels/build/example_c_wc.so was not built'
-    : false;
-
-async function rejects(promise, code, pattern) {
-  await assert.rejects(promise, (err) => {
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
-}
-
-function throws(fn, Ctor, code, pattern) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof Ctor, `${err.name}: ${err.message}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
-}
 
 test('a library of another ABI version is refused and registers nothing', { skip: noC }, () => {
   const before = Pool.kernels;
