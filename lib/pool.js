@@ -219,7 +219,8 @@ class Pool extends EventEmitter {
       options === undefined ? this.#noOptions : taskOptions(options, 'postRecords', this.#defaults);
     const taken = snapshot(data, 'data');
     const cuts = recordLengths(lengths);
-    if (o.packed && KERNEL_FACTS[o.kernel].kind !== 'hash') {
+    // Packed results must have one length: the kernel's packing says so.
+    if (o.packed && KERNEL_FACTS[o.kernel].packing !== 'equal') {
       throw invalidArgValue(
         'options.packed',
         `is for hash kernels, whose results have one length; kernel '${kernelNames()[o.kernel]}' gives results of their own lengths (leave packed out for an Array of them)`,

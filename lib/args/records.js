@@ -115,14 +115,16 @@ function fitRecords(lengths, bytes) {
 function checkRecordBounds(lengths, count, bounds) {
   const { min, max } = bounds;
   if (min === 0 && max === Infinity) return;
-  const fixed = lengths.fixed;
-  const offsets = lengths.offsets;
-  for (let i = 0; i < (fixed !== 0 ? Math.min(count, 1) : count); i++) {
-    const length = fixed !== 0 ? fixed : offsets[i + 1] - offsets[i];
-    const name = fixed !== 0 ? 'lengths' : `lengths[${i}]`;
+  const check = (name, length) => {
     if (length < min) throw outOfRange(name, bounds.least, length);
     if (length > max) throw outOfRange(name, `at most maxInputBytes (${max})`, length);
+  };
+  if (lengths.fixed !== 0) {
+    if (count > 0) check('lengths', lengths.fixed);
+    return;
   }
+  const offsets = lengths.offsets;
+  for (let i = 0; i < count; i++) check(`lengths[${i}]`, offsets[i + 1] - offsets[i]);
 }
 
 module.exports = { recordLengths, fitRecords, checkRecordBounds, Lengths };

@@ -85,8 +85,7 @@ class Records {
 
   /** Bytes of records `start` to `start + count - 1`. */
   bytesOf(start, count) {
-    if (this.fixed !== 0) return this.fixed * count;
-    return this.offsets[start + count] - this.offsets[start];
+    return this.offsetOf(start + count) - this.offsetOf(start);
   }
 
   /**
@@ -103,11 +102,6 @@ class Records {
     while (end < last && offsets[end + 1] - offsets[end] >= ALONE_BYTES === alone) end++;
     return end - start;
   }
-
-  /** True if the record at `start` runs as a task of its own. */
-  isLarge(start) {
-    return this.bytesOf(start, 1) >= ALONE_BYTES;
-  }
 }
 
 /** The index of the first of ascending `ends` above `offset`. */
@@ -122,4 +116,4 @@ function firstEndingPast(ends, offset) {
   return low;
 }
 
-module.exports = { Records, ALONE_BYTES };
+module.exports = { Records };
