@@ -17,6 +17,9 @@ pub enum Kind {
     /// For tests and benchmarks (`spin`, `sleep`, `panic`, `echo`): not
     /// named among the kernels an unknown name's error suggests.
     Test,
+    /// A key derivation (`pbkdf2`, `scrypt`, `hkdf`): its input is a
+    /// secret, its output a key of the length its parameters ask for.
+    Kdf,
     /// Anything else (a loaded library's).
     Other,
 }
@@ -28,6 +31,7 @@ impl Kind {
             Kind::Hash => "hash",
             Kind::Codec => "codec",
             Kind::Test => "test",
+            Kind::Kdf => "kdf",
             Kind::Other => "other",
         }
     }
@@ -143,6 +147,7 @@ impl Facts {
     };
     pub const HASH: Facts = Facts { kind: Kind::Hash, packing: Packing::Equal, ..Facts::OTHER };
     pub const TEST: Facts = Facts { kind: Kind::Test, ..Facts::OTHER };
+    pub const KDF: Facts = Facts { kind: Kind::Kdf, ..Facts::OTHER };
 
     /// An encoder or decoder of `family`, its parameters given in `dialect`.
     pub const fn codec(family: Family, dialect: Dialect) -> Facts {

@@ -19,6 +19,7 @@
 //! The kernels, each importing only from the modules above:
 //! * `hashes.rs`: the hash table, keyed ones included.
 //! * `zlib/` (the deflate family), `brotli/`, `zstd/`, `lz4/`: the codecs.
+//! * `kdf/`: node:crypto's key derivations (`pbkdf2`, `scrypt`, `hkdf`).
 //! * `timed.rs` (`spin`, `sleep`), `echo.rs`, `panic.rs`: for tests and benchmarks.
 //! * `foreign/`: the adapter that runs a loaded library's kernels like
 //!   built-ins, with `lent.rs`, the hosts lent to their calls.
@@ -32,6 +33,7 @@ mod error;
 mod facts;
 pub mod foreign;
 pub(crate) mod hashes;
+mod kdf;
 mod lent;
 mod lz4;
 mod model;

@@ -5,7 +5,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use super::{brotli, echo, foreign, hashes, lz4, panic, timed, zlib, zstd, AnyKernel};
+use super::{brotli, echo, foreign, hashes, kdf, lz4, panic, timed, zlib, zstd, AnyKernel};
 
 /// A kernel's number: what crosses the JS boundary per task. The built-in
 /// kernels are `0..BUILTIN.len()`, in [`BUILTIN`]'s order (stable within a
@@ -49,6 +49,9 @@ pub static BUILTIN: &[&dyn AnyKernel] = &[
     &zstd::ZSTD_DECOMPRESS,
     &lz4::LZ4_COMPRESS,
     &lz4::LZ4_DECOMPRESS,
+    &kdf::PBKDF2,
+    &kdf::SCRYPT,
+    &kdf::HKDF,
 ];
 
 /// Most kernels loaded from libraries in one process.

@@ -1,0 +1,63 @@
+//! scrypt (RFC 7914): `crypto.scrypt(password, salt, keylen, options)`,
+//! on the `scrypt` crate. The JavaScript side has already checked the costs
+//! against node:crypto's rules and `maxmem` (lib/crypto/); this check is
+//! the crate's, and the memory is the task's own: 128 × r × (N + p) bytes,
+//! freed when it ends.
+
+use zeroize::Zeroizing;
+
+use super::super::params::{required, ParamError, RawParams};
+use super::super::{KernelError, RunContext, Sink};
+use super::kernel::{key_length, salt, KdfKernel};
+
+/// scrypt's checked parameters.
+#[derive(Clone)]
+pub struct ScryptParams {
+    salt: Zeroizing<Vec<u8>>,
+    costs: scrypt::Params,
+    keylen: usize,
+}
+
+fn params(raw: &RawParams<'_>) -> Result<ScryptParams, ParamError> {
+    raw.only(&["salt", "N", "r", "p", "keylen"])?;
+    let n = required(raw.integer("N", 2..=1 << 62)?, "N", "a power of 2")? as u64;
+    if !n.is_power_of_two() {
+        return Err(ParamError::Value {
+            name: "N",
+            expected: "a power of 2".into(),
+            got: n.to_string(),
+        });
+    }
+    let r = required(raw.integer("r", 1..=u32::MAX as i128)?, "r", "an integer")? as u32;
+    let p = required(raw.integer("p", 1..=u32::MAX as i128)?, "p", "an integer")? as u32;
+    let costs =
+        scrypt::Params::new(n.trailing_zeros() as u8, r, p).map_err(|_| ParamError::Value {
+            name: "N",
+            expected: "N, r and p within scrypt's limits (r × p < 2^30, 128 × r × N addressable)"
+                .into(),
+            got: format!("N = {n}, r = {r}, p = {p}"),
+        })?;
+    let keylen = key_length(raw, i32::MAX as usize)?;
+    Ok(ScryptParams { salt: salt(raw)?, costs, keylen })
+}
+
+fn derive(
+    p: &ScryptParams,
+    password: &[u8],
+    _ctx: &RunContext<'_>,
+    out: &mut Sink,
+) -> Result<(), KernelError> {
+    // The crate refuses an empty output; node:crypto gives an empty key.
+    if p.keylen == 0 {
+        return Ok(());
+    }
+    let key = out.unfilled_exact(p.keylen)?;
+    scrypt::scrypt(password, &p.salt, &p.costs, key)
+        .map_err(|_| KernelError::InvalidInput("scrypt cannot derive a key this long".into()))?;
+    out.commit(p.keylen);
+    Ok(())
+}
+
+/// `crypto.scrypt()`'s derivation: the input is the password; parameters
+/// `salt`, `N`, `r`, `p` and `keylen`.
+pub static SCRYPT: KdfKernel<ScryptParams> = KdfKernel::new("scrypt", params, derive);
