@@ -4,40 +4,54 @@
 // streams (./streams.js); the async one-shots are pool tasks
 // (./one-shot.js); the *Sync functions are node:zlib's own (they run on
 // the calling thread by definition); install() routes node:zlib itself
-// here for the whole process (./install.js).
+// here for the whole process (../dropin/routing.js).
 
 const zlib = require('node:zlib');
 const { constants } = require('../codecs/constants');
 const { CLASSES, setPoolSource } = require('./streams');
 const { oneShot } = require('./one-shot');
 const { nodeSync, hereSync } = require('./sync');
-const { install, uninstall, installedPool } = require('./install');
+const { Routing } = require('../dropin/routing');
+const { PoolSource } = require('../dropin/pool-source');
 const { WATCH_POOL } = require('../symbols');
 
-/** The pool of this process's zlib work when install() was given none. */
-let defaultPool;
-/** What ./index.mjs asked to hear of a new pool (see watchPool). */
-const poolListeners = [];
-/** The pool currentPool() gave last, for the listeners. */
-let lastPool;
-
-/** The pool new streams and one-shots run on: install()'s, or the default one. */
-function currentPool() {
-  let pool = installedPool();
-  if (pool === undefined) {
-    if (defaultPool === undefined || defaultPool.closed) {
-      // Loaded here: index.js loads this module's siblings, not the reverse.
-      const { Pool } = require('../pool');
-      defaultPool = new Pool();
-    }
-    pool = defaultPool;
-  }
-  if (pool !== lastPool) {
-    lastPool = pool;
-    for (const listener of poolListeners) listener(pool);
-  }
-  return pool;
-}
+/**
+ * node:zlib's names install() replaces. Left alone: the *Sync functions
+ * (they run on the calling thread by definition), the classes (tar's
+ * minizlib and others drive their internals), constants, crc32.
+ */
+const routing = new Routing({
+  target: zlib,
+  label: 'node:zlib',
+  entry: '@tidepool-rs/pool/zlib',
+  family: 'ZLIB',
+  names: [
+    'createGzip',
+    'createGunzip',
+    'createDeflate',
+    'createInflate',
+    'createDeflateRaw',
+    'createInflateRaw',
+    'createUnzip',
+    'createBrotliCompress',
+    'createBrotliDecompress',
+    'createZstdCompress',
+    'createZstdDecompress',
+    'gzip',
+    'gunzip',
+    'deflate',
+    'inflate',
+    'deflateRaw',
+    'inflateRaw',
+    'unzip',
+    'brotliCompress',
+    'brotliDecompress',
+    'zstdCompress',
+    'zstdDecompress',
+  ],
+});
+const pools = new PoolSource(routing);
+const currentPool = () => pools.current();
 setPoolSource(currentPool);
 
 /** node:zlib's names of the one-shots, by class. */
@@ -75,12 +89,12 @@ for (const name in ONE_SHOTS) {
 module.exports = {
   ...api,
   install(options) {
-    install(options, module.exports);
-    heardBy();
+    routing.install(options, module.exports);
+    pools.changed();
   },
   uninstall() {
-    uninstall();
-    heardBy();
+    routing.uninstall();
+    pools.changed();
   },
   /** The pool this module's work runs on (to read its stats() or metrics). */
   get pool() {
@@ -115,17 +129,5 @@ for (const name of Reflect.ownKeys(zlib)) {
     Object.defineProperty(module.exports, name, Object.getOwnPropertyDescriptor(zlib, name));
 }
 
-/** The listeners told of the pool now (once install() or uninstall() changed it). */
-function heardBy() {
-  if (poolListeners.length > 0) currentPool();
-}
-
-/**
- * For ./index.mjs: `listener(pool)` whenever the pool `pool` gives
- * changes (made, replaced once closed, installed, uninstalled), so that
- * ESM's `pool` binding stays the CommonJS getter's.
- */
-function watchPool(listener) {
-  poolListeners.push(listener);
-}
-Object.defineProperty(module.exports, WATCH_POOL, { value: watchPool });
+// For ./index.mjs: its `pool` binding follows the CommonJS getter's.
+Object.defineProperty(module.exports, WATCH_POOL, { value: (listener) => pools.watch(listener) });
