@@ -42,7 +42,10 @@ declare namespace tidepool {
     | 'zstdCompress'
     | 'zstdDecompress'
     | 'lz4Compress'
-    | 'lz4Decompress';
+    | 'lz4Decompress'
+    | 'pbkdf2'
+    | 'scrypt'
+    | 'hkdf';
 
   /**
    * The parameters of kernels loaded with {@link Pool.loadKernels}, by name.
@@ -237,6 +240,54 @@ declare namespace tidepool {
     seed?: number | bigint;
   }
 
+  /** The hashes of `pbkdf2` and `hkdf`, by node:crypto's names. */
+  export type KdfHash =
+    'md5' | 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'sha512-224' | 'sha512-256';
+
+  /**
+   * Parameters of `pbkdf2` (the input is the password): the result equals
+   * `crypto.pbkdf2Sync(input, salt, iterations, keylen, digest)`.
+   */
+  export interface Pbkdf2Params {
+    digest: KdfHash;
+    /** A string is its UTF-8 bytes. Copied once when posted, wiped when the task ends. @default empty */
+    salt?: string | Binary;
+    /** 1 to 2^31 - 1. */
+    iterations: number;
+    /** The key's bytes, 0 to 2^31 - 1. */
+    keylen: number;
+  }
+
+  /**
+   * Parameters of `scrypt` (the input is the password): the result equals
+   * `crypto.scryptSync(input, salt, keylen, { N, r, p })`. The task holds
+   * 128 × r × (N + p) bytes while it runs.
+   */
+  export interface ScryptParams {
+    /** @default empty */
+    salt?: string | Binary;
+    /** A power of 2 above 1. */
+    N: number;
+    /** r × p below 2^30. */
+    r: number;
+    p: number;
+    keylen: number;
+  }
+
+  /**
+   * Parameters of `hkdf` (the input is the key material): the result equals
+   * `crypto.hkdfSync(digest, input, salt, info, keylen)`.
+   */
+  export interface HkdfParams {
+    digest: KdfHash;
+    /** @default empty */
+    salt?: string | Binary;
+    /** At most 1024 bytes. @default empty */
+    info?: string | Binary;
+    /** At most 255 digests' bytes. */
+    keylen: number;
+  }
+
   /**
    * The parameters of some kernel (each kernel checks its own, when the pool
    * is made or the task posted: an unknown name throws
@@ -253,6 +304,9 @@ declare namespace tidepool {
     | HmacParams
     | Blake3Params
     | XxhashParams
+    | Pbkdf2Params
+    | ScryptParams
+    | HkdfParams
     | LoadedKernelParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
@@ -800,6 +854,8 @@ declare namespace tidepool {
     | 'ERR_TIDEPOOL_UNKNOWN_KERNEL'
     | 'ERR_TIDEPOOL_ZLIB_INSTALLED'
     | 'ERR_TIDEPOOL_ZLIB_UNSUPPORTED'
+    | 'ERR_TIDEPOOL_CRYPTO_INSTALLED'
+    | 'ERR_TIDEPOOL_CRYPTO_UNSUPPORTED'
     | 'ERR_TIDEPOOL_CLOSED'
     | 'ERR_TIDEPOOL_DESTROYED'
     | 'ERR_TIDEPOOL_CANCELLED'

@@ -1,5 +1,5 @@
 'use strict';
-// Each entry of the package (`@tidepool-rs/pool`, `/metrics`, `/zlib`),
+// Each entry of the package (`@tidepool-rs/pool`, `/metrics`, `/zlib`, `/crypto`),
 // imported as an ES module and required as CommonJS, has every value its
 // .d.ts declares, with the same value both ways: code that type-checks
 // runs. `/zlib` also has every name node:zlib has on this Node.
@@ -16,6 +16,7 @@ const ENTRIES = [
   ['@tidepool-rs/pool', 'index.d.ts'],
   ['@tidepool-rs/pool/metrics', 'metrics.d.ts'],
   ['@tidepool-rs/pool/zlib', 'zlib.d.ts'],
+  ['@tidepool-rs/pool/crypto', 'crypto.d.ts'],
 ];
 
 for (const [entry, dts] of ENTRIES) {

@@ -59,13 +59,14 @@ test('the README has examples in both languages, and none is left unrun', () => 
   );
 });
 
-// docs/zlib.md's examples run the same way.
-const ZLIB_DOC = fs.readFileSync(path.join(ROOT, 'docs/zlib.md'), 'utf8');
+// docs/zlib.md's and docs/crypto.md's examples run the same way.
 const runnable = [
   ...js.map((block) => ({ ...block, file: 'README.md' })),
-  ...blocks(ZLIB_DOC)
-    .filter((b) => b.lang === 'js')
-    .map((block) => ({ ...block, file: 'docs/zlib.md' })),
+  ...['docs/zlib.md', 'docs/crypto.md'].flatMap((file) =>
+    blocks(fs.readFileSync(path.join(ROOT, file), 'utf8'))
+      .filter((b) => b.lang === 'js')
+      .map((block) => ({ ...block, file })),
+  ),
 ];
 
 for (const block of runnable) {

@@ -454,3 +454,43 @@ function zlibModule(): void {
   void gzip;
 }
 void zlibModule;
+
+// @tidepool-rs/pool/crypto: node:crypto's key derivations, install() and the pool.
+import * as tcrypto from '../crypto';
+function cryptoModule(): void {
+  tcrypto.pbkdf2(
+    'pw',
+    'salt',
+    1000,
+    32,
+    'sha256',
+    (err: Error | null, key: Buffer) => void [err, key],
+  );
+  tcrypto.scrypt(
+    'pw',
+    'salt',
+    32,
+    { N: 1024 },
+    (err: Error | null, key: Buffer) => void [err, key],
+  );
+  tcrypto.hkdf(
+    'sha256',
+    'ikm',
+    'salt',
+    'info',
+    32,
+    (err: Error | null, key: ArrayBuffer) => void [err, key],
+  );
+  expectType<Buffer>(tcrypto.pbkdf2Sync('pw', 'salt', 1, 32, 'sha256'));
+  tcrypto.install({ pool: new Pool() });
+  tcrypto.uninstall();
+  expectType<number>(tcrypto.pool.stats().completed);
+  // @ts-expect-error: install() takes a pool, nothing else
+  tcrypto.install({ pol: new Pool() });
+  // A kernel of its own, with its parameters.
+  void new Pool({ kernel: 'pbkdf2', params: { digest: 'sha512', iterations: 1000, keylen: 64 } });
+  void new Pool({ kernel: 'scrypt', params: { N: 16384, r: 8, p: 1, keylen: 64, salt: 'salt' } });
+  // @ts-expect-error: pbkdf2 takes node:crypto's hash names
+  void new Pool({ kernel: 'pbkdf2', params: { digest: 'sha3', iterations: 1, keylen: 1 } });
+}
+void cryptoModule;

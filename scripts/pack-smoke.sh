@@ -159,7 +159,7 @@ env PATH="$no_rust_path" node --input-type=module -e "
   const require = createRequire(process.cwd() + '/');
   const { declaredValues } = require('$root/__test__/dts-exports.js');
   const installed = process.cwd() + '/node_modules/@tidepool-rs/pool/';
-  for (const [entry, dts] of [['', 'index.d.ts'], ['/metrics', 'metrics.d.ts'], ['/zlib', 'zlib.d.ts']]) {
+  for (const [entry, dts] of [['', 'index.d.ts'], ['/metrics', 'metrics.d.ts'], ['/zlib', 'zlib.d.ts'], ['/crypto', 'crypto.d.ts']]) {
     const name = '@tidepool-rs/pool' + entry;
     const esm = await import(name);
     const cjs = require(name);
@@ -173,6 +173,7 @@ env PATH="$no_rust_path" node --input-type=module -e "
   }
   const { pool } = await import('@tidepool-rs/pool/zlib');
   await pool.close();
+  await (await import('@tidepool-rs/pool/crypto')).pool.close();
 "
 size_kb=$(du -sk node_modules/@tidepool-rs/pool | cut -f1)
 echo "pack-smoke: node_modules/@tidepool-rs/pool is ${size_kb} KiB, its binary package $(du -sh node_modules/@tidepool-rs/pool-* | cut -f1)"

@@ -26,7 +26,7 @@ const STAGES = ['rust', 'types', 'js'];
 
 /**
  * What Bun and Deno run: the pool, batches, hash and codec streams, and
- * @tidepool-rs/pool/zlib used directly and through install(). The rest
+ * @tidepool-rs/pool/zlib and /crypto used directly and through install(). The rest
  * is about Node itself (its permission model, worker_threads, --require,
  * child processes of `node`) or the repository (docs, deploy files).
  */
@@ -40,6 +40,7 @@ const BUN_DENO_FILES = [
   'codec-stream-ends.test.js',
   'records.test.js',
   'zlib-module.test.js',
+  'crypto-module.test.js',
   'entry-exports.test.js',
 ];
 

@@ -1,0 +1,201 @@
+'use strict';
+// Which calls of node:crypto's key derivations the pool takes. Each
+// check here accepts a subset of what node:crypto accepts, with the same
+// meaning; a call outside it (a wrong argument, a hash the kernels do not
+// have, a KeyObject, costs OpenSSL refuses) is passed to node:crypto's own
+// function, which throws its own error on this Node line or, for a valid
+// call, does the work itself. So no message here can drift from Node's.
+// A plan is `{ kernel, secret, params }`: the secret a copy of the
+// caller's bytes (node:crypto copies at the call too), wiped once the
+// task is over; the rest as the kernel takes them.
+
+const { types } = require('node:util');
+const { fixedBytes, isDetachedBinary } = require('../engine/binary');
+
+const { isAnyArrayBuffer } = types;
+const isView = ArrayBuffer.isView;
+const isInteger = Number.isInteger;
+
+/** OpenSSL's signed int: the most bytes, iterations or key bytes it takes. */
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * The hash names of node:crypto the kernels have, lower-case (OpenSSL
+ * reads them so), with the kernel's name for each. Aliases not here
+ * ('RSA-SHA256', 'sha2-256'...) stay node:crypto's.
+ */
+const HASHES = new Map([
+  ['md5', 'md5'],
+  ['sha1', 'sha1'],
+  ['sha-1', 'sha1'],
+  ['sha224', 'sha224'],
+  ['sha-224', 'sha224'],
+  ['sha256', 'sha256'],
+  ['sha-256', 'sha256'],
+  ['sha384', 'sha384'],
+  ['sha-384', 'sha384'],
+  ['sha512', 'sha512'],
+  ['sha-512', 'sha512'],
+  ['sha512-224', 'sha512-224'],
+  ['sha-512/224', 'sha512-224'],
+  ['sha512-256', 'sha512-256'],
+  ['sha-512/256', 'sha512-256'],
+]);
+
+/** Each hash's digest length, for HKDF's 255 blocks. */
+const DIGEST_BYTES = {
+  __proto__: null,
+  md5: 16,
+  sha1: 20,
+  sha224: 28,
+  sha256: 32,
+  sha384: 48,
+  sha512: 64,
+  'sha512-224': 28,
+  'sha512-256': 32,
+};
+
+/** The kernel's name of node:crypto's hash `name`, or undefined. */
+function hashOf(name) {
+  return typeof name === 'string' ? HASHES.get(name.toLowerCase()) : undefined;
+}
+
+/**
+ * The bytes of `value` as node:crypto reads a password, salt or key (a
+ * string as UTF-8, any binary as its bytes now), or undefined for a value
+ * it reads otherwise or refuses.
+ */
+function bytesOf(value) {
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  if (!isView(value) && !isAnyArrayBuffer(value)) return undefined;
+  if (isDetachedBinary(value)) return undefined;
+  const bytes = isView(value) ? fixedBytes(value) : new Uint8Array(value);
+  return bytes.byteLength <= INT32_MAX ? bytes : undefined;
+}
+
+/** A copy of `value`'s bytes in memory of its own (to wipe), or undefined. */
+function secretOf(value) {
+  const bytes = bytesOf(value);
+  if (bytes === undefined) return undefined;
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  // A string's bytes were made here: wiped as soon as copied.
+  if (typeof value === 'string') bytes.fill(0);
+  return copy;
+}
+
+/**
+ * An integer in [min, max], as node's validateInt32/validateInteger take
+ * it. A key of 0 bytes is never the pool's: node:crypto gives an empty
+ * one on Node 20 and fails the call ("Deriving bits failed") from 22 on.
+ */
+function isIn(value, min, max) {
+  return typeof value === 'number' && isInteger(value) && value >= min && value <= max;
+}
+
+/** pbkdf2(password, salt, iterations, keylen, digest, callback). */
+function pbkdf2Plan(password, salt, iterations, keylen, digest, callback) {
+  const hash = hashOf(digest);
+  if (hash === undefined || typeof callback !== 'function') return undefined;
+  if (!isIn(iterations, 1, INT32_MAX) || !isIn(keylen, 1, INT32_MAX)) return undefined;
+  const saltBytes = bytesOf(salt);
+  if (saltBytes === undefined) return undefined;
+  const secret = secretOf(password);
+  if (secret === undefined) return undefined;
+  return {
+    kernel: 'pbkdf2',
+    secret,
+    params: { digest: hash, salt: saltBytes, iterations, keylen },
+  };
+}
+
+/** node:crypto's scrypt defaults. */
+const SCRYPT = Object.freeze({ N: 16384, r: 8, p: 1, maxmem: 32 << 20 });
+/** OpenSSL's bound on r × p. */
+const SCRYPT_PR_MAX = 2 ** 30 - 1;
+
+/**
+ * scrypt's options as node:crypto reads them (inherited ones included,
+ * each read once): the costs, or undefined when the pool does not take
+ * them. `read` is what was read, to pass on to node:crypto as it is.
+ */
+function scryptCosts(options, read) {
+  let { N, r, p, maxmem } = SCRYPT;
+  if (options) {
+    if (typeof options !== 'object') return undefined;
+    for (const key of ['N', 'cost', 'r', 'blockSize', 'p', 'parallelization', 'maxmem']) {
+      const value = options[key];
+      if (value !== undefined) read[key] = value;
+    }
+    const n = read.N ?? read.cost;
+    const blockSize = read.r ?? read.blockSize;
+    const lanes = read.p ?? read.parallelization;
+    // Both names of one cost: node:crypto's error.
+    if (
+      (read.N !== undefined && read.cost !== undefined) ||
+      (read.r !== undefined && read.blockSize !== undefined) ||
+      (read.p !== undefined && read.parallelization !== undefined)
+    )
+      return undefined;
+    if (n !== undefined) {
+      if (!isIn(n, 0, 2 ** 32 - 1)) return undefined;
+      if (n !== 0) N = n;
+    }
+    if (blockSize !== undefined) {
+      if (!isIn(blockSize, 0, 2 ** 32 - 1)) return undefined;
+      if (blockSize !== 0) r = blockSize;
+    }
+    if (lanes !== undefined) {
+      if (!isIn(lanes, 0, 2 ** 32 - 1)) return undefined;
+      if (lanes !== 0) p = lanes;
+    }
+    if (read.maxmem !== undefined) {
+      if (!isIn(read.maxmem, 0, Number.MAX_SAFE_INTEGER)) return undefined;
+      if (read.maxmem !== 0) maxmem = read.maxmem;
+    }
+  }
+  // OpenSSL's rules (EVP_PBE_scrypt_ex): N a power of 2 above 1, below
+  // 2^(16 r); r × p at most 2^30 - 1; B (128 r p) within an int; B and V
+  // (128 r (N + 2)) within maxmem.
+  if (N < 2 || (N & (N - 1)) !== 0) return undefined;
+  if (16 * r <= 63 && N >= 2 ** (16 * r)) return undefined;
+  if (p > Math.floor(SCRYPT_PR_MAX / r)) return undefined;
+  const b = 128 * r * p;
+  if (b > INT32_MAX || b + 128 * r * (N + 2) > maxmem) return undefined;
+  return { N, r, p };
+}
+
+/**
+ * scrypt(password, salt, keylen[, options], callback), as the arguments
+ * arrive. `read` gets the options read, to pass on.
+ */
+function scryptPlan(password, salt, keylen, options, callback, read) {
+  // node:crypto's order: the password, salt and keylen before the options.
+  if (typeof callback !== 'function' || !isIn(keylen, 1, INT32_MAX)) return undefined;
+  const saltBytes = bytesOf(salt);
+  if (saltBytes === undefined || bytesOf(password) === undefined) return undefined;
+  const costs = scryptCosts(options, read);
+  if (costs === undefined) return undefined;
+  const secret = secretOf(password);
+  return { kernel: 'scrypt', secret, params: { salt: saltBytes, ...costs, keylen } };
+}
+
+/** hkdf(digest, ikm, salt, info, keylen, callback). */
+function hkdfPlan(digest, ikm, salt, info, keylen, callback) {
+  const hash = hashOf(digest);
+  if (hash === undefined || typeof callback !== 'function') return undefined;
+  if (!isIn(keylen, 1, 255 * DIGEST_BYTES[hash])) return undefined;
+  const saltBytes = bytesOf(salt);
+  const infoBytes = bytesOf(info);
+  if (saltBytes === undefined || infoBytes === undefined || infoBytes.byteLength > 1024)
+    return undefined;
+  const secret = secretOf(ikm);
+  if (secret === undefined) return undefined;
+  return {
+    kernel: 'hkdf',
+    secret,
+    params: { digest: hash, salt: saltBytes, info: infoBytes, keylen },
+  };
+}
+
+module.exports = { pbkdf2Plan, scryptPlan, hkdfPlan, HASHES };

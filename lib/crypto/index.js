@@ -1,0 +1,106 @@
+'use strict';
+// `@tidepool-rs/pool/crypto`: node:crypto's key derivations, `pbkdf2`,
+// `scrypt` and `hkdf`, with node:crypto's signatures, checks, errors and
+// results, their work on a tidepool instead of libuv's four threads
+// (shared with fs, dns.lookup() and zlib). A call the kernels do not take
+// (./args.js: another hash, a KeyObject, arguments node:crypto refuses) is
+// node:crypto's own, on this Node line. The *Sync forms are node:crypto's
+// own (they run on the calling thread by definition). install() routes
+// node:crypto itself here for the whole process (../dropin/routing.js).
+
+const crypto = require('node:crypto');
+const { pbkdf2Plan, scryptPlan, hkdfPlan } = require('./args');
+const { derive, asBuffer, asArrayBuffer } = require('./derive');
+const { Routing } = require('../dropin/routing');
+const { PoolSource } = require('../dropin/pool-source');
+const { WATCH_POOL } = require('../symbols');
+
+/** node:crypto's own functions, as they were when this module loaded. */
+const own = {
+  pbkdf2: crypto.pbkdf2,
+  scrypt: crypto.scrypt,
+  hkdf: crypto.hkdf,
+};
+
+const routing = new Routing({
+  target: crypto,
+  label: 'node:crypto',
+  entry: '@tidepool-rs/pool/crypto',
+  family: 'CRYPTO',
+  names: ['pbkdf2', 'scrypt', 'hkdf'],
+});
+const pools = new PoolSource(routing);
+
+/** node:crypto's scrypt() default `options`, told apart from a given one. */
+const DEFAULTS = Object.freeze({ __proto__: null });
+
+/**
+ * -0 made 0 before node:crypto sees it: Node 20 and 22's pbkdf2 and
+ * scrypt abort the process on a keylen of -0 (Node 24 makes it 0 itself).
+ */
+function plusZero(keylen) {
+  return keylen === 0 ? 0 : keylen;
+}
+
+function pbkdf2(password, salt, iterations, keylen, digest, callback) {
+  const plan = pbkdf2Plan(password, salt, iterations, keylen, digest, callback);
+  if (plan === undefined)
+    return Reflect.apply(own.pbkdf2, crypto, [
+      password,
+      salt,
+      iterations,
+      plusZero(keylen),
+      digest,
+      callback,
+    ]);
+  derive(pools.current(), plan, callback, asBuffer);
+}
+
+function scrypt(password, salt, keylen, options, callback = DEFAULTS) {
+  const given = callback !== DEFAULTS;
+  if (!given) {
+    callback = options;
+    options = undefined;
+  }
+  const read = {};
+  const plan = scryptPlan(password, salt, keylen, options, callback, read);
+  if (plan !== undefined) return derive(pools.current(), plan, callback, asBuffer);
+  // The options as read (their getters ran once), or as given when they
+  // were not read.
+  const passed = Object.keys(read).length > 0 ? read : options;
+  keylen = plusZero(keylen);
+  const args = given
+    ? [password, salt, keylen, passed, callback]
+    : [password, salt, keylen, callback];
+  return Reflect.apply(own.scrypt, crypto, args);
+}
+
+function hkdf(digest, ikm, salt, info, keylen, callback) {
+  const plan = hkdfPlan(digest, ikm, salt, info, keylen, callback);
+  if (plan === undefined)
+    return Reflect.apply(own.hkdf, crypto, [digest, ikm, salt, info, keylen, callback]);
+  derive(pools.current(), plan, callback, asArrayBuffer);
+}
+
+module.exports = {
+  pbkdf2,
+  pbkdf2Sync: crypto.pbkdf2Sync,
+  scrypt,
+  scryptSync: crypto.scryptSync,
+  hkdf,
+  hkdfSync: crypto.hkdfSync,
+  install(options) {
+    routing.install(options, module.exports);
+    pools.changed();
+  },
+  uninstall() {
+    routing.uninstall();
+    pools.changed();
+  },
+  /** The pool this module's work runs on (to read its stats() or metrics). */
+  get pool() {
+    return pools.current();
+  },
+};
+// For ./index.mjs: its `pool` binding follows the CommonJS getter's.
+Object.defineProperty(module.exports, WATCH_POOL, { value: (listener) => pools.watch(listener) });
