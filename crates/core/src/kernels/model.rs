@@ -174,6 +174,13 @@ pub trait Kernel: Send + Sync + 'static {
     fn made_bytes(&self, params: &Self::Params) -> usize {
         self.state_bytes(params)
     }
+    /// The bytes a one-shot task of these parameters holds while it runs,
+    /// beyond its input and output: a memory-hard hash's (Argon2's
+    /// blocks, scrypt's V). What the pool's `maxWorkingBytes` counts; 0,
+    /// the default, for the kernels whose state is small.
+    fn working_bytes(&self, _params: &Self::Params) -> usize {
+        0
+    }
     /// A fresh state. `len_hint` is the input's total length when known
     /// (a one-shot task), to size output buffers once.
     fn start(
@@ -222,6 +229,8 @@ pub trait AnyKernel: Send + Sync {
     fn state_bytes(&self, params: &Params) -> usize;
     /// See [`Kernel::made_bytes`]; parameters made for another kernel: 0.
     fn made_bytes(&self, params: &Params) -> usize;
+    /// [`Kernel::working_bytes`].
+    fn working_bytes(&self, params: &Params) -> usize;
     /// Runs a one-shot task: the whole input, then finish.
     fn run(
         &self,
@@ -261,6 +270,10 @@ impl<K: Kernel> AnyKernel for K {
 
     fn made_bytes(&self, params: &Params) -> usize {
         with_params(self, params, |p| Ok(Kernel::made_bytes(self, p))).unwrap_or(0)
+    }
+
+    fn working_bytes(&self, params: &Params) -> usize {
+        with_params(self, params, |p| Ok(Kernel::working_bytes(self, p))).unwrap_or(0)
     }
 
     fn run(

@@ -52,6 +52,10 @@ pub static BUILTIN: &[&dyn AnyKernel] = &[
     &kdf::PBKDF2,
     &kdf::SCRYPT,
     &kdf::HKDF,
+    &kdf::ARGON2ID,
+    &kdf::ARGON2I,
+    &kdf::ARGON2D,
+    &kdf::BCRYPT,
 ];
 
 /// Most kernels loaded from libraries in one process.

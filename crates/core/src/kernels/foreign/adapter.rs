@@ -261,6 +261,10 @@ impl AnyKernel for Foreign {
         0
     }
 
+    fn working_bytes(&self, _params: &Params) -> usize {
+        0
+    }
+
     fn run(
         &self,
         params: &Params,

@@ -13,6 +13,8 @@ pub struct KdfKernel<P> {
     name: &'static str,
     params: fn(&RawParams<'_>) -> Result<P, ParamError>,
     derive: DeriveFn<P>,
+    /// The working memory a task of these parameters holds (a memory-hard hash's).
+    memory: Option<fn(&P) -> usize>,
 }
 
 /// Writes the key derived from `secret` with `params` to the sink.
@@ -24,7 +26,12 @@ impl<P> KdfKernel<P> {
         params: fn(&RawParams<'_>) -> Result<P, ParamError>,
         derive: DeriveFn<P>,
     ) -> Self {
-        KdfKernel { name, params, derive }
+        KdfKernel { name, params, derive, memory: None }
+    }
+
+    /// The same kernel, its tasks holding `memory(params)` bytes while they run.
+    pub const fn with_memory(self, memory: fn(&P) -> usize) -> Self {
+        KdfKernel { memory: Some(memory), ..self }
     }
 }
 
@@ -76,6 +83,10 @@ impl<P: Clone + Send + Sync + 'static> Kernel for KdfKernel<P> {
 
     fn params(&self, raw: &RawParams<'_>) -> Result<P, ParamError> {
         (self.params)(raw)
+    }
+
+    fn working_bytes(&self, params: &P) -> usize {
+        self.memory.map_or(0, |memory| memory(params))
     }
 
     fn start(&self, params: &P, len_hint: Option<usize>) -> Result<Secret<P>, KernelError> {

@@ -18,6 +18,16 @@ pub struct ScryptParams {
     keylen: usize,
 }
 
+impl ScryptParams {
+    /// The bytes a task of these parameters holds while it runs: V (128 r N)
+    /// and B (128 r p).
+    pub fn memory_bytes(&self) -> usize {
+        let r128 = 128 * self.costs.r() as usize;
+        let n = 1usize << self.costs.log_n();
+        r128.saturating_mul(n.saturating_add(self.costs.p() as usize))
+    }
+}
+
 fn params(raw: &RawParams<'_>) -> Result<ScryptParams, ParamError> {
     raw.only(&["salt", "N", "r", "p", "keylen"])?;
     let n = required(raw.integer("N", 2..=1 << 62)?, "N", "a power of 2")? as u64;
@@ -60,4 +70,5 @@ fn derive(
 
 /// `crypto.scrypt()`'s derivation: the input is the password; parameters
 /// `salt`, `N`, `r`, `p` and `keylen`.
-pub static SCRYPT: KdfKernel<ScryptParams> = KdfKernel::new("scrypt", params, derive);
+pub static SCRYPT: KdfKernel<ScryptParams> =
+    KdfKernel::new("scrypt", params, derive).with_memory(ScryptParams::memory_bytes);

@@ -203,3 +203,125 @@ fn pbkdf2_stops_when_cancelled() {
         Err(KernelError::Cancelled)
     );
 }
+
+#[test]
+fn argon2_rfc9106() {
+    // RFC 9106, section 5: t = 3, m = 32 KiB, p = 4, a 32-byte tag.
+    let cases = [
+        ("argon2d", "512b391b6f1162975371d30919734294f868e3be3984f3c1a13a4db9fabe4acb"),
+        ("argon2i", "c814d9d1dc7f37aa13f0d77f2494bda1c8de6b016dd388d29952a4c4672b6ce8"),
+        ("argon2id", "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659"),
+    ];
+    for (name, want) in cases {
+        let raw = vec![
+            ("nonce", leak(vec![2; 16])),
+            ("parallelism", n(4.0)),
+            ("tagLength", n(32.0)),
+            ("memory", n(32.0)),
+            ("passes", n(3.0)),
+            ("secret", leak(vec![3; 8])),
+            ("associatedData", leak(vec![4; 12])),
+        ];
+        assert_eq!(derive(name, raw, &[1; 32]), unhex(want), "{name}");
+    }
+}
+
+#[test]
+fn argon2_limits_and_memory() {
+    let raw = |nonce: usize, p: f64, tag: f64, m: f64, t: f64, ad: usize| {
+        vec![
+            ("nonce", leak(vec![0; nonce])),
+            ("parallelism", n(p)),
+            ("tagLength", n(tag)),
+            ("memory", n(m)),
+            ("passes", n(t)),
+            ("associatedData", leak(vec![0; ad])),
+        ]
+    };
+    assert!(params("argon2id", raw(8, 1.0, 4.0, 8.0, 1.0, 32)).is_ok());
+    for bad in [
+        raw(7, 1.0, 4.0, 8.0, 1.0, 0),
+        raw(8, 0.0, 4.0, 8.0, 1.0, 0),
+        raw(8, 2.0, 4.0, 15.0, 1.0, 0),
+        raw(8, 1.0, 3.0, 8.0, 1.0, 0),
+        raw(8, 1.0, 4.0, 8.0, 0.0, 0),
+        raw(8, 1.0, 4.0, 8.0, 1.0, 33),
+        raw(8, 16777216.0, 4.0, 2f64.powi(32) - 1.0, 1.0, 0),
+    ] {
+        assert!(params("argon2id", bad).is_err());
+    }
+    // 19 MiB (OWASP's): the task's working memory, by the kernel's word.
+    let p = params("argon2id", raw(16, 1.0, 32.0, 19456.0, 2.0, 0)).unwrap();
+    assert_eq!(get(find("argon2id").unwrap()).unwrap().working_bytes(&p), 19456 * 1024);
+    let p = params(
+        "scrypt",
+        vec![("N", n(16384.0)), ("r", n(8.0)), ("p", n(1.0)), ("keylen", n(64.0))],
+    )
+    .unwrap();
+    assert_eq!(get(find("scrypt").unwrap()).unwrap().working_bytes(&p), 128 * 8 * (16384 + 1));
+}
+
+#[test]
+fn bcrypt_openwall_vectors() {
+    // crypt_blowfish's test vectors (Openwall), cost 5; past 72 bytes a
+    // password is not read.
+    let cases: [(&[u8], &str); 5] = [
+        (b"U*U", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"),
+        (b"U*U*", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.VGOzA784oUp/Z0DY336zx7pLYAy0lwK"),
+        (b"U*U*U", "$2a$05$XXXXXXXXXXXXXXXXXXXXXOAcXxm9kjPGEMsLznoKqmqw7tc8WCx4a"),
+        (
+            b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789chars after 72 are ignored",
+            "$2a$05$abcdefghijklmnopqrstuu5s2v8.iXieOjg/.AySBTTZIIVFJeBui",
+        ),
+        (b"", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy"),
+    ];
+    for (password, want) in cases {
+        let parts: bcrypt::HashParts = want.parse().unwrap();
+        let raw = vec![
+            ("cost", n(parts.get_cost() as f64)),
+            ("salt", leak(parts.get_salt_raw().to_vec())),
+            ("version", RawValue::Text("2a")),
+        ];
+        assert_eq!(String::from_utf8(derive("bcrypt", raw, password)).unwrap(), want);
+    }
+    // The default version is 2b; 2y names the same computation.
+    let raw = |version: Option<&'static str>| {
+        let mut raw = vec![("cost", n(4.0)), ("salt", leak(vec![7; 16]))];
+        if let Some(v) = version {
+            raw.push(("version", RawValue::Text(v)));
+        }
+        String::from_utf8(derive("bcrypt", raw, b"pw")).unwrap()
+    };
+    let b = raw(None);
+    assert!(b.starts_with("$2b$04$"));
+    assert_eq!(raw(Some("2y"))[3..], b[3..]);
+    assert!(params("bcrypt", vec![("cost", n(3.0)), ("salt", leak(vec![0; 16]))]).is_err());
+    assert!(params("bcrypt", vec![("cost", n(32.0)), ("salt", leak(vec![0; 16]))]).is_err());
+    assert!(params("bcrypt", vec![("cost", n(4.0)), ("salt", leak(vec![0; 15]))]).is_err());
+    assert!(params(
+        "bcrypt",
+        vec![("cost", n(4.0)), ("salt", leak(vec![0; 16])), ("version", RawValue::Text("2x"))]
+    )
+    .is_err());
+}
+
+#[test]
+fn argon2_version_16_differs_and_others_are_refused() {
+    let raw = |version: Option<f64>| {
+        let mut raw = vec![
+            ("nonce", leak(vec![2; 16])),
+            ("parallelism", n(1.0)),
+            ("tagLength", n(16.0)),
+            ("memory", n(8.0)),
+            ("passes", n(1.0)),
+        ];
+        if let Some(v) = version {
+            raw.push(("version", n(v)));
+        }
+        raw
+    };
+    let v19 = derive("argon2i", raw(None), b"pw");
+    assert_eq!(derive("argon2i", raw(Some(19.0)), b"pw"), v19);
+    assert_ne!(derive("argon2i", raw(Some(16.0)), b"pw"), v19);
+    assert!(params("argon2i", raw(Some(17.0))).is_err());
+}
