@@ -45,7 +45,11 @@ declare namespace tidepool {
     | 'lz4Decompress'
     | 'pbkdf2'
     | 'scrypt'
-    | 'hkdf';
+    | 'hkdf'
+    | 'argon2id'
+    | 'argon2i'
+    | 'argon2d'
+    | 'bcrypt';
 
   /**
    * The parameters of kernels loaded with {@link Pool.loadKernels}, by name.
@@ -289,6 +293,44 @@ declare namespace tidepool {
   }
 
   /**
+   * Parameters of `argon2id`, `argon2i` and `argon2d` (RFC 9106; the input is
+   * the password), named as node:crypto's `argon2()` names them: the result
+   * equals `crypto.argon2Sync(kernel, { message: input, ...params })`. A task
+   * holds `memory` KiB while it runs.
+   */
+  export interface Argon2Params {
+    /** The salt, 8 bytes or more. */
+    nonce: string | Binary;
+    /** Lanes, 1 to 2^24 - 1. */
+    parallelism: number;
+    /** Bytes of output, 4 or more. */
+    tagLength: number;
+    /** KiB of memory, at least 8 × parallelism. */
+    memory: number;
+    /** Passes over the memory, 1 or more. */
+    passes: number;
+    /** A key kept apart from the stored hash. @default empty */
+    secret?: string | Binary;
+    /** At most 32 bytes. @default empty */
+    associatedData?: string | Binary;
+    /** 19 (0x13), or 16 (0x10) for hashes of Argon2 1.0. @default 19 */
+    version?: 16 | 19;
+  }
+
+  /**
+   * Parameters of `bcrypt` (the input is the password, of which bcrypt reads
+   * at most 72 bytes): the result is the modular crypt string, 60 ASCII bytes.
+   */
+  export interface BcryptParams {
+    /** log2 of the rounds, 4 to 31. */
+    cost: number;
+    /** Exactly 16 bytes. */
+    salt: Binary;
+    /** @default '2b' */
+    version?: '2a' | '2b' | '2y';
+  }
+
+  /**
    * The parameters of some kernel (each kernel checks its own, when the pool
    * is made or the task posted: an unknown name throws
    * `ERR_INVALID_ARG_VALUE`, a value out of range `ERR_OUT_OF_RANGE`).
@@ -307,6 +349,8 @@ declare namespace tidepool {
     | Pbkdf2Params
     | ScryptParams
     | HkdfParams
+    | Argon2Params
+    | BcryptParams
     | LoadedKernelParams;
 
   /** How results are delivered: `'buffer'` gives a `Buffer`, the others a `string` in that encoding. */
@@ -856,6 +900,7 @@ declare namespace tidepool {
     | 'ERR_TIDEPOOL_ZLIB_UNSUPPORTED'
     | 'ERR_TIDEPOOL_CRYPTO_INSTALLED'
     | 'ERR_TIDEPOOL_CRYPTO_UNSUPPORTED'
+    | 'ERR_TIDEPOOL_PASSWORD_UNSUPPORTED'
     | 'ERR_TIDEPOOL_CLOSED'
     | 'ERR_TIDEPOOL_DESTROYED'
     | 'ERR_TIDEPOOL_CANCELLED'

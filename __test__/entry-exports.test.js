@@ -1,5 +1,6 @@
 'use strict';
-// Each entry of the package (`@tidepool-rs/pool`, `/metrics`, `/zlib`, `/crypto`),
+// Each entry of the package (`@tidepool-rs/pool`, `/metrics`, `/zlib`, `/crypto`,
+// `/password`),
 // imported as an ES module and required as CommonJS, has every value its
 // .d.ts declares, with the same value both ways: code that type-checks
 // runs. `/zlib` also has every name node:zlib has on this Node.
@@ -17,6 +18,7 @@ const ENTRIES = [
   ['@tidepool-rs/pool/metrics', 'metrics.d.ts'],
   ['@tidepool-rs/pool/zlib', 'zlib.d.ts'],
   ['@tidepool-rs/pool/crypto', 'crypto.d.ts'],
+  ['@tidepool-rs/pool/password', 'password.d.ts'],
 ];
 
 for (const [entry, dts] of ENTRIES) {

@@ -494,3 +494,20 @@ function cryptoModule(): void {
   void new Pool({ kernel: 'pbkdf2', params: { digest: 'sha3', iterations: 1, keylen: 1 } });
 }
 void cryptoModule;
+
+// @tidepool-rs/pool/password: hash() and verify().
+import * as tpassword from '../password';
+async function passwordModule(): Promise<void> {
+  const stored: string = await tpassword.hash('hunter2');
+  const bc: string = await tpassword.hash(Buffer.from('hunter2'), {
+    algorithm: 'bcrypt',
+    cost: 12,
+  });
+  expectType<boolean>(
+    await tpassword.verify(stored, 'hunter2', { signal: AbortSignal.timeout(1000) }),
+  );
+  expectType<boolean>(tpassword.needsRehash(bc, { memoryCost: 65536 }));
+  // @ts-expect-error: bcrypt takes no memoryCost
+  await tpassword.hash('x', { algorithm: 'bcrypt', memoryCost: 1 });
+}
+void passwordModule;

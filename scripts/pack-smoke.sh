@@ -159,7 +159,7 @@ env PATH="$no_rust_path" node --input-type=module -e "
   const require = createRequire(process.cwd() + '/');
   const { declaredValues } = require('$root/__test__/dts-exports.js');
   const installed = process.cwd() + '/node_modules/@tidepool-rs/pool/';
-  for (const [entry, dts] of [['', 'index.d.ts'], ['/metrics', 'metrics.d.ts'], ['/zlib', 'zlib.d.ts'], ['/crypto', 'crypto.d.ts']]) {
+  for (const [entry, dts] of [['', 'index.d.ts'], ['/metrics', 'metrics.d.ts'], ['/zlib', 'zlib.d.ts'], ['/crypto', 'crypto.d.ts'], ['/password', 'password.d.ts']]) {
     const name = '@tidepool-rs/pool' + entry;
     const esm = await import(name);
     const cjs = require(name);

@@ -26,7 +26,8 @@ const STAGES = ['rust', 'types', 'js'];
 
 /**
  * What Bun and Deno run: the pool, batches, hash and codec streams, and
- * @tidepool-rs/pool/zlib and /crypto used directly and through install(). The rest
+ * @tidepool-rs/pool/zlib and /crypto used directly and through install(),
+ * /password. The rest
  * is about Node itself (its permission model, worker_threads, --require,
  * child processes of `node`) or the repository (docs, deploy files).
  */
@@ -41,6 +42,7 @@ const BUN_DENO_FILES = [
   'records.test.js',
   'zlib-module.test.js',
   'crypto-module.test.js',
+  'password.test.js',
   'entry-exports.test.js',
 ];
 

@@ -366,6 +366,8 @@ function resolveStatsOptions(given) {
 
 module.exports = {
   checkTaskKeys,
+  integerOption,
+  oneOfOption,
   misplacedHint,
   concurrencyOption,
   ENCODINGS,

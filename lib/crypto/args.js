@@ -198,4 +198,50 @@ function hkdfPlan(digest, ikm, salt, info, keylen, callback) {
   };
 }
 
-module.exports = { pbkdf2Plan, scryptPlan, hkdfPlan, HASHES };
+/** node:crypto's argon2 variants, each a kernel of the same name. */
+const ARGON2 = new Set(['argon2d', 'argon2i', 'argon2id']);
+/** The parameters of argon2(), in the order node:crypto reads them. */
+const ARGON2_NAMES = [
+  'parallelism',
+  'tagLength',
+  'memory',
+  'passes',
+  'message',
+  'nonce',
+  'secret',
+  'associatedData',
+];
+/** The most associated data the kernel takes (node:crypto's own takes more). */
+const ARGON2_DATA_MAX = 32;
+
+/**
+ * argon2(algorithm, parameters, callback) of Node 24.7+. `read` gets the
+ * parameters read (each once), to pass on.
+ */
+function argon2Plan(algorithm, parameters, callback, read) {
+  if (typeof callback !== 'function' || !ARGON2.has(algorithm)) return undefined;
+  if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters))
+    return undefined;
+  for (const name of ARGON2_NAMES) read[name] = parameters[name];
+  const { parallelism, tagLength, memory, passes } = read;
+  if (!isIn(parallelism, 1, 2 ** 24 - 1) || !isIn(tagLength, 4, INT32_MAX)) return undefined;
+  if (!isIn(memory, 8 * parallelism, 2 ** 32 - 1) || !isIn(passes, 1, 2 ** 32 - 1))
+    return undefined;
+  const nonce = bytesOf(read.nonce);
+  if (nonce === undefined || nonce.byteLength < 8) return undefined;
+  const params = { nonce, parallelism, tagLength, memory, passes };
+  if (read.secret !== undefined) {
+    params.secret = bytesOf(read.secret);
+    if (params.secret === undefined) return undefined;
+  }
+  if (read.associatedData !== undefined) {
+    params.associatedData = bytesOf(read.associatedData);
+    const data = params.associatedData;
+    if (data === undefined || data.byteLength > ARGON2_DATA_MAX) return undefined;
+  }
+  const secret = secretOf(read.message);
+  if (secret === undefined) return undefined;
+  return { kernel: algorithm, secret, params };
+}
+
+module.exports = { pbkdf2Plan, scryptPlan, hkdfPlan, argon2Plan, bytesOf, secretOf, HASHES };

@@ -6,35 +6,65 @@
 // domains follow the promise the task is, then the tick).
 
 const { ONE_SHOT } = require('../symbols');
+const { abortError } = require('../errors');
+const { isAborted, signalReason, addListener, removeListener } = require('../engine/signals');
+
+/** Listener options without a prototype. */
+const ONCE = Object.freeze({ __proto__: null, once: true });
 
 const nextTick = process.nextTick;
 
 /**
- * Runs `plan` on `pool` and calls `callback(err)` or `callback(null,
- * shape(key))`, `key` being the derived bytes as a Buffer. The copy of
- * the secret is wiped once the task is over, whichever way it ended.
+ * Runs `plan` on `pool`, stopped by `signal` (undefined: none): the
+ * Promise of the derived bytes, a Buffer. The copy of the secret is wiped
+ * once the task is over, whichever way it ended; a pool that cannot take
+ * it (closed, full) rejects.
  */
-function derive(pool, plan, callback, shape) {
+function runPlan(pool, plan, signal) {
   const { kernel, secret, params } = plan;
   let task;
   try {
-    task = pool[ONE_SHOT](kernel, params, undefined, secret, undefined);
+    task = pool[ONE_SHOT](kernel, params, undefined, secret, signal);
   } catch (err) {
     secret.fill(0);
-    // A pool that cannot take it now (closed, full): the callback's error,
-    // as a failed job's is node:crypto's.
-    nextTick(callback, err);
-    return;
+    return Promise.reject(err);
   }
-  task.then(
-    (key) => {
-      secret.fill(0);
-      nextTick(callback, null, shape(key));
-    },
-    (err) => {
-      secret.fill(0);
-      nextTick(callback, err);
-    },
+  // Wiped once no thread reads it, whichever way the task ended.
+  const wipe = () => secret.fill(0);
+  task.then(wipe, wipe);
+  if (signal === undefined) return task;
+  // A signal that fires while the task runs settles the call at once: a
+  // hash the kernel cannot stop (Argon2, bcrypt, scrypt) runs to its end
+  // on its thread, and its result is dropped.
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signalReason(signal)));
+    addListener(signal, 'abort', onAbort, ONCE);
+    const done = () => removeListener(signal, 'abort', onAbort);
+    task.then(
+      (key) => {
+        done();
+        if (isAborted(signal)) {
+          key.fill(0);
+          onAbort();
+        } else resolve(key);
+      },
+      (err) => {
+        done();
+        reject(err);
+      },
+    );
+  });
+}
+
+/**
+ * Runs `plan` on `pool` and calls `callback(err)` or `callback(null,
+ * shape(key))`, as node:crypto calls back: a failed task (a closed pool)
+ * is the callback's error, as a failed job's is node:crypto's.
+ */
+function derive(pool, plan, callback, shape) {
+  runPlan(pool, plan, undefined).then(
+    (key) => nextTick(callback, null, shape(key)),
+    (err) => nextTick(callback, err),
   );
 }
 
@@ -52,4 +82,4 @@ function asArrayBuffer(key) {
     : key.buffer.slice(key.byteOffset, key.byteOffset + key.byteLength);
 }
 
-module.exports = { derive, asBuffer, asArrayBuffer };
+module.exports = { runPlan, derive, asBuffer, asArrayBuffer };

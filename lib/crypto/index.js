@@ -1,6 +1,6 @@
 'use strict';
 // `@tidepool-rs/pool/crypto`: node:crypto's key derivations, `pbkdf2`,
-// `scrypt` and `hkdf`, with node:crypto's signatures, checks, errors and
+// `scrypt`, `hkdf` and (Node 24.7+) `argon2`, with node:crypto's signatures, checks, errors and
 // results, their work on a tidepool instead of libuv's four threads
 // (shared with fs, dns.lookup() and zlib). A call the kernels do not take
 // (./args.js: another hash, a KeyObject, arguments node:crypto refuses) is
@@ -9,7 +9,7 @@
 // node:crypto itself here for the whole process (../dropin/routing.js).
 
 const crypto = require('node:crypto');
-const { pbkdf2Plan, scryptPlan, hkdfPlan } = require('./args');
+const { pbkdf2Plan, scryptPlan, hkdfPlan, argon2Plan } = require('./args');
 const { derive, asBuffer, asArrayBuffer } = require('./derive');
 const { Routing } = require('../dropin/routing');
 const { PoolSource } = require('../dropin/pool-source');
@@ -20,6 +20,8 @@ const own = {
   pbkdf2: crypto.pbkdf2,
   scrypt: crypto.scrypt,
   hkdf: crypto.hkdf,
+  // Node 24.7 and later (@types/node 20 does not know it).
+  argon2: /** @type {any} */ (crypto).argon2,
 };
 
 const routing = new Routing({
@@ -27,7 +29,7 @@ const routing = new Routing({
   label: 'node:crypto',
   entry: '@tidepool-rs/pool/crypto',
   family: 'CRYPTO',
-  names: ['pbkdf2', 'scrypt', 'hkdf'],
+  names: ['pbkdf2', 'scrypt', 'hkdf', 'argon2'],
 });
 const pools = new PoolSource(routing);
 
@@ -82,6 +84,16 @@ function hkdf(digest, ikm, salt, info, keylen, callback) {
   derive(pools.current(), plan, callback, asArrayBuffer);
 }
 
+function argon2(algorithm, parameters, callback) {
+  const read = {};
+  const plan = argon2Plan(algorithm, parameters, callback, read);
+  if (plan !== undefined) return derive(pools.current(), plan, callback, asBuffer);
+  // The parameters as read (their getters ran once), or as given when
+  // they were not read.
+  const passed = Object.keys(read).length > 0 ? read : parameters;
+  return Reflect.apply(own.argon2, crypto, [algorithm, passed, callback]);
+}
+
 module.exports = {
   pbkdf2,
   pbkdf2Sync: crypto.pbkdf2Sync,
@@ -89,6 +101,10 @@ module.exports = {
   scryptSync: crypto.scryptSync,
   hkdf,
   hkdfSync: crypto.hkdfSync,
+  // Where node:crypto has argon2 (Node 24.7+); undefined elsewhere, as
+  // node:crypto's is (password hashing on every line: ../password/).
+  argon2: typeof own.argon2 === 'function' ? argon2 : undefined,
+  argon2Sync: /** @type {any} */ (crypto).argon2Sync,
   install(options) {
     routing.install(options, module.exports);
     pools.changed();

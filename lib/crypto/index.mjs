@@ -11,8 +11,19 @@ const symbols = require('../symbols.js');
 
 export default crypto;
 
-export const { pbkdf2, pbkdf2Sync, scrypt, scryptSync, hkdf, hkdfSync, install, uninstall } =
-  crypto;
+export const {
+  pbkdf2,
+  pbkdf2Sync,
+  scrypt,
+  scryptSync,
+  hkdf,
+  hkdfSync,
+  // Undefined where node:crypto has none (before Node 24.7).
+  argon2,
+  argon2Sync,
+  install,
+  uninstall,
+} = crypto;
 
 /**
  * The pool this module's work runs on: a live binding, as the CommonJS
