@@ -311,7 +311,7 @@ declare namespace tidepool {
     passes: number;
     /** A key kept apart from the stored hash. @default empty */
     secret?: string | Binary;
-    /** At most 32 bytes. @default empty */
+    /** Data bound to the hash. @default empty */
     associatedData?: string | Binary;
     /** 19 (0x13), or 16 (0x10) for hashes of Argon2 1.0. @default 19 */
     version?: 16 | 19;

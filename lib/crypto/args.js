@@ -211,8 +211,6 @@ const ARGON2_NAMES = [
   'secret',
   'associatedData',
 ];
-/** The most associated data the kernel takes (node:crypto's own takes more). */
-const ARGON2_DATA_MAX = 32;
 
 /**
  * argon2(algorithm, parameters, callback) of Node 24.7+. `read` gets the
@@ -236,8 +234,7 @@ function argon2Plan(algorithm, parameters, callback, read) {
   }
   if (read.associatedData !== undefined) {
     params.associatedData = bytesOf(read.associatedData);
-    const data = params.associatedData;
-    if (data === undefined || data.byteLength > ARGON2_DATA_MAX) return undefined;
+    if (params.associatedData === undefined) return undefined;
   }
   const secret = secretOf(read.message);
   if (secret === undefined) return undefined;

@@ -1,12 +1,14 @@
 //! Argon2 (RFC 9106), in its three variants: `crypto.argon2(algorithm,
-//! parameters)` of Node 24.7+, on RustCrypto's `argon2` crate. The input is
-//! the message (the password); the parameters are node:crypto's names:
-//! `nonce` (the salt), `parallelism`, `tagLength`, `memory` (KiB),
-//! `passes`, `secret` and `associatedData`; and `version` (19, or 16 for
-//! strings of Argon2 1.0). The memory (1 KiB blocks) is
-//! the task's own, wiped and freed when it ends.
+//! parameters)` of Node 24.7+, on `argon2-rust` (a port of the reference
+//! C with SIMD chosen at run time). The input is the message (the
+//! password); the parameters are node:crypto's names: `nonce` (the salt),
+//! `parallelism`, `tagLength`, `memory` (KiB), `passes`, `secret` and
+//! `associatedData`; and `version` (19, or 16 for strings of Argon2 1.0).
+//! The memory (1 KiB blocks) is the task's own, wiped and freed when it
+//! ends; its lanes run one after another on the task's thread.
 
-use argon2::{Algorithm, Argon2, AssociatedData, ParamsBuilder, Version};
+use argon2_rust::params::{Memory, TagLen};
+use argon2_rust::{Algorithm, Argon2, Params, Version};
 use zeroize::Zeroizing;
 
 use super::super::params::{required, ParamError, RawParams};
@@ -16,23 +18,30 @@ use super::kernel::KdfKernel;
 /// Argon2's checked parameters.
 #[derive(Clone)]
 pub struct Argon2Params {
-    algorithm: Algorithm,
-    version: Version,
+    argon2: Argon2,
     nonce: Zeroizing<Vec<u8>>,
     secret: Zeroizing<Vec<u8>>,
-    costs: argon2::Params,
-    tag_length: usize,
+    associated_data: Zeroizing<Vec<u8>>,
 }
 
 impl Argon2Params {
     /// The bytes of memory a task of these parameters holds while it runs.
     pub fn memory_bytes(&self) -> usize {
-        self.costs.block_count().saturating_mul(1024)
+        (self.argon2.params().memory_blocks() as usize).saturating_mul(1024)
     }
 }
 
-fn bytes_param(raw: &RawParams<'_>, name: &'static str) -> Result<Zeroizing<Vec<u8>>, ParamError> {
-    Ok(Zeroizing::new(raw.bytes(name)?.unwrap_or_default().to_vec()))
+/// A binary parameter of at most 2^32 - 1 bytes, the task's own copy.
+fn bytes_param(name: &'static str, given: Option<&[u8]>) -> Result<Zeroizing<Vec<u8>>, ParamError> {
+    let bytes = given.unwrap_or_default();
+    if bytes.len() > u32::MAX as usize {
+        return Err(ParamError::Range {
+            name,
+            expected: "at most 2^32 - 1 bytes".into(),
+            got: format!("{} bytes", bytes.len()),
+        });
+    }
+    Ok(Zeroizing::new(bytes.to_vec()))
 }
 
 fn params(raw: &RawParams<'_>, algorithm: Algorithm) -> Result<Argon2Params, ParamError> {
@@ -46,8 +55,9 @@ fn params(raw: &RawParams<'_>, algorithm: Algorithm) -> Result<Argon2Params, Par
         "associatedData",
         "version",
     ])?;
-    let nonce = Zeroizing::new(required(raw.bytes("nonce")?, "nonce", "8 bytes or more")?.to_vec());
-    if nonce.len() < 8 || nonce.len() > u32::MAX as usize {
+    let nonce =
+        bytes_param("nonce", Some(required(raw.bytes("nonce")?, "nonce", "8 bytes or more")?))?;
+    if nonce.len() < 8 {
         return Err(ParamError::Range {
             name: "nonce",
             expected: "8 bytes or more".into(),
@@ -63,25 +73,8 @@ fn params(raw: &RawParams<'_>, algorithm: Algorithm) -> Result<Argon2Params, Par
     let memory = required(memory, "memory", "an integer (KiB)")? as u32;
     let passes = raw.integer("passes", 1..=u32::MAX as i128)?;
     let passes = required(passes, "passes", "an integer")? as u32;
-    let secret = bytes_param(raw, "secret")?;
-    let data = raw.bytes("associatedData")?.unwrap_or_default();
-    let data = AssociatedData::new(data).map_err(|_| ParamError::Range {
-        name: "associatedData",
-        expected: format!("at most {} bytes", AssociatedData::MAX_LEN),
-        got: format!("{} bytes", data.len()),
-    })?;
-    let costs = ParamsBuilder::new()
-        .m_cost(memory)
-        .t_cost(passes)
-        .p_cost(parallelism)
-        .data(data)
-        .output_len(tag_length as usize)
-        .build()
-        .map_err(|e| ParamError::Value {
-            name: "memory",
-            expected: "costs Argon2 takes".into(),
-            got: e.to_string(),
-        })?;
+    let secret = bytes_param("secret", raw.bytes("secret")?)?;
+    let associated_data = bytes_param("associatedData", raw.bytes("associatedData")?)?;
     // 0x13 (19), RFC 9106's; 0x10 (16) reads strings of Argon2 1.0.
     let version = match raw.integer("version", 16..=19)? {
         None | Some(19) => Version::V0x13,
@@ -94,7 +87,24 @@ fn params(raw: &RawParams<'_>, algorithm: Algorithm) -> Result<Argon2Params, Par
             })
         }
     };
-    Ok(Argon2Params { algorithm, version, nonce, secret, costs, tag_length: tag_length as usize })
+    let costs = Params::builder()
+        .memory(Memory::kib(memory as u64))
+        .passes(passes)
+        .lanes(parallelism)
+        .threads(1)
+        .tag_len(TagLen::bytes(tag_length as u64))
+        .build()
+        .map_err(|e| ParamError::Value {
+            name: "memory",
+            expected: "costs Argon2 takes".into(),
+            got: e.to_string(),
+        })?;
+    Ok(Argon2Params {
+        argon2: Argon2::new(algorithm, version, costs),
+        nonce,
+        secret,
+        associated_data,
+    })
 }
 
 fn derive(
@@ -103,18 +113,19 @@ fn derive(
     ctx: &RunContext<'_>,
     out: &mut Sink,
 ) -> Result<(), KernelError> {
-    let argon2 = Argon2::new_with_secret(&p.secret, p.algorithm, p.version, p.costs.clone())
-        .map_err(|e| KernelError::InvalidInput(e.to_string()))?;
-    let tag = out.unfilled_exact(p.tag_length)?;
+    let len = p.argon2.params().tag_len_bytes();
+    let tag = out.unfilled_exact(len)?;
     ctx.check()?;
-    argon2.hash_password_into(password, &p.nonce, tag).map_err(|e| match e {
-        argon2::Error::OutOfMemory => KernelError::InvalidInput(format!(
-            "Argon2 could not allocate its {} bytes of memory",
-            p.memory_bytes()
-        )),
-        other => KernelError::InvalidInput(other.to_string()),
-    })?;
-    out.commit(p.tag_length);
+    p.argon2.hash_into_with_ad(password, &p.nonce, &p.secret, &p.associated_data, tag).map_err(
+        |e| match e {
+            argon2_rust::Error::MemoryAllocationError => KernelError::InvalidInput(format!(
+                "Argon2 could not allocate its {} bytes of memory",
+                p.memory_bytes()
+            )),
+            other => KernelError::InvalidInput(other.to_string()),
+        },
+    )?;
+    out.commit(len);
     Ok(())
 }
 
