@@ -35,6 +35,7 @@ const { inFlight } = require('./in-flight');
 const { sourceCorpus } = require('./corpus');
 const compression = require('./compression');
 const http = require('./http');
+const login = require('./login');
 const teardown = require('./teardown');
 
 const ROOT = path.join(__dirname, '..');
@@ -583,6 +584,9 @@ RATIOS.push(...compression.RATIOS);
 // The HTTP section (bench/http.js): a compressing server, node:zlib against install().
 Object.assign(CASES, http.CASES);
 RATIOS.push(...http.RATIOS);
+// The login section (bench/login.js): password checks, libuv against the pool.
+Object.assign(CASES, login.CASES);
+RATIOS.push(...login.RATIOS);
 // The teardown section (bench/teardown.js): many streams destroyed at once.
 Object.assign(CASES, teardown.CASES);
 RATIOS.push(...teardown.RATIOS);
@@ -1427,6 +1431,9 @@ async function parent() {
 function notes(first, med) {
   if (first.healthP99 !== undefined) {
     return `/health p50/p99 ${med('healthP50').toFixed(2)}/${med('healthP99').toFixed(2)} ms, readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, server ${med('serverCpuS').toFixed(1)} CPU s; CPU µs/request: server ${med('serverUsPerRequest').toFixed(0)} (event loop ${Number.isNaN(first.mainUsPerRequest) ? '?' : med('mainUsPerRequest').toFixed(0)}), load generator ${med('loadUsPerRequest').toFixed(0)}; a body ${med('encodedBytes').toFixed(0)} B`;
+  }
+  if (first.idleReadP50 !== undefined) {
+    return `readFile p50 ${med('loadReadP50').toFixed(2)} ms under load (p99 ${med('loadReadP99').toFixed(2)}) against ${med('idleReadP50').toFixed(2)} ms idle: ${(med('loadReadP50') / med('idleReadP50')).toFixed(1)}x; peak RSS ${med('maxRssMiB').toFixed(0)} MiB`;
   }
   if (first.readP50 !== undefined) {
     return `readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, dns.lookup ${med('dnsP50').toFixed(2)}/${med('dnsP99').toFixed(2)} ms`;
