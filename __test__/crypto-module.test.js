@@ -13,7 +13,7 @@ const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 const ours = require('@tidepool-rs/pool/crypto');
 const { nodeOnly } = require('./runtime');
-const { ONE_SHOT } = require('../lib/symbols');
+const { poolKeepingInputs, allWiped } = require('./secrets');
 const { Pool } = require('..');
 
 const BOTH = [
@@ -77,13 +77,7 @@ test(
 );
 
 test("the pool's copy of the secret is wiped once the task is over, whichever way it ended", async () => {
-  const pool = new Pool();
-  const seen = [];
-  const oneShot = pool[ONE_SHOT];
-  pool[ONE_SHOT] = function (kernel, params, max, data, signal) {
-    seen.push(data);
-    return oneShot.call(this, kernel, params, max, data, signal);
-  };
+  const { pool, inputs: seen } = poolKeepingInputs();
   ours.install({ pool });
   try {
     const password = Buffer.from('correct horse battery staple');
@@ -94,13 +88,7 @@ test("the pool's copy of the secret is wiped once the task is over, whichever wa
     // A copy, not the caller's: the caller's password is untouched.
     assert.notEqual(seen[0].buffer, password.buffer);
     assert.equal(password.toString(), 'correct horse battery staple');
-    for (const copy of seen) {
-      assert.ok(copy.byteLength > 0);
-      assert.ok(
-        copy.every((byte) => byte === 0),
-        'wiped',
-      );
-    }
+    assert.ok(allWiped(seen), 'wiped');
   } finally {
     ours.uninstall();
     await pool.close();

@@ -12,7 +12,7 @@ const bcrypt = require('bcrypt');
 const bcryptjs = require('bcryptjs');
 const password = require('@tidepool-rs/pool/password');
 const cryptoModule = require('@tidepool-rs/pool/crypto');
-const { ONE_SHOT } = require('../lib/symbols');
+const { poolKeepingInputs, allWiped } = require('./secrets');
 const { Pool } = require('..');
 
 test.after(() => cryptoModule.pool.close());
@@ -252,19 +252,13 @@ test('close() with hashes queued: each settles once, with its string', async () 
 });
 
 test("the pool's copy of the password is wiped when the task ends", async () => {
-  const pool = new Pool();
-  const seen = [];
-  const oneShot = pool[ONE_SHOT];
-  pool[ONE_SHOT] = function (kernel, params, max, data, signal) {
-    seen.push(data);
-    return oneShot.call(this, kernel, params, max, data, signal);
-  };
+  const { pool, inputs: seen } = poolKeepingInputs();
   try {
     const stored = await password.hash('correct horse', { pool, memoryCost: 1024, timeCost: 1 });
     await password.verify(stored, 'correct horse', { pool });
     await password.hash('correct horse', { pool, algorithm: 'bcrypt', cost: 4 });
     assert.equal(seen.length, 3);
-    for (const copy of seen) assert.ok(copy.byteLength > 0 && copy.every((b) => b === 0));
+    assert.ok(allWiped(seen), 'wiped');
   } finally {
     await pool.close();
   }

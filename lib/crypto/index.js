@@ -13,7 +13,7 @@ const { pbkdf2Plan, scryptPlan, hkdfPlan, argon2Plan } = require('./args');
 const { derive, asBuffer, asArrayBuffer } = require('./derive');
 const { Routing } = require('../dropin/routing');
 const { PoolSource } = require('../dropin/pool-source');
-const { WATCH_POOL } = require('../symbols');
+const { dropInExports } = require('../dropin/exports');
 
 /** node:crypto's own functions, as they were when this module loaded. */
 const own = {
@@ -94,29 +94,19 @@ function argon2(algorithm, parameters, callback) {
   return Reflect.apply(own.argon2, crypto, [algorithm, passed, callback]);
 }
 
-module.exports = {
-  pbkdf2,
-  pbkdf2Sync: crypto.pbkdf2Sync,
-  scrypt,
-  scryptSync: crypto.scryptSync,
-  hkdf,
-  hkdfSync: crypto.hkdfSync,
-  // Where node:crypto has argon2 (Node 24.7+); undefined elsewhere, as
-  // node:crypto's is (password hashing on every line: ../password/).
-  argon2: typeof own.argon2 === 'function' ? argon2 : undefined,
-  argon2Sync: /** @type {any} */ (crypto).argon2Sync,
-  install(options) {
-    routing.install(options, module.exports);
-    pools.changed();
+module.exports = dropInExports(
+  {
+    pbkdf2,
+    pbkdf2Sync: crypto.pbkdf2Sync,
+    scrypt,
+    scryptSync: crypto.scryptSync,
+    hkdf,
+    hkdfSync: crypto.hkdfSync,
+    // Where node:crypto has argon2 (Node 24.7+); undefined elsewhere, as
+    // node:crypto's is (password hashing on every line: ../password/).
+    argon2: typeof own.argon2 === 'function' ? argon2 : undefined,
+    argon2Sync: /** @type {any} */ (crypto).argon2Sync,
   },
-  uninstall() {
-    routing.uninstall();
-    pools.changed();
-  },
-  /** The pool this module's work runs on (to read its stats() or metrics). */
-  get pool() {
-    return pools.current();
-  },
-};
-// For ./index.mjs: its `pool` binding follows the CommonJS getter's.
-Object.defineProperty(module.exports, WATCH_POOL, { value: (listener) => pools.watch(listener) });
+  routing,
+  pools,
+);

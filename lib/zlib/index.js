@@ -13,7 +13,7 @@ const { oneShot } = require('./one-shot');
 const { nodeSync, hereSync } = require('./sync');
 const { Routing } = require('../dropin/routing');
 const { PoolSource } = require('../dropin/pool-source');
-const { WATCH_POOL } = require('../symbols');
+const { dropInExports } = require('../dropin/exports');
 
 /**
  * node:zlib's names install() replaces. Left alone: the *Sync functions
@@ -86,21 +86,7 @@ for (const name in ONE_SHOTS) {
       : hereSync(`${name}Sync`, ONE_SHOTS[name], Class);
 }
 
-module.exports = {
-  ...api,
-  install(options) {
-    routing.install(options, module.exports);
-    pools.changed();
-  },
-  uninstall() {
-    routing.uninstall();
-    pools.changed();
-  },
-  /** The pool this module's work runs on (to read its stats() or metrics). */
-  get pool() {
-    return currentPool();
-  },
-};
+module.exports = dropInExports(api, routing, pools);
 // As node:zlib's: read-only, and always the same objects (node:zlib's
 // own, with zstd's added where this Node has none: lib/codecs/constants.js).
 Object.defineProperty(module.exports, 'constants', {
@@ -128,6 +114,3 @@ for (const name of Reflect.ownKeys(zlib)) {
   if (!Object.hasOwn(module.exports, name))
     Object.defineProperty(module.exports, name, Object.getOwnPropertyDescriptor(zlib, name));
 }
-
-// For ./index.mjs: its `pool` binding follows the CommonJS getter's.
-Object.defineProperty(module.exports, WATCH_POOL, { value: (listener) => pools.watch(listener) });
