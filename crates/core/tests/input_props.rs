@@ -55,6 +55,32 @@ fn partner(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The parameters a kernel that needs some runs with here (cheap costs).
+fn params_of(name: &str) -> Vec<(&'static str, RawValue<'static>)> {
+    let n = RawValue::Number;
+    let text = RawValue::Text;
+    match name {
+        "hmac" => vec![("hash", text("sha256")), ("key", text("k"))],
+        "pbkdf2" => vec![
+            ("digest", text("sha256")),
+            ("salt", text("s")),
+            ("iterations", n(2.0)),
+            ("keylen", n(40.0)),
+        ],
+        "scrypt" => vec![("N", n(16.0)), ("r", n(1.0)), ("p", n(1.0)), ("keylen", n(16.0))],
+        "hkdf" => vec![("digest", text("sha256")), ("keylen", n(40.0))],
+        "argon2id" | "argon2i" | "argon2d" => vec![
+            ("nonce", text("8 bytes!")),
+            ("parallelism", n(1.0)),
+            ("tagLength", n(16.0)),
+            ("memory", n(8.0)),
+            ("passes", n(1.0)),
+        ],
+        "bcrypt" => vec![("cost", n(4.0)), ("salt", text("sixteen bytes!!!"))],
+        _ => vec![],
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -80,10 +106,7 @@ proptest! {
         let parts = split(&data, &cuts);
         for kernel in BUILTIN.iter().filter(|k| !matches!(k.name(), "spin" | "sleep" | "panic")) {
             let name = kernel.name();
-            let params = match name {
-                "hmac" => kernel.params(&RawParams::new(vec![("hash", RawValue::Text("sha256")), ("key", RawValue::Text("k"))])).unwrap(),
-                _ => Params::NONE,
-            };
+            let params = kernel.params(&RawParams::new(params_of(name))).unwrap();
             if kernel.expands() {
                 // A decoder is cut across its compressed input.
                 let packed = run(by_name(partner(name).unwrap()), &Params::NONE, &Input::Owned(data.clone()));
