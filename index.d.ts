@@ -489,6 +489,16 @@ declare namespace tidepool {
      */
     maxOutputBytes?: number;
     /**
+     * Most bytes of working memory the running memory-hard tasks (the
+     * `argon2*` and `scrypt` kernels) hold at once: a thread whose task does
+     * not fit waits, first come first served, until running ones end
+     * (`stats().memoryWaiting`); a task that alone needs more fails with
+     * `ERR_TIDEPOOL_INVALID_INPUT`. An integer from 1 to 2^53 - 1, or
+     * `Infinity` (each running thread holds its own task's).
+     * @default Infinity
+     */
+    maxWorkingBytes?: number;
+    /**
      * How much lower than the event loop's thread the workers' scheduling
      * priority is: a nice increment from 0 to 19 (Linux only; ignored
      * elsewhere). The event loop then wins a core back at once when every
@@ -754,6 +764,10 @@ declare namespace tidepool {
     waitTime: LatencySummary;
     /** Kernel run time of tasks, over the same window as `waitTime`. */
     runTime: LatencySummary;
+    /** Bytes of working memory the running memory-hard tasks hold (see `maxWorkingBytes`). */
+    workingBytes: number;
+    /** Threads waiting for working memory under `maxWorkingBytes` before they run their task. */
+    memoryWaiting: number;
     /** The machine budget's numbers; null unless the pool runs under `budget: 'machine'`. */
     budget: BudgetStats | null;
   }
@@ -1356,6 +1370,8 @@ declare namespace tidepool {
     /** 256 MiB: the output limit of decoders when `maxOutputBytes` is not given. */
     readonly maxExpandedBytes: number;
     /** `10`. */
+    /** No bound on the working memory of memory-hard tasks: `Infinity`. */
+    readonly maxWorkingBytes: number;
     readonly niceIncrement: number;
   }
 

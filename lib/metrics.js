@@ -165,6 +165,16 @@ function makeCollector(registry, prefix) {
     'How long the oldest queued task has waited (0 when the queue is empty): the signal the pool scales its threads on.',
     (s) => s.oldestQueuedMs / 1000,
   );
+  gauge(
+    'working_memory_bytes',
+    'Bytes of working memory the running memory-hard tasks (Argon2, scrypt) hold.',
+    (s) => s.native.workingBytes,
+  );
+  gauge(
+    'threads_waiting_memory',
+    'Threads waiting for working memory to run their task (maxWorkingBytes).',
+    (s) => s.native.memoryWaiting,
+  );
   metric(
     'tasks_total',
     'Tasks settled, by outcome (completed, failed with code, aborted, timed_out, dropped, cancelled).',

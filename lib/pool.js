@@ -403,6 +403,8 @@ class Pool extends EventEmitter {
       spawnErrors: s.spawnErrors,
       waitTime: s.waitTime,
       runTime: s.runTime,
+      workingBytes: s.workingBytes,
+      memoryWaiting: s.memoryWaiting,
       budget: s.budget === undefined || s.budget === null ? null : budgetStats(s.budget),
     };
   }

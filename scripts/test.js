@@ -43,6 +43,7 @@ const BUN_DENO_FILES = [
   'zlib-module.test.js',
   'crypto-module.test.js',
   'password.test.js',
+  'working-memory.test.js',
   'entry-exports.test.js',
 ];
 

@@ -241,6 +241,8 @@ export interface NativeMetrics {
   busyThreads: number;
   queued: number;
   oldestQueuedMs: number;
+  workingBytes: number;
+  memoryWaiting: number;
   retired: number;
   spawnErrors: number;
   /**
@@ -281,6 +283,8 @@ export interface NativeOptions {
   maxOutputBytes: number;
   /** The same for decoders (kernels whose output may dwarf their input). */
   maxExpandedBytes: number;
+  /** Most bytes of working memory the running tasks hold at once (None: no bound). */
+  maxWorkingBytes?: number;
   /** Nice increment of the worker threads (0..=19, Linux only). */
   niceIncrement: number;
   /**
@@ -311,6 +315,9 @@ export interface NativeStats {
   spawnErrors: number;
   waitTime: NativeLatency;
   runTime: NativeLatency;
+  /** Bytes of working memory running tasks hold, and threads waiting for some. */
+  workingBytes: number;
+  memoryWaiting: number;
   /** The machine budget's numbers (None: the pool has none). */
   budget?: NativeBudget;
 }

@@ -311,6 +311,8 @@ impl NativePool {
             spawn_errors: s.spawn_errors as f64,
             wait_time: NativeLatency::of(&s.wait),
             run_time: NativeLatency::of(&s.run),
+            working_bytes: s.working_bytes as f64,
+            memory_waiting: s.memory_waiting as u32,
             budget: self.inner.pool().budget_stats().as_ref().map(NativeBudget::of),
         }
     }
@@ -328,6 +330,8 @@ impl NativePool {
             busy_threads: t.busy_threads as u32,
             queued: t.queued as u32,
             oldest_queued_ms: t.oldest_queued.as_secs_f64() * 1000.0,
+            working_bytes: t.working_bytes as f64,
+            memory_waiting: t.memory_waiting as u32,
             retired: t.retired as f64,
             spawn_errors: t.spawn_errors as f64,
             bounds: bounds.iter().map(Duration::as_secs_f64).collect(),

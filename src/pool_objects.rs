@@ -28,6 +28,8 @@ pub struct NativeOptions {
     pub max_output_bytes: f64,
     /// The same for decoders (kernels whose output may dwarf their input).
     pub max_expanded_bytes: f64,
+    /// Most bytes of working memory the running tasks hold at once (None: no bound).
+    pub max_working_bytes: Option<f64>,
     /// Nice increment of the worker threads (0..=19, Linux only).
     pub nice_increment: u32,
     /// The pool's encoding is not `'buffer'`: each result becomes a string
@@ -63,6 +65,8 @@ impl NativeOptions {
             // An integer lib/args/options.js checked to be <= buffer.constants.MAX_LENGTH.
             max_output_bytes: self.max_output_bytes as usize,
             max_expanded_bytes: self.max_expanded_bytes as usize,
+            // An integer lib/args/options.js checked to be in 1..=2^53 - 1.
+            max_working_bytes: self.max_working_bytes.map_or(usize::MAX, |n| n as usize),
             nice_increment: self.nice_increment.min(19) as u8,
             fail_spawns_after: self.fail_spawns_after.map(u64::from),
             budget: self.machine_budget.then(machine_budget).flatten().inspect(|budget| {
@@ -118,6 +122,8 @@ pub struct NativeMetrics {
     pub busy_threads: u32,
     pub queued: u32,
     pub oldest_queued_ms: f64,
+    pub working_bytes: f64,
+    pub memory_waiting: u32,
     pub retired: f64,
     pub spawn_errors: f64,
     /// Upper bounds in seconds, ascending: 2^k - 1 ns for even k from 10 to
@@ -188,6 +194,9 @@ pub struct NativeStats {
     pub spawn_errors: f64,
     pub wait_time: NativeLatency,
     pub run_time: NativeLatency,
+    /// Bytes of working memory running tasks hold, and threads waiting for some.
+    pub working_bytes: f64,
+    pub memory_waiting: u32,
     /// The machine budget's numbers (None: the pool has none).
     pub budget: Option<NativeBudget>,
 }

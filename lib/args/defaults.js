@@ -24,6 +24,9 @@ const DEFAULTS = Object.freeze({
   // given: 256 MiB, so a 256 KiB gzip bomb cannot claim 4 GiB per thread
   // (README, "Compression").
   maxExpandedBytes: Math.min(256 * 1024 * 1024, BUFFER_MAX_LENGTH),
+  // No bound on the working memory of memory-hard tasks (Argon2, scrypt)
+  // beyond one task's per running thread.
+  maxWorkingBytes: Infinity,
   niceIncrement: binding.defaultNiceIncrement(),
   budget: 'process',
 });

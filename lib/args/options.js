@@ -42,6 +42,7 @@ const POOL_OPTIONS = Object.freeze([
   'maxQueueAgeMs',
   'maxInputBytes',
   'maxOutputBytes',
+  'maxWorkingBytes',
   'niceIncrement',
   'budget',
   'params',
@@ -303,6 +304,9 @@ function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey, budge
   const maxQueue = limitOption(options, 'maxQueue', 1, 0xffffffff, { integer: true });
   // 0 would expire every task (each waits a little), so it must be above 0.
   const maxQueueAgeMs = limitOption(options, 'maxQueueAgeMs', 0, 2 ** 31, { above: true });
+  const maxWorkingBytes = limitOption(options, 'maxWorkingBytes', 1, Number.MAX_SAFE_INTEGER, {
+    integer: true,
+  });
   return {
     kernel,
     encoding,
@@ -338,6 +342,7 @@ function resolvePoolOptions(given, defaults, kernelId, failSpawnsAfterKey, budge
         defaults.maxOutputBytes,
         defaults.maxExpandedBytes,
       ),
+      maxWorkingBytes: maxWorkingBytes === Infinity ? undefined : maxWorkingBytes,
       niceIncrement: integerOption(options, 'niceIncrement', 0, 19, defaults.niceIncrement),
       // lib/pool.js opens the machine's budget, or falls back and says why.
       machineBudget: oneOfOption(options, 'budget', BUDGETS, defaults.budget) === 'machine',

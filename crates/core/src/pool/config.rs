@@ -30,6 +30,10 @@ pub struct PoolConfig {
     /// The same limit for the kernels whose output may be far larger than
     /// their input (decoders: [`Kernel::expands`](crate::kernels::Kernel::expands)).
     pub max_expanded_bytes: usize,
+    /// Most bytes of working memory the running tasks hold at once
+    /// ([`Kernel::working_bytes`](crate::kernels::Kernel::working_bytes):
+    /// a memory-hard hash's); `usize::MAX`: no bound. See `memory.rs`.
+    pub max_working_bytes: usize,
     /// How much lower than the spawning thread's priority the workers run
     /// (a nice increment, 0..=19; Linux only, see [`crate::priority`]).
     pub nice_increment: u8,
@@ -60,6 +64,7 @@ impl Default for PoolConfig {
             max_queue_age: None,
             max_output_bytes: usize::MAX,
             max_expanded_bytes: usize::MAX,
+            max_working_bytes: usize::MAX,
             nice_increment: DEFAULT_NICE_INCREMENT,
             budget: None,
             fail_spawns_after: None,

@@ -67,6 +67,7 @@
 
 mod batch;
 mod config;
+mod memory;
 mod parallel;
 mod parts;
 mod queue;
@@ -136,6 +137,10 @@ pub struct PoolStats {
     /// Since when the extra thread that retirement by idleness judges (the
     /// newest one parked idle) has been idle; None when no extra is.
     pub idle_extra_since: Option<Instant>,
+    /// Bytes of working memory the running tasks hold (`max_working_bytes`).
+    pub working_bytes: usize,
+    /// Threads waiting for working memory to run their task.
+    pub memory_waiting: usize,
     /// How long tasks waited in the queue (since creation or the last reset).
     pub wait: Summary,
     /// How long kernels ran (since creation or the last reset).
@@ -200,6 +205,7 @@ impl Pool {
             mean_run_ns: std::sync::atomic::AtomicU64::new(0),
             room_freed: std::sync::atomic::AtomicBool::new(false),
             share_waiting: std::sync::atomic::AtomicUsize::new(0),
+            memory: memory::MemoryGate::new(config.max_working_bytes),
             parts: parts::Board::new(),
             completions: CompletionQueue::new(waker),
             events: EventChannel::new(),
@@ -299,6 +305,7 @@ impl Pool {
             m.wait.merge_into(&mut wait);
             m.run.merge_into(&mut run);
         }
+        let (working_bytes, memory_waiting) = self.shared.memory.usage();
         let st = self.shared.lock();
         // Tasks taken in a worker's batch and not started wait too.
         let (batched, batched_since) = self.shared.batches.waiting();
@@ -317,6 +324,8 @@ impl Pool {
             spawns_by_reason: st.spawns_by_reason,
             parts_helped: self.shared.parts.helped(),
             idle_extra_since: state::newest_idle_extra(&st).map(|(_, since)| since),
+            working_bytes,
+            memory_waiting,
             wait,
             run,
         }

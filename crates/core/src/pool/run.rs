@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Once;
 use std::time::Instant;
 
+use super::memory::MemoryGate;
 use super::{PoolConfig, THREAD_NAME_PREFIX};
 use crate::kernels::{self, KernelError, RunContext, Sink};
 use crate::sync::thread;
@@ -109,8 +110,15 @@ pub(super) fn run_task(
     task: &Task,
     ctx: &RunContext<'_>,
     config: &PoolConfig,
+    memory: &MemoryGate,
 ) -> Result<kernels::Output, TaskError> {
     let kernel = kernel_of(task)?;
+    // A memory-hard task runs once its working memory fits the bound (a
+    // stream's and a file's kernels claim none).
+    let _claim = match task.mode {
+        Mode::Once => memory.claim(kernel.working_bytes(&task.params), ctx)?,
+        _ => None,
+    };
     let limit = output_limit(task, kernel, config);
     let input = &task.input;
     let run = || match &task.mode {

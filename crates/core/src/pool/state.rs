@@ -170,6 +170,8 @@ pub(super) struct Shared {
     /// counter: the supervisor reads it to not start threads that would
     /// only wait too).
     pub(super) share_waiting: std::sync::atomic::AtomicUsize,
+    /// `max_working_bytes` and what running tasks hold of it.
+    pub(super) memory: super::memory::MemoryGate,
     /// Jobs of running tasks whose parts idle threads may run.
     pub(super) parts: super::parts::Board,
     /// Finished tasks on their way to the consumer.

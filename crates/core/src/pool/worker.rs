@@ -261,7 +261,7 @@ impl<'a> Worker<'a> {
                 } else {
                     ctx
                 };
-                (task.slot, run_task(&task, &ctx, &shared.config))
+                (task.slot, run_task(&task, &ctx, &shared.config, &shared.memory))
             };
             drop(task);
             let task_end = Instant::now();
