@@ -28,6 +28,8 @@ const WARMUP_MS = 1000;
 const DURATION_MS = 4000;
 const IDLE_MS = 1000;
 const SALT = Buffer.from('per-user salt 16');
+/** maxWorkingBytes of the bounded case: one Argon2 hash at OWASP's 19 MiB. */
+const BOUND = 19 * 1024 * 1024;
 
 /** How each case checks a password: `check(password)` resolves with true or false. */
 async function checker(how) {
@@ -73,6 +75,12 @@ async function checker(how) {
     };
   }
   const password = require(path.join(ROOT, 'lib', 'password'));
+  if (how === 'argon2-pool-bounded') {
+    // Room for one hash's 19 MiB at a time.
+    const { Pool } = require(ROOT);
+    const pool = new Pool({ maxWorkingBytes: BOUND });
+    return { check: (pw) => password.verify(stored, pw, { pool }), pool };
+  }
   return {
     check: (pw) => password.verify(stored, pw),
     pool: require(path.join(ROOT, 'lib', 'crypto')).pool,
@@ -116,6 +124,7 @@ async function serve(how) {
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const startRssMiB = process.memoryUsage().rss / 2 ** 20;
   // The reads of an idle process first, then under load.
   const idleUntil = Date.now() + IDLE_MS;
   const idle = await readLoop(() => Date.now() < idleUntil);
@@ -153,8 +162,9 @@ async function serve(how) {
     idleReadP50: quantile(idle, 0.5),
     loadReadP50: quantile(loaded, 0.5),
     loadReadP99: quantile(loaded, 0.99),
-    // The process's peak resident memory (KiB on Linux).
+    // The process's peak resident memory (KiB on Linux), and before the load.
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    startRssMiB,
   };
 }
 
@@ -164,6 +174,10 @@ const CASES = {
   'login: argon2id, @tidepool-rs/pool/password verify()': {
     unit: RPS,
     run: () => serve('argon2-pool'),
+  },
+  'login: argon2id, password verify(), maxWorkingBytes 19 MiB': {
+    unit: RPS,
+    run: () => serve('argon2-pool-bounded'),
   },
   'login: scrypt, node:crypto': { unit: RPS, run: () => serve('scrypt') },
   'login: scrypt, behind install()': { unit: RPS, run: () => serve('scrypt-installed') },

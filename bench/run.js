@@ -1433,7 +1433,7 @@ function notes(first, med) {
     return `/health p50/p99 ${med('healthP50').toFixed(2)}/${med('healthP99').toFixed(2)} ms, readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, server ${med('serverCpuS').toFixed(1)} CPU s; CPU µs/request: server ${med('serverUsPerRequest').toFixed(0)} (event loop ${Number.isNaN(first.mainUsPerRequest) ? '?' : med('mainUsPerRequest').toFixed(0)}), load generator ${med('loadUsPerRequest').toFixed(0)}; a body ${med('encodedBytes').toFixed(0)} B`;
   }
   if (first.idleReadP50 !== undefined) {
-    return `readFile p50 ${med('loadReadP50').toFixed(2)} ms under load (p99 ${med('loadReadP99').toFixed(2)}) against ${med('idleReadP50').toFixed(2)} ms idle: ${(med('loadReadP50') / med('idleReadP50')).toFixed(1)}x; peak RSS ${med('maxRssMiB').toFixed(0)} MiB`;
+    return `readFile p50 ${med('loadReadP50').toFixed(2)} ms under load (p99 ${med('loadReadP99').toFixed(2)}) against ${med('idleReadP50').toFixed(2)} ms idle: ${(med('loadReadP50') / med('idleReadP50')).toFixed(1)}x; RSS ${med('startRssMiB').toFixed(0)} MiB before the load, ${med('maxRssMiB').toFixed(0)} at the peak`;
   }
   if (first.readP50 !== undefined) {
     return `readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, dns.lookup ${med('dnsP50').toFixed(2)}/${med('dnsP99').toFixed(2)} ms`;
