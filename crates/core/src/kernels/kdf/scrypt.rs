@@ -1,8 +1,12 @@
 //! scrypt (RFC 7914): `crypto.scrypt(password, salt, keylen, options)`,
 //! on the `scrypt` crate. The JavaScript side has already checked the costs
 //! against node:crypto's rules and `maxmem` (lib/crypto/); this check is
-//! the crate's, and the memory is the task's own: 128 × r × (N + p) bytes,
-//! freed when it ends.
+//! the crate's, with r × p counted without overflow. The memory is the
+//! task's own: 128 × r × (N + p) bytes, freed when it ends but not wiped
+//! (the crate allocates and frees it; OpenSSL wipes its copy). The crate
+//! cannot fail an allocation softly (Rust aborts the process), so the
+//! kernel first asks the allocator for that much and gives it back: a size
+//! it cannot have is the task's error.
 
 use zeroize::Zeroizing;
 
@@ -40,6 +44,14 @@ fn params(raw: &RawParams<'_>) -> Result<ScryptParams, ParamError> {
     }
     let r = required(raw.integer("r", 1..=u32::MAX as i128)?, "r", "an integer")? as u32;
     let p = required(raw.integer("p", 1..=u32::MAX as i128)?, "p", "an integer")? as u32;
+    // The crate multiplies r and p in u32: past 2^32 the product wraps.
+    if r as u64 * p as u64 >= 1 << 30 {
+        return Err(ParamError::Value {
+            name: "p",
+            expected: "r × p below 2^30".into(),
+            got: format!("r = {r}, p = {p}"),
+        });
+    }
     let costs =
         scrypt::Params::new(n.trailing_zeros() as u8, r, p).map_err(|_| ParamError::Value {
             name: "N",
@@ -61,6 +73,14 @@ fn derive(
     if p.keylen == 0 {
         return Ok(());
     }
+    let mut room = Vec::<u8>::new();
+    if room.try_reserve_exact(p.memory_bytes().saturating_add(1 << 12)).is_err() {
+        return Err(KernelError::InvalidInput(format!(
+            "scrypt could not allocate its {} bytes of memory",
+            p.memory_bytes()
+        )));
+    }
+    drop(room);
     let key = out.unfilled_exact(p.keylen)?;
     scrypt::scrypt(password, &p.salt, &p.costs, key)
         .map_err(|_| KernelError::InvalidInput("scrypt cannot derive a key this long".into()))?;

@@ -189,6 +189,15 @@ fn parameters_past_their_limits_are_refused() {
 }
 
 #[test]
+fn scrypt_memory_it_cannot_have_is_the_tasks_error() {
+    // 128 × 8 × 2^40 bytes: no allocator hands that out; the process lives.
+    let raw = vec![("N", n(2f64.powi(40))), ("r", n(8.0)), ("p", n(1.0)), ("keylen", n(8.0))];
+    let err =
+        derive_with("scrypt", &params("scrypt", raw).unwrap(), b"pw", &AtomicBool::new(false));
+    assert!(matches!(err, Err(KernelError::InvalidInput(m)) if m.contains("could not allocate")));
+}
+
+#[test]
 fn pbkdf2_stops_when_cancelled() {
     let raw = vec![
         ("digest", RawValue::Text("sha256")),
