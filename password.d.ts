@@ -45,8 +45,23 @@ export type HashOptions = Argon2HashOptions | BcryptHashOptions;
 
 /** verify()'s options. */
 export interface VerifyOptions extends CallOptions {
-  /** The `secret` the string was hashed with (Argon2). */
+  /** The `secret` the string was hashed with (Argon2; refused for a bcrypt string). */
   secret?: Bytes;
+  /**
+   * The highest costs a stored string may ask for (a running hash cannot be
+   * stopped, so one with absurd costs would hold a thread for hours); past
+   * them verify() rejects with `ERR_TIDEPOOL_PASSWORD_UNSUPPORTED`.
+   */
+  limits?: {
+    /** KiB. @default 4194304 (4 GiB) */
+    memoryCost?: number;
+    /** @default 16 */
+    timeCost?: number;
+    /** @default 64 */
+    parallelism?: number;
+    /** bcrypt's. @default 20 */
+    cost?: number;
+  };
 }
 
 /**

@@ -203,6 +203,53 @@ test('bad input: typed errors, before any work', async () => {
   );
 });
 
+test('stored strings: only canonical ones, and costs within limits, run', async () => {
+  const stored = await password.hash('pw', { memoryCost: 1024, timeCost: 1 });
+  const [, alg, v, costs, salt, hash] = stored.split('$');
+  // The last base64 character with unused bits set: no encoder writes it.
+  const last = hash.at(-1);
+  const bent = 'AQgw'.includes(last) ? String.fromCharCode(last.charCodeAt(0) + 1) : last;
+  if (bent !== last) {
+    await assert.rejects(
+      password.verify(`$${alg}$${v}$${costs}$${salt}$${hash.slice(0, -1)}${bent}`, 'pw'),
+      {
+        code: 'ERR_INVALID_ARG_VALUE',
+      },
+    );
+  }
+  await assert.rejects(password.verify(stored.replace('v=19', 'v=019'), 'pw'), {
+    code: 'ERR_INVALID_ARG_VALUE',
+  });
+  const bc = '$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW';
+  // The salt's last character ('.') uses 2 of its 6 bits; 'D' sets unused ones.
+  await assert.rejects(password.verify(bc.replace('CCC.', 'CCCD'), 'U*U'), {
+    code: 'ERR_INVALID_ARG_VALUE',
+  });
+  // A stored string whose costs would hold a thread for hours is refused
+  // at once, without the salt in the message; limits lets it through.
+  const huge = `$argon2id$v=19$m=8,t=4294967295,p=1$${salt}$${hash}`;
+  await assert.rejects(password.verify(huge, 'pw'), (err) => {
+    assert.equal(err.code, 'ERR_TIDEPOOL_PASSWORD_UNSUPPORTED');
+    assert.doesNotMatch(err.message, new RegExp(salt));
+    return true;
+  });
+  await assert.rejects(password.verify(bc.replace('$05$', '$21$'), 'U*U'), {
+    code: 'ERR_TIDEPOOL_PASSWORD_UNSUPPORTED',
+  });
+  const strict = { limits: { timeCost: 1 } };
+  assert.equal(await password.verify(stored, 'pw', strict), true);
+  await assert.rejects(password.verify(stored, 'pw', { limits: { timeCost: 0 } }), {
+    code: 'ERR_OUT_OF_RANGE',
+  });
+  await assert.rejects(password.verify(stored, 'pw', { limits: { memory: 1 } }), {
+    code: 'ERR_INVALID_ARG_VALUE',
+  });
+  // bcrypt has no secret: a pepper given for a bcrypt string is refused, not ignored.
+  await assert.rejects(password.verify(bc, 'U*U', { secret: 'pepper' }), {
+    code: 'ERR_INVALID_ARG_VALUE',
+  });
+});
+
 test('a signal: an aborted one rejects at once; one that fires while the hash runs rejects then', async () => {
   await assert.rejects(password.hash('pw', { signal: AbortSignal.abort() }), {
     name: 'AbortError',

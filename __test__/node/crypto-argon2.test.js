@@ -80,6 +80,10 @@ test(
       { secret: null },
       { associatedData: Buffer.alloc(33) },
       { associatedData: 'ad' },
+      { associatedData: Buffer.alloc(1000, 1) },
+      // A byteLength property that lies: node:crypto's checks read it.
+      { nonce: Object.defineProperty(Buffer.alloc(16, 2), 'byteLength', { value: 4 }) },
+      { message: Object.defineProperty(Buffer.alloc(4, 1), 'byteLength', { value: 2 ** 40 }) },
       {},
     ].map((overrides) => ['argon2id', { ...small, ...overrides }]);
     for (const key of Object.keys(defaults)) {

@@ -6,8 +6,9 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { promisify } = require('node:util');
-const { createSecretKey } = require('node:crypto');
-const { both, sameOutcome } = require('./crypto-harness');
+const nodeCrypto = require('node:crypto');
+const ours = require('@tidepool-rs/pool/crypto');
+const { both, sameOutcome, outcome } = require('./crypto-harness');
 
 const hex = (s) => Buffer.from(s, 'hex');
 // RFC 5869, test cases 1, 3 (SHA-256) and 4, 7 (SHA-1).
@@ -97,6 +98,22 @@ test('lengths at and past 255 blocks of each hash, and info at and past 1024 byt
   await sameOutcome('hkdf', cases);
 });
 
+test('an info whose byteLength property lies, and a keylen of -0, end as node:crypto ends them', async () => {
+  const lying = Buffer.alloc(16, 1);
+  Object.defineProperty(lying, 'byteLength', { value: 2000 });
+  const small = Buffer.alloc(2000, 1);
+  Object.defineProperty(small, 'byteLength', { value: 16 });
+  await sameOutcome('hkdf', [
+    ['sha256', 'key', 'salt', lying, 16],
+    ['sha256', 'key', 'salt', small, 16],
+  ]);
+  // -0 is 0 (node:crypto's own aborts the process on it before Node 24).
+  assert.deepEqual(
+    await outcome(ours.hkdf, ['sha256', 'key', 'salt', 'info', -0]),
+    await outcome(nodeCrypto.hkdf, ['sha256', 'key', 'salt', 'info', 0]),
+  );
+});
+
 test('bad arguments end as node:crypto ends them', async () => {
   const cases = [];
   for (const digest of [null, undefined, 1, {}, 'md55', ''])
@@ -115,7 +132,7 @@ test('bad arguments end as node:crypto ends them', async () => {
 test("a secret KeyObject, and a hash the pool does not have, are node:crypto's own work", async () => {
   await both(
     async (crypto, _common, who) => {
-      const secret = createSecretKey(Buffer.from('key'));
+      const secret = nodeCrypto.createSecretKey(Buffer.from('key'));
       const key = await promisify(crypto.hkdf)('sha256', secret, 'salt', 'info', 16);
       assert.deepEqual(
         Buffer.from(key),

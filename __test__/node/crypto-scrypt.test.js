@@ -118,6 +118,11 @@ test('bad arguments and options end as node:crypto ends them', async () => {
     { maxmem: -1 },
     { maxmem: 1.5 },
     { maxmem: 2 ** 53 },
+    { N: null },
+    { r: null, N: 16 },
+    { p: null, N: 16 },
+    { cost: null },
+    { maxmem: null, N: 16 },
     { N: 2 ** 20, r: 8 },
     5,
     'options',
@@ -145,6 +150,48 @@ test('a callback that is not a function throws, as node:crypto', async () => {
     },
     { work: false },
   );
+});
+
+test('a getter past a refused option is not what fails: node:crypto checks each as it reads it', async () => {
+  const thrower = () => {
+    throw new Error('read too far');
+  };
+  await sameOutcome('scrypt', [
+    [
+      'pw',
+      'salt',
+      8,
+      {
+        N: 'bad',
+        get cost() {
+          return thrower();
+        },
+      },
+    ],
+    [
+      'pw',
+      'salt',
+      8,
+      {
+        N: 16,
+        cost: 16,
+        get r() {
+          return thrower();
+        },
+      },
+    ],
+    [
+      'pw',
+      'salt',
+      8,
+      {
+        N: 3,
+        get maxmem() {
+          return thrower();
+        },
+      },
+    ],
+  ]);
 });
 
 test('inherited options count, as node:crypto reads them', async () => {

@@ -5,9 +5,10 @@
 // have, a KeyObject, costs OpenSSL refuses) is passed to node:crypto's own
 // function, which throws its own error on this Node line or, for a valid
 // call, does the work itself. So no message here can drift from Node's.
-// A plan is `{ kernel, secret, params }`: the secret a copy of the
-// caller's bytes (node:crypto copies at the call too), wiped once the
-// task is over; the rest as the kernel takes them.
+// A plan is `{ kernel, secret, params, scratch? }`: the secret a copy of
+// the caller's bytes (node:crypto copies at the call too), wiped once the
+// task is over; the rest as the kernel takes them; `scratch` the bytes
+// made here of a secret parameter, wiped once native code copied them.
 
 const { types } = require('node:util');
 const { fixedBytes, isDetachedBinary } = require('../engine/binary');
@@ -63,14 +64,33 @@ function hashOf(name) {
 /**
  * The bytes of `value` as node:crypto reads a password, salt or key (a
  * string as UTF-8, any binary as its bytes now), or undefined for a value
- * it reads otherwise or refuses.
+ * it reads otherwise or refuses. A string's bytes are made here (a Buffer
+ * that may share Buffer's pool: wipe what is secret, `wipeLater`).
  */
 function bytesOf(value) {
   if (typeof value === 'string') return Buffer.from(value, 'utf8');
-  if (!isView(value) && !isAnyArrayBuffer(value)) return undefined;
-  if (isDetachedBinary(value)) return undefined;
-  const bytes = isView(value) ? fixedBytes(value) : new Uint8Array(value);
-  return bytes.byteLength <= INT32_MAX ? bytes : undefined;
+  return readable(value) ? binaryBytes(value) : undefined;
+}
+
+/** True for what bytesOf() reads, without making a string's bytes. */
+function readable(value) {
+  if (typeof value === 'string') return true;
+  if (!isView(value) && !isAnyArrayBuffer(value)) return false;
+  return !isDetachedBinary(value) && binaryBytes(value).byteLength <= INT32_MAX;
+}
+
+function binaryBytes(value) {
+  return isView(value) ? fixedBytes(value) : new Uint8Array(value);
+}
+
+/**
+ * True when a binary's `byteLength`, read as Node 20's hkdf and Node 24's
+ * argon2 read it (a property a caller may have replaced), is its length:
+ * otherwise node:crypto's checks see another length than its work does,
+ * and the call is left to it.
+ */
+function honestLength(value) {
+  return typeof value === 'string' || value.byteLength === binaryBytes(value).byteLength;
 }
 
 /** A copy of `value`'s bytes in memory of its own (to wipe), or undefined. */
@@ -82,6 +102,16 @@ function secretOf(value) {
   // A string's bytes were made here: wiped as soon as copied.
   if (typeof value === 'string') bytes.fill(0);
   return copy;
+}
+
+/**
+ * The bytes of a secret parameter (a pepper) as bytesOf() gives them, a
+ * string's being put in `scratch` to wipe once the parameters were copied.
+ */
+function secretParam(value, scratch) {
+  const bytes = bytesOf(value);
+  if (bytes !== undefined && typeof value === 'string') scratch.push(bytes);
+  return bytes;
 }
 
 /**
@@ -115,44 +145,34 @@ const SCRYPT = Object.freeze({ N: 16384, r: 8, p: 1, maxmem: 32 << 20 });
 const SCRYPT_PR_MAX = 2 ** 30 - 1;
 
 /**
- * scrypt's options as node:crypto reads them (inherited ones included,
- * each read once): the costs, or undefined when the pool does not take
- * them. `read` is what was read, to pass on to node:crypto as it is.
+ * scrypt's options as node:crypto reads them (inherited ones included),
+ * in its order, each checked as it is read: the costs, or undefined when
+ * the pool does not take them (node:crypto then reads them again, and
+ * throws its own error for the first it refuses).
  */
-function scryptCosts(options, read) {
+function scryptCosts(options) {
   let { N, r, p, maxmem } = SCRYPT;
   if (options) {
     if (typeof options !== 'object') return undefined;
-    for (const key of ['N', 'cost', 'r', 'blockSize', 'p', 'parallelization', 'maxmem']) {
-      const value = options[key];
-      if (value !== undefined) read[key] = value;
+    const costs = [];
+    for (const [name, alias] of SCRYPT_NAMES) {
+      let value = options[name];
+      const named = value !== undefined;
+      if (named && !isIn(value, 0, 2 ** 32 - 1)) return undefined;
+      const aliased = options[alias];
+      if (aliased !== undefined) {
+        // Both names of one cost: node:crypto's error.
+        if (named || !isIn(aliased, 0, 2 ** 32 - 1)) return undefined;
+        value = aliased;
+      }
+      costs.push(value);
     }
-    const n = read.N ?? read.cost;
-    const blockSize = read.r ?? read.blockSize;
-    const lanes = read.p ?? read.parallelization;
-    // Both names of one cost: node:crypto's error.
-    if (
-      (read.N !== undefined && read.cost !== undefined) ||
-      (read.r !== undefined && read.blockSize !== undefined) ||
-      (read.p !== undefined && read.parallelization !== undefined)
-    )
-      return undefined;
-    if (n !== undefined) {
-      if (!isIn(n, 0, 2 ** 32 - 1)) return undefined;
-      if (n !== 0) N = n;
-    }
-    if (blockSize !== undefined) {
-      if (!isIn(blockSize, 0, 2 ** 32 - 1)) return undefined;
-      if (blockSize !== 0) r = blockSize;
-    }
-    if (lanes !== undefined) {
-      if (!isIn(lanes, 0, 2 ** 32 - 1)) return undefined;
-      if (lanes !== 0) p = lanes;
-    }
-    if (read.maxmem !== undefined) {
-      if (!isIn(read.maxmem, 0, Number.MAX_SAFE_INTEGER)) return undefined;
-      if (read.maxmem !== 0) maxmem = read.maxmem;
-    }
+    const given = options.maxmem;
+    if (given !== undefined && !isIn(given, 0, Number.MAX_SAFE_INTEGER)) return undefined;
+    if (costs[0]) N = costs[0];
+    if (costs[1]) r = costs[1];
+    if (costs[2]) p = costs[2];
+    if (given) maxmem = given;
   }
   // OpenSSL's rules (EVP_PBE_scrypt_ex): N a power of 2 above 1, below
   // 2^(16 r); r × p at most 2^30 - 1; B (128 r p) within an int; B and V
@@ -165,19 +185,22 @@ function scryptCosts(options, read) {
   return { N, r, p };
 }
 
-/**
- * scrypt(password, salt, keylen[, options], callback), as the arguments
- * arrive. `read` gets the options read, to pass on.
- */
-function scryptPlan(password, salt, keylen, options, callback, read) {
+/** scrypt's costs by their two names each, in the order node:crypto reads them. */
+const SCRYPT_NAMES = [
+  ['N', 'cost'],
+  ['r', 'blockSize'],
+  ['p', 'parallelization'],
+];
+
+/** scrypt(password, salt, keylen[, options], callback), as the arguments arrive. */
+function scryptPlan(password, salt, keylen, options, callback) {
   // node:crypto's order: the password, salt and keylen before the options.
   if (typeof callback !== 'function' || !isIn(keylen, 1, INT32_MAX)) return undefined;
-  const saltBytes = bytesOf(salt);
-  if (saltBytes === undefined || bytesOf(password) === undefined) return undefined;
-  const costs = scryptCosts(options, read);
+  if (!readable(salt) || !readable(password)) return undefined;
+  const costs = scryptCosts(options);
   if (costs === undefined) return undefined;
   const secret = secretOf(password);
-  return { kernel: 'scrypt', secret, params: { salt: saltBytes, ...costs, keylen } };
+  return { kernel: 'scrypt', secret, params: { salt: bytesOf(salt), ...costs, keylen } };
 }
 
 /** hkdf(digest, ikm, salt, info, keylen, callback). */
@@ -189,6 +212,7 @@ function hkdfPlan(digest, ikm, salt, info, keylen, callback) {
   const infoBytes = bytesOf(info);
   if (saltBytes === undefined || infoBytes === undefined || infoBytes.byteLength > 1024)
     return undefined;
+  if (!honestLength(info)) return undefined;
   const secret = secretOf(ikm);
   if (secret === undefined) return undefined;
   return {
@@ -225,20 +249,31 @@ function argon2Plan(algorithm, parameters, callback, read) {
   if (!isIn(parallelism, 1, 2 ** 24 - 1) || !isIn(tagLength, 4, INT32_MAX)) return undefined;
   if (!isIn(memory, 8 * parallelism, 2 ** 32 - 1) || !isIn(passes, 1, 2 ** 32 - 1))
     return undefined;
+  for (const name of ['message', 'nonce', 'secret', 'associatedData']) {
+    const value = read[name];
+    if (value !== undefined && (!readable(value) || !honestLength(value))) return undefined;
+  }
   const nonce = bytesOf(read.nonce);
   if (nonce === undefined || nonce.byteLength < 8) return undefined;
+  const scratch = [];
   const params = { nonce, parallelism, tagLength, memory, passes };
-  if (read.secret !== undefined) {
-    params.secret = bytesOf(read.secret);
-    if (params.secret === undefined) return undefined;
-  }
+  if (read.secret !== undefined) params.secret = secretParam(read.secret, scratch);
   if (read.associatedData !== undefined) {
     params.associatedData = bytesOf(read.associatedData);
     if (params.associatedData === undefined) return undefined;
   }
   const secret = secretOf(read.message);
   if (secret === undefined) return undefined;
-  return { kernel: algorithm, secret, params };
+  return { kernel: algorithm, secret, params, scratch };
 }
 
-module.exports = { pbkdf2Plan, scryptPlan, hkdfPlan, argon2Plan, bytesOf, secretOf, HASHES };
+module.exports = {
+  pbkdf2Plan,
+  scryptPlan,
+  hkdfPlan,
+  argon2Plan,
+  bytesOf,
+  secretOf,
+  secretParam,
+  HASHES,
+};

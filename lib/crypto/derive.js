@@ -21,13 +21,16 @@ const nextTick = process.nextTick;
  * it (closed, full) rejects.
  */
 function runPlan(pool, plan, signal) {
-  const { kernel, secret, params } = plan;
+  const { kernel, secret, params, scratch } = plan;
   let task;
   try {
     task = pool[ONE_SHOT](kernel, params, undefined, secret, signal);
   } catch (err) {
     secret.fill(0);
     return Promise.reject(err);
+  } finally {
+    // Native code copied the parameters at the call.
+    if (scratch !== undefined) for (const bytes of scratch) bytes.fill(0);
   }
   // Wiped once no thread reads it, whichever way the task ended.
   const wipe = () => secret.fill(0);

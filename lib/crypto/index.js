@@ -37,8 +37,8 @@ const pools = new PoolSource(routing);
 const DEFAULTS = Object.freeze({ __proto__: null });
 
 /**
- * -0 made 0 before node:crypto sees it: Node 20 and 22's pbkdf2 and
- * scrypt abort the process on a keylen of -0 (Node 24 makes it 0 itself).
+ * -0 made 0 before node:crypto sees it: Node 20 and 22's pbkdf2, scrypt
+ * and hkdf abort the process on a keylen of -0 (Node 24 makes it 0 itself).
  */
 function plusZero(keylen) {
   return keylen === 0 ? 0 : keylen;
@@ -64,15 +64,11 @@ function scrypt(password, salt, keylen, options, callback = DEFAULTS) {
     callback = options;
     options = undefined;
   }
-  const read = {};
-  const plan = scryptPlan(password, salt, keylen, options, callback, read);
+  const plan = scryptPlan(password, salt, keylen, options, callback);
   if (plan !== undefined) return derive(pools.current(), plan, callback, asBuffer);
-  // The options as read (their getters ran once), or as given when they
-  // were not read.
-  const passed = Object.keys(read).length > 0 ? read : options;
   keylen = plusZero(keylen);
   const args = given
-    ? [password, salt, keylen, passed, callback]
+    ? [password, salt, keylen, options, callback]
     : [password, salt, keylen, callback];
   return Reflect.apply(own.scrypt, crypto, args);
 }
@@ -80,7 +76,7 @@ function scrypt(password, salt, keylen, options, callback = DEFAULTS) {
 function hkdf(digest, ikm, salt, info, keylen, callback) {
   const plan = hkdfPlan(digest, ikm, salt, info, keylen, callback);
   if (plan === undefined)
-    return Reflect.apply(own.hkdf, crypto, [digest, ikm, salt, info, keylen, callback]);
+    return Reflect.apply(own.hkdf, crypto, [digest, ikm, salt, info, plusZero(keylen), callback]);
   derive(pools.current(), plan, callback, asArrayBuffer);
 }
 

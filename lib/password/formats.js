@@ -13,10 +13,15 @@ const BCRYPT = /^\$(2[aby])\$(\d\d)\$([./A-Za-z0-9]{22})([./A-Za-z0-9]{31})$/;
 const BCRYPT_ALPHABET = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const STANDARD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
-/** Base64 without padding, strict: undefined for anything else. */
+/**
+ * Base64 without padding, strict and canonical (the unused low bits of
+ * the last character 0, as every encoder writes them): undefined for
+ * anything else.
+ */
 function fromB64(text) {
   if (!B64.test(text) || text.length % 4 === 1) return undefined;
-  return Buffer.from(text, 'base64');
+  const bytes = Buffer.from(text, 'base64');
+  return toB64(bytes) === text ? bytes : undefined;
 }
 
 function toB64(bytes) {
@@ -41,7 +46,7 @@ function parseArgon2(encoded) {
   if (fields[0] !== '' || !ARGON2.has(fields[1])) return undefined;
   let at = 2;
   let version = 16; // no v=: Argon2 1.0, as the reference reads it
-  const v = /^v=(\d+)$/.exec(fields[at]);
+  const v = /^v=([1-9]\d{0,3})$/.exec(fields[at]);
   if (v !== null) {
     version = Number(v[1]);
     at++;
@@ -89,11 +94,16 @@ function formatArgon2({ algorithm, memory, passes, parallelism, associatedData, 
   return `$${algorithm}$v=19$${params}$${toB64(salt)}$${toB64(hash)}`;
 }
 
-/** bcrypt's base64 to bytes (a 22-character salt is 16 bytes, a 31-character hash 23). */
+/**
+ * bcrypt's base64 to bytes (a 22-character salt is 16 bytes, a
+ * 31-character hash 23), canonical only (as the bcrypt and bcryptjs
+ * packages read it): undefined for a last character with unused bits set.
+ */
 function fromBcryptB64(text) {
   let standard = '';
   for (const c of text) standard += STANDARD_ALPHABET[BCRYPT_ALPHABET.indexOf(c)];
-  return Buffer.from(standard, 'base64');
+  const bytes = Buffer.from(standard, 'base64');
+  return toB64(bytes) === standard ? bytes : undefined;
 }
 
 /**
@@ -103,20 +113,25 @@ function fromBcryptB64(text) {
 function parseBcrypt(encoded) {
   const m = BCRYPT.exec(encoded);
   if (m === null) return undefined;
-  return {
-    version: m[1],
-    cost: Number(m[2]),
-    salt: fromBcryptB64(m[3]),
-    hash: fromBcryptB64(m[4]),
-  };
+  const salt = fromBcryptB64(m[3]);
+  const hash = fromBcryptB64(m[4]);
+  if (salt === undefined || hash === undefined) return undefined;
+  return { version: m[1], cost: Number(m[2]), salt, hash };
 }
 
-/** What kind of string `encoded` looks like, for an error: 'bcrypt $2x$', or undefined. */
+/**
+ * The scheme of a well-formed stored string of a kind verify() does not
+ * take ("bcrypt's $2x$"), or undefined.
+ */
 function unsupportedKind(encoded) {
-  if (/^\$2[x]?\$/.test(encoded))
-    return `bcrypt's ${encoded.slice(0, 4)} (crypt_blowfish's, with its bug)`;
-  if (/^\$(scrypt|pbkdf2[-\w]*|[156])\$/.test(encoded)) return `'${encoded.split('$')[1]}' strings`;
-  return undefined;
+  const bcrypt = /^\$(2x?)\$\d\d\$/.exec(encoded);
+  if (bcrypt !== null) {
+    return bcrypt[1] === '2x'
+      ? "bcrypt's $2x$ (crypt_blowfish's, with its sign bug)"
+      : "bcrypt's original $2$";
+  }
+  const other = /^\$(scrypt|pbkdf2[-\w]*|[156])\$/.exec(encoded);
+  return other === null ? undefined : `'$${other[1]}$' strings`;
 }
 
 module.exports = {

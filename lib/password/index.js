@@ -49,7 +49,13 @@ function argon2Params({ parallelism, memory, passes, version }, salt, tagLength,
  */
 async function hash(password, options) {
   const o = hashOptions(options, cryptoPool);
-  const secret = passwordOf(password);
+  let secret;
+  try {
+    secret = passwordOf(password);
+  } catch (err) {
+    wipe(o.scratch ?? []);
+    throw err;
+  }
   if (o.algorithm === 'bcrypt') {
     const params = { cost: o.cost, salt: randomBytes(16), version: o.version };
     const out = await runPlan(o.pool, { kernel: 'bcrypt', secret, params }, o.signal);
@@ -58,7 +64,8 @@ async function hash(password, options) {
   const salt = randomBytes(o.saltLength);
   const costs = { parallelism: o.parallelism, memory: o.memoryCost, passes: o.timeCost };
   const params = argon2Params(costs, salt, o.hashLength, o);
-  const tag = await runPlan(o.pool, { kernel: o.algorithm, secret, params }, o.signal);
+  const plan = { kernel: o.algorithm, secret, params, scratch: o.scratch };
+  const tag = await runPlan(o.pool, plan, o.signal);
   return formats.formatArgon2({
     algorithm: o.algorithm,
     ...costs,
@@ -83,10 +90,18 @@ function same(a, b) {
 async function verify(encoded, password, options) {
   if (typeof encoded !== 'string') throw invalidArgType('encoded', 'of type string', encoded);
   const o = verifyOptions(options, cryptoPool);
+  const { limits } = o;
   const bcrypt = formats.parseBcrypt(encoded);
   if (bcrypt !== undefined) {
-    if (bcrypt.cost < 4 || bcrypt.cost > 31)
-      throw unsupported(encoded, `bcrypt cost ${bcrypt.cost}`);
+    if (o.secret !== undefined) {
+      wipe(o.scratch);
+      throw invalidArgValue(
+        'options.secret',
+        'is not taken by bcrypt strings (bcrypt has no secret)',
+      );
+    }
+    if (bcrypt.cost < 4 || bcrypt.cost > limits.cost)
+      throw unsupported(encoded, `bcrypt cost ${bcrypt.cost} (limits.cost ${limits.cost})`);
     const secret = passwordOf(password);
     const params = { cost: bcrypt.cost, salt: bcrypt.salt, version: bcrypt.version };
     const out = await runPlan(o.pool, { kernel: 'bcrypt', secret, params }, o.signal);
@@ -95,6 +110,7 @@ async function verify(encoded, password, options) {
   }
   const argon2 = formats.parseArgon2(encoded);
   if (argon2 === undefined) {
+    wipe(o.scratch);
     const kind = formats.unsupportedKind(encoded);
     if (kind !== undefined) throw unsupported(encoded, kind);
     throw invalidArgValue(
@@ -102,37 +118,51 @@ async function verify(encoded, password, options) {
       'is not an Argon2 PHC string ($argon2id$v=19$m=...,t=...,p=...$salt$hash) nor a bcrypt string ($2b$10$...)',
     );
   }
-  if (argon2.keyid !== undefined) throw unsupported(encoded, 'an Argon2 keyid');
-  if (argon2.version !== 19 && argon2.version !== 16)
-    throw unsupported(encoded, `Argon2 version ${argon2.version}`);
   const { memory, parallelism, passes, salt, hash: expected } = argon2;
-  if (
-    parallelism > 2 ** 24 - 1 ||
-    memory < 8 * parallelism ||
-    memory > 2 ** 32 - 1 ||
-    passes > 2 ** 32 - 1 ||
-    salt.byteLength < 8 ||
-    expected.byteLength < 4 ||
-    (argon2.associatedData?.byteLength ?? 0) > 32
-  )
-    throw unsupported(encoded, 'Argon2 costs, salt or data past their limits');
+  const refused =
+    argon2.keyid !== undefined
+      ? 'an Argon2 keyid'
+      : argon2.version !== 19 && argon2.version !== 16
+        ? `Argon2 version ${argon2.version}`
+        : parallelism > limits.parallelism ||
+            memory > limits.memoryCost ||
+            passes > limits.timeCost ||
+            memory < 8 * parallelism
+          ? `Argon2 costs m=${memory},t=${passes},p=${parallelism} (limits: memoryCost ${limits.memoryCost}, timeCost ${limits.timeCost}, parallelism ${limits.parallelism})`
+          : salt.byteLength < 8 ||
+              expected.byteLength < 4 ||
+              (argon2.associatedData?.byteLength ?? 0) > 32
+            ? 'an Argon2 salt, hash or data past their limits'
+            : undefined;
+  if (refused !== undefined) {
+    wipe(o.scratch);
+    throw unsupported(encoded, refused);
+  }
   const secret = passwordOf(password);
   const params = argon2Params(argon2, salt, expected.byteLength, {
     secret: o.secret,
     associatedData: argon2.associatedData,
   });
-  const tag = await runPlan(o.pool, { kernel: argon2.algorithm, secret, params }, o.signal);
+  const plan = { kernel: argon2.algorithm, secret, params, scratch: o.scratch };
+  const tag = await runPlan(o.pool, plan, o.signal);
   const equal = same(tag, expected);
   tag.fill(0);
   return equal;
 }
 
+/** Wipes the bytes made of secret strings (a call that ends before its task). */
+function wipe(scratch) {
+  for (const bytes of scratch) bytes.fill(0);
+}
+
 /** The error of a well-formed string of a kind verify() does not take. */
 function unsupported(encoded, what) {
+  // The scheme and its parameters, not the salt or hash.
+  const scheme = encoded.split('$').slice(0, 3).join('$');
   return makeError(
     Error,
     'ERR_TIDEPOOL_PASSWORD_UNSUPPORTED',
-    `verify() does not support ${what}: ${encoded.slice(0, 30)}...`,
+    `verify() does not take ${what} (${scheme}$...)`,
   );
 }
 

@@ -23,6 +23,19 @@ const DEFAULTS = Object.freeze({
 });
 
 const COMMON = ['pool', 'signal', 'secret'];
+const VERIFY_OPTIONS = [...COMMON, 'limits'];
+/**
+ * The highest costs verify() runs by default: a stored string is data,
+ * and one with absurd costs would hold a thread for hours (a running hash
+ * cannot be stopped). `limits` raises or lowers them.
+ */
+const LIMITS = Object.freeze({
+  // 4 GiB, 16 passes, 64 lanes; bcrypt 2^20 rounds (about a minute here).
+  memoryCost: 4 * 1024 * 1024,
+  timeCost: 16,
+  parallelism: 64,
+  cost: 20,
+});
 const ARGON2_OPTIONS = [
   'algorithm',
   'memoryCost',
@@ -57,10 +70,15 @@ function signalOf(signal) {
   return signal;
 }
 
-/** An optional string or binary, at most `max` bytes. */
-function bytesOption(value, name, max) {
+/**
+ * An optional string or binary, at most `max` bytes; a string's bytes,
+ * made here, are put in `scratch` (to wipe once they were copied) when given.
+ */
+function bytesOption(value, name, max, scratch) {
   if (value === undefined) return undefined;
   const bytes = bytesOf(value);
+  if (scratch !== undefined && bytes !== undefined && typeof value === 'string')
+    scratch.push(bytes);
   if (bytes === undefined)
     throw invalidArgType(
       `options.${name}`,
@@ -96,6 +114,7 @@ function hashOptions(options, fallbackPool) {
     };
   }
   const parallelism = integerOption(o, 'parallelism', 1, 2 ** 24 - 1, DEFAULTS.parallelism);
+  const scratch = [];
   return {
     algorithm,
     memoryCost: integerOption(o, 'memoryCost', 8 * parallelism, 2 ** 32 - 1, DEFAULTS.memoryCost),
@@ -103,10 +122,11 @@ function hashOptions(options, fallbackPool) {
     parallelism,
     hashLength: integerOption(o, 'hashLength', 4, 2 ** 31 - 1, DEFAULTS.hashLength),
     saltLength: integerOption(o, 'saltLength', 8, 1024, DEFAULTS.saltLength),
-    secret: bytesOption(o.secret, 'secret', 2 ** 32 - 1),
+    secret: bytesOption(o.secret, 'secret', 2 ** 32 - 1, scratch),
     associatedData: bytesOption(o.associatedData, 'associatedData', 32),
     pool: poolOf(o.pool, fallbackPool),
     signal: signalOf(o.signal),
+    scratch,
   };
 }
 
@@ -115,12 +135,31 @@ function verifyOptions(options, fallbackPool) {
   if (options === undefined) options = {};
   else if (options === null || typeof options !== 'object')
     throw invalidArgType('options', 'of type object', options);
-  const o = ownOptions(options, COMMON, 'options');
+  const o = ownOptions(options, VERIFY_OPTIONS, 'options');
+  const scratch = [];
   return {
-    secret: bytesOption(o.secret, 'secret', 2 ** 32 - 1),
+    secret: bytesOption(o.secret, 'secret', 2 ** 32 - 1, scratch),
     pool: poolOf(o.pool, fallbackPool),
     signal: signalOf(o.signal),
+    limits: limitsOf(o.limits),
+    scratch,
   };
 }
 
-module.exports = { hashOptions, verifyOptions, DEFAULTS };
+/** verify()'s `limits`: LIMITS, with what the caller gave (own properties) instead. */
+function limitsOf(given) {
+  if (given === undefined) return LIMITS;
+  if (given === null || typeof given !== 'object')
+    throw invalidArgType('options.limits', 'of type object', given);
+  const o = ownOptions(given, Object.keys(LIMITS), 'options.limits');
+  const limit = (name, max) =>
+    integerOption({ [`limits.${name}`]: o[name] }, `limits.${name}`, 1, max, LIMITS[name]);
+  return {
+    memoryCost: limit('memoryCost', 2 ** 32 - 1),
+    timeCost: limit('timeCost', 2 ** 32 - 1),
+    parallelism: limit('parallelism', 2 ** 24 - 1),
+    cost: limit('cost', 31),
+  };
+}
+
+module.exports = { hashOptions, verifyOptions, DEFAULTS, LIMITS };
