@@ -6,6 +6,34 @@ import type { Pool } from './index';
 export { pbkdf2, pbkdf2Sync, scrypt, scryptSync, hkdf, hkdfSync } from 'node:crypto';
 export type { ScryptOptions } from 'node:crypto';
 
+/** node:crypto's argon2() parameters (Node 24.7+). */
+export interface Argon2Parameters {
+  message: string | ArrayBuffer | NodeJS.ArrayBufferView;
+  nonce: string | ArrayBuffer | NodeJS.ArrayBufferView;
+  parallelism: number;
+  tagLength: number;
+  memory: number;
+  passes: number;
+  secret?: string | ArrayBuffer | NodeJS.ArrayBufferView;
+  associatedData?: string | ArrayBuffer | NodeJS.ArrayBufferView;
+}
+type Argon2Algorithm = 'argon2d' | 'argon2i' | 'argon2id';
+
+/**
+ * node:crypto's argon2() on the pool, where node:crypto has it (Node 24.7+);
+ * undefined elsewhere, as node:crypto's is.
+ */
+export const argon2:
+  | ((
+      algorithm: Argon2Algorithm,
+      parameters: Argon2Parameters,
+      callback: (err: Error | null, derivedKey: Buffer) => void,
+    ) => void)
+  | undefined;
+/** node:crypto's own argon2Sync(), where it has one. */
+export const argon2Sync:
+  ((algorithm: Argon2Algorithm, parameters: Argon2Parameters) => Buffer) | undefined;
+
 export interface InstallOptions {
   /**
    * The pool node:crypto's key derivations run on; it must give Buffers

@@ -482,6 +482,12 @@ function cryptoModule(): void {
     (err: Error | null, key: ArrayBuffer) => void [err, key],
   );
   expectType<Buffer>(tcrypto.pbkdf2Sync('pw', 'salt', 1, 32, 'sha256'));
+  // argon2 where node:crypto has it (Node 24.7+).
+  tcrypto.argon2?.(
+    'argon2id',
+    { message: 'pw', nonce: 'saltsalt', parallelism: 1, tagLength: 32, memory: 64, passes: 1 },
+    (err: Error | null, key: Buffer) => void [err, key],
+  );
   tcrypto.install({ pool: new Pool() });
   tcrypto.uninstall();
   expectType<number>(tcrypto.pool.stats().completed);
