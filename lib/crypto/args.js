@@ -275,5 +275,4 @@ module.exports = {
   bytesOf,
   secretOf,
   secretParam,
-  HASHES,
 };

@@ -7,10 +7,7 @@
 
 const { ONE_SHOT } = require('../symbols');
 const { abortError } = require('../errors');
-const { isAborted, signalReason, addListener, removeListener } = require('../engine/signals');
-
-/** Listener options without a prototype. */
-const ONCE = Object.freeze({ __proto__: null, once: true });
+const { isAborted, signalReason, addListener, removeListener, ONCE } = require('../engine/signals');
 
 const nextTick = process.nextTick;
 

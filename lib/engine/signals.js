@@ -141,4 +141,4 @@ class Watches {
   }
 }
 
-module.exports = { Watches, isAborted, signalReason, addListener, removeListener };
+module.exports = { Watches, isAborted, signalReason, addListener, removeListener, ONCE };

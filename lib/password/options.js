@@ -6,7 +6,7 @@
 const { invalidArgType, outOfRange, makeError, unknownOption } = require('../errors');
 const { ownOptions, integerOption, oneOfOption } = require('../args/options');
 const { isAborted } = require('../engine/signals');
-const { bytesOf } = require('../crypto/args');
+const { bytesOf, secretParam } = require('../crypto/args');
 const { POOL_SHAPE } = require('../symbols');
 
 const ALGORITHMS = ['argon2id', 'argon2i', 'argon2d', 'bcrypt'];
@@ -76,9 +76,7 @@ function signalOf(signal) {
  */
 function bytesOption(value, name, max, scratch) {
   if (value === undefined) return undefined;
-  const bytes = bytesOf(value);
-  if (scratch !== undefined && bytes !== undefined && typeof value === 'string')
-    scratch.push(bytes);
+  const bytes = scratch === undefined ? bytesOf(value) : secretParam(value, scratch);
   if (bytes === undefined)
     throw invalidArgType(
       `options.${name}`,

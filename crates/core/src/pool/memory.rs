@@ -45,6 +45,12 @@ impl MemoryGate {
         MemoryGate { max, state: Mutex::new(Held::default()), freed: Condvar::new() }
     }
 
+    /// Whether the pool has a bound (without one no task claims, and its
+    /// working bytes are not even asked for on every task's path).
+    pub(super) fn bounded(&self) -> bool {
+        self.max != usize::MAX
+    }
+
     fn lock(&self) -> crate::sync::MutexGuard<'_, Held> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

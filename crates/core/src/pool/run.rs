@@ -116,7 +116,7 @@ pub(super) fn run_task(
     // A memory-hard task runs once its working memory fits the bound (a
     // stream's and a file's kernels claim none).
     let _claim = match task.mode {
-        Mode::Once => memory.claim(kernel.working_bytes(&task.params), ctx)?,
+        Mode::Once if memory.bounded() => memory.claim(kernel.working_bytes(&task.params), ctx)?,
         _ => None,
     };
     let limit = output_limit(task, kernel, config);
