@@ -14,7 +14,7 @@
 // suite; a line this Node is of runs on this Node), bun and deno (the part
 // of the suite that is about the library itself: BUN_DENO_FILES).
 
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
@@ -84,16 +84,60 @@ function jsFiles() {
     .sort();
 }
 
+/**
+ * What a failed command printed that says why: its failing tests, panics
+ * and errors (the last few), and how it exited. CI shows only the end of
+ * the log, so the summary repeats these.
+ */
+const WHY = /FAILED|FAIL\b|panicked|^\s*error|Error:|✖|^not ok|\(fail\)|killed|No space/;
+const WHY_LINES = 12;
+const whyOf = new Map();
+
 /** Runs `cmd args` in the root, its output as it comes; true when it passed. */
-function run(cmd, args, env) {
+function run(cmd, args, env, stage) {
   console.log(`\n$ ${[cmd, ...args].join(' ')}`);
-  const result = spawnSync(cmd, args, {
+  const child = spawn(cmd, args, {
     cwd: root,
-    stdio: 'inherit',
+    stdio: ['inherit', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });
-  if (result.error) console.error(`test: ${cmd}: ${result.error.message}`);
-  return result.status === 0;
+  const why = [];
+  const keep = (out) => {
+    let rest = '';
+    return (chunk) => {
+      out.write(chunk);
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop();
+      for (const raw of lines) {
+        // eslint-disable-next-line no-control-regex
+        const line = raw.replace(/\x1b\[[0-9;]*m/g, '').trimEnd();
+        if (WHY.test(line) && !/\.\.\. ok$|\bok\b \(|^\s*✔/.test(line)) why.push(line);
+        if (why.length > WHY_LINES) why.shift();
+      }
+    };
+  };
+  child.stdout.on('data', keep(process.stdout));
+  child.stderr.on('data', keep(process.stderr));
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (status, signal, error) => {
+      if (settled) return;
+      settled = true;
+      const ok = status === 0;
+      if (!ok) {
+        const how = error
+          ? `${cmd}: ${error.message}`
+          : `${cmd} exited ${signal ? `on ${signal}` : `with ${status}`}`;
+        if (error) console.error(`test: ${how}`);
+        const list = whyOf.get(stage) ?? [];
+        list.push(...why, how);
+        whyOf.set(stage, list);
+      }
+      resolve(ok);
+    };
+    child.on('error', (error) => done(null, null, error));
+    child.on('close', (status, signal) => done(status, signal));
+  });
 }
 
 /** The binary of `runtime`, and what to call it in the report. */
@@ -107,23 +151,32 @@ function binaryOf(runtime) {
 }
 
 /** The JS suite's `files` on `runtime`: true when it passed. */
-function runJs(runtime, files) {
+function runJs(runtime, files, stage) {
   const { binary, version } = binaryOf(runtime);
   console.log(`\n== js on ${runtime} (${version})`);
+  const subset = files.filter((f) => BUN_DENO_FILES.includes(path.basename(f)));
+  if ((runtime === 'bun' || runtime === 'deno') && subset.length === 0) {
+    // Given no file, bun and deno would run every file they find.
+    console.log(`none of these files runs on ${runtime}`);
+    return true;
+  }
   if (runtime === 'bun') {
-    const subset = files.filter((f) => BUN_DENO_FILES.includes(path.basename(f)));
-    return run(binary, ['test', '--timeout', '600000', ...subset]);
+    return run(binary, ['test', '--timeout', '600000', ...subset], {}, stage);
   }
   if (runtime === 'deno') {
-    const subset = files.filter((f) => BUN_DENO_FILES.includes(path.basename(f)));
-    return run(binary, ['test', '-A', '--no-check', ...subset]);
+    return run(binary, ['test', '-A', '--no-check', ...subset], {}, stage);
   }
   // node --test takes the files by name on every line (a folder is a
   // module path from Node 22 on).
-  return run(binary, ['--test', '--test-timeout=600000', '--test-reporter=spec', ...files]);
+  return run(
+    binary,
+    ['--test', '--test-timeout=600000', '--test-reporter=spec', ...files],
+    {},
+    stage,
+  );
 }
 
-function main() {
+async function main() {
   const { values, positionals } = parseArgs({
     options: {
       stage: { type: 'string', default: STAGES.join(',') },
@@ -137,26 +190,37 @@ function main() {
       throw new Error(`test: unknown stage '${stage}' (${STAGES.join(', ')})`);
   const files = positionals.length ? positionals : jsFiles();
   const report = [];
-  const timed = (what, fn) => {
+  const timed = async (what, fn) => {
     const started = Date.now();
     let ok = false;
     try {
-      ok = fn();
+      ok = await fn(what);
     } catch (err) {
       console.error(`test: ${what}: ${err.message}`);
+      whyOf.set(what, [...(whyOf.get(what) ?? []), err.message]);
     }
     report.push({ what, ok, s: (Date.now() - started) / 1000 });
   };
   if (stages.includes('rust'))
-    timed('rust', () => RUST.map(([cmd, args]) => run(cmd, args)).every(Boolean));
-  if (stages.includes('types')) timed('types', () => run('npm', ['run', '--silent', 'test:types']));
+    await timed('rust', async (stage) => {
+      let ok = true;
+      for (const [cmd, args] of RUST) ok = (await run(cmd, args, {}, stage)) && ok;
+      return ok;
+    });
+  if (stages.includes('types'))
+    await timed('types', (stage) => run('npm', ['run', '--silent', 'test:types'], {}, stage));
   if (stages.includes('js'))
     for (const runtime of values.runtime.split(','))
-      timed(`js on ${runtime}`, () => runJs(runtime, files));
+      await timed(`js on ${runtime}`, (stage) => runJs(runtime, files, stage));
   console.log('\n== summary');
   for (const { what, ok, s } of report)
     console.log(`${ok ? 'pass' : 'FAIL'}  ${what}  (${s.toFixed(0)} s)`);
-  if (!report.every((r) => r.ok)) process.exit(1);
+  for (const { what, ok } of report) {
+    if (ok) continue;
+    console.log(`\n== why ${what} failed (its last lines of failure)`);
+    for (const line of whyOf.get(what) ?? []) console.log(`  ${line}`);
+  }
+  if (!report.every((r) => r.ok)) process.exitCode = 1;
 }
 
 main();
