@@ -41,7 +41,9 @@
 //!
 //! Elsewhere
 //! * [`loader`]: registers the kernels of a library loaded at run time;
-//! * [`napi_util`]: small helpers over raw N-API values, used by all (a leaf).
+//! * [`napi_util`]: small helpers over raw N-API values, used by all (a leaf);
+//! * [`ALLOCATOR`]: the addon's allocator, the system's, which zeroes what a
+//!   kernel frees inside `tidepool_core::wipe::wiping`.
 //!
 //! [`Input`]: tidepool_core::Input
 
@@ -68,6 +70,13 @@ mod submit_step;
 mod wire;
 
 use napi_derive::napi;
+
+/// The system allocator, wiping blocks a kernel frees inside
+/// `tidepool_core::wipe::wiping` (scrypt's V): secrets a dependency frees
+/// unwiped do not outlive their task.
+#[global_allocator]
+static ALLOCATOR: tidepool_core::wipe::WipeOnFree<std::alloc::System> =
+    tidepool_core::wipe::WipeOnFree(std::alloc::System);
 
 /// The kernel table: a line per registered kernel, in id order (the id is
 /// the line's index), its facts tab-separated (`Facts::line`: name, kind,

@@ -28,6 +28,7 @@ pub mod records;
 pub mod stream;
 mod sync;
 pub mod task;
+pub mod wipe;
 
 pub use completion::Waker;
 pub use input::{Input, RawSlice};

@@ -2,8 +2,9 @@
 //! on the `scrypt` crate. The JavaScript side has already checked the costs
 //! against node:crypto's rules and `maxmem` (lib/crypto/); this check is
 //! the crate's, with r × p counted without overflow. The memory is the
-//! task's own: 128 × r × (N + p) bytes, freed when it ends but not wiped
-//! (the crate allocates and frees it; OpenSSL wipes its copy). The crate
+//! task's own: 128 × r × (N + p) bytes, which the crate allocates and frees
+//! itself; the derivation runs inside [`wiping`], so the addon's allocator
+//! zeroes it as it is freed, as OpenSSL wipes its copy. The crate
 //! cannot fail an allocation softly (Rust aborts the process), so the
 //! kernel first asks the allocator for that much and gives it back: a size
 //! it cannot have is the task's error.
@@ -13,6 +14,7 @@ use zeroize::Zeroizing;
 use super::super::params::{required, ParamError, RawParams};
 use super::super::{KernelError, RunContext, Sink};
 use super::kernel::{key_length, salt, KdfKernel};
+use crate::wipe::wiping;
 
 /// scrypt's checked parameters.
 #[derive(Clone)]
@@ -82,7 +84,7 @@ fn derive(
     }
     drop(room);
     let key = out.unfilled_exact(p.keylen)?;
-    scrypt::scrypt(password, &p.salt, &p.costs, key)
+    wiping(|| scrypt::scrypt(password, &p.salt, &p.costs, key))
         .map_err(|_| KernelError::InvalidInput("scrypt cannot derive a key this long".into()))?;
     out.commit(p.keylen);
     Ok(())
