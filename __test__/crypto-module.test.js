@@ -14,6 +14,7 @@ const path = require('node:path');
 const ours = require('@tidepool-rs/pool/crypto');
 const { nodeOnly } = require('./runtime');
 const { poolKeepingInputs, allWiped } = require('./secrets');
+const { childOutput, installRoundTrip } = require('./dropin');
 const { Pool } = require('..');
 
 const BOTH = [
@@ -140,38 +141,26 @@ test('close() with derivations queued: every callback is called once, with its k
 
 test('install() routes node:crypto and uninstall() puts back exactly what was there', async () => {
   const names = ['pbkdf2', 'scrypt', 'hkdf'];
-  const before = names.map((name) => Object.getOwnPropertyDescriptor(nodeCrypto, name));
-  const pool = new Pool();
-  try {
-    ours.install({ pool });
-    ours.install({ pool }); // again, the same pool: nothing changes
-    assert.throws(() => ours.install({ pool: new Pool() }), {
-      code: 'ERR_TIDEPOOL_CRYPTO_INSTALLED',
-    });
-    for (const name of names) assert.equal(nodeCrypto[name], ours[name], name);
-    assert.equal(ours.pool, pool);
-    for (const [name, call] of CALLS) {
+  await installRoundTrip({
+    nodeModule: nodeCrypto,
+    dropin: ours,
+    names,
+    installedCode: 'ERR_TIDEPOOL_CRYPTO_INSTALLED',
+    async routed(pool) {
+      for (const name of names) assert.equal(nodeCrypto[name], ours[name], name);
+      for (const [name, call] of CALLS) {
+        const done = pool.stats().completed;
+        await new Promise((resolve, reject) =>
+          call(nodeCrypto, (err) => (err ? reject(err) : resolve())),
+        );
+        assert.equal(pool.stats().completed, done + 1, `${name}: the pool did the work`);
+      }
+      // The *Sync functions stay node:crypto's; so do hashes the pool lacks.
+      assert.equal(ours.pbkdf2Sync, nodeCrypto.pbkdf2Sync);
       const done = pool.stats().completed;
-      await new Promise((resolve, reject) =>
-        call(nodeCrypto, (err) => (err ? reject(err) : resolve())),
-      );
-      assert.equal(pool.stats().completed, done + 1, `${name}: the pool did the work`);
-    }
-    // The *Sync functions stay node:crypto's; so do hashes the pool lacks.
-    assert.equal(ours.pbkdf2Sync, nodeCrypto.pbkdf2Sync);
-    const done = pool.stats().completed;
-    await promisify(nodeCrypto.pbkdf2)('pw', 'salt', 1, 8, 'sha3-256');
-    assert.equal(pool.stats().completed, done);
-  } finally {
-    ours.uninstall();
-    await pool.close();
-  }
-  const after = names.map((name) => Object.getOwnPropertyDescriptor(nodeCrypto, name));
-  assert.deepEqual(after, before);
-  assert.throws(() => ours.install({ pool: 'no' }), { code: 'ERR_INVALID_ARG_TYPE' });
-  assert.throws(() => ours.install({ pol: 1 }), { code: 'ERR_INVALID_ARG_VALUE' });
-  assert.throws(() => ours.install({ pool: new Pool({ encoding: 'hex' }) }), {
-    code: 'ERR_INVALID_ARG_VALUE',
+      await promisify(nodeCrypto.pbkdf2)('pw', 'salt', 1, 8, 'sha3-256');
+      assert.equal(pool.stats().completed, done);
+    },
   });
 });
 
@@ -188,25 +177,18 @@ test(
       'console.log(after === pbkdf2, before === pbkdf2);',
       "pbkdf2('pw', 'salt', 1, 4, 'sha1', (err, key) => { console.log(err, key.toString('hex')); cryptoModule.pool.close(); });",
     ].join('\n');
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', esm], {
-      cwd: path.join(__dirname, '..'),
-      encoding: 'utf8',
-    });
-    assert.equal(run.status, 0, run.stderr);
     const key = nodeCrypto.pbkdf2Sync('pw', 'salt', 1, 4, 'sha1').toString('hex');
-    assert.equal(run.stdout.trim(), `true function function\ntrue true\nnull ${key}`);
-    const registered = spawnSync(
-      process.execPath,
-      [
-        '--require',
-        '@tidepool-rs/pool/crypto/register',
-        '-e',
-        "console.log(require('crypto').scrypt === require('@tidepool-rs/pool/crypto').scrypt)",
-      ],
-      { cwd: path.join(__dirname, '..'), encoding: 'utf8' },
+    assert.equal(
+      childOutput(['--input-type=module', '-e', esm]),
+      `true function function\ntrue true\nnull ${key}`,
     );
-    assert.equal(registered.status, 0, registered.stderr);
-    assert.equal(registered.stdout.trim(), 'true');
+    const registered = childOutput([
+      '--require',
+      '@tidepool-rs/pool/crypto/register',
+      '-e',
+      "console.log(require('crypto').scrypt === require('@tidepool-rs/pool/crypto').scrypt)",
+    ]);
+    assert.equal(registered, 'true');
   },
 );
 
@@ -222,12 +204,7 @@ test(
       'try { ours.install(); } catch (err) { console.log(`${err.name} ${err.code} ${err.message}`); }',
       'console.log(crypto.pbkdf2 === before[0] && crypto.scrypt === before[1]);',
     ].join('\n');
-    const run = spawnSync(process.execPath, ['-e', script], {
-      cwd: path.join(__dirname, '..'),
-      encoding: 'utf8',
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const [code, untouched] = run.stdout.trim().split('\n');
+    const [code, untouched] = childOutput(['-e', script]).split('\n');
     assert.match(
       code,
       /^Error ERR_TIDEPOOL_CRYPTO_UNSUPPORTED install\(\) is not supported .*node:crypto's hkdf cannot be replaced/,

@@ -7,11 +7,10 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const nodeZlib = require('node:zlib');
 const { promisify } = require('node:util');
-const { spawnSync } = require('node:child_process');
-const path = require('node:path');
 const { once } = require('node:events');
 const ours = require('@tidepool-rs/pool/zlib');
 const { nodeOnly, notOnDeno, needsInstall } = require('./runtime');
+const { childOutput, installRoundTrip } = require('./dropin');
 const { Pool } = require('..');
 
 const BOTH = [
@@ -136,33 +135,20 @@ test(
   'install() routes node:zlib and uninstall() puts back exactly what was there',
   { skip: needsInstall() },
   async () => {
-    const names = ['createGzip', 'gzip', 'createUnzip', 'brotliDecompress'];
-    const before = names.map((name) => Object.getOwnPropertyDescriptor(nodeZlib, name));
-    const pool = new Pool();
-    try {
-      ours.install({ pool });
-      ours.install({ pool }); // again, the same pool: nothing changes
-      assert.throws(() => ours.install({ pool: new Pool() }), {
-        code: 'ERR_TIDEPOOL_ZLIB_INSTALLED',
-      });
-      assert.equal(nodeZlib.createGzip, ours.createGzip);
-      assert.equal(ours.pool, pool);
-      const packed = await promisify(nodeZlib.gzip)('routed');
-      assert.equal(nodeZlib.gunzipSync(packed).toString(), 'routed');
-      assert.ok(pool.stats().completed > 0, 'the pool did the work');
-      // The *Sync functions and the classes stay node:zlib's.
-      assert.notEqual(nodeZlib.gzipSync, ours.gzipSync);
-      assert.notEqual(nodeZlib.Gzip, ours.Gzip);
-    } finally {
-      ours.uninstall();
-      await pool.close();
-    }
-    const after = names.map((name) => Object.getOwnPropertyDescriptor(nodeZlib, name));
-    assert.deepEqual(after, before);
-    assert.throws(() => ours.install({ pool: 'no' }), { code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => ours.install({ pol: 1 }), { code: 'ERR_INVALID_ARG_VALUE' });
-    assert.throws(() => ours.install({ pool: new Pool({ encoding: 'hex' }) }), {
-      code: 'ERR_INVALID_ARG_VALUE',
+    await installRoundTrip({
+      nodeModule: nodeZlib,
+      dropin: ours,
+      names: ['createGzip', 'gzip', 'createUnzip', 'brotliDecompress'],
+      installedCode: 'ERR_TIDEPOOL_ZLIB_INSTALLED',
+      async routed(pool) {
+        assert.equal(nodeZlib.createGzip, ours.createGzip);
+        const packed = await promisify(nodeZlib.gzip)('routed');
+        assert.equal(nodeZlib.gunzipSync(packed).toString(), 'routed');
+        assert.ok(pool.stats().completed > 0, 'the pool did the work');
+        // The *Sync functions and the classes stay node:zlib's.
+        assert.notEqual(nodeZlib.gzipSync, ours.gzipSync);
+        assert.notEqual(nodeZlib.Gzip, ours.Gzip);
+      },
     });
   },
 );
@@ -178,25 +164,15 @@ test(
       "const { createGzip: after } = await import('node:zlib');",
       'console.log(after === zlibModule.createGzip, createGzip === zlibModule.createGzip);',
     ].join('\n');
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', esm], {
-      cwd: path.join(__dirname, '..'),
-      encoding: 'utf8',
-    });
-    assert.equal(run.status, 0, run.stderr);
     // Live bindings: both the new import and the one taken before follow.
-    assert.equal(run.stdout.trim(), 'true true');
-    const registered = spawnSync(
-      process.execPath,
-      [
-        '--require',
-        '@tidepool-rs/pool/zlib/register',
-        '-e',
-        "console.log(require('zlib').gzip === require('@tidepool-rs/pool/zlib').gzip)",
-      ],
-      { cwd: path.join(__dirname, '..'), encoding: 'utf8' },
-    );
-    assert.equal(registered.status, 0, registered.stderr);
-    assert.equal(registered.stdout.trim(), 'true');
+    assert.equal(childOutput(['--input-type=module', '-e', esm]), 'true true');
+    const registered = childOutput([
+      '--require',
+      '@tidepool-rs/pool/zlib/register',
+      '-e',
+      "console.log(require('zlib').gzip === require('@tidepool-rs/pool/zlib').gzip)",
+    ]);
+    assert.equal(registered, 'true');
   },
 );
 
@@ -321,12 +297,7 @@ test(
       // Used directly, the module works there.
       "ours.gzip('direct', (err, out) => console.log(err, zlib.gunzipSync(out).toString()));",
     ].join('\n');
-    const run = spawnSync(process.execPath, ['-e', script], {
-      cwd: path.join(__dirname, '..'),
-      encoding: 'utf8',
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const [code, untouched, direct] = run.stdout.trim().split('\n');
+    const [code, untouched, direct] = childOutput(['-e', script]).split('\n');
     assert.match(
       code,
       /^Error ERR_TIDEPOOL_ZLIB_UNSUPPORTED install\(\) is not supported .*node:zlib's gunzip cannot be replaced/,
@@ -478,11 +449,6 @@ test(
       'Object.freeze(zlib);',
       'try { ours.uninstall(); } catch (err) { console.log(err.code, zlib.gzip === ours.gzip); }',
     ].join('\n');
-    const run = spawnSync(process.execPath, ['-e', script], {
-      cwd: path.join(__dirname, '..'),
-      encoding: 'utf8',
-    });
-    assert.equal(run.status, 0, run.stderr);
-    assert.equal(run.stdout.trim(), 'ERR_TIDEPOOL_ZLIB_UNSUPPORTED true');
+    assert.equal(childOutput(['-e', script]), 'ERR_TIDEPOOL_ZLIB_UNSUPPORTED true');
   },
 );
