@@ -69,6 +69,8 @@ const RUST = [
       'tidepool-example-kernels',
       '--release',
       '--locked',
+      // Every test binary runs, and every failure is told, not the first.
+      '--no-fail-fast',
     ],
   ],
   ['cargo', ['test', '-p', 'tidepool-core', '--release', '--locked', '--example', 'replicas_sim']],
