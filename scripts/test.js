@@ -92,7 +92,7 @@ function jsFiles() {
  * the log, so the summary repeats these.
  */
 const WHY = /FAILED|FAIL\b|panicked|^\s*error|Error:|✖|^not ok|\(fail\)|killed|No space/;
-const WHY_LINES = 12;
+const WHY_LINES = 16;
 const whyOf = new Map();
 
 /** Runs `cmd args` in the root, its output as it comes; true when it passed. */
@@ -106,6 +106,8 @@ function run(cmd, args, env, stage) {
   const why = [];
   const keep = (out) => {
     let rest = '';
+    // A panic's message is on the lines after "panicked at".
+    let follow = 0;
     return (chunk) => {
       out.write(chunk);
       const lines = (rest + chunk.toString('utf8')).split('\n');
@@ -113,7 +115,13 @@ function run(cmd, args, env, stage) {
       for (const raw of lines) {
         // eslint-disable-next-line no-control-regex
         const line = raw.replace(/\x1b\[[0-9;]*m/g, '').trimEnd();
-        if (WHY.test(line) && !/\.\.\. ok$|\bok\b \(|^\s*✔/.test(line)) why.push(line);
+        if (follow > 0 && line !== '') {
+          follow--;
+          why.push(`  ${line}`);
+        } else if (WHY.test(line) && !/\.\.\. ok$|\bok\b \(|^\s*✔/.test(line)) {
+          why.push(line);
+          if (line.includes('panicked at')) follow = 2;
+        }
         if (why.length > WHY_LINES) why.shift();
       }
     };
