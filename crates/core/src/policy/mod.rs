@@ -119,6 +119,10 @@ pub struct Observation {
     /// The most junior extra thread, when no thread is leaving (threads
     /// retire by use one at a time).
     pub junior_extra: Option<usize>,
+    /// Threads waiting for working memory under `max_working_bytes` before
+    /// they run their task: while any does, the bound, not the threads,
+    /// holds the queue back, and a new thread would wait beside them.
+    pub memory_waiting: usize,
 }
 
 /// Why a thread is started.
@@ -350,7 +354,7 @@ fn choose(obs: &Observation, cfg: &PolicyConfig) -> Action {
             obs.queued > obs.threads,
         ),
     };
-    if obs.threads < cfg.max_threads && enough_queued && spaced {
+    if obs.threads < cfg.max_threads && enough_queued && spaced && obs.memory_waiting == 0 {
         if let Some(reason) = spawn_test(obs, cfg) {
             return Action::Spawn(reason);
         }

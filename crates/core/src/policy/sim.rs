@@ -181,6 +181,7 @@ impl Sim {
             recent_arrival_rate: self.window.recent_rate(ms(now)),
             threads_needed,
             junior_extra,
+            memory_waiting: 0,
         };
         let decision = decide(&obs, &self.cfg);
         match decision.action {

@@ -29,6 +29,7 @@ pub(super) fn obs(t0: Instant, now_ms: u64) -> Observation {
         recent_arrival_rate: 0.0,
         threads_needed: None,
         junior_extra: None,
+        memory_waiting: 0,
     }
 }
 
@@ -43,6 +44,25 @@ fn no_spawn_attempt_while_backing_off_after_a_failure() {
     assert_eq!(decide(&backing_off, &cfg()).action, Action::None);
     let after = Observation { now: t0 + Duration::from_millis(1010), ..backing_off };
     assert_eq!(decide(&after, &cfg()).action, Action::Spawn(SpawnReason::QueueAge));
+}
+
+#[test]
+fn no_thread_is_started_while_threads_wait_for_working_memory() {
+    let t0 = Instant::now();
+    let loaded = Observation { queued: 1000, oldest_enqueued: Some(t0), ..obs(t0, 1000) };
+    let demand = PolicyConfig { rule: SpawnRule::Demand, ..cfg() };
+    let ran = Observation { mean_run: Some(Duration::from_millis(10)), ..loaded.clone() };
+    assert_eq!(decide(&loaded, &cfg()).action, Action::Spawn(SpawnReason::QueueAge));
+    assert_eq!(decide(&ran, &demand).action, Action::Spawn(SpawnReason::Demand));
+    // One thread waits for memory: another would wait beside it.
+    let waiting = Observation { memory_waiting: 1, threads: 2, ..loaded };
+    assert_eq!(decide(&waiting, &cfg()).action, Action::None);
+    assert_eq!(decide(&Observation { memory_waiting: 1, ..ran }, &demand).action, Action::None);
+    // ...but the supervisor looks again while tasks are queued.
+    assert!(decide(&waiting, &cfg()).next_check.is_some());
+    // Core threads are started whatever the memory.
+    let below_core = Observation { threads: 0, ..waiting };
+    assert_eq!(decide(&below_core, &cfg()).action, Action::Spawn(SpawnReason::Core));
 }
 
 #[test]

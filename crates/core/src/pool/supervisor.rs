@@ -326,5 +326,6 @@ pub(super) fn observe(
         recent_arrival_rate: st.arrivals.recent_rate(shared.millis(now)),
         threads_needed,
         junior_extra,
+        memory_waiting: shared.memory.usage().1,
     }
 }
