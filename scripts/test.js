@@ -19,6 +19,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { ensure, versionOf } = require('./runtimes');
+const { FailureLines } = require('./failure-lines');
 
 const root = path.resolve(__dirname, '..');
 
@@ -86,48 +87,38 @@ function jsFiles() {
     .sort();
 }
 
-/**
- * What a failed command printed that says why: its failing tests, panics
- * and errors (the last few), and how it exited. CI shows only the end of
- * the log, so the summary repeats these.
- */
-const WHY = /FAILED|FAIL\b|panicked|^\s*error|Error:|✖|^not ok|\(fail\)|killed|No space/;
+/** How many lines of failure each failed stage repeats after the summary. */
 const WHY_LINES = 16;
 const whyOf = new Map();
+/** How long output may go on after the command exited (a process it started may hold its pipes). */
+const DRAIN_MS = 5000;
 
-/** Runs `cmd args` in the root, its output as it comes; true when it passed. */
+/**
+ * Runs `cmd args` in the root, its output as it comes; true when it
+ * passed. Its output is also read for the lines that say why it failed
+ * (FailureLines), kept for `stage`.
+ */
 function run(cmd, args, env, stage) {
   console.log(`\n$ ${[cmd, ...args].join(' ')}`);
+  // Through pipes the children see no terminal: colours as if they did.
+  const colour = process.stdout.isTTY ? { CARGO_TERM_COLOR: 'always', FORCE_COLOR: '1' } : {};
   const child = spawn(cmd, args, {
     cwd: root,
     stdio: ['inherit', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...colour, ...env },
   });
-  const why = [];
-  const keep = (out) => {
-    let rest = '';
-    // A panic's message is on the lines after "panicked at".
-    let follow = 0;
-    return (chunk) => {
-      out.write(chunk);
-      const lines = (rest + chunk.toString('utf8')).split('\n');
-      rest = lines.pop();
-      for (const raw of lines) {
-        // eslint-disable-next-line no-control-regex
-        const line = raw.replace(/\x1b\[[0-9;]*m/g, '').trimEnd();
-        if (follow > 0 && line !== '') {
-          follow--;
-          why.push(`  ${line}`);
-        } else if (WHY.test(line) && !/\.\.\. ok$|\bok\b \(|^\s*✔/.test(line)) {
-          why.push(line);
-          if (line.includes('panicked at')) follow = 2;
-        }
-        if (why.length > WHY_LINES) why.shift();
-      }
-    };
-  };
-  child.stdout.on('data', keep(process.stdout));
-  child.stderr.on('data', keep(process.stderr));
+  const failure = new FailureLines(WHY_LINES);
+  for (const [from, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ]) {
+    const reader = failure.reader();
+    from.on('data', (chunk) => {
+      to.write(chunk);
+      reader.feed(chunk);
+    });
+    from.on('end', reader.end);
+  }
   return new Promise((resolve) => {
     let settled = false;
     const done = (status, signal, error) => {
@@ -139,14 +130,21 @@ function run(cmd, args, env, stage) {
           ? `${cmd}: ${error.message}`
           : `${cmd} exited ${signal ? `on ${signal}` : `with ${status}`}`;
         if (error) console.error(`test: ${how}`);
-        const list = whyOf.get(stage) ?? [];
-        list.push(...why, how);
-        whyOf.set(stage, list);
+        whyOf.set(stage, [...(whyOf.get(stage) ?? []), ...failure.lines, how]);
       }
       resolve(ok);
     };
     child.on('error', (error) => done(null, null, error));
     child.on('close', (status, signal) => done(status, signal));
+    // 'close' waits for every holder of the pipes: a process the command
+    // left behind would hold the summary back, forever if it never ends.
+    child.on('exit', (status, signal) => {
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        done(status, signal);
+      }, DRAIN_MS).unref();
+    });
   });
 }
 
