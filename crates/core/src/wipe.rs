@@ -49,9 +49,23 @@ unsafe fn wipe(ptr: *mut u8, len: usize) {
     // SAFETY: the caller's promise.
     unsafe { ptr.write_bytes(0, len) };
     // The zeroes must reach memory: a free() right after lets the compiler
-    // treat them as dead stores; black_box says the bytes may be read.
+    // treat them as dead stores. An asm block given the pointer, without
+    // `nomem` or `readonly`, may read whatever it reaches, so the stores
+    // before it stay (black_box promises this only as best effort).
+    #[cfg(all(
+        not(miri),
+        any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")
+    ))]
+    // SAFETY: an empty asm block: it reads no register but the one given,
+    // writes nothing, and keeps the stack and flags.
+    unsafe {
+        std::arch::asm!("/* {0} */", in(reg) ptr, options(nostack, preserves_flags));
+    }
+    #[cfg(any(
+        miri,
+        not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64"))
+    ))]
     std::hint::black_box(ptr);
-    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 // SAFETY: every method hands `A` exactly the pointers and layouts the
