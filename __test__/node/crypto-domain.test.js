@@ -1,16 +1,21 @@
 'use strict';
 // Adapted from nodejs/node test/parallel/test-crypto-domain.js and
-// test-domain-crypto.js: a throw in a derivation's callback reaches the
-// domain the call was made in, as the very error thrown; and with the
-// domain module loaded and `domain` a global, every call still works.
-// pbkdf2 there; here each derivation the drop-in has, node:crypto first as
-// the control. node --test runs each file in a process of its own, so the
-// domain module loaded here changes no other file's process.
+// test-domain-crypto.js. The first means a throw in pbkdf2's callback to
+// reach the domain the call was made in, as the very error thrown (as
+// written upstream, its d.run() throws before pbkdf2 is called); the
+// second calls pbkdf2 with the domain module loaded and `domain` a global.
+// Here each derivation the drop-in has, node:crypto first as the control,
+// the drop-in's each run on the pool. node --test runs each file in a
+// process of its own, so the domain module loaded here changes no other
+// file's process.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const domain = require('node:domain');
-const { both } = require('./crypto-harness');
+const { both, tasksRun } = require('./crypto-harness');
+
+/** Tasks the drop-in's pool has run (0 for node:crypto's runs). */
+const ran = (who) => (who === 'tidepool' ? tasksRun() : 0);
 
 /** Each derivation the module has on this Node: [name, call(crypto, callback)]. */
 function calls(crypto) {
@@ -31,6 +36,7 @@ test("a throw in the callback goes to the call's domain, the very error", async 
   await both(async (crypto, common, who) => {
     for (const [name, call] of calls(crypto)) {
       const ex = new Error(`BAM from ${name}`);
+      const before = ran(who);
       await new Promise((resolve) => {
         const d = domain.create();
         d.on(
@@ -50,6 +56,7 @@ test("a throw in the callback goes to the call's domain, the very error", async 
           ),
         );
       });
+      assert.equal(ran(who), before + (who === 'tidepool' ? 1 : 0), `${who} ${name}: on the pool`);
     }
   });
 });
@@ -58,7 +65,9 @@ test('with domain a global, the calls neither throw nor lose their callback', as
   global.domain = domain;
   try {
     await both(async (crypto, common, who) => {
-      const done = calls(crypto).map(
+      const before = ran(who);
+      const list = calls(crypto);
+      const done = list.map(
         ([name, call]) =>
           new Promise((resolve) =>
             call(
@@ -71,6 +80,8 @@ test('with domain a global, the calls neither throw nor lose their callback', as
           ),
       );
       await Promise.all(done);
+      const tasks = who === 'tidepool' ? list.length : 0;
+      assert.equal(ran(who), before + tasks, `${who}: each call on the pool`);
     });
   } finally {
     delete global.domain;
