@@ -149,7 +149,9 @@ mod tests {
         let first = gate.claim(6, &RunContext::new(&stop)).unwrap();
         assert_eq!(gate.usage(), (6, 0));
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let waiters: Vec<_> = [(1, 6), (2, 4)]
+        // The first waiter needs 8 bytes: once it runs, the second (4) fits
+        // only after it ends, so the order they record is the order granted.
+        let waiters: Vec<_> = [(1, 8), (2, 4)]
             .into_iter()
             .map(|(id, bytes)| {
                 let (mine, order) = (gate.clone(), order.clone());
@@ -166,7 +168,7 @@ mod tests {
                 handle
             })
             .collect();
-        // 4 bytes would fit beside the 6 held, but the 6-byte claim came first.
+        // 4 bytes would fit beside the 6 held, but the 8-byte claim came first.
         assert_eq!(gate.usage(), (6, 2));
         drop(first);
         for w in waiters {
