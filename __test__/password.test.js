@@ -13,6 +13,7 @@ const bcryptjs = require('bcryptjs');
 const password = require('@tidepool-rs/pool/password');
 const cryptoModule = require('@tidepool-rs/pool/crypto');
 const { poolKeepingInputs, allWiped } = require('./secrets');
+const { waitFor, poolState } = require('./wait');
 const { Pool } = require('..');
 
 test.after(() => cryptoModule.pool.close());
@@ -263,11 +264,12 @@ test('a signal: an aborted one rejects at once; one that fires while the hash ru
       timeCost: 8,
       signal: controller.signal,
     });
-    // Abort once the pool reports the hash running (a deadline only as a hang guard).
-    const deadline = Date.now() + 10_000;
-    while (pool.stats().busyThreads === 0 && Date.now() < deadline)
-      await new Promise((r) => setImmediate(r));
-    assert.equal(pool.stats().busyThreads, 1);
+    // Abort once the pool reports the hash running.
+    await waitFor(() => pool.stats().busyThreads === 1, {
+      what: 'the hash running',
+      interval: 1,
+      state: poolState(pool),
+    });
     controller.abort(new Error('user left'));
     await assert.rejects(
       running,

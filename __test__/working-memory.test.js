@@ -8,20 +8,19 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const password = require('@tidepool-rs/pool/password');
 const { Pool } = require('..');
+const { waitFor, poolState } = require('./wait');
 
 const MiB = 1024 * 1024;
 
-/** Resolves once `pool.stats()` satisfies `ok`, sampling every turn; `seen(stats)` sees each sample. */
-async function until(pool, ok, seen = () => {}) {
-  const deadline = Date.now() + 30_000; // a hang guard, not a timing claim
-  for (;;) {
+/** Resolves once `pool.stats()` satisfies `ok` (waitFor's); `seen(stats)` sees each sample. */
+function until(pool, ok, seen = () => {}) {
+  const check = () => {
     const s = pool.stats();
     seen(s);
-    if (ok(s)) return s;
-    if (Date.now() > deadline)
-      assert.fail(`the pool never reached the state: ${JSON.stringify(s)}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+    return ok(s) && s;
+  };
+  const what = `the pool's stats to satisfy ${ok}`;
+  return waitFor(check, { what, interval: 1, timeoutMs: 30_000, state: poolState(pool) });
 }
 
 test('the option: an integer from 1, or Infinity', async () => {
