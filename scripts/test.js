@@ -94,18 +94,18 @@ const whyOf = new Map();
 const DRAIN_MS = 5000;
 
 /**
- * Runs `cmd args` in the root, its output as it comes; true when it
- * passed. Its output is also read for the lines that say why it failed
- * (FailureLines), kept for `stage`.
+ * Runs `cmd args` in the root for `stage`, its output as it comes; true
+ * when it passed. Its output is also read for the lines that say why it
+ * failed (FailureLines), kept for the stage.
  */
-function run(cmd, args, env, stage) {
+function run(stage, cmd, args) {
   console.log(`\n$ ${[cmd, ...args].join(' ')}`);
   // Through pipes the children see no terminal: colours as if they did.
   const colour = process.stdout.isTTY ? { CARGO_TERM_COLOR: 'always', FORCE_COLOR: '1' } : {};
   const child = spawn(cmd, args, {
     cwd: root,
     stdio: ['inherit', 'pipe', 'pipe'],
-    env: { ...process.env, ...colour, ...env },
+    env: { ...process.env, ...colour },
   });
   const failure = new FailureLines(WHY_LINES);
   for (const [from, to] of [
@@ -169,19 +169,14 @@ function runJs(runtime, files, stage) {
     return true;
   }
   if (runtime === 'bun') {
-    return run(binary, ['test', '--timeout', '600000', ...subset], {}, stage);
+    return run(stage, binary, ['test', '--timeout', '600000', ...subset]);
   }
   if (runtime === 'deno') {
-    return run(binary, ['test', '-A', '--no-check', ...subset], {}, stage);
+    return run(stage, binary, ['test', '-A', '--no-check', ...subset]);
   }
   // node --test takes the files by name on every line (a folder is a
   // module path from Node 22 on).
-  return run(
-    binary,
-    ['--test', '--test-timeout=600000', '--test-reporter=spec', ...files],
-    {},
-    stage,
-  );
+  return run(stage, binary, ['--test', '--test-timeout=600000', '--test-reporter=spec', ...files]);
 }
 
 async function main() {
@@ -212,11 +207,11 @@ async function main() {
   if (stages.includes('rust'))
     await timed('rust', async (stage) => {
       let ok = true;
-      for (const [cmd, args] of RUST) ok = (await run(cmd, args, {}, stage)) && ok;
+      for (const [cmd, args] of RUST) ok = (await run(stage, cmd, args)) && ok;
       return ok;
     });
   if (stages.includes('types'))
-    await timed('types', (stage) => run('npm', ['run', '--silent', 'test:types'], {}, stage));
+    await timed('types', (stage) => run(stage, 'npm', ['run', '--silent', 'test:types']));
   if (stages.includes('js'))
     for (const runtime of values.runtime.split(','))
       await timed(`js on ${runtime}`, (stage) => runJs(runtime, files, stage));
