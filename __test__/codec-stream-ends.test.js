@@ -445,3 +445,39 @@ test('end(body) on an idle stream: one task for the body and the end, the same e
     await pool.close();
   }
 });
+
+test('streams made after others were destroyed mid-step run whole, and count no failure', async () => {
+  // One thread: the first stream's step runs, the others' wait in the
+  // queue when they are destroyed. What stops a step (its cancel flag)
+  // must stop that stream's alone: streams made after, which may reuse
+  // what the ended ones held, run to their end.
+  const pool = new Pool({ minThreads: 1, maxThreads: 1 });
+  try {
+    const data = crypto.randomBytes(2 ** 20);
+    const destroyed = [];
+    for (let i = 0; i < 6; i++) {
+      const stream = pool.createGzip({ params: { level: 9 } });
+      stream.on('error', () => {});
+      stream.resume();
+      stream.write(data);
+      destroyed.push(stream);
+    }
+    await waitFor(() => pool.stats().busyThreads === 1, { what: 'a step running' });
+    for (const stream of destroyed) stream.destroy();
+    await Promise.all(destroyed.map((stream) => once(stream, 'close')));
+    await waitFor(() => pool.stats().pending === 0, { what: 'the stopped steps settled' });
+    // (Stopped steps count as failed tasks: aborted, in the metrics.)
+    const stopped = pool.stats().failed;
+    assert.ok(stopped >= 1, `the destroyed streams' steps were stopped (${stopped})`);
+    const body = text(300 * 1024);
+    for (let round = 0; round < 3; round++) {
+      const outputs = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => through(pool.createGzip(), body, round * 8 + i + 1)),
+      );
+      for (const output of outputs) assert.ok(zlib.gunzipSync(output).equals(body));
+    }
+    assert.equal(pool.stats().failed, stopped, 'no later step was stopped');
+  } finally {
+    await pool.close();
+  }
+});

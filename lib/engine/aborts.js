@@ -3,52 +3,131 @@
 // pass: its waiting posts settle, its queued tasks leave the queue in one
 // native call and settle, its running tasks are told to stop (they settle
 // when delivered), its batches fail, its streams are destroyed. One 'abort'
-// listener per signal (lib/engine/signals.js) serves them all.
+// listener per signal (lib/engine/signals.js) serves them all. A stream's
+// steps are stopped by the stream itself, without a signal (StepWatch).
 
 const { ownArray } = require('../base/own-array');
-const { uncurryThis } = require('../base/intrinsics');
 
 // Captured at load (lib/base/intrinsics.js states why).
 const queueMicrotask = globalThis.queueMicrotask;
-const weakSetAdd = uncurryThis(WeakSet.prototype.add);
-const weakSetHas = uncurryThis(WeakSet.prototype.has);
 const { abortError, throwLater } = require('../errors');
 const { Watches, isAborted, signalReason } = require('./signals');
 const { ABORT, WHEN_OVER } = require('../symbols');
 
 /**
- * What the tasks of a stream chunk's signal settle with: the stream has
- * failed already, with its own error, and reads none of theirs; one
- * AbortError, made once, serves them all (an Error each would cost more
- * than the teardown), and counts them as aborted in the pool's metrics,
- * as any signal's tasks are, not as failures.
+ * What a stopped stream step settles with: the stream has failed already,
+ * with its own error, or taken the step over (a hash's inline update), and
+ * reads none of theirs; one AbortError, made once, serves them all (an
+ * Error each would cost more than the teardown), and counts them as
+ * aborted in the pool's metrics, as a signal's tasks are, not as failures.
  */
 const CHUNK_ABORTED = abortError(undefined);
+
+/** Unraised cancel flags kept for new streams (Aborts.#freeFlags). */
+const FREE_FLAGS_MOST = 256;
+
+/**
+ * What stops a stream's steps: the stream's own stand-in for a Watch (the
+ * fields the engine reads of a post's `watch`), with no signal, listener
+ * or map entry. A stream keeps one for its steps (one in flight at a time)
+ * until it stops one, then takes a new one; its native cancel flag is made
+ * for its first task and serves every later one.
+ */
+class StepWatch {
+  /** Its steps queued or running (each carries `flag`). */
+  tasks = 0;
+  flag = undefined;
+  /** CHUNK_ABORTED once cancel() stopped its steps; no step is admitted with it then. */
+  aborted = undefined;
+  #waiting = undefined;
+
+  /** Its steps waiting for room (queueFull: 'wait'), made when one does. */
+  get waiting() {
+    return (this.#waiting ??= new Set());
+  }
+
+  get anyWaiting() {
+    return this.#waiting !== undefined && this.#waiting.size !== 0;
+  }
+}
 
 class Aborts {
   /** @type {import('./engine').Engine} */
   #engine;
   #watches = new Watches((signal, watch) => this.#onAbort(signal, watch));
   /**
-   * The signals of a stream's chunks (StreamPort.step): when one fires, its
-   * queued task leaves the queue at the end of the job, with those of every
-   * other such signal that fires in it, in one native pass (#removeQueued):
-   * a loop that destroys N streams fires N signals, and a pass each would
-   * cost N × the queue. A post()'s signal takes its tasks out at once, as
-   * documented.
+   * The StepWatches stopped in this job, whose queued steps #removeQueued
+   * takes out at its end, all in one native pass: a loop that destroys N
+   * streams stops N steps, and a pass each would cost N × the queue. A
+   * post()'s signal takes its tasks out at once, as documented.
    */
-  #batched = new WeakSet();
-  /** The Watches whose queued tasks #removeQueued takes out. */
   #toRemove = undefined;
+  /**
+   * Cancel flags of StepWatches whose streams ended without stopping a
+   * step: never raised, held by no task, they serve new streams (a flag is
+   * a native call to make, and a server makes a stream per response).
+   */
+  #freeFlags = ownArray(0);
 
   /** @param {import('./engine').Engine} engine */
   constructor(engine) {
     this.#engine = engine;
   }
 
-  /** `signal` (a stream chunk's own) takes its queued task out with others, at the end of the job. */
-  batchOnAbort(signal) {
-    weakSetAdd(this.#batched, signal);
+  /** A new StepWatch, for a stream's steps. */
+  stepWatch() {
+    const watch = new StepWatch();
+    const free = this.#freeFlags;
+    const n = free.length;
+    if (n !== 0) {
+      watch.flag = free[n - 1];
+      free.length = n - 1;
+    }
+    return watch;
+  }
+
+  /** The stream of `watch` is over: its flag serves another, unless it was raised or a step still holds it. */
+  releaseStepWatch(watch) {
+    const flag = watch.flag;
+    if (flag === undefined || watch.aborted !== undefined || watch.tasks !== 0) return;
+    watch.flag = undefined;
+    const free = this.#freeFlags;
+    if (free.length < FREE_FLAGS_MOST) free[free.length] = flag;
+  }
+
+  /**
+   * Stops the steps of `watch` (the stream failed, or took its step over):
+   * those waiting for room settle now, the queued ones leave the queue at
+   * the end of this job with others, the running one stops at its next
+   * piece; all settle with CHUNK_ABORTED. No later step is admitted with
+   * `watch`.
+   */
+  cancelSteps(watch) {
+    if (watch.aborted !== undefined) return;
+    watch.aborted = CHUNK_ABORTED;
+    const engine = this.#engine;
+    const errors = ownArray(0);
+    if (watch.anyWaiting) {
+      for (const post of watch.waiting) {
+        post.settled = true; // the pump skips it
+        engine.admission.waitingCount--;
+        const err = engine.fail(post, CHUNK_ABORTED, false);
+        if (err !== undefined) errors[errors.length] = err;
+      }
+      watch.waiting.clear();
+    }
+    if (watch.tasks !== 0) {
+      // Raised now: a thread that takes the step before the pass stops it
+      // before its first piece, as the stream is over.
+      engine.native.raiseFlag(watch.flag);
+      if (this.#toRemove === undefined) {
+        this.#toRemove = ownArray(0);
+        queueMicrotask(() => this.#removeQueued());
+      }
+      this.#toRemove[this.#toRemove.length] = watch;
+    }
+    if (engine.admission.needsDrain) engine.admission.pump(errors);
+    throwLater(errors);
   }
 
   /** The Watch of `signal` (made, its listener added, on first use). */
@@ -93,12 +172,14 @@ class Aborts {
 
   /** A post's task settled. */
   forgetTask(post) {
-    this.#watches.forgetTask(post.options.signal, post.watch);
+    if (post.step !== undefined) post.watch.tasks--;
+    else this.#watches.forgetTask(post.options.signal, post.watch);
   }
 
   /** A waiting post left the wait (queued, failed or destroyed). */
   forgetWaiting(post) {
-    this.#watches.forgetWaiting(post.options.signal, post.watch, post);
+    if (post.step !== undefined) post.watch.waiting.delete(post);
+    else this.#watches.forgetWaiting(post.options.signal, post.watch, post);
   }
 
   /** The batch fails when `watch`'s signal fires (until it ends). */
@@ -149,10 +230,8 @@ class Aborts {
     const admission = engine.admission;
     // One error for every task of this abort, as fetch() rejects every
     // request of a signal with its one reason: an Error per task (with its
-    // stack) would cost more than the task; a stream chunk's signal's
-    // tasks share one for all (CHUNK_ABORTED).
-    const batched = weakSetHas(this.#batched, signal);
-    const aborted = batched ? CHUNK_ABORTED : abortError(signalReason(signal));
+    // stack) would cost more than the task.
+    const aborted = abortError(signalReason(signal));
     const errors = ownArray(0);
     if (watch.batches.size !== 0) engine.batches.failAll(Array.from(watch.batches), aborted);
     // As node:zlib's streams: each destroyed with an AbortError of its own.
@@ -164,26 +243,14 @@ class Aborts {
       if (err !== undefined) errors[errors.length] = err;
     }
     if (watch.tasks !== 0) {
-      // The tasks still queued leave the queue and settle: now, or (a
-      // stream chunk's) at the end of this job with others; the running
+      // The tasks still queued leave the queue and settle now; the running
       // ones stop at their next chunk and settle with `aborted` when
       // delivered.
       watch.aborted = aborted;
-      if (batched) {
-        // Raised now: a thread that takes one of them before the pass
-        // stops it before its first piece, as the stream is over.
-        engine.native.raiseFlag(watch.flag);
-        if (this.#toRemove === undefined) {
-          this.#toRemove = ownArray(0);
-          queueMicrotask(() => this.#removeQueued());
-        }
-        this.#toRemove[this.#toRemove.length] = watch;
-      } else {
-        const removed = engine.native.cancelFlagged(watch.flag);
-        for (let i = 0; i < removed.length; i++) {
-          const err = engine.settle(removed[i], false, aborted);
-          if (err !== undefined) errors[errors.length] = err;
-        }
+      const removed = engine.native.cancelFlagged(watch.flag);
+      for (let i = 0; i < removed.length; i++) {
+        const err = engine.settle(removed[i], false, aborted);
+        if (err !== undefined) errors[errors.length] = err;
       }
     }
     // Removed tasks and aborted waiting posts free places: let others in.
@@ -192,9 +259,9 @@ class Aborts {
   }
 
   /**
-   * The queued tasks of every signal that fired in this job leave the
-   * queue in one native pass, and settle, each with its signal's error;
-   * their cancel flags are raised, which stops those running.
+   * The queued steps of every StepWatch stopped in this job leave the
+   * queue in one native pass, and settle with CHUNK_ABORTED; their cancel
+   * flags are raised, which stops those running.
    */
   #removeQueued() {
     const watches = this.#toRemove;
@@ -208,7 +275,7 @@ class Aborts {
     const errors = ownArray(0);
     for (let i = 0; i < removed.length; i++) {
       const slot = removed[i];
-      const err = engine.settle(slot, false, engine.slots.get(slot).watch.aborted);
+      const err = engine.settle(slot, false, CHUNK_ABORTED);
       if (err !== undefined) errors[errors.length] = err;
     }
     // Removed tasks free places: let others in.

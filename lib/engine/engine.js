@@ -48,10 +48,8 @@ function captureResolvers(resolve, reject) {
   capturedReject = reject;
 }
 
-/** A step's options: its chunk's signal; the kernel is the stream's own. */
-function stepOptions(signal) {
-  return new TaskOptions(0, undefined, signal, undefined, undefined);
-}
+/** A step's options: none (the kernel is the stream's own; its StepWatch stops it). */
+const STEP_OPTIONS = Object.freeze(new TaskOptions(0, undefined, undefined, undefined, undefined));
 
 class Engine {
   native;
@@ -174,39 +172,31 @@ class Engine {
 
   /**
    * A step of a stream's chunk (lib/streams/tasks.js, through StreamPort):
-   * `data` the chunk's input, `step` what it runs with, `signal` the
-   * chunk's own. Returns the Promise of the step's output bytes. The
-   * chunk's writes were checked when written; they go together in one
-   * task, which maxInputBytes does not bound.
+   * `data` the chunk's input, `step` what it runs with, `watch` the
+   * stream's StepWatch (aborts.js), which stops it. Returns the Promise of
+   * the step's output bytes. The chunk's writes were checked when written;
+   * they go together in one task, which maxInputBytes does not bound.
    * @param {import('./post').Step} step
    */
-  step(step, data, signal) {
-    this.aborts.batchOnAbort(signal);
-    const watch = this.aborts.pin(signal);
-    try {
-      const promise = new NativePromise(captureResolvers);
-      const resolve = capturedResolve;
-      const reject = capturedReject;
-      checkInput(data, 'data', ANY_LENGTH);
-      // A closed pool still runs the streams whose end was asked for before
-      // (`accepted`), unless destroy() cut that work short.
-      const lifecycle = this.lifecycle;
-      if (lifecycle.closed && (!step.accepted || lifecycle.destroyed)) {
-        // ERR_TIDEPOOL_DESTROYED is for work destroy() cut short; work
-        // given after close() or destroy() is refused as a post is.
-        const err = step.accepted ? destroyedError() : closedError();
-        this.countFailures(err, 1);
-        reject(err);
-      } else if (isAborted(signal))
-        reject(abortError(signalReason(signal))); // by a promise hook
-      else
-        this.admission.admit(
-          new Post(undefined, data, stepOptions(signal), resolve, reject, watch, step),
-        );
-      return promise;
-    } finally {
-      this.aborts.unpin(signal, watch);
-    }
+  step(step, data, watch) {
+    const promise = new NativePromise(captureResolvers);
+    const resolve = capturedResolve;
+    const reject = capturedReject;
+    checkInput(data, 'data', ANY_LENGTH);
+    // A closed pool still runs the streams whose end was asked for before
+    // (`accepted`), unless destroy() cut that work short.
+    const lifecycle = this.lifecycle;
+    if (lifecycle.closed && (!step.accepted || lifecycle.destroyed)) {
+      // ERR_TIDEPOOL_DESTROYED is for work destroy() cut short; work
+      // given after close() or destroy() is refused as a post is.
+      const err = step.accepted ? destroyedError() : closedError();
+      this.countFailures(err, 1);
+      reject(err);
+    } else if (watch.aborted !== undefined)
+      reject(watch.aborted); // by a promise hook
+    else
+      this.admission.admit(new Post(undefined, data, STEP_OPTIONS, resolve, reject, watch, step));
+    return promise;
   }
 
   /**

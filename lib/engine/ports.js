@@ -90,9 +90,24 @@ class StreamPort {
     this.#engine = engine;
   }
 
-  /** Runs a step of the stream `handle` over `data` on a pool thread. */
-  step(signal, accepted, handle, data, end, budget, seq) {
-    return this.#engine.step(new Step(handle, end, budget, seq, accepted), data, signal);
+  /** Runs a step of the stream `handle` over `data` on a pool thread; `watch` (stepWatch()) stops it. */
+  step(watch, accepted, handle, data, end, budget, seq) {
+    return this.#engine.step(new Step(handle, end, budget, seq, accepted), data, watch);
+  }
+
+  /** What stops a stream's steps (one in flight at a time), until cancel() used it. */
+  stepWatch() {
+    return this.#engine.aborts.stepWatch();
+  }
+
+  /** The stream of `watch` is over: what it holds may serve another. */
+  releaseWatch(watch) {
+    this.#engine.aborts.releaseStepWatch(watch);
+  }
+
+  /** Stops the steps of `watch`: they settle with an AbortError the stream does not read. */
+  cancel(watch) {
+    this.#engine.aborts.cancelSteps(watch);
   }
 
   /**

@@ -31,7 +31,8 @@ class TaskOptions {
  * One task of post(), postMessage(), postFile() or a stream's step: its
  * message and input snapshot, its options, how it settles (resolve and
  * reject, null for postMessage, whose result is an event), the Watch
- * pinned for its signal and, for a stream's step, its Step. The slot table holds it while native code reads
+ * pinned for its signal (for a stream's step, the stream's StepWatch,
+ * lib/engine/aborts.js) and, for a stream's step, its Step. The slot table holds it while native code reads
  * `data`; the admission queue holds it while it waits for room. A batch
  * waiting for room is queued as a Post too (`batch` set, the rest
  * unused): posts and batches wait in one line.

@@ -62,8 +62,8 @@ class StreamChunk {
   items;
   /** Every item is accepted work (a closed pool still runs it). */
   accepted;
-  /** Stops this chunk's task (destroy(), or a takeover by #inline). */
-  controller = new AbortController();
+  /** What stops this chunk's steps (destroy(), or a takeover by #inline): the stream's StepWatch when it first ran. */
+  watch = undefined;
   /** A task of it is in the pool (not yet settled). */
   inFlight = false;
   /** 1 once #inline took it over. */

@@ -57,6 +57,8 @@ class Steps {
    */
   #stale = 0;
   #overCallbacks = undefined;
+  /** What stops the steps of the chunk in flight (the engine's StepWatch): one serves chunk after chunk until a step is stopped. */
+  #watch = undefined;
 
   constructor(port, handle, hooks, queue, staging, debts) {
     this.#port = port;
@@ -143,7 +145,7 @@ class Steps {
     this.#waiting = undefined;
     if (running !== undefined && running.inFlight) {
       // Its task stops at its next piece; its callbacks wait for it.
-      running.controller.abort(err);
+      if (running.watch !== undefined) this.#port.cancel(running.watch);
     } else if (running !== undefined) {
       // Paused for its reader: no thread reads it.
       this.#running = undefined;
@@ -158,6 +160,11 @@ class Steps {
   /** The stream is over: nothing is owed any more; its watchers hear it. */
   #over() {
     this.#port.over(this.#handle);
+    const watch = this.#watch;
+    if (watch !== undefined) {
+      this.#watch = undefined;
+      this.#port.releaseWatch(watch);
+    }
     this.#debts.repayAll();
     const over = this.#overCallbacks;
     this.#overCallbacks = undefined;
@@ -220,9 +227,13 @@ class Steps {
     }
     chunk.inFlight = true;
     if (task === undefined) {
+      let watch = this.#watch;
+      if (watch === undefined || watch.aborted !== undefined)
+        watch = this.#watch = this.#port.stepWatch();
+      chunk.watch = watch;
       try {
         task = this.#port.step(
-          chunk.controller.signal,
+          watch,
           chunk.accepted,
           this.#handle,
           chunk.input,
@@ -358,7 +369,7 @@ class Steps {
     if (running !== undefined) {
       running.stale = 1;
       this.#stale++;
-      running.controller.abort();
+      if (running.watch !== undefined) this.#port.cancel(running.watch);
       this.#debts.repayItems(running.items);
       callbacksOf(running.items, callbacks);
     }
