@@ -18,6 +18,15 @@ const makeParams =
   );
 const hasOwn = Object.hasOwn;
 
+/**
+ * Shared handles of parameter sets made only of numbers and booleans, by
+ * kernel and set: a server that makes a zlib stream per response asks for
+ * the same few sets again and again, and a handle serves any number of
+ * tasks. Sets with a binary or a string (a key) are never kept here.
+ */
+const sharedHandles = new Map();
+const SHARED_HANDLES_MOST = 256;
+
 /** Per kernel id: true when it runs without parameters, else its refusal of none. */
 // Prototype-free (lib/base/own-array.js): a kernel not asked yet is a hole,
 // which no accessor on Array.prototype may answer for.
@@ -59,12 +68,34 @@ function paramsHandle(kernel, params, where, once) {
     if (isDetachedBinary(values[i]))
       throw invalidState(`${where}.${names[i]}`, 'is backed by a detached ArrayBuffer');
   }
+  const key = once ? undefined : keyOf(kernel, names, values);
+  if (key !== undefined) {
+    const handle = sharedHandles.get(key);
+    if (handle !== undefined) return handle;
+  }
   const made = makeParams(kernel, names, values, once);
   if (Array.isArray(made)) {
     const i = names.indexOf(made[1]);
     throw paramsError(made, kernel, where, i === -1 ? undefined : values[i]);
   }
+  if (key !== undefined) {
+    if (sharedHandles.size === SHARED_HANDLES_MOST) sharedHandles.clear();
+    sharedHandles.set(key, made);
+  }
   return made;
+}
+
+/** The key of a set of numbers and booleans in sharedHandles, or undefined for any other set. */
+function keyOf(kernel, names, values) {
+  let key = `${kernel}`;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    const type = typeof value;
+    if (type !== 'number' && type !== 'boolean') return undefined;
+    // -0 is not 0 to a kernel that refuses it; the type tells true from 1.
+    key += `\0${names[i]}\0${type[0]}${Object.is(value, -0) ? '-0' : value}`;
+  }
+  return key;
 }
 
 /** Throws unless `kernel` can run without parameters (hmac needs a key). */
