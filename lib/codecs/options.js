@@ -24,6 +24,7 @@ const { constants } = require('./constants');
 const { invalidArgType, makeError, outOfRange } = require('../errors');
 const { keyedParams, unsupported } = require('./keyed');
 const { garbageRule } = require('./lines');
+const { ownRecord } = require('../base/own-record');
 
 const hasOwn = Object.hasOwn;
 // As node:zlib: the Buffer limit as this module found it when loaded.
@@ -158,14 +159,18 @@ function readOptions(name, options) {
     finishFlush: 0,
     chunkSize: constants.Z_DEFAULT_CHUNK,
     info: Boolean(own(options, 'info')),
-    transform: { __proto__: null, autoDestroy: true },
+    transform: undefined,
   };
   // In node:zlib's order: the family's own options (its constructor's),
   // then ZlibBase's.
-  const params = { __proto__: null };
+  /** @type {any} */
+  const params = family === DEFLATE ? new DeflateParams() : ownRecord();
   if (family === DEFLATE) deflateParams(name, mode, options, params);
   else keyedParams(options, mode, params, own);
-  const [process, finish, last] = FLUSH_KINDS[family];
+  const kinds = FLUSH_KINDS[family];
+  const process = kinds[0];
+  const finish = kinds[1];
+  const last = kinds[2];
   const chunkSize = own(options, 'chunkSize');
   if (finite(chunkSize, 'options.chunkSize')) {
     if (chunkSize < constants.Z_MIN_CHUNK)
@@ -195,9 +200,31 @@ function readOptions(name, options) {
   // With another kind, the end only flushes (an encoder's stream is left
   // open; a decoder takes an input cut short: undici's brotli responses).
   if (out.finishFlush !== finish) params.finishFlush = out.finishFlush;
-  out.params = Object.keys(params).length === 0 ? undefined : params;
+  out.params = anyGiven(params) ? params : undefined;
   out.transform = transformOptions(options);
   return out;
+}
+
+/**
+ * A deflate-family stream's params, each undefined until set (paramsHandle
+ * skips those): one shape for every stream, every name an own field, so
+ * that no read of one consults a prototype.
+ */
+class DeflateParams {
+  windowBits = undefined;
+  level = undefined;
+  memLevel = undefined;
+  strategy = undefined;
+  dictionary = undefined;
+  chunkSize = undefined;
+  finishFlush = undefined;
+  rejectGarbage = undefined;
+}
+
+/** Whether `params` has an own property that is not undefined. */
+function anyGiven(params) {
+  for (const name in params) if (hasOwn(params, name) && params[name] !== undefined) return true;
+  return false;
 }
 
 /** Per family: the flush kinds' least, the finishing one and the greatest. */
@@ -256,7 +283,8 @@ function garbageOption(value, mode, params) {
  * object mode, strings decoded).
  */
 function transformOptions(options) {
-  const transform = { __proto__: null, autoDestroy: true };
+  const transform = ownRecord();
+  transform.autoDestroy = true;
   if (options === null || typeof options !== 'object') return transform;
   for (const key in options) {
     if (hasOwn(options, key) && !ZLIB_NAMES.includes(key)) transform[key] = options[key];
@@ -289,17 +317,25 @@ function deflateParams(name, mode, options, params) {
     );
     if (bits !== undefined) params.windowBits = bits;
   }
-  const level = intOr(own(options, 'level'), 'options.level', ...RANGES.level, undefined);
+  const level = intOr(
+    own(options, 'level'),
+    'options.level',
+    RANGES.level[0],
+    RANGES.level[1],
+    undefined,
+  );
   const memLevel = intOr(
     own(options, 'memLevel'),
     'options.memLevel',
-    ...RANGES.memLevel,
+    RANGES.memLevel[0],
+    RANGES.memLevel[1],
     undefined,
   );
   const strategy = intOr(
     own(options, 'strategy'),
     'options.strategy',
-    ...RANGES.strategy,
+    RANGES.strategy[0],
+    RANGES.strategy[1],
     undefined,
   );
   const dictionary = dictionaryOf(options);
