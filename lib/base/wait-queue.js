@@ -2,12 +2,16 @@
 // Posts waiting for room in a full queue (queueFull: 'wait'), oldest first:
 // a ring of own-element slots (lib/base/own-array.js) between `#head` and
 // `#tail`, grown by doubling, so taking from the front is O(1) and no read
-// or write goes near Array.prototype.
+// or write goes near Array.prototype. The ring is made at the first push:
+// a stream's queue that never holds anything costs no slots.
 
 const { ownArray, grown } = require('./own-array');
 
+/** Slots of a queue's first ring. */
+const FIRST_RING = 4;
+
 class WaitQueue {
-  #entries = ownArray(16);
+  #entries = undefined;
   #head = 0;
   #tail = 0;
 
@@ -16,7 +20,8 @@ class WaitQueue {
   }
 
   push(entry) {
-    if (this.#tail === this.#entries.length) {
+    if (this.#entries === undefined) this.#entries = ownArray(FIRST_RING);
+    else if (this.#tail === this.#entries.length) {
       if (this.#head !== 0) this.#compact();
       else this.#entries = grown(this.#entries, this.#entries.length * 2);
     }
@@ -37,8 +42,9 @@ class WaitQueue {
   /** Empties the queue; returns what it held, oldest first. */
   takeAll() {
     const head = this.#head;
-    const rest = ownArray(this.#tail - head, (i) => this.#entries[head + i]);
-    this.#entries = ownArray(16);
+    const entries = this.#entries;
+    const rest = ownArray(this.#tail - head, (i) => entries[head + i]);
+    this.#entries = undefined;
     this.#head = this.#tail = 0;
     return rest;
   }

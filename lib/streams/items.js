@@ -82,33 +82,57 @@ class StreamChunk {
  * empty) up to a flush or the end, their bytes read as one input.
  */
 function takeChunk(queue, seq) {
-  const items = ownArray(0);
-  const datas = ownArray(0);
+  // Most chunks are one item (a write, or a body with the end): sized to
+  // it, and the input is that item's data, no Array of one.
+  const items = ownArray(1);
+  let count = 0;
+  let input;
+  let datas;
   let end = 0;
   let accepted = false;
   while (!queue.empty) {
     const item = queue.peek();
     // Work given before the pool's close() and work given after it are
     // never one chunk: the first still runs, the second is refused.
-    if (items.length !== 0 && item.accepted !== accepted) break;
+    if (count !== 0 && item.accepted !== accepted) break;
     queue.shift();
-    items[items.length] = item;
+    items[count++] = item;
     accepted = item.accepted;
-    if (item.bytes !== 0) datas[datas.length] = item.data;
+    if (item.bytes !== 0) {
+      if (input === undefined) input = item.data;
+      else {
+        if (datas === undefined) {
+          datas = ownArray(0);
+          datas[0] = input;
+        }
+        datas[datas.length] = item.data;
+      }
+    }
     if (item.end !== 0) {
       end = item.end;
       break;
     }
   }
-  const input = datas.length === 1 ? datas[0] : datas;
-  return new StreamChunk(seq, input, end, items, accepted);
+  return new StreamChunk(seq, datas ?? input ?? NO_DATA, end, items, accepted);
 }
 
-/** The callbacks of `items`. */
-function callbacksOf(items, into = ownArray(0)) {
+/** The input of a chunk of no bytes (a flush, or the end alone). */
+const NO_DATA = Object.freeze(ownArray(0));
+
+/** The callbacks of `items`, in a new Array or appended to `into`. */
+function callbacksOf(items, into) {
+  if (into !== undefined) {
+    for (let i = 0; i < items.length; i++)
+      if (items[i].callback !== undefined) into[into.length] = items[i].callback;
+    return into;
+  }
+  // Sized to the items, then cut: no growth for the usual one or two.
+  const callbacks = ownArray(items.length);
+  let count = 0;
   for (let i = 0; i < items.length; i++)
-    if (items[i].callback !== undefined) into[into.length] = items[i].callback;
-  return into;
+    if (items[i].callback !== undefined) callbacks[count++] = items[i].callback;
+  callbacks.length = count;
+  return callbacks;
 }
 
 /**

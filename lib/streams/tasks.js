@@ -44,6 +44,19 @@ const { Staging } = require('./staging');
 const { Steps } = require('./steps');
 
 const nextTick = process.nextTick;
+
+/**
+ * The end taken early (StreamTasks.#early): whether it is done, its error,
+ * and the callbacks that wait for it (an Array once one does).
+ * @typedef {{ done: boolean, err: any, waiting: Function[] | undefined }} Early
+ */
+
+/** `callback` waits for the early end, after those already waiting. */
+function waitEarly(early, callback) {
+  const waiting = (early.waiting ??= ownArray(0));
+  waiting[waiting.length] = callback;
+}
+
 class StreamTasks {
   /** What the engine lends (lib/engine/ports.js StreamPort). */
   #port;
@@ -165,7 +178,7 @@ class StreamTasks {
     if (early === undefined)
       callback(); // nothing to write (an empty chunk of a codec's own)
     else if (early.done) nextTick(callback, early.err);
-    else early.waiting[early.waiting.length] = callback;
+    else waitEarly(early, callback);
   }
 
   /** `fn()` once the tasks are over (finished or failed); at once if they are. */
@@ -233,13 +246,14 @@ class StreamTasks {
 
   /** The end, queued behind the last write (endWith()); finish() waits for it. */
   #finishEarly() {
-    const early = { done: false, err: undefined, waiting: ownArray(0) };
+    /** @type {Early} */
+    const early = { done: false, err: undefined, waiting: undefined };
     this.finish((err) => {
       early.done = true;
       early.err = err;
       const waiting = early.waiting;
-      early.waiting = ownArray(0);
-      for (let i = 0; i < waiting.length; i++) waiting[i](err);
+      early.waiting = undefined;
+      if (waiting !== undefined) for (let i = 0; i < waiting.length; i++) waiting[i](err);
     });
     this.#early = early;
   }
@@ -279,7 +293,7 @@ class StreamTasks {
       // Taken with the last write already.
       this.#early = undefined;
       if (early.done) callback(early.err);
-      else early.waiting[early.waiting.length] = callback;
+      else waitEarly(early, callback);
       return;
     }
     if (this.#steps.error !== undefined) {
