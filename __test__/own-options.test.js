@@ -5,6 +5,8 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const client = require('prom-client');
 const { Pool } = require('..');
 const { collectMetrics } = require('@tidepool-rs/pool/metrics');
@@ -167,4 +169,80 @@ test('own unknown names are still refused, inherited ones are not options', asyn
   } finally {
     await pool.close();
   }
+});
+
+test('a set of params is never taken for another, whatever its names hold', async () => {
+  const pool = new Pool();
+  try {
+    // Shared handles are kept by their set: a name that spells out another
+    // set must still be refused once that set's handle is kept.
+    const hiding = { 'level\u0000n9\u0000memLevel': 8 };
+    const made = () => pool.createGzip({ params: hiding });
+    assert.throws(made, { code: 'ERR_INVALID_ARG_VALUE' });
+    const kept = pool.createGzip({ params: { level: 9, memLevel: 8 } });
+    kept.resume();
+    await output(kept, Buffer.from('x'));
+    assert.throws(made, { code: 'ERR_INVALID_ARG_VALUE' });
+    // true is not 1, -0 is not 0: each set is checked as it is.
+    assert.throws(() => pool.createGzip({ params: { level: true } }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
+    const one = pool.createGzip({ params: { level: 1 } });
+    await output(one, Buffer.from('x'));
+    assert.throws(() => pool.createGzip({ params: { level: true } }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a replaced Array iterator changes nothing a codec stream delivers', () => {
+  // In a process of its own: the iterator is the test runner's too. On
+  // Node 20 a derived class's default constructor spreads its arguments
+  // through the iterator; the pool's Arrays must not.
+  const script = `
+    const assert = require('node:assert/strict');
+    const zlib = require('node:zlib');
+    const { Pool } = require('.');
+    const dropIn = require('./lib/zlib');
+    const body = Buffer.from('tidepool '.repeat(5000));
+    const through = (stream) =>
+      new Promise((resolve, reject) => {
+        const out = [];
+        stream.on('data', (chunk) => out.push(chunk));
+        stream.on('end', () => resolve(Buffer.concat(out)));
+        stream.on('error', reject);
+        stream.write(body.subarray(0, 1000));
+        stream.end(body.subarray(1000));
+      });
+    const iterator = Object.getPrototypeOf([][Symbol.iterator]());
+    const next = iterator.next;
+    (async () => {
+      const pool = new Pool();
+      let replaced = 0;
+      iterator.next = function () {
+        const step = next.call(this);
+        if (step.done || typeof step.value !== 'number') return step;
+        replaced++;
+        return { value: 'evil', done: false };
+      };
+      let outputs;
+      try {
+        outputs = await Promise.all([through(pool.createGzip()), through(dropIn.createGzip())]);
+      } finally {
+        iterator.next = next;
+      }
+      for (const output of outputs) assert.ok(zlib.gunzipSync(output).equals(body));
+      await pool.close();
+      console.log('held', replaced);
+    })();
+  `;
+  const run = spawnSync(process.execPath, ['-e', script], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout.trim(), /^held \d+$/);
 });

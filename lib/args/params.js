@@ -92,8 +92,11 @@ function keyOf(kernel, names, values) {
     const value = values[i];
     const type = typeof value;
     if (type !== 'number' && type !== 'boolean') return undefined;
-    // -0 is not 0 to a kernel that refuses it; the type tells true from 1.
-    key += `\0${names[i]}\0${type[0]}${Object.is(value, -0) ? '-0' : value}`;
+    // Each name after its length: a name may hold any character, and no
+    // set may pass for another. -0 is not 0 to a kernel that refuses it;
+    // the type tells true from 1.
+    const name = names[i];
+    key += `\0${name.length}:${name}\0${type[0]}${Object.is(value, -0) ? '-0' : value}`;
   }
   return key;
 }

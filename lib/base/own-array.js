@@ -22,7 +22,14 @@ const ArrayPrototype = Array.prototype;
 const setPrototypeOf = Reflect.setPrototypeOf;
 
 /** Array exotic objects whose prototype chain is one frozen, empty object. */
-class OwnArray extends Array {}
+class OwnArray extends Array {
+  // Its own constructor: a derived class's default one passes its
+  // arguments on by spreading them, which on Node 20 runs the Array
+  // iterator's `next`, a function any caller may replace.
+  constructor(length) {
+    super(length);
+  }
+}
 setPrototypeOf(OwnArray.prototype, null);
 // No `constructor` either: nothing reachable from one of these Arrays leads
 // anywhere.
