@@ -369,7 +369,8 @@ class Steps {
     if (running !== undefined) {
       running.stale = 1;
       this.#stale++;
-      if (running.watch !== undefined) this.#port.cancel(running.watch);
+      // (A chunk paused for its reader has no task to stop.)
+      if (running.inFlight && running.watch !== undefined) this.#port.cancel(running.watch);
       this.#debts.repayItems(running.items);
       callbacksOf(running.items, callbacks);
     }
