@@ -143,4 +143,4 @@ for (const encoding of ['gzip', 'deflate', 'br']) {
   RATIOS.push([ours, node]);
 }
 
-module.exports = { CASES, RATIOS };
+module.exports = { CASES, RATIOS, body };

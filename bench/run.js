@@ -37,6 +37,7 @@ const compression = require('./compression');
 const http = require('./http');
 const login = require('./login');
 const teardown = require('./teardown');
+const wholeBody = require('./whole-body');
 
 const ROOT = path.join(__dirname, '..');
 const TINY_TASKS = 200_000;
@@ -590,6 +591,9 @@ RATIOS.push(...login.RATIOS);
 // The teardown section (bench/teardown.js): many streams destroyed at once.
 Object.assign(CASES, teardown.CASES);
 RATIOS.push(...teardown.RATIOS);
+// The whole-body section (bench/whole-body.js): a response's stream, the event loop's share.
+Object.assign(CASES, wholeBody.CASES);
+RATIOS.push(...wholeBody.RATIOS);
 
 // ---- helpers used inside the child ----------------------------------------
 
