@@ -18,7 +18,7 @@
 
 const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
-const fs = require('node:fs');
+const { jsThreadMicros } = require('./thread-cpu');
 const path = require('node:path');
 const { Session } = require('node:inspector');
 const { inFlight } = require('./in-flight');
@@ -41,14 +41,6 @@ const ROWS = {
     for await (const result of pool.map(msgs, { concurrency: 4096 })) void result;
   },
 };
-
-/** CPU time of this process's main (JS) thread, in µs. */
-function jsThreadMicros() {
-  const stat = fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime, in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) * 1e4;
-}
 
 async function measure(name) {
   const { Pool } = require(process.env.TIDEPOOL_DIR ?? path.join(__dirname, '..'));

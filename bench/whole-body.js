@@ -8,28 +8,12 @@
 // per stream (the compression itself runs elsewhere in both): the part of
 // the HTTP row's event loop that the pool's JavaScript is.
 
-const fs = require('node:fs');
 const { body } = require('./http');
+const { jsThreadMicros } = require('./thread-cpu');
 
 const STREAMS = 20_000;
 const WARMUP = 2_000;
 const IN_FLIGHT = 32;
-
-/** CPU µs of this thread so far: threadCpuUsage (Node 23.9+), else Linux's /proc, else NaN. */
-function threadCpuMicros() {
-  if (process.threadCpuUsage) {
-    const used = process.threadCpuUsage();
-    return used.user + used.system;
-  }
-  try {
-    // The main thread's task id is the process id; utime and stime in ticks of 10 ms.
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return NaN;
-  }
-}
 
 /** Runs `count` gzip streams of `zlib`, each ended with `data`, IN_FLIGHT at a time. */
 function run(zlib, data, count) {
@@ -61,9 +45,9 @@ async function wholeBodies(which) {
   const zlib = which === 'node' ? require('node:zlib') : require('@tidepool-rs/pool/zlib');
   const data = Buffer.from(body());
   await run(zlib, data, WARMUP);
-  const before = threadCpuMicros();
+  const before = jsThreadMicros();
   await run(zlib, data, STREAMS);
-  const value = (threadCpuMicros() - before) / STREAMS;
+  const value = (jsThreadMicros() - before) / STREAMS;
   if (which === 'tidepool') await zlib.pool.close();
   return { value };
 }
