@@ -231,7 +231,7 @@ test('stored strings: only canonical ones, and costs within limits, run', async 
   const huge = `$argon2id$v=19$m=8,t=4294967295,p=1$${salt}$${hash}`;
   await assert.rejects(password.verify(huge, 'pw'), (err) => {
     assert.equal(err.code, 'ERR_TIDEPOOL_PASSWORD_UNSUPPORTED');
-    assert.doesNotMatch(err.message, new RegExp(salt));
+    assert.ok(!err.message.includes(salt), err.message);
     return true;
   });
   await assert.rejects(password.verify(bc.replace('$05$', '$21$'), 'U*U'), {
