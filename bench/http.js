@@ -14,6 +14,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { quantile } = require('./stats');
+const { threadGroupMicros, groupMicrosSince } = require('./thread-cpu');
 
 const ROOT = path.join(__dirname, '..');
 const CONNECTIONS = 32;
@@ -82,6 +83,7 @@ async function serve(routed, encoding = 'gzip') {
   // the rest is the pool's threads, or libuv's, and V8's helpers.
   const cpu = process.cpuUsage();
   const threadCpu = process.threadCpuUsage?.();
+  const groups = threadGroupMicros();
   served = 0;
   const client = (mode) =>
     new Promise((resolve, reject) => {
@@ -108,6 +110,7 @@ async function serve(routed, encoding = 'gzip') {
   await probe;
   const used = process.cpuUsage(cpu);
   const mainUsed = threadCpu && process.threadCpuUsage(threadCpu);
+  const byGroup = groupMicrosSince(groups);
   const requests = served;
   const tasks = routed ? tidepoolZlib.pool.stats().completed : 0;
   server.close();
@@ -126,6 +129,12 @@ async function serve(routed, encoding = 'gzip') {
     serverUsPerRequest: (used.user + used.system) / requests,
     mainUsPerRequest: mainUsed ? (mainUsed.user + mainUsed.system) / requests : NaN,
     loadUsPerRequest: load.cpuUsPerRequest,
+    // The server's CPU µs per request by thread (Linux): event loop, pool,
+    // libuv, V8 helpers (the collector's, the compiler's), other.
+    ...(byGroup &&
+      Object.fromEntries(
+        Object.entries(byGroup).map(([group, us]) => [`${group} µs/request`, us / requests]),
+      )),
     encodedBytes: load.encodedBytes,
   };
 }

@@ -1431,10 +1431,23 @@ async function parent() {
   }
 }
 
+/** An HTTP case's server CPU per request by thread, as medians (Linux), else the event loop's alone. */
+function byThread(first, med) {
+  const groups = ['event loop', 'pool', 'libuv', 'V8 helpers', 'other'];
+  if (first['event loop µs/request'] !== undefined) {
+    return groups
+      .map((group) => [group, med(`${group} µs/request`)])
+      .filter(([, us]) => us >= 0.5)
+      .map(([group, us]) => `${group} ${us.toFixed(0)}`)
+      .join(', ');
+  }
+  return `event loop ${Number.isNaN(first.mainUsPerRequest) ? '?' : med('mainUsPerRequest').toFixed(0)}`;
+}
+
 /** The extra measurements of a case, as medians: CPU time and idle RSS. */
 function notes(first, med) {
   if (first.healthP99 !== undefined) {
-    return `/health p50/p99 ${med('healthP50').toFixed(2)}/${med('healthP99').toFixed(2)} ms, readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, server ${med('serverCpuS').toFixed(1)} CPU s; CPU µs/request: server ${med('serverUsPerRequest').toFixed(0)} (event loop ${Number.isNaN(first.mainUsPerRequest) ? '?' : med('mainUsPerRequest').toFixed(0)}), load generator ${med('loadUsPerRequest').toFixed(0)}; a body ${med('encodedBytes').toFixed(0)} B`;
+    return `/health p50/p99 ${med('healthP50').toFixed(2)}/${med('healthP99').toFixed(2)} ms, readFile p50/p99 ${med('readP50').toFixed(2)}/${med('readP99').toFixed(2)} ms, server ${med('serverCpuS').toFixed(1)} CPU s; CPU µs/request: server ${med('serverUsPerRequest').toFixed(0)} (${byThread(first, med)}), load generator ${med('loadUsPerRequest').toFixed(0)}; a body ${med('encodedBytes').toFixed(0)} B`;
   }
   if (first.idleReadP50 !== undefined) {
     return `readFile p50 ${med('loadReadP50').toFixed(2)} ms under load (p99 ${med('loadReadP99').toFixed(2)}) against ${med('idleReadP50').toFixed(2)} ms idle: ${(med('loadReadP50') / med('idleReadP50')).toFixed(1)}x; RSS ${med('startRssMiB').toFixed(0)} MiB before the load, ${med('maxRssMiB').toFixed(0)} at the peak`;
