@@ -9,7 +9,7 @@ const crypto = require('node:crypto');
 const zlib = require('node:zlib');
 const { getEventListeners } = require('node:events');
 const { Pool, micros } = require('..');
-const { waitFor, poolState, everySettled } = require('./wait');
+const { waitFor, poolState, everySettled, holdThread, settle } = require('./wait');
 
 const sha256 = (b) => crypto.createHash('sha256').update(b).digest();
 const tick = () => new Promise((r) => setTimeout(r, 5));
@@ -467,4 +467,45 @@ test('map() with a huge concurrency pulls a sync source a slice per turn of the 
   } finally {
     await pool.close();
   }
+});
+
+test("a map() chunk refused after it waited for room, whose source's return() destroys the pool: the pool's line was emptied, nothing throws", async () => {
+  const pool = new Pool({
+    kernel: 'sleep',
+    minThreads: 1,
+    maxThreads: 1,
+    maxQueue: 1,
+    queueFull: 'wait',
+  });
+  const held = await holdThread(pool);
+  const queued = settle(pool.post(micros(1000)));
+  const message = Buffer.from(new ArrayBuffer(64));
+  message.writeUInt32LE(1000, 0);
+  let returned = 0;
+  const source = {
+    [Symbol.iterator]() {
+      return this;
+    },
+    next: () => ({ value: message, done: false }),
+    return() {
+      returned++;
+      pool.destroy();
+      return { done: true };
+    },
+  };
+  const first = settle(pool.map(source)[Symbol.asyncIterator]().next());
+  await waitFor(() => pool.stats().pending > 2, {
+    what: "map()'s chunk to wait for room behind the held thread and the queued post",
+    state: poolState(pool),
+  });
+  // Detached while it waits: refused when room comes, which ends the map.
+  structuredClone(message.buffer, { transfer: [message.buffer] });
+  held.release();
+  const outcome = await first;
+  assert.equal(outcome.status, 'rejected');
+  assert.equal(returned, 1);
+  // The queued post ran, or destroy() rejected it: either way, once.
+  await queued;
+  await held.settled;
+  assert.equal(pool.stats().pending, 0);
 });

@@ -33,8 +33,9 @@ class WaitQueue {
     return this.#entries[this.#head];
   }
 
-  /** Drops the oldest entry. */
+  /** Drops the oldest entry; nothing when the queue is empty. */
   shift() {
+    if (this.#head === this.#tail) return;
     this.#entries[this.#head++] = undefined;
     if (this.#head === this.#tail) this.#head = this.#tail = 0;
   }

@@ -202,10 +202,12 @@ class Admission {
       if (w.batch !== undefined) {
         const batch = w.batch;
         if (engine.batches.submit(batch, Infinity) === FEED.full) return;
+        // A chunk refused at submit closes map()'s source, whose return()
+        // may destroy the pool: destroy() has settled and emptied the line.
+        if (engine.lifecycle.destroyed) return;
         waiting.shift();
         batch.waiting = undefined;
         batch.parked = false;
-        if (engine.lifecycle.destroyed) return;
         continue;
       }
       let queued;

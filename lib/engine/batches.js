@@ -193,6 +193,8 @@ class Batches {
     if (!feeding.empty) {
       const batch = feeding.peek();
       const outcome = this.submit(batch, 1);
+      // As in Admission.pump: a refused chunk may have destroyed the pool.
+      if (this.#engine.lifecycle.destroyed) return;
       if (outcome !== FEED.more) {
         feeding.shift();
         if (batch.parked) {
