@@ -252,3 +252,65 @@ test('a replaced Array iterator changes nothing a codec stream delivers', () => 
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout.trim(), /^held \d+$/);
 });
+
+test('a replaced Map.prototype.get or set never hands a stream another set of params', () => {
+  // In a process of its own: the test runner uses Maps too. A dependency
+  // loaded after tidepool answers every lookup of a params key with the
+  // handle of the first set it saw (level 0); node:zlib, the control,
+  // refuses level 99 as the pool must.
+  const script = `
+    const assert = require('node:assert/strict');
+    const zlib = require('node:zlib');
+    const { Pool } = require('.');
+    const dropIn = require('./lib/zlib');
+    const body = Buffer.from(require('node:crypto').randomBytes(1 << 15).toString('hex'));
+    const size = (stream) =>
+      new Promise((resolve, reject) => {
+        let bytes = 0;
+        stream.on('data', (chunk) => (bytes += chunk.length));
+        stream.on('end', () => resolve(bytes));
+        stream.on('error', reject);
+        stream.end(body);
+      });
+    (async () => {
+      const pool = new Pool();
+      const nine = await size(dropIn.createGzip({ level: 9 }));
+      const { get, set } = Map.prototype;
+      let first;
+      let asked = 0;
+      Map.prototype.set = function (key, value) {
+        if (typeof key === 'string' && key.includes('\\0')) first ??= value;
+        return set.call(this, key, value);
+      };
+      Map.prototype.get = function (key) {
+        if (typeof key === 'string' && key.includes('\\0')) {
+          asked++;
+          return first;
+        }
+        return get.call(this, key);
+      };
+      try {
+        await size(dropIn.createGzip({ level: 0 }));
+        assert.equal(await size(dropIn.createGzip({ level: 9 })), nine);
+        assert.throws(() => zlib.createGzip({ level: 99 }), { code: 'ERR_OUT_OF_RANGE' });
+        assert.throws(() => pool.createGzip({ params: { level: 99 } }), {
+          code: 'ERR_OUT_OF_RANGE',
+        });
+        assert.throws(() => dropIn.createGzip({ level: 99 }), { code: 'ERR_OUT_OF_RANGE' });
+      } finally {
+        Map.prototype.get = get;
+        Map.prototype.set = set;
+      }
+      await pool.close();
+      await dropIn.pool.close();
+      console.log('asked', asked);
+    })();
+  `;
+  const run = spawnSync(process.execPath, ['-e', script], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout.trim(), 'asked 0');
+});

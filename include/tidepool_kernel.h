@@ -17,17 +17,19 @@
  * How a task runs a kernel
  * ------------------------
  *   1. When a task (or stream, or pool) is created with parameters, tidepool
- *      checks them against the kernel's schema, then calls make_params once
- *      on the JavaScript thread. The object it returns is shared, read-only,
- *      by every task made with those parameters. make_params is also called
- *      once when the library is loaded, with every value absent: the
- *      parameters of tasks that give none (a refusal there only means such
- *      tasks are rejected).
+ *      checks them against the kernel's schema, then calls make_params on
+ *      the JavaScript thread. The object it returns is shared, read-only,
+ *      by every task made with those parameters. A set made only of numbers
+ *      and booleans is also kept (up to 256 sets) and given to later tasks
+ *      of the same kernel with the same set, without another make_params
+ *      call. make_params is also called once when the library is loaded,
+ *      with every value absent: the parameters of tasks that give none (a
+ *      refusal there only means such tasks are rejected).
  *   2. For every task, start makes a fresh state from the parameters.
  *   3. update is called with the input, chunk after chunk, in order.
  *   4. finish is called once at the end of the input.
  *   5. drop_state frees the state; later, drop_params frees the parameters
- *      once no task uses them any more.
+ *      once no task uses them and tidepool keeps them no longer.
  *   update and finish produce output through the tp_host they are given.
  *
  * Rules

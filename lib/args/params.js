@@ -10,6 +10,7 @@ const { describe, invalidArgType, invalidState, makeError, outOfRange } = requir
 const { isDetachedBinary } = require('../engine/binary');
 const { ownArray } = require('../base/own-array');
 const { keyedName } = require('../codecs/pool-options');
+const { uncurryThis, getter } = require('../base/intrinsics');
 
 /** makeParams(kernel, names, values, once) (src/wire/args.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
 const makeParams =
@@ -17,6 +18,17 @@ const makeParams =
     binding.paramsMaker()
   );
 const hasOwn = Object.hasOwn;
+const isArray = Array.isArray;
+const isSharedArrayBuffer = types.isSharedArrayBuffer;
+const objectIs = Object.is;
+// The shared handles' Map, called as it was at load (lib/base/intrinsics.js):
+// a handle taken from it skips the kernel's check.
+const mapGet = uncurryThis(Map.prototype.get);
+const mapSet = uncurryThis(Map.prototype.set);
+const mapClear = uncurryThis(Map.prototype.clear);
+const mapSize = /** @type {(map: Map<unknown, unknown>) => number} */ (
+  getter(Map.prototype, 'size')
+);
 
 /**
  * Shared handles of parameter sets made only of numbers and booleans, by
@@ -38,7 +50,7 @@ const defaultsOk = ownArray(0);
  * of when that task is queued); otherwise it is shared (a pool's default).
  */
 function paramsHandle(kernel, params, where, once) {
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+  if (params === null || typeof params !== 'object' || isArray(params)) {
     throw invalidArgType(where, 'of type object', params);
   }
   const names = [];
@@ -53,14 +65,14 @@ function paramsHandle(kernel, params, where, once) {
     if (value === undefined) continue;
     // The native side reads a SharedArrayBuffer through a view, as it
     // reads an input.
-    if (types.isSharedArrayBuffer(value)) value = new Uint8Array(value);
+    if (isSharedArrayBuffer(value)) value = new Uint8Array(value);
     // node:zlib's keyed brotli and zstd parameters, by their names here
     // (its flags are numbers).
     const known = keyedName(KERNELS[kernel], name);
     if (known !== name && known === 'checksum' && typeof value === 'number') value = value !== 0;
     else if (known !== name && typeof value === 'boolean') value = Number(value);
-    names.push(known);
-    values.push(value);
+    names[names.length] = known;
+    values[values.length] = value;
   }
   // After every getter has run: a binary one of them detached is refused
   // as Node refuses a detached input.
@@ -70,17 +82,18 @@ function paramsHandle(kernel, params, where, once) {
   }
   const key = once ? undefined : keyOf(kernel, names, values);
   if (key !== undefined) {
-    const handle = sharedHandles.get(key);
+    const handle = mapGet(sharedHandles, key);
     if (handle !== undefined) return handle;
   }
   const made = makeParams(kernel, names, values, once);
-  if (Array.isArray(made)) {
-    const i = names.indexOf(made[1]);
-    throw paramsError(made, kernel, where, i === -1 ? undefined : values[i]);
+  if (isArray(made)) {
+    let i = 0;
+    while (i < names.length && names[i] !== made[1]) i++;
+    throw paramsError(made, kernel, where, i === names.length ? undefined : values[i]);
   }
   if (key !== undefined) {
-    if (sharedHandles.size === SHARED_HANDLES_MOST) sharedHandles.clear();
-    sharedHandles.set(key, made);
+    if (mapSize(sharedHandles) === SHARED_HANDLES_MOST) mapClear(sharedHandles);
+    mapSet(sharedHandles, key, made);
   }
   return made;
 }
@@ -96,7 +109,7 @@ function keyOf(kernel, names, values) {
     // set may pass for another. -0 is not 0 to a kernel that refuses it;
     // the type tells true from 1.
     const name = names[i];
-    key += `\0${name.length}:${name}\0${type[0]}${Object.is(value, -0) ? '-0' : value}`;
+    key += `\0${name.length}:${name}\0${type[0]}${objectIs(value, -0) ? '-0' : value}`;
   }
   return key;
 }
@@ -106,7 +119,7 @@ function checkDefaults(kernel, where) {
   let ok = defaultsOk[kernel];
   if (ok === undefined) {
     const made = makeParams(kernel, [], [], true);
-    ok = defaultsOk[kernel] = Array.isArray(made) ? made : true;
+    ok = defaultsOk[kernel] = isArray(made) ? made : true;
   }
   if (ok !== true) throw paramsError(ok, kernel, where, undefined);
 }
