@@ -8,11 +8,17 @@
 //! `cancelAllFlagged` does the same for many flags (every batch of a signal
 //! that fired), still in one pass. A flag per signal rather than per task
 //! keeps a post's cancellation to one shared handle: no allocation, and
-//! nothing kept per slot.
+//! nothing kept per slot. A task's share of the flag is taken here, on the
+//! JS thread, and let go there too, when its completion is delivered
+//! (tidepool_core::Completion::cancel): the share's count never moves
+//! between cores, and the workers only read the flag, which `CancelFlag`
+//! keeps on a cache line apart from the count.
 
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
+
 use std::sync::Arc;
+use tidepool_core::CancelFlag;
 
 use napi::sys;
 
@@ -21,7 +27,7 @@ use crate::refusal::{Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
 
 /// A cancel flag (every task of its batch or signal carries it) travels as
 /// a tagged External of its own kind.
-impl Shared for AtomicBool {
+impl Shared for CancelFlag {
     const TAG: sys::napi_type_tag =
         sys::napi_type_tag { lower: 0x2b7e_1516_28ae_d2a6, upper: 0xabf7_1588_09cf_4f3c };
 }
@@ -33,7 +39,7 @@ impl Shared for AtomicBool {
 /// `env` must be the live env of the current call.
 pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Refusal> {
     // SAFETY: forwarded contract.
-    unsafe { share(env, Arc::new(AtomicBool::new(false))) }
+    unsafe { share(env, Arc::new(CancelFlag::new())) }
         .ok_or_else(|| Refusal::new(ERR_TIDEPOOL_INTERNAL, "could not make a cancel flag"))
 }
 
@@ -44,9 +50,9 @@ pub(crate) unsafe fn new_flag(env: sys::napi_env) -> Result<sys::napi_value, Ref
 pub(crate) unsafe fn flag_of(
     env: sys::napi_env,
     value: sys::napi_value,
-) -> Result<Arc<AtomicBool>, Refusal> {
+) -> Result<Arc<CancelFlag>, Refusal> {
     // SAFETY: forwarded contract.
-    unsafe { shared::<AtomicBool>(env, value) }
+    unsafe { shared::<CancelFlag>(env, value) }
         .ok_or_else(|| bad_call("a cancel flag must be a handle from cancelFlag()"))
 }
 
@@ -58,7 +64,7 @@ pub(crate) unsafe fn flag_of(
 pub(crate) unsafe fn flags_of(
     env: sys::napi_env,
     value: sys::napi_value,
-) -> Result<Vec<Arc<AtomicBool>>, Refusal> {
+) -> Result<Vec<Arc<CancelFlag>>, Refusal> {
     let refusal = || bad_call("the cancel flags must be an Array of handles from cancelFlag()");
     let mut is_array = false;
     // SAFETY: live env/value, out-pointer to a local.

@@ -1,13 +1,12 @@
 //! The raw functions' arguments: one table (a struct and its `read`) per
 //! function, in argument order.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use napi::sys;
 use tidepool_core::kernels::{self, AnyKernel, KernelId};
-use tidepool_core::ChunkEnd;
+use tidepool_core::{CancelFlag, ChunkEnd};
 
 use crate::napi_util::{bool_of, f64_of, i32_of, is_undefined, u32_of};
 use crate::refusal::*;
@@ -44,7 +43,7 @@ unsafe fn max_output_of(env: sys::napi_env, value: sys::napi_value) -> Option<us
 unsafe fn flag_arg(
     env: sys::napi_env,
     value: Option<sys::napi_value>,
-) -> Result<Option<Arc<AtomicBool>>, Refusal> {
+) -> Result<Option<Arc<CancelFlag>>, Refusal> {
     match value {
         Some(value) if !is_undefined(env, value) => {
             // SAFETY: forwarded contract.
@@ -82,7 +81,7 @@ pub(crate) struct SubmitArgs {
     pub(crate) timeout: Option<Duration>,
     /// 4 `flag`: the cancel flag of the post's signal (cancel_flag.rs), which
     /// `cancelFlagged()` raises; `undefined`: none (not cancellable).
-    pub(crate) flag: Option<Arc<AtomicBool>>,
+    pub(crate) flag: Option<Arc<CancelFlag>>,
     /// 5 `params`: a handle from makeParams (params.rs), or `undefined`: the
     /// kernel's defaults. Taken by submit.rs.
     pub(crate) params: Option<sys::napi_value>,
@@ -296,7 +295,7 @@ pub(crate) struct SubmitStepArgs {
     /// 5 `seq`: a Number, at least 0: the chunk's number in its stream.
     pub(crate) seq: u64,
     /// 6 `flag`: the cancel flag of the step's signal, or `undefined`.
-    pub(crate) flag: Option<Arc<AtomicBool>>,
+    pub(crate) flag: Option<Arc<CancelFlag>>,
 }
 
 impl SubmitStepArgs {

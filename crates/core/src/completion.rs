@@ -143,13 +143,13 @@ mod tests {
             w.fetch_add(1, Ordering::SeqCst);
         }));
         for slot in 0..10 {
-            q.push(Completion { slot, outcome: Ok(Output::EMPTY) });
+            q.push(Completion::new(slot, Ok(Output::EMPTY)));
         }
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
         let mut out = Vec::new();
         q.take_all(&mut out);
         assert_eq!(out.len(), 10);
-        q.push(Completion { slot: 10, outcome: Ok(Output::EMPTY) });
+        q.push(Completion::new(10, Ok(Output::EMPTY)));
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
     }
 
@@ -161,8 +161,8 @@ mod tests {
             w.fetch_add(1, Ordering::SeqCst);
         }));
         assert_eq!(q.unwoken_for(), None);
-        q.push_quiet(Completion { slot: 0, outcome: Ok(Output::EMPTY) });
-        q.push_quiet(Completion { slot: 1, outcome: Ok(Output::EMPTY) });
+        q.push_quiet(Completion::new(0, Ok(Output::EMPTY)));
+        q.push_quiet(Completion::new(1, Ok(Output::EMPTY)));
         assert_eq!(wakes.load(Ordering::SeqCst), 0);
         let first = q.unwoken_for().expect("a quiet result waits");
         std::thread::sleep(Duration::from_millis(2));
@@ -189,7 +189,7 @@ mod tests {
                 let q = q.clone();
                 std::thread::spawn(move || {
                     for i in 0..per_thread {
-                        q.push(Completion { slot: t * per_thread + i, outcome: Ok(Output::EMPTY) });
+                        q.push(Completion::new(t * per_thread + i, Ok(Output::EMPTY)));
                     }
                 })
             })
@@ -207,7 +207,7 @@ mod tests {
         assert_eq!(seen, 4 * per_thread as usize);
         // After the final take the flag is down, so the next push wakes.
         let before = wakes.load(Ordering::SeqCst);
-        q.push(Completion { slot: 0, outcome: Ok(Output::EMPTY) });
+        q.push(Completion::new(0, Ok(Output::EMPTY)));
         assert_eq!(wakes.load(Ordering::SeqCst), before + 1);
     }
 }

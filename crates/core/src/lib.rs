@@ -36,4 +36,4 @@ pub use kernels::{KernelId, Output};
 pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
 pub use records::Records;
 pub use stream::{ChunkEnd, Stream, StreamChunk};
-pub use task::{Completion, Mode, Packed, Task, TaskError};
+pub use task::{CancelFlag, Completion, Mode, Packed, Task, TaskError};

@@ -23,7 +23,7 @@ pub struct Task {
     pub enqueued_at: Instant,
     /// Raised to cancel this task while it runs (set for tasks posted with an
     /// AbortSignal; `None` costs nothing).
-    pub cancel: Option<Arc<AtomicBool>>,
+    pub cancel: Option<Arc<CancelFlag>>,
     /// Run-time limit, counted from when a thread starts the task.
     pub timeout: Option<Duration>,
     /// Most bytes this task's output may have (None: the pool's limit).
@@ -138,6 +138,28 @@ impl From<KernelError> for TaskError {
     }
 }
 
+/// A cancel flag shared by tasks (a batch's, a signal's), raised to stop
+/// them: on a cache line of its own, apart from its `Arc`'s counts, which
+/// the submitting thread changes for every task while the workers read the
+/// flag.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct CancelFlag(AtomicBool);
+
+impl CancelFlag {
+    /// A flag not raised.
+    pub fn new() -> CancelFlag {
+        CancelFlag(AtomicBool::new(false))
+    }
+}
+
+impl std::ops::Deref for CancelFlag {
+    type Target = AtomicBool;
+    fn deref(&self) -> &AtomicBool {
+        &self.0
+    }
+}
+
 /// A finished task, on its way back to the JS thread.
 #[derive(Debug)]
 pub struct Completion {
@@ -145,6 +167,18 @@ pub struct Completion {
     pub slot: u32,
     /// The kernel's result or why there is none.
     pub outcome: Result<Output, TaskError>,
+    /// The task's share of its cancel flag, let go where the completion is
+    /// taken: the thread that submits a signal's tasks takes a share of its
+    /// flag for each, and a share let go on a worker would move the flag's
+    /// count between cores twice a task.
+    pub cancel: Option<Arc<CancelFlag>>,
+}
+
+impl Completion {
+    /// A completion that carries no cancel flag.
+    pub fn new(slot: u32, outcome: Result<Output, TaskError>) -> Completion {
+        Completion { slot, outcome, cancel: None }
+    }
 }
 
 #[cfg(test)]

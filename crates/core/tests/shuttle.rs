@@ -175,7 +175,7 @@ fn cancel_scenario(max: usize, tasks: u32, wanted: &'static [u32]) {
         move || {
             let (waker, _) = counting_waker();
             let pool = Pool::new(config(1, max, Duration::from_secs(60)), waker).unwrap();
-            let signal = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let signal = std::sync::Arc::new(tidepool_core::CancelFlag::new());
             for slot in 0..tasks {
                 let mut t = task(slot);
                 if wanted.contains(&slot) {
@@ -304,7 +304,7 @@ fn cancelling_a_batch_racing_with_workers_settles_each_task_once() {
         || {
             let (waker, _) = counting_waker();
             let pool = Pool::new(config(1, 2, Duration::from_secs(60)), waker).unwrap();
-            let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = std::sync::Arc::new(tidepool_core::CancelFlag::new());
             let mut batch: Vec<Task> = (0..6)
                 .map(|slot| {
                     let mut t = task(slot);

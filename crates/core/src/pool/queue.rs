@@ -113,10 +113,7 @@ impl Pool {
     /// AbortSignal another) in one pass under one lock;
     /// returns their slots. Tasks already taken by a thread are left alone:
     /// raising the flag is what stops them.
-    pub fn remove_queued_with(
-        &self,
-        flag: &std::sync::Arc<std::sync::atomic::AtomicBool>,
-    ) -> Vec<u32> {
+    pub fn remove_queued_with(&self, flag: &std::sync::Arc<crate::task::CancelFlag>) -> Vec<u32> {
         self.remove_queued_with_any(std::slice::from_ref(flag))
     }
 
@@ -126,18 +123,18 @@ impl Pool {
     /// once per batch. Returns the removed tasks' slots, in queue order.
     pub fn remove_queued_with_any(
         &self,
-        flags: &[std::sync::Arc<std::sync::atomic::AtomicBool>],
+        flags: &[std::sync::Arc<crate::task::CancelFlag>],
     ) -> Vec<u32> {
         // Many flags: a set of their addresses, so that each queued task
         // costs one look-up; a few: compared in turn.
         const SET_FROM: usize = 8;
-        let set: std::collections::HashSet<*const std::sync::atomic::AtomicBool> =
+        let set: std::collections::HashSet<*const crate::task::CancelFlag> =
             if flags.len() >= SET_FROM {
                 flags.iter().map(std::sync::Arc::as_ptr).collect()
             } else {
                 Default::default()
             };
-        let carries_one = |f: &std::sync::Arc<std::sync::atomic::AtomicBool>| {
+        let carries_one = |f: &std::sync::Arc<crate::task::CancelFlag>| {
             if flags.len() >= SET_FROM {
                 set.contains(&std::sync::Arc::as_ptr(f))
             } else {

@@ -41,7 +41,7 @@ pub(super) fn run_packed(
         for input in inputs {
             // A clock read per input only when there is a deadline to count.
             let deadline = task.timeout.map(|t| Instant::now() + t);
-            let ctx = RunContext::for_task(cancel, task.cancel.as_deref(), deadline);
+            let ctx = RunContext::for_task(cancel, task.cancel.as_deref().map(|f| &**f), deadline);
             let before = out.len();
             out.set_limit(before.saturating_add(limit));
             kernel.run(&task.params, input, &ctx, &mut out).map_err(|e| match e {

@@ -239,36 +239,41 @@ impl<'a> Worker<'a> {
         let mut next = Some(first);
         let mut n = 0;
         let mut taken = 0;
-        while let Some(task) = next {
+        while let Some(mut task) = next {
             let waited = task_start.saturating_duration_since(task.enqueued_at);
             metrics.wait.record(waited);
             // A stream's task does not expire: losing it would end the stream.
             let expires = !matches!(task.mode, Mode::Stream(_));
-            let (slot, outcome) = if expires
-                && shared.config.max_queue_age.is_some_and(|max| waited > max)
-            {
-                (task.slot, Err(TaskError::Expired))
-            } else if let Mode::Packed(packed) = &task.mode {
-                run_packed(&task, packed, &shared.cancel, &shared.config)
-            } else {
-                let deadline = task.timeout.map(|t| task_start + t);
-                let ctx = RunContext::for_task(&shared.cancel, task.cancel.as_deref(), deadline);
-                // A one-shot task over its own input, or a stream's chunk,
-                // may split.
-                let parallel = PoolParallel(shared);
-                let ctx = if matches!(task.mode, Mode::Once | Mode::Stream(_)) {
-                    ctx.with_parallel(&parallel)
+            let (slot, outcome) =
+                if expires && shared.config.max_queue_age.is_some_and(|max| waited > max) {
+                    (task.slot, Err(TaskError::Expired))
+                } else if let Mode::Packed(packed) = &task.mode {
+                    run_packed(&task, packed, &shared.cancel, &shared.config)
                 } else {
-                    ctx
+                    let deadline = task.timeout.map(|t| task_start + t);
+                    let ctx = RunContext::for_task(
+                        &shared.cancel,
+                        task.cancel.as_deref().map(|f| &**f),
+                        deadline,
+                    );
+                    // A one-shot task over its own input, or a stream's chunk,
+                    // may split.
+                    let parallel = PoolParallel(shared);
+                    let ctx = if matches!(task.mode, Mode::Once | Mode::Stream(_)) {
+                        ctx.with_parallel(&parallel)
+                    } else {
+                        ctx
+                    };
+                    (task.slot, run_task(&task, &ctx, &shared.config, &shared.memory))
                 };
-                (task.slot, run_task(&task, &ctx, &shared.config, &shared.memory))
-            };
+            // Its flag's share goes back with the result (see Completion).
+            let cancel = task.cancel.take();
             drop(task);
             let task_end = Instant::now();
             metrics.run.record(task_end - task_start);
             task_start = task_end;
             n += 1;
-            shared.completions.push_quiet(Completion { slot, outcome });
+            shared.completions.push_quiet(Completion { slot, outcome, cancel });
             self.held += 1;
             next = shared.batches.next(self.seat, task_end, &mut taken);
         }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use tidepool_core::kernels;
-use tidepool_core::{Completion, Input, Pool, Task};
+use tidepool_core::{CancelFlag, Completion, Input, Pool, Task};
 
 /// A consumer that blocks a test thread until the waker fires.
 #[derive(Clone, Default)]
@@ -45,7 +45,7 @@ pub(crate) fn micros(us: u32) -> Vec<u8> {
 /// A task that holds its thread until `release` (its cancel flag) is set:
 /// a minute's sleep (far longer than any test holds it), which then ends
 /// `Cancelled` within a millisecond's slice.
-pub(crate) fn held(slot: u32, release: &Arc<std::sync::atomic::AtomicBool>) -> Task {
+pub(crate) fn held(slot: u32, release: &Arc<CancelFlag>) -> Task {
     let mut t = task(slot, "sleep", micros(60_000_000));
     t.cancel = Some(release.clone());
     t

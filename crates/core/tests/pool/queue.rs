@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tidepool_core::kernels::KernelError;
-use tidepool_core::{Pool, PoolConfig, Task, TaskError};
+use tidepool_core::{CancelFlag, Pool, PoolConfig, Task, TaskError};
 
 use crate::common::config;
 use crate::helpers::*;
@@ -13,7 +13,7 @@ use crate::helpers::*;
 fn a_full_queue_refuses_and_drop_oldest_makes_room() {
     let signal = Signal::default();
     let pool = Pool::new(PoolConfig { max_queue: 2, ..config(1, 1) }, signal.waker()).unwrap();
-    let hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hold = Arc::new(CancelFlag::new());
     pool.submit(held(0, &hold)).unwrap();
     wait_until_busy(&pool);
     assert_eq!(pool.submit(task(1, "crc32", vec![1])).unwrap(), 1);
@@ -39,7 +39,7 @@ fn tasks_older_than_max_queue_age_expire_unrun() {
     let signal = Signal::default();
     let cfg = PoolConfig { max_queue_age: Some(Duration::from_millis(20)), ..config(1, 1) };
     let pool = Pool::new(cfg, signal.waker()).unwrap();
-    let hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hold = Arc::new(CancelFlag::new());
     pool.submit(held(0, &hold)).unwrap();
     wait_until_busy(&pool);
     // A minute's spin: were it run, it would not complete within collect()'s 10 s.
@@ -56,10 +56,10 @@ fn tasks_older_than_max_queue_age_expire_unrun() {
 
 #[test]
 fn a_queued_task_can_be_removed_and_a_running_one_cancelled_alone() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
-    let flag = Arc::new(AtomicBool::new(false));
+    let flag = Arc::new(CancelFlag::new());
     // A minute's sleep: it settles within collect()'s 10 s only if its
     // flag stopped it.
     pool.submit(held(0, &flag)).unwrap();
@@ -96,7 +96,7 @@ fn a_task_running_past_its_timeout_is_stopped() {
 fn submit_many_queues_what_fits_in_order_and_hands_back_the_rest() {
     let signal = Signal::default();
     let pool = Pool::new(PoolConfig { max_queue: 3, ..config(1, 1) }, signal.waker()).unwrap();
-    let hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hold = Arc::new(CancelFlag::new());
     pool.submit(held(0, &hold)).unwrap();
     wait_until_busy(&pool);
     let mut batch: Vec<Task> = (1..=5).map(|slot| task(slot, "crc32", vec![slot as u8])).collect();
@@ -116,10 +116,10 @@ fn submit_many_queues_what_fits_in_order_and_hands_back_the_rest() {
 
 #[test]
 fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
-    let flag = Arc::new(AtomicBool::new(false));
+    let flag = Arc::new(CancelFlag::new());
     let mut batch: Vec<Task> = (0..4).map(|slot| held(slot, &flag)).collect();
     batch.insert(2, task(9, "crc32", vec![9]));
     pool.submit_many(&mut batch).unwrap();
@@ -145,14 +145,13 @@ fn tasks_sharing_a_flag_leave_the_queue_together_and_stop_while_running() {
 
 #[test]
 fn the_tasks_of_many_flags_leave_the_queue_in_one_call() {
-    use std::sync::atomic::AtomicBool;
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
-    let blocker = Arc::new(AtomicBool::new(false));
+    let blocker = Arc::new(CancelFlag::new());
     pool.submit(held(1000, &blocker)).unwrap();
     wait_until_busy(&pool);
     // 20 batches of 3 queued tasks (slot = batch * 10 + i), and one task of no batch.
-    let flags: Vec<Arc<AtomicBool>> = (0..20).map(|_| Arc::new(AtomicBool::new(false))).collect();
+    let flags: Vec<Arc<CancelFlag>> = (0..20).map(|_| Arc::new(CancelFlag::new())).collect();
     for (b, flag) in flags.iter().enumerate() {
         let mut batch: Vec<Task> = (0..3)
             .map(|i| {
@@ -177,4 +176,28 @@ fn the_tasks_of_many_flags_leave_the_queue_in_one_call() {
     blocker.store(true, std::sync::atomic::Ordering::Relaxed);
     let done = collect(&pool, &signal, 3 * 6 + 2);
     assert_eq!(done.len(), 3 * 6 + 2);
+}
+
+#[test]
+fn a_tasks_share_of_its_cancel_flag_comes_back_with_its_completion() {
+    let signal = Signal::default();
+    let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
+    let flag = Arc::new(CancelFlag::new());
+    let mut t = task(7, "crc32", vec![1, 2, 3]);
+    t.cancel = Some(flag.clone());
+    pool.submit(t).unwrap();
+    pool.submit(task(8, "crc32", vec![4])).unwrap();
+    let mut done = collect(&pool, &signal, 2);
+    done.sort_by_key(|c| c.slot);
+    // The worker let go of the task, not of the share: the thread that
+    // takes the completion does, so that the flag's count stays with it.
+    let share = done[0].cancel.as_ref().expect("the flagged task's share");
+    assert!(Arc::ptr_eq(share, &flag));
+    assert_eq!(Arc::strong_count(&flag), 2);
+    assert!(done[1].cancel.is_none());
+    drop(done);
+    assert_eq!(Arc::strong_count(&flag), 1);
+    // The flag sits on a cache line apart from the Arc's counts.
+    assert_eq!(std::mem::align_of::<CancelFlag>(), 64);
+    assert_eq!(Arc::as_ptr(&flag) as usize % 64, 0);
 }

@@ -17,7 +17,7 @@ fn a_load_step_is_seen_while_the_supervisor_waits_out_an_idle_timeout() {
     let mut cfg = config(1, 4);
     cfg.policy.idle_timeout = Duration::from_secs(240);
     let pool = Pool::new(cfg, signal.waker()).unwrap();
-    let hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hold = Arc::new(tidepool_core::CancelFlag::new());
     // The core thread takes a task that holds it; then the two queued
     // behind it bring one extra (no more: the queue is never longer than
     // the threads again), which ends on a held task too: queue empty, both
@@ -104,7 +104,7 @@ fn submit_many_wakes_enough_threads_for_a_batch() {
     // Both park once idle (a spinning one would take a task unwoken; the
     // pool does not say which are parked, so this only makes it likely).
     std::thread::sleep(Duration::from_millis(20));
-    let hold = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hold = Arc::new(tidepool_core::CancelFlag::new());
     let mut batch: Vec<Task> = (0..2).map(|slot| held(slot, &hold)).collect();
     pool.submit_many(&mut batch).unwrap();
     wait_for("both parked core threads to be woken", || pool.stats(false).busy_threads == 2);

@@ -26,7 +26,7 @@ fn no_task_of_a_batch_waits_for_a_long_one_beside_it() {
         let signal = Signal::default();
         let pool = Pool::new(config(min, max), signal.waker()).unwrap();
         teach_tiny(&pool, &signal);
-        let long = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let long = Arc::new(tidepool_core::CancelFlag::new());
         let mut tasks = vec![task(0, "sha256", vec![1; 64]), held(1, &long)];
         tasks.extend((2..8).map(|slot| task(slot, "sha256", vec![slot as u8; 64])));
         pool.submit_many(&mut tasks).unwrap();
@@ -51,7 +51,7 @@ fn a_result_held_back_is_handed_over_while_a_long_task_runs() {
     let signal = Signal::default();
     let pool = Pool::new(config(1, 1), signal.waker()).unwrap();
     teach_tiny(&pool, &signal);
-    let long = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let long = Arc::new(tidepool_core::CancelFlag::new());
     let mut tasks =
         vec![task(0, "sha256", vec![1; 64]), held(1, &long), task(2, "sha256", vec![2; 64])];
     pool.submit_many(&mut tasks).unwrap();
