@@ -459,3 +459,58 @@ test('aborting a signal shared by many queued postMany() batches cancels them al
     await pool.close();
   }
 });
+
+test('a replaced Map.prototype.get or Set iterator changes nothing a signal stops', () => {
+  // In a process of its own: the test runner uses Maps and Sets too. A
+  // dependency loaded after tidepool answers every lookup keyed by an
+  // AbortSignal with the first value stored under one, and makes every
+  // Set look empty to for...of: a post of signal B must still stop with
+  // B, and A's post keep running, as a post with no hijack would.
+  const script = `
+    const assert = require('node:assert/strict');
+    const { Pool, micros } = require('.');
+    (async () => {
+      const pool = new Pool({ kernel: 'sleep', minThreads: 2, maxThreads: 2 });
+      const { get, set } = Map.prototype;
+      const setIterator = Object.getPrototypeOf(new Set().values());
+      const next = setIterator.next;
+      let first;
+      let asked = 0;
+      Map.prototype.set = function (key, value) {
+        if (key instanceof AbortSignal) first ??= value;
+        return set.call(this, key, value);
+      };
+      Map.prototype.get = function (key) {
+        if (key instanceof AbortSignal && first !== undefined) {
+          asked++;
+          return first;
+        }
+        return get.call(this, key);
+      };
+      setIterator.next = () => ({ done: true, value: undefined });
+      const a = new AbortController();
+      const b = new AbortController();
+      try {
+        const ofA = pool.post(micros(60_000_000), { signal: a.signal });
+        const ofB = pool.post(micros(60_000_000), { signal: b.signal });
+        b.abort();
+        await assert.rejects(ofB, { name: 'AbortError' });
+        a.abort();
+        await assert.rejects(ofA, { name: 'AbortError' });
+      } finally {
+        Map.prototype.get = get;
+        Map.prototype.set = set;
+        setIterator.next = next;
+      }
+      await pool.close();
+      console.log('asked', asked);
+    })();
+  `;
+  const run = require('node:child_process').spawnSync(process.execPath, ['-e', script], {
+    cwd: require('node:path').join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout.trim(), 'asked 0');
+});

@@ -9,6 +9,7 @@ const path = require('node:path');
 const fs = require('node:fs');
 const { OWN, platformName, prebuiltPackage } = require('./platform');
 const { uncurryThis } = require('../base/intrinsics');
+const { mapGet, mapSet } = require('../base/collections');
 const { installer, missingAddonAdvice, rebuildCommand, BUILD_NEEDS } = require('./install-advice');
 
 /**
@@ -77,8 +78,6 @@ const KERNEL_FACTS = [];
 /** A frozen copy of KERNELS, made again when it grows. */
 let kernelList = Object.freeze([]);
 
-const mapGet = uncurryThis(Map.prototype.get);
-const mapSet = uncurryThis(Map.prototype.set);
 const ObjectDefineProperty = Object.defineProperty;
 const ObjectFreeze = Object.freeze;
 const ArrayFrom = Array.from;

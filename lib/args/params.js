@@ -10,7 +10,7 @@ const { describe, invalidArgType, invalidState, makeError, outOfRange } = requir
 const { isDetachedBinary } = require('../engine/binary');
 const { ownArray } = require('../base/own-array');
 const { keyedName } = require('../codecs/pool-options');
-const { uncurryThis, getter } = require('../base/intrinsics');
+const { mapGet, mapSet, mapClear, mapSize } = require('../base/collections');
 
 /** makeParams(kernel, names, values, once) (src/wire/args.rs MakeParamsArgs): a handle, or the refusal `[kind, name, expected]`. */
 const makeParams =
@@ -21,14 +21,6 @@ const hasOwn = Object.hasOwn;
 const isArray = Array.isArray;
 const isSharedArrayBuffer = types.isSharedArrayBuffer;
 const objectIs = Object.is;
-// The shared handles' Map, called as it was at load (lib/base/intrinsics.js):
-// a handle taken from it skips the kernel's check.
-const mapGet = uncurryThis(Map.prototype.get);
-const mapSet = uncurryThis(Map.prototype.set);
-const mapClear = uncurryThis(Map.prototype.clear);
-const mapSize = /** @type {(map: Map<unknown, unknown>) => number} */ (
-  getter(Map.prototype, 'size')
-);
 
 /**
  * Shared handles of parameter sets made only of numbers and booleans, by

@@ -21,16 +21,17 @@
 
 // node:zlib as an any: its zstd functions are newer than the types installed.
 const nodeZlib = /** @type {any} */ (require('node:zlib'));
+const { mapGet, mapSet } = require('../base/collections');
 
 /** The answers found so far, by question. */
 const found = new Map();
 
 /** `ask()`'s answer, asked once. */
 function once(name, ask) {
-  let answer = found.get(name);
+  let answer = mapGet(found, name);
   if (answer === undefined) {
     answer = ask();
-    found.set(name, answer);
+    mapSet(found, name, answer);
   }
   return answer;
 }

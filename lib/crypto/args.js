@@ -11,6 +11,7 @@
 // made here of a secret parameter, wiped once native code copied them.
 
 const { types } = require('node:util');
+const { mapGet, setHas } = require('../base/collections');
 const { fixedBytes, isDetachedBinary } = require('../engine/binary');
 
 const { isAnyArrayBuffer } = types;
@@ -58,7 +59,7 @@ const DIGEST_BYTES = {
 
 /** The kernel's name of node:crypto's hash `name`, or undefined. */
 function hashOf(name) {
-  return typeof name === 'string' ? HASHES.get(name.toLowerCase()) : undefined;
+  return typeof name === 'string' ? mapGet(HASHES, name.toLowerCase()) : undefined;
 }
 
 /**
@@ -241,7 +242,7 @@ const ARGON2_NAMES = [
  * parameters read (each once), to pass on.
  */
 function argon2Plan(algorithm, parameters, callback, read) {
-  if (typeof callback !== 'function' || !ARGON2.has(algorithm)) return undefined;
+  if (typeof callback !== 'function' || !setHas(ARGON2, algorithm)) return undefined;
   if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters))
     return undefined;
   for (const name of ARGON2_NAMES) read[name] = parameters[name];

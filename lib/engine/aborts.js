@@ -7,6 +7,7 @@
 // steps are stopped by the stream itself, without a signal (StepWatch).
 
 const { ownArray } = require('../base/own-array');
+const { setAdd, setDelete, setClear, setSize, setToArray } = require('../base/collections');
 
 // Captured at load (lib/base/intrinsics.js states why).
 const queueMicrotask = globalThis.queueMicrotask;
@@ -47,7 +48,7 @@ class StepWatch {
   }
 
   get anyWaiting() {
-    return this.#waiting !== undefined && this.#waiting.size !== 0;
+    return this.#waiting !== undefined && setSize(this.#waiting) !== 0;
   }
 }
 
@@ -108,13 +109,15 @@ class Aborts {
     const engine = this.#engine;
     const errors = ownArray(0);
     if (watch.anyWaiting) {
-      for (const post of watch.waiting) {
+      const waiting = setToArray(watch.waiting);
+      for (let i = 0; i < waiting.length; i++) {
+        const post = waiting[i];
         post.settled = true; // the pump skips it
         engine.admission.waitingCount--;
         const err = engine.fail(post, CHUNK_ABORTED, false);
         if (err !== undefined) errors[errors.length] = err;
       }
-      watch.waiting.clear();
+      setClear(watch.waiting);
     }
     if (watch.tasks !== 0) {
       // Raised now: a thread that takes the step before the pass stops it
@@ -178,14 +181,14 @@ class Aborts {
 
   /** A waiting post left the wait (queued, failed or destroyed). */
   forgetWaiting(post) {
-    if (post.step !== undefined) post.watch.waiting.delete(post);
+    if (post.step !== undefined) setDelete(post.watch.waiting, post);
     else this.#watches.forgetWaiting(post.options.signal, post.watch, post);
   }
 
   /** The batch fails when `watch`'s signal fires (until it ends). */
   watchBatch(batch, watch) {
     batch.watch = watch;
-    watch.batches.add(batch);
+    setAdd(watch.batches, batch);
   }
 
   /** The batch is over for its signal (it ended or failed). */
@@ -193,7 +196,7 @@ class Aborts {
     const watch = batch.watch;
     if (watch === undefined) return;
     batch.watch = undefined;
-    watch.batches.delete(batch);
+    setDelete(watch.batches, batch);
     this.#watches.releaseIfUnused(batch.signal, watch);
   }
 
@@ -208,12 +211,12 @@ class Aborts {
       return;
     }
     const watch = this.#watches.of(signal);
-    watch.streams.add(stream);
+    setAdd(watch.streams, stream);
     let watched = true;
     const forget = () => {
       if (!watched) return;
       watched = false;
-      watch.streams.delete(stream);
+      setDelete(watch.streams, stream);
       this.#watches.releaseIfUnused(signal, watch);
     };
     // Whichever comes first: a hash used through digest() alone never closes.
@@ -233,10 +236,13 @@ class Aborts {
     // stack) would cost more than the task.
     const aborted = abortError(signalReason(signal));
     const errors = ownArray(0);
-    if (watch.batches.size !== 0) engine.batches.failAll(Array.from(watch.batches), aborted);
+    if (setSize(watch.batches) !== 0) engine.batches.failAll(setToArray(watch.batches), aborted);
     // As node:zlib's streams: each destroyed with an AbortError of its own.
-    for (const stream of Array.from(watch.streams)) stream[ABORT](abortError(signalReason(signal)));
-    for (const post of watch.waiting) {
+    const streams = setToArray(watch.streams);
+    for (let i = 0; i < streams.length; i++) streams[i][ABORT](abortError(signalReason(signal)));
+    const waiting = setToArray(watch.waiting);
+    for (let i = 0; i < waiting.length; i++) {
+      const post = waiting[i];
       post.settled = true; // the pump skips it
       admission.waitingCount--;
       const err = engine.fail(post, aborted, false);

@@ -6,6 +6,7 @@
 // below maxQueue.
 
 const { WaitQueue } = require('../base/wait-queue');
+const { setAdd } = require('../base/collections');
 const { ownArray } = require('../base/own-array');
 const { checkInput } = require('./binary');
 const { queueFullError, droppedError, throwLater } = require('../errors');
@@ -98,7 +99,7 @@ class Admission {
     }
     if (!this.#waiting.empty || action === FULL.wait) {
       this.waitingCount++;
-      if (post.watch !== undefined) post.watch.waiting.add(post);
+      if (post.watch !== undefined) setAdd(post.watch.waiting, post);
       this.#waiting.push(post);
       this.needsDrain = true;
       return;

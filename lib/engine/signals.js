@@ -12,6 +12,7 @@
 
 const { invalidArgType } = require('../errors');
 const { uncurryThis, getter } = require('../base/intrinsics');
+const { mapGet, mapSet, mapDelete, setDelete, setSize } = require('../base/collections');
 
 const addListener = uncurryThis(EventTarget.prototype.addEventListener);
 const removeListener = uncurryThis(EventTarget.prototype.removeEventListener);
@@ -60,9 +61,9 @@ class Watch {
   get empty() {
     return (
       this.tasks === 0 &&
-      this.waiting.size === 0 &&
-      this.batches.size === 0 &&
-      this.streams.size === 0 &&
+      setSize(this.waiting) === 0 &&
+      setSize(this.batches) === 0 &&
+      setSize(this.streams) === 0 &&
       this.pins === 0
     );
   }
@@ -85,21 +86,21 @@ class Watches {
    * nothing listens for while the signal can be listened to).
    */
   of(signal) {
-    let watch = this.#bySignal.get(signal);
+    let watch = mapGet(this.#bySignal, signal);
     if (watch === undefined) {
       watch = new Watch(() => {
         // Whichever Watch is the signal's now: a listener left behind by a
         // removal Node refused (a tampered `constructor`) still serves the
         // signal's later posts. Gone from the map first: whatever runs next
         // sees a fired signal.
-        const current = this.#bySignal.get(signal);
+        const current = mapGet(this.#bySignal, signal);
         if (current === undefined) return;
-        this.#bySignal.delete(signal);
+        mapDelete(this.#bySignal, signal);
         this.#onAbort(signal, current);
       });
       // In the map first: a post made by user code running inside
       // addEventListener (a `constructor` getter) shares this Watch.
-      this.#bySignal.set(signal, watch);
+      mapSet(this.#bySignal, signal, watch);
     }
     if (!watch.listening) {
       try {
@@ -108,7 +109,8 @@ class Watches {
       } catch (err) {
         // Posts made by user code inside addEventListener may have joined
         // this Watch: it stays, and the next post tries the listener again.
-        if (watch.empty && this.#bySignal.get(signal) === watch) this.#bySignal.delete(signal);
+        if (watch.empty && mapGet(this.#bySignal, signal) === watch)
+          mapDelete(this.#bySignal, signal);
         throw err;
       }
     }
@@ -117,8 +119,8 @@ class Watches {
 
   /** Drops the listener of `signal` once no task or waiting post uses it. */
   releaseIfUnused(signal, watch) {
-    if (watch.empty && this.#bySignal.get(signal) === watch) {
-      this.#bySignal.delete(signal);
+    if (watch.empty && mapGet(this.#bySignal, signal) === watch) {
+      mapDelete(this.#bySignal, signal);
       try {
         removeListener(signal, 'abort', watch.listener);
       } catch {
@@ -136,7 +138,7 @@ class Watches {
 
   /** A waiting post left the wait (queued, failed or destroyed). */
   forgetWaiting(signal, watch, entry) {
-    watch.waiting.delete(entry);
+    setDelete(watch.waiting, entry);
     this.releaseIfUnused(signal, watch);
   }
 }

@@ -6,6 +6,7 @@
 
 const { Buffer } = require('node:buffer');
 const { factsOf, STREAM_CONTROLS } = require('../addon/binding');
+const { mapGet, mapSet } = require('../base/collections');
 
 /**
  * A codec family's flush kinds: the default, the kinds taken (the kernel
@@ -75,19 +76,19 @@ function marker(kind) {
   let buffer = MARKERS[kind];
   if (buffer === undefined) {
     buffer = MARKERS[kind] = Buffer.alloc(0);
-    MARKED.set(buffer, kind);
+    mapSet(MARKED, buffer, kind);
   }
   return buffer;
 }
 
 /** The flush kind `chunk` marks, or -1 for a chunk of data. */
 function markedKind(chunk) {
-  return chunk.length === 0 ? (MARKED.get(chunk) ?? -1) : -1;
+  return chunk.length === 0 ? (mapGet(MARKED, chunk) ?? -1) : -1;
 }
 
 /** markedKind() of the deflate family, where an empty write is one too (EMPTY_WRITE). */
 function deflateMarkedKind(chunk) {
-  return chunk.length === 0 ? (MARKED.get(chunk) ?? EMPTY_WRITE) : -1;
+  return chunk.length === 0 ? (mapGet(MARKED, chunk) ?? EMPTY_WRITE) : -1;
 }
 
 module.exports = { flushesOf, marker, markedKind, deflateMarkedKind, PARAMS, RESET };
