@@ -8,8 +8,7 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const zlib = require('node:zlib');
 const { getEventListeners } = require('node:events');
-const { spawnSync } = require('node:child_process');
-const path = require('node:path');
+const { runInChild } = require('./child');
 const { Pool, micros } = require('..');
 const { waitFor, poolState, holdThread, everySettled } = require('./wait');
 
@@ -441,11 +440,5 @@ test('an accessor on Array.prototype or Object.prototype changes nothing a batch
       console.log('held');
     })();
   `;
-  const run = spawnSync(process.execPath, ['-e', script], {
-    cwd: path.join(__dirname, '..'),
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  assert.equal(run.status, 0, run.stderr);
-  assert.equal(run.stdout.trim(), 'held');
+  assert.equal(runInChild(script), 'held');
 });

@@ -5,8 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { runInChild } = require('./child');
 const client = require('prom-client');
 const { Pool } = require('..');
 const { collectMetrics } = require('@tidepool-rs/pool/metrics');
@@ -244,13 +243,7 @@ test('a replaced Array iterator changes nothing a codec stream delivers', () => 
       console.log('held', replaced);
     })();
   `;
-  const run = spawnSync(process.execPath, ['-e', script], {
-    cwd: path.join(__dirname, '..'),
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  assert.equal(run.status, 0, run.stderr);
-  assert.match(run.stdout.trim(), /^held \d+$/);
+  assert.match(runInChild(script), /^held \d+$/);
 });
 
 test('a replaced Map.prototype.get or set never hands a stream another set of params', () => {
@@ -306,11 +299,5 @@ test('a replaced Map.prototype.get or set never hands a stream another set of pa
       console.log('asked', asked);
     })();
   `;
-  const run = spawnSync(process.execPath, ['-e', script], {
-    cwd: path.join(__dirname, '..'),
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  assert.equal(run.status, 0, run.stderr);
-  assert.equal(run.stdout.trim(), 'asked 0');
+  assert.equal(runInChild(script), 'asked 0');
 });
