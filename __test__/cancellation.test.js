@@ -6,6 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { getEventListeners } = require('node:events');
 const crypto = require('node:crypto');
+const v8 = require('node:v8');
 const { Pool, micros } = require('..');
 const { waitFor, poolState, holdThread } = require('./wait');
 const { runInChild } = require('./child');
@@ -508,4 +509,95 @@ test('a replaced Map.prototype.get or Set iterator changes nothing a signal stop
     })();
   `;
   assert.equal(runInChild(script), 'asked 0');
+});
+
+test('a global Map or Set replaced after load changes nothing a signal does', () => {
+  // The engine's Watches are made as the pool meets signals, after load:
+  // with the collections of load time, whatever the globals are by then.
+  const script = `
+    const assert = require('node:assert/strict');
+    const { Pool, micros } = require('.');
+    (async () => {
+      const pool = new Pool({ kernel: 'sleep' });
+      const { Map: NativeMap, Set: NativeSet } = globalThis;
+      // Shims of the kind a test's fakes or an old polyfill install.
+      globalThis.Set = class Set {
+        #set = new NativeSet();
+        add(v) { this.#set.add(v); return this; }
+        has(v) { return this.#set.has(v); }
+        delete(v) { return this.#set.delete(v); }
+        clear() { this.#set.clear(); }
+        get size() { return this.#set.size; }
+        values() { return this.#set.values(); }
+        [Symbol.iterator]() { return this.#set.values(); }
+      };
+      globalThis.Map = class Map {
+        #map = new NativeMap();
+        get(k) { return this.#map.get(k); }
+        set(k, v) { this.#map.set(k, v); return this; }
+        has(k) { return this.#map.has(k); }
+        delete(k) { return this.#map.delete(k); }
+        get size() { return this.#map.size; }
+      };
+      try {
+        const done = new AbortController();
+        const posts = [0, 1, 2].map(() => pool.post(micros(10), { signal: done.signal }));
+        posts.push(pool.post(micros(10)));
+        const outcomes = await Promise.allSettled(posts);
+        assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+        const stopped = new AbortController();
+        const long = pool.post(micros(60_000_000), { signal: stopped.signal });
+        stopped.abort();
+        await assert.rejects(long, { name: 'AbortError' });
+        assert.equal(pool.stats().pending, 0);
+      } finally {
+        globalThis.Map = NativeMap;
+        globalThis.Set = NativeSet;
+      }
+      await pool.close();
+      console.log('held');
+    })();
+  `;
+  assert.equal(runInChild(script), 'held');
+});
+
+test('a settlement that destroys the pool while an abort settles its waiting posts: each counted once', async () => {
+  const pool = new Pool({
+    kernel: 'sleep',
+    minThreads: 1,
+    maxThreads: 1,
+    maxQueue: 1,
+    queueFull: 'wait',
+  });
+  const held = await holdThread(pool);
+  const filler = pool.post(micros(1000)).catch((err) => err.code);
+  const controller = new AbortController();
+  const first = pool.post(micros(1000), { signal: controller.signal });
+  const second = pool.post(micros(1000), { signal: controller.signal });
+  await waitFor(() => pool.stats().pending === 4, {
+    what: 'two posts waiting for room behind the held thread and the queued post',
+    state: poolState(pool),
+  });
+  // User code that runs inside the rejection of the first waiting post
+  // (a promise hook), while the abort walks the signal's waiting posts:
+  // destroy() settles the second one before the walk reaches it.
+  let destroyed = false;
+  const stop = v8.promiseHooks.onSettled((promise) => {
+    if (promise !== first || destroyed) return;
+    destroyed = true;
+    pool.destroy();
+  });
+  try {
+    controller.abort();
+  } finally {
+    stop();
+  }
+  assert.equal(destroyed, true);
+  await assert.rejects(first, { name: 'AbortError' });
+  await assert.rejects(second, { code: 'ERR_TIDEPOOL_DESTROYED' });
+  assert.equal(await filler, 'ERR_TIDEPOOL_DESTROYED');
+  await held.settled;
+  const stats = pool.stats();
+  assert.equal(stats.pending, 0);
+  assert.equal(stats.failed, 4);
 });

@@ -8,6 +8,15 @@
 const { uncurryThis, getter } = require('./intrinsics');
 const { ownArray } = require('./own-array');
 
+// The constructors too: an operation of load time refuses a Map or Set
+// made by a class that replaced the global later.
+const NativeMap = Map;
+const NativeSet = Set;
+/** A new, empty Map of load time. */
+const newMap = () => new NativeMap();
+/** A new, empty Set of load time. */
+const newSet = () => new NativeSet();
+
 const mapGet = uncurryThis(Map.prototype.get);
 const mapSet = uncurryThis(Map.prototype.set);
 const mapHas = uncurryThis(Map.prototype.has);
@@ -43,6 +52,8 @@ function setToArray(set) {
 }
 
 module.exports = {
+  newMap,
+  newSet,
   mapGet,
   mapSet,
   mapHas,

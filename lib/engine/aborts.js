@@ -7,7 +7,15 @@
 // steps are stopped by the stream itself, without a signal (StepWatch).
 
 const { ownArray } = require('../base/own-array');
-const { setAdd, setDelete, setClear, setSize, setToArray } = require('../base/collections');
+const {
+  newSet,
+  setAdd,
+  setHas,
+  setDelete,
+  setClear,
+  setSize,
+  setToArray,
+} = require('../base/collections');
 
 // Captured at load (lib/base/intrinsics.js states why).
 const queueMicrotask = globalThis.queueMicrotask;
@@ -44,7 +52,7 @@ class StepWatch {
 
   /** Its steps waiting for room (queueFull: 'wait'), made when one does. */
   get waiting() {
-    return (this.#waiting ??= new Set());
+    return (this.#waiting ??= newSet());
   }
 
   get anyWaiting() {
@@ -112,6 +120,9 @@ class Aborts {
       const waiting = setToArray(watch.waiting);
       for (let i = 0; i < waiting.length; i++) {
         const post = waiting[i];
+        // Gone from the wait since the walk began (user code run by a
+        // settlement destroyed the pool, or a pump let it in): counted out.
+        if (!setHas(watch.waiting, post)) continue;
         post.settled = true; // the pump skips it
         engine.admission.waitingCount--;
         const err = engine.fail(post, CHUNK_ABORTED, false);
@@ -243,6 +254,8 @@ class Aborts {
     const waiting = setToArray(watch.waiting);
     for (let i = 0; i < waiting.length; i++) {
       const post = waiting[i];
+      // As in cancelSteps(): only those still waiting.
+      if (!setHas(watch.waiting, post)) continue;
       post.settled = true; // the pump skips it
       admission.waitingCount--;
       const err = engine.fail(post, aborted, false);

@@ -12,7 +12,15 @@
 
 const { invalidArgType } = require('../errors');
 const { uncurryThis, getter } = require('../base/intrinsics');
-const { mapGet, mapSet, mapDelete, setDelete, setSize } = require('../base/collections');
+const {
+  newMap,
+  newSet,
+  mapGet,
+  mapSet,
+  mapDelete,
+  setDelete,
+  setSize,
+} = require('../base/collections');
 
 const addListener = uncurryThis(EventTarget.prototype.addEventListener);
 const removeListener = uncurryThis(EventTarget.prototype.removeEventListener);
@@ -44,11 +52,11 @@ class Watch {
   /** The AbortError its tasks settle with once it fired (a running one, when it is delivered). */
   aborted = undefined;
   /** Posts still waiting for room (queueFull: 'wait'). */
-  waiting = new Set();
+  waiting = newSet();
   /** Batches (postMany, map) not yet over. */
-  batches = new Set();
+  batches = newSet();
   /** Streams (createGzip, createHash...) not yet closed: destroyed when the signal fires. */
-  streams = new Set();
+  streams = newSet();
   /** Posts being queued right now (the listener must stay while they are). */
   pins = 0;
   /** The listener is on the signal (adding it can fail on a tampered signal). */
@@ -72,7 +80,7 @@ class Watch {
 /** The Watches of one pool, by signal. */
 class Watches {
   /** @type {Map<AbortSignal, Watch>} */
-  #bySignal = new Map();
+  #bySignal = newMap();
   #onAbort;
 
   /** `onAbort(signal, watch)` runs when a watched signal fires. */
