@@ -26,10 +26,13 @@ use crate::handles::{share, shared, Shared};
 use crate::refusal::{Refusal, ERR_INVALID_ARG_TYPE, ERR_TIDEPOOL_INTERNAL};
 
 /// A cancel flag (every task of its batch or signal carries it) travels as
-/// a tagged External of its own kind.
+/// a tagged External of its own kind. The tag changes with the layout of
+/// what it holds: an addon of another version loaded in the same process
+/// (another copy of the package) tags its flags as they are laid out
+/// there, and one of them passed here must be refused, not read as ours.
 impl Shared for CancelFlag {
     const TAG: sys::napi_type_tag =
-        sys::napi_type_tag { lower: 0x2b7e_1516_28ae_d2a6, upper: 0xabf7_1588_09cf_4f3c };
+        sys::napi_type_tag { lower: 0x5f4c_a9a7_dc07_eccc, upper: 0x2a03_f6cc_5489_ccf8 };
 }
 
 /// A new cancel flag for one batch or signal, as a tagged External that

@@ -111,7 +111,7 @@ impl Tsfn {
 /// our Externals of each kind apart from every other External, so one
 /// passed back can be trusted to hold a `Self`.
 pub(crate) trait Shared: Send + Sync + Sized + 'static {
-    /// This kind's tag (random, fixed).
+    /// This kind's tag (random; a new one whenever `Self`'s layout changes).
     const TAG: sys::napi_type_tag;
 
     /// Native memory one of these holds, reported to V8 when its External
