@@ -10,8 +10,14 @@
 const { createHash } = require('node:crypto');
 const nodeZlib = require('node:zlib');
 
-/** The longest a stream or a one-shot may take before it counts as a hang. */
-const HANG_MS = 10_000;
+/**
+ * The longest a stream or a one-shot may take before it counts as a hang:
+ * a hang guard, not a timing claim. The heaviest case (zstd at level 22,
+ * ~0.4 s of CPU and ~700 MB of tables) runs on the pool's threads, niced
+ * by 10 (`niceIncrement`): on a machine busy with work at nice 0 they get
+ * about a tenth of a core, and it took past 10 s there.
+ */
+const HANG_MS = 60_000;
 
 /** An error as compared: what a caller can see of it. */
 function errorOf(err) {
