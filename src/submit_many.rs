@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use napi::sys;
 use tidepool_core::kernels::{self, Packing};
-use tidepool_core::{Input, Mode, Packed, Task};
+use tidepool_core::{Input, Inputs, Mode, Packed, Task};
 
 use crate::binary;
 use crate::cancel_flag::flag_of;
@@ -82,12 +82,27 @@ unsafe fn submit_many(
         unsafe { binary::input_of(env, args.binaries[index]) }
             .map_err(|refusal| refusal.in_binary(index as u32))
     };
+    let read_group = |first: usize, n: usize| listed(read, first, n);
     // SAFETY: forwarded contract.
-    unsafe { queue_chunk(inner, env, args, args.binaries.len(), read) }
+    unsafe { queue_chunk(inner, env, args, args.binaries.len(), read, read_group) }
 }
 
-/// Queues a chunk of `count` inputs (`read(i)` gives input `i`) as the
-/// tasks of `args`' batch: one each, or `args.group` to a packed task, task
+/// Inputs `first..first + n` as read by `read`, one value each.
+pub(crate) fn listed(
+    read: impl Fn(usize) -> Result<Input, Refusal>,
+    first: usize,
+    n: usize,
+) -> Result<Inputs, Refusal> {
+    let mut list = Vec::with_capacity(n);
+    for index in first..first + n {
+        list.push(read(index)?);
+    }
+    Ok(Inputs::list(list.into_boxed_slice()))
+}
+
+/// Queues a chunk of `count` inputs (`read(i)` gives input `i`, and
+/// `read_group(first, n)` inputs `first..first + n` as a packed task's) as
+/// the tasks of `args`' batch: one each, or `args.group` to a packed task, task
 /// `i` in slot `args.first_slot + i`, all with the batch's flag and
 /// params. Returns how many tasks were queued (the queue may fill part way).
 /// `submitMany`'s and `submitRecords`' shared body.
@@ -101,6 +116,7 @@ pub(crate) unsafe fn queue_chunk(
     args: &SubmitManyArgs,
     count: usize,
     read: impl Fn(usize) -> Result<Input, Refusal>,
+    read_group: impl Fn(usize, usize) -> Result<Inputs, Refusal>,
 ) -> Result<u32, Refusal> {
     if inner.is_torn_down() {
         return Err(wire::shutting_down());
@@ -125,9 +141,7 @@ pub(crate) unsafe fn queue_chunk(
         let (input, mode) = if group == 1 {
             (read(first)?, Mode::Once)
         } else {
-            let inputs = (first..count.min(first + group))
-                .map(&read)
-                .collect::<Result<Box<[Input]>, _>>()?;
+            let inputs = read_group(first, group.min(count - first))?;
             (Input::Owned(Vec::new()), Mode::Packed(Box::new(Packed { inputs, sized })))
         };
         tasks.push(Task {

@@ -11,13 +11,13 @@
 use std::ptr;
 
 use napi::sys;
-use tidepool_core::Records;
+use tidepool_core::{Input, Inputs, RawSlice, Records};
 
 use crate::binary;
 use crate::inner::Inner;
 use crate::refusal::uint32_or_throw;
-use crate::submit_many::queue_chunk;
-use crate::wire::{Refusal, SubmitRecordsArgs, ERR_INVALID_ARG_TYPE};
+use crate::submit_many::{listed, queue_chunk};
+use crate::wire::{Cuts, Refusal, SubmitRecordsArgs, ERR_INVALID_ARG_TYPE};
 
 /// The `submitRecords` function's callback (see [`SubmitRecordsArgs`]).
 pub(crate) unsafe extern "C" fn submit_records_callback(
@@ -64,23 +64,71 @@ unsafe fn submit_records(
     let whole = unsafe { binary::input_of(env, args.data) }?;
     let records = Records::new(&whole);
     let first = args.start as usize;
-    // A record's offsets are in the whole; `data` begins at byte `at` of it.
-    let within = |(from, to): (usize, usize)| {
-        records.get(from.checked_sub(args.at)?, to.checked_sub(args.at)?)
+    let outside = |index: usize| {
+        Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            format!(
+                "submitRecords: record {} is not within the {} bytes from byte {}",
+                first + index,
+                records.len(),
+                args.at
+            ),
+        )
+    };
+    // Record `index` of the chunk: its bytes in `data` (a record's offsets
+    // are in the whole, and `data` begins at byte `at` of it), checked.
+    let bounds = |index: usize| {
+        args.cuts
+            .range(first + index)
+            .and_then(|(from, to)| Some((from.checked_sub(args.at)?, to.checked_sub(args.at)?)))
+            .filter(|&(from, to)| from <= to && to <= records.len())
+            .ok_or_else(|| outside(index))
     };
     let record = |index: usize| {
-        args.cuts.range(first + index).and_then(within).ok_or_else(|| {
-            Refusal::new(
-                ERR_INVALID_ARG_TYPE,
-                format!(
-                    "submitRecords: record {} is not within the {} bytes from byte {}",
-                    first + index,
-                    records.len(),
-                    args.at
-                ),
-            )
-        })
+        let (from, to) = bounds(index)?;
+        records.get(from, to).ok_or_else(|| outside(index))
+    };
+    // A packed task's records of one slice are cut where it runs: no value
+    // per record here.
+    let read_group = |start: usize, n: usize| match &whole {
+        Input::One(slice) => cut_in(slice, bounds, &args.cuts, start, n),
+        _ => listed(record, start, n),
     };
     // SAFETY: forwarded contract.
-    unsafe { queue_chunk(inner, env, &args.batch, args.count as usize, record) }
+    unsafe { queue_chunk(inner, env, &args.batch, args.count as usize, record, read_group) }
+}
+
+/// Records `start..start + n` (at least one) of `slice`, whose bytes
+/// `bounds` gives and checks, as a packed task's inputs.
+fn cut_in(
+    slice: &RawSlice,
+    bounds: impl Fn(usize) -> Result<(usize, usize), Refusal>,
+    cuts: &Cuts,
+    start: usize,
+    n: usize,
+) -> Result<Inputs, Refusal> {
+    let (from, _) = bounds(start)?;
+    let last = start + n - 1;
+    let (inputs, to) = match *cuts {
+        // Every record between the first and the last is within as they are.
+        Cuts::Fixed(each) => {
+            let (_, to) = bounds(last)?;
+            (Inputs::even(slice.range(from, to), each, n), to)
+        }
+        // Each record begins where the one before it ends.
+        Cuts::Offsets(_) => {
+            let mut ends = Vec::with_capacity(n);
+            for index in start..=last {
+                ends.push(bounds(index)?.1 - from);
+            }
+            let to = from + ends[n - 1];
+            (Inputs::cut(slice.range(from, to), ends.into_boxed_slice()), to)
+        }
+    };
+    inputs.ok_or_else(|| {
+        Refusal::new(
+            ERR_INVALID_ARG_TYPE,
+            format!("submitRecords: records {start}..={last} are not back to back in bytes {from}..{to}"),
+        )
+    })
 }

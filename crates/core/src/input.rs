@@ -168,6 +168,12 @@ pub fn slice_parts<'a>(parts: &[&'a [u8]], from: usize, to: usize) -> Vec<&'a [u
     pieces
 }
 
+impl fmt::Debug for RawSlice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RawSlice({} bytes)", self.len)
+    }
+}
+
 impl fmt::Debug for Input {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Input({} bytes)", self.len())

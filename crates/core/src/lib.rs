@@ -20,6 +20,7 @@ pub mod cpus;
 mod file;
 pub mod histogram;
 pub mod input;
+pub mod inputs;
 pub mod kernels;
 pub mod policy;
 pub mod pool;
@@ -32,6 +33,7 @@ pub mod wipe;
 
 pub use completion::Waker;
 pub use input::{Input, RawSlice};
+pub use inputs::Inputs;
 pub use kernels::{KernelId, Output};
 pub use pool::{Pool, PoolConfig, PoolEvent, PoolStats, Refused};
 pub use records::Records;

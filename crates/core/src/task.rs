@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::input::Input;
+use crate::inputs::Inputs;
 use crate::kernels::{KernelError, KernelId, Output, Params};
 use crate::stream::StreamChunk;
 
@@ -77,7 +78,7 @@ pub enum Mode {
 /// [`Task`] is moved through the queue, and stays as small as it was.
 #[derive(Debug, Clone)]
 pub struct Packed {
-    pub inputs: Box<[Input]>,
+    pub inputs: Inputs,
     /// The outputs may have lengths of their own (a compressor's, see
     /// `kernels::Packing::Sized`): each input's output length follows
     /// them, in order, as a little-endian uint32. Without it, every

@@ -38,7 +38,8 @@ pub(super) fn run_packed(
     let mut lengths = Vec::new();
     let mut run = || -> Result<(), TaskError> {
         let mut each = 0;
-        for input in inputs {
+        for i in 0..inputs.len() {
+            let input = &*inputs.get(i);
             // A clock read per input only when there is a deadline to count.
             let deadline = task.timeout.map(|t| Instant::now() + t);
             let ctx = RunContext::for_task(cancel, task.cancel.as_deref().map(|f| &**f), deadline);
