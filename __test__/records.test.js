@@ -418,6 +418,44 @@ test('an Array of many parts: each chunk reads the parts its records span, recor
   }
 });
 
+test('an Array of a few large parts: chunks inside one part, past its start, and across two', async () => {
+  const pool = new Pool();
+  try {
+    // 1,024 records a chunk: with 64 B records, chunks 0, 1 and 3 lie
+    // inside one part (chunk 3 from byte 40 of the second), chunk 2
+    // across the first two.
+    const parts = [
+      crypto.randomBytes(2 * 65536 + 40),
+      crypto.randomBytes(2 * 65536),
+      crypto.randomBytes(2 * 65536 + 24),
+    ];
+    const whole = Buffer.concat(parts);
+    const fixed = new Array(whole.length / 64).fill(64);
+    sameDigests(await pool.postRecords(parts, 64), cut(whole, fixed), 'fixed');
+    const packed = await pool.postRecords(parts, 64, { packed: true });
+    sameDigests(
+      fixed.map((_, i) => packed.subarray(i * 32, i * 32 + 32)),
+      cut(whole, fixed),
+      'fixed, packed',
+    );
+    const lengths = [];
+    for (let at = 0, i = 0; at < whole.length; i++) {
+      const length = Math.min(whole.length - at, 40 + ((i * 37) % 81));
+      lengths.push(length);
+      at += length;
+    }
+    sameDigests(await pool.postRecords(parts, lengths), cut(whole, lengths), 'variable');
+    const variable = await pool.postRecords(parts, lengths, { packed: true });
+    sameDigests(
+      lengths.map((_, i) => variable.subarray(i * 32, i * 32 + 32)),
+      cut(whole, lengths),
+      'variable, packed',
+    );
+  } finally {
+    await pool.close();
+  }
+});
+
 test("a compressor's small records share tasks, each result its own record's", async () => {
   const pool = new Pool({ maxThreads: 2 });
   try {
