@@ -112,7 +112,9 @@ fn cut_in(
     let (inputs, to) = match *cuts {
         // Every record between the first and the last is within as they are.
         Cuts::Fixed(each) => {
-            let (_, to) = bounds(last)?;
+            // (Refused: the error names the first record that is not within.)
+            let (_, to) = bounds(last)
+                .map_err(|e| (start..last).find_map(|index| bounds(index).err()).unwrap_or(e))?;
             (Inputs::even(slice.range(from, to), each, n), to)
         }
         // Each record begins where the one before it ends.
