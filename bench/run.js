@@ -626,6 +626,25 @@ function perTask(count, { s, cpuS }) {
 function check(ok) {
   if (!ok) throw new Error('benchmark self-check failed');
 }
+/**
+ * What the hash kernels' speed depends on, as Linux lists the CPU's flags:
+ * SHA-NI and AVX2 (and AVX-512), and whether bench/probes/hide-sha-ni.c
+ * hides SHA-NI from these processes. Empty elsewhere.
+ */
+function cpuFeatures() {
+  let flags;
+  try {
+    const line = fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m);
+    flags = new Set(line ? line[1].trim().split(/\s+/) : []);
+  } catch {
+    return '';
+  }
+  const has = (flag) => flags.has(flag);
+  const hidden = (process.env.LD_PRELOAD ?? '').includes('hide-sha-ni');
+  const sha = !has('sha_ni') ? 'no SHA-NI' : hidden ? 'SHA-NI hidden' : 'SHA-NI';
+  const avx = has('avx512f') ? 'AVX2, AVX-512' : has('avx2') ? 'AVX2' : 'no AVX2';
+  return `; ${sha}, ${avx}`;
+}
 function tinyMessages(count = TINY_TASKS) {
   const crypto = require('node:crypto');
   return Array.from({ length: count }, () => crypto.randomBytes(TINY_BYTES));
@@ -1369,7 +1388,7 @@ async function parent() {
   process.stderr.write('\r'.padEnd(90) + '\r');
   const cpu = os.cpus()[0] ? os.cpus()[0].model : 'unknown CPU';
   console.log(
-    `tidepool benchmark: node ${process.version}, ${os.availableParallelism()} CPUs (${cpu}), ${reps} repetitions`,
+    `tidepool benchmark: node ${process.version}, ${os.availableParallelism()} CPUs (${cpu}${cpuFeatures()}), ${reps} repetitions`,
   );
   console.log(
     `tiny = ${TINY_TASKS} tasks of ${TINY_BYTES} B (SHA-256); demo = ${DEMO_MESSAGES} messages of ${DEMO_BYTES / 1024} KiB (SHA-256)\n`,
