@@ -85,12 +85,6 @@ impl Inputs {
     }
 }
 
-impl From<Box<[Input]>> for Inputs {
-    fn from(inputs: Box<[Input]>) -> Inputs {
-        Inputs::list(inputs)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,7 +117,7 @@ mod tests {
 
     #[test]
     fn a_list_lends_its_own() {
-        let inputs = Inputs::from(vec![Input::Owned(b"xy".to_vec())].into_boxed_slice());
+        let inputs = Inputs::list(vec![Input::Owned(b"xy".to_vec())].into_boxed_slice());
         assert!(matches!(inputs.get(0), Cow::Borrowed(_)));
         assert_eq!(bytes(&inputs), [b"xy".to_vec()]);
     }

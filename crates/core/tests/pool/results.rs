@@ -84,7 +84,7 @@ fn packed(slot: u32, kernel: &str, inputs: Vec<Vec<u8>>) -> Task {
 /// [`packed`], its outputs of their own lengths when `sized`.
 fn packed_as(slot: u32, kernel: &str, inputs: Vec<Vec<u8>>, sized: bool) -> Task {
     let mut t = task(slot, kernel, Vec::new());
-    let inputs = inputs.into_iter().map(Input::Owned).collect::<Box<[Input]>>().into();
+    let inputs = tidepool_core::Inputs::list(inputs.into_iter().map(Input::Owned).collect());
     t.mode = tidepool_core::Mode::Packed(Box::new(tidepool_core::Packed { inputs, sized }));
     t
 }
